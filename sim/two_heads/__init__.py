@@ -1,0 +1,1 @@
+"""attnsim package."""

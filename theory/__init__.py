@@ -1,1 +1,1 @@
-"""attnsim package."""
+"""sympy theory: the papers' bounds and our exact counts as expressions (reads attnsim.paper_refs only)."""

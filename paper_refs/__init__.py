@@ -1,0 +1,143 @@
+"""The claims of the three papers, as data.
+
+Each ``<paper>.toml`` beside this file holds a ``[paper]`` table and a list ``[[claims]]``.
+Schema of one claim (validated by :func:`load`; a wrong file raises :class:`SchemaError`)::
+
+    [[claims]]
+    id = "two_heads.lemma_3_1"          # "<paper>.<result>", unique
+    label = "Lemma 3.1"                 # as numbered in the paper
+    kind = "lemma"                      # theorem|lemma|corollary|claim|proposition|definition|lower_bound|rebuttal
+    statement = "..."                   # our own words
+    assumptions = ["..."]
+    implemented = true                  # a checker in attnsim.verify.claims runs it
+    construction = "attnsim.sim.two_heads.blocks"   # optional: the module that realises it
+    limit = "n"                         # the variable that goes to infinity for containment checks
+
+    [claims.definitions]                # optional: derived symbols, substituted before evaluating
+    n = "ceiling(N/b)"
+
+    [claims.resources.calls]            # one table per counted resource
+    bound = "n**2"                      # the paper's big-O class (sympy syntax)
+    exact = "2*n**2"                    # optional: the exact count of the scheme as implemented
+    note = "..."                        # optional
+
+Formulas are plain sympy expressions in the checker's parameters and the definitions. Nothing in
+``attnsim.sim`` reads these files: a construction never knows its own bound.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+KINDS = ("theorem", "lemma", "corollary", "claim", "proposition", "definition", "lower_bound", "rebuttal")
+PAPERS = ("two_heads", "anna", "tint")
+
+
+class SchemaError(ValueError):
+    """A paper_refs TOML file does not follow the schema in this module's docstring."""
+
+
+@dataclass(frozen=True)
+class Resource:
+    name: str
+    bound: str | None
+    exact: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    label: str
+    kind: str
+    statement: str
+    assumptions: tuple[str, ...] = ()
+    implemented: bool = False
+    construction: str | None = None
+    limit: str = "n"
+    definitions: dict[str, str] = field(default_factory=dict)
+    resources: dict[str, Resource] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Paper:
+    id: str
+    title: str
+    citation: str
+    claims: tuple[Claim, ...]
+
+
+_REQUIRED = ("id", "label", "kind", "statement")
+_KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "definitions",
+                           "resources", "extra"}
+
+
+def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
+    missing = [k for k in _REQUIRED if not isinstance(raw.get(k), str) or not raw.get(k)]
+    if missing:
+        raise SchemaError(f"{where}: missing or empty {', '.join(missing)}")
+    cid = raw["id"]
+    where = f"{where} ({cid})"
+    unknown = set(raw) - _KNOWN
+    if unknown:
+        raise SchemaError(f"{where}: unknown keys {sorted(unknown)}")
+    if not cid.startswith(paper + "."):
+        raise SchemaError(f"{where}: id must start with '{paper}.'")
+    if raw["kind"] not in KINDS:
+        raise SchemaError(f"{where}: kind {raw['kind']!r} not in {KINDS}")
+    assumptions = raw.get("assumptions", [])
+    if not isinstance(assumptions, list) or not all(isinstance(a, str) for a in assumptions):
+        raise SchemaError(f"{where}: assumptions must be a list of strings")
+    definitions = raw.get("definitions", {})
+    if not all(isinstance(v, str) for v in definitions.values()):
+        raise SchemaError(f"{where}: definitions must map names to formula strings")
+    res: dict[str, Resource] = {}
+    for name, r in raw.get("resources", {}).items():
+        if not isinstance(r, dict) or set(r) - {"bound", "exact", "note"}:
+            raise SchemaError(f"{where}: resource {name!r} takes only bound, exact, note")
+        if "bound" not in r and "exact" not in r:
+            raise SchemaError(f"{where}: resource {name!r} needs a bound or an exact formula")
+        res[name] = Resource(name, r.get("bound"), r.get("exact"), r.get("note", ""))
+    return Claim(
+        id=cid, paper=paper, label=raw["label"], kind=raw["kind"], statement=raw["statement"].strip(),
+        assumptions=tuple(assumptions), implemented=bool(raw.get("implemented", False)),
+        construction=raw.get("construction"), limit=raw.get("limit", "n"),
+        definitions=dict(definitions), resources=res, extra=dict(raw.get("extra", {})),
+    )
+
+
+def load(paper: str) -> Paper:
+    """Load and validate ``<paper>.toml``."""
+    if paper not in PAPERS:
+        raise SchemaError(f"--paper: unknown paper {paper!r}; known: {', '.join(PAPERS)}")
+    try:
+        text = resources.files(__name__).joinpath(f"{paper}.toml").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Paper(paper, paper, "", ())
+    data = tomllib.loads(text)
+    meta = data.get("paper", {})
+    if not isinstance(meta.get("title"), str):
+        raise SchemaError(f"{paper}.toml: [paper] needs a title")
+    claims = tuple(_claim(paper, c, f"{paper}.toml claim #{i + 1}") for i, c in enumerate(data.get("claims", [])))
+    ids = [c.id for c in claims]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise SchemaError(f"{paper}.toml: duplicate claim ids {sorted(dup)}")
+    return Paper(paper, meta["title"], meta.get("citation", ""), claims)
+
+
+def all_claims() -> dict[str, Claim]:
+    """Every claim of every paper, by id."""
+    return {c.id: c for p in PAPERS for c in load(p).claims}
+
+
+def get(claim_id: str) -> Claim:
+    claims = all_claims()
+    if claim_id not in claims:
+        raise KeyError(claim_id)
+    return claims[claim_id]

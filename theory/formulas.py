@@ -1,0 +1,65 @@
+"""Parse the formulas of ``paper_refs`` into sympy and evaluate them.
+
+Every identifier that is not a known function becomes a positive sympy Symbol, so ``N`` is a
+symbol here (not sympy's ``N()``), and limits treat all parameters as positive.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Mapping
+
+import sympy as sp
+
+FUNCTIONS: dict[str, Any] = {
+    "ceiling": sp.ceiling, "ceil": sp.ceiling, "floor": sp.floor, "log": sp.log, "log2": lambda x: sp.log(x, 2),
+    "sqrt": sp.sqrt, "exp": sp.exp, "binomial": sp.binomial, "Max": sp.Max, "Min": sp.Min,
+    "Piecewise": sp.Piecewise, "Abs": sp.Abs, "pi": sp.pi, "E": sp.E, "oo": sp.oo,
+}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class FormulaError(ValueError):
+    """A formula cannot be parsed or evaluated (names the formula and the missing symbol)."""
+
+
+@lru_cache(maxsize=None)
+def parse(formula: str) -> sp.Expr:
+    names = {n: sp.Symbol(n, positive=True) for n in _IDENT.findall(formula) if n not in FUNCTIONS}
+    try:
+        return sp.sympify(formula, locals={**FUNCTIONS, **names})
+    except (sp.SympifyError, SyntaxError, TypeError) as exc:
+        raise FormulaError(f"cannot parse formula {formula!r}: {exc}") from None
+
+
+def symbol(name: str) -> sp.Symbol:
+    return sp.Symbol(name, positive=True)
+
+
+def expand_definitions(expr: sp.Expr, definitions: Mapping[str, str], keep: tuple[str, ...] = ()) -> sp.Expr:
+    """Substitute derived symbols (repeatedly, definitions may refer to each other), except ``keep``."""
+    for _ in range(len(definitions) + 1):
+        subs = {symbol(k): parse(v) for k, v in definitions.items() if k not in keep and symbol(k) in expr.free_symbols}
+        if not subs:
+            return expr
+        expr = expr.subs(subs)
+    raise FormulaError(f"definitions are circular: {dict(definitions)}")
+
+
+def evaluate(formula: str, definitions: Mapping[str, str], values: Mapping[str, Any]) -> sp.Expr:
+    """The formula at concrete parameter values (an exact sympy number)."""
+    expr = expand_definitions(parse(formula), definitions)
+    subs = {}
+    for s in expr.free_symbols:
+        if s.name not in values or values[s.name] is None:
+            raise FormulaError(f"formula {formula!r} needs a value for {s.name}")
+        subs[s] = sp.nsimplify(values[s.name]) if isinstance(values[s.name], float) else values[s.name]
+    return sp.simplify(expr.subs(subs))
+
+
+def as_number(value: sp.Expr) -> int | float:
+    """An int when the value is an integer, else a float."""
+    if value.is_integer:
+        return int(value)
+    return float(value)

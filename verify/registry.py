@@ -1,0 +1,163 @@
+"""Registry of checkers: how a claim id becomes something ``attnsim check`` can run.
+
+Each paper has one module in ``attnsim.verify.claims`` (``two_heads.py``, ``anna.py``, ``tint.py``)
+whose functions are decorated with :func:`checker`. A checker *measures*: it builds the case,
+runs the construction and the reference, and returns a :class:`Measurement` whose counts come
+from a :class:`~attnsim.sim.ledger.Ledger`. It never computes a predicted count or a bound;
+``attnsim.verify.check`` adds those from ``paper_refs`` through ``theory`` (DESIGN.md, "The one idea").
+
+Example::
+
+    @checker("anna.thm_5_2",
+             params=[Param("N", int, 32, "sequence length"), Param("modulus", int, 37, "Match2 modulus")],
+             grid=lambda quick: [{"N": 32, "modulus": 37}])
+    def check_thm_5_2(ctx: CheckContext) -> Measurement:
+        ...
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class UsageError(ValueError):
+    """Bad input from the user: one clear line naming the parameter; the CLI exits 2."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter a checker accepts (``--name value`` on the command line)."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    minimum: float | None = None
+    choices: tuple[Any, ...] | None = None
+
+    def parse(self, raw: Any) -> Any:
+        if isinstance(raw, str) and self.type is bool:
+            if raw.lower() in ("1", "true", "yes", "on"):
+                value: Any = True
+            elif raw.lower() in ("0", "false", "no", "off"):
+                value = False
+            else:
+                raise UsageError(f"--{self.name}: expected true/false, got {raw!r}")
+        elif raw is None or isinstance(raw, self.type):
+            value = raw
+        else:
+            try:
+                value = self.type(raw)
+            except (TypeError, ValueError):
+                raise UsageError(f"--{self.name}: expected {self.type.__name__}, got {raw!r}") from None
+        if value is not None and self.type in (int, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise UsageError(f"--{self.name}: must be a finite number, got {raw!r}")
+            if self.minimum is not None and value < self.minimum:
+                raise UsageError(f"--{self.name}: must be >= {self.minimum:g}, got {value}")
+        if value is not None and self.choices is not None and value not in self.choices:
+            raise UsageError(f"--{self.name}: must be one of {', '.join(map(str, self.choices))}; got {value!r}")
+        return value
+
+
+@dataclass
+class CheckContext:
+    """What a checker gets: validated parameters, the numerics name and the seed."""
+
+    claim: str
+    params: dict[str, Any]
+    numerics: str
+    seed: int
+
+
+@dataclass
+class Measurement:
+    """What a checker returns. Counts are read off a ledger by the checker.
+
+    ``counts`` maps resource names (the keys of ``[claims.resources]`` in paper_refs) to measured
+    values; ``agree`` is None when the claim has no output to compare (pure counting claims).
+    ``derived`` holds parameters the checker derived (e.g. the block size b and n) that theory
+    formulas may use. ``reasons`` explain any failure in words.
+    """
+
+    agree: bool | None
+    error_bits: float | None = None
+    counts: dict[str, float] = field(default_factory=dict)
+    counts_by_tag: dict[str, int] = field(default_factory=dict)
+    rounds: int | None = None
+    derived: dict[str, Any] = field(default_factory=dict)
+    length_convention: str | None = None
+    reasons: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+CheckFn = Callable[[CheckContext], Measurement]
+GridFn = Callable[[bool], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Checker:
+    claim: str
+    fn: CheckFn
+    params: tuple[Param, ...]
+    grid: GridFn
+    numerics: tuple[str, ...]
+    default_numerics: str
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise UsageError(f"--{name}: not a parameter of {self.claim} "
+                         f"(it takes {', '.join('--' + q.name for q in self.params)})")
+
+    def resolve(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Defaults filled in, values parsed and validated; unknown names are a UsageError."""
+        for name in given:
+            self.param(name)
+        return {p.name: p.parse(given.get(p.name, p.default)) for p in self.params}
+
+
+_CHECKERS: dict[str, Checker] = {}
+
+
+def checker(
+    claim: str,
+    *,
+    params: list[Param],
+    grid: GridFn,
+    numerics: tuple[str, ...] = ("exact", "symbolic", "mp", "float64"),
+    default_numerics: str = "exact",
+) -> Callable[[CheckFn], CheckFn]:
+    """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        if claim in _CHECKERS:
+            raise RuntimeError(f"two checkers registered for {claim}")
+        _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics, default_numerics)
+        return fn
+
+    return register
+
+
+def _load_all() -> None:
+    from attnsim.verify import claims
+
+    for mod in pkgutil.iter_modules(claims.__path__):
+        importlib.import_module(f"{claims.__name__}.{mod.name}")
+
+
+def all_checkers() -> dict[str, Checker]:
+    _load_all()
+    return dict(sorted(_CHECKERS.items()))
+
+
+def get_checker(claim: str) -> Checker:
+    checkers = all_checkers()
+    if claim not in checkers:
+        raise UsageError(f"CLAIM: no checker for {claim!r}; `attnsim claims` lists the claims "
+                         f"({', '.join(checkers) or 'none registered'})")
+    return checkers[claim]

@@ -161,3 +161,27 @@ def get_checker(claim: str) -> Checker:
         raise UsageError(f"CLAIM: no checker for {claim!r}; `attnsim claims` lists the claims "
                          f"({', '.join(checkers) or 'none registered'})")
     return checkers[claim]
+
+
+SectionFn = Callable[[list[dict[str, Any]], Any, bool], str]
+_SECTIONS: dict[str, SectionFn] = {}
+
+
+def report_section(paper: str) -> Callable[[SectionFn], SectionFn]:
+    """Register extra report material for ``paper``: ``fn(records, out_dir: Path, quick) -> markdown``.
+
+    ``records`` are the check records of that paper's claims from the report's sweep; the function
+    may write plots under ``out_dir / "plots"`` and tables under ``out_dir / "tables"`` and returns
+    markdown that the report places after the paper's claim sections.
+    """
+
+    def register(fn: SectionFn) -> SectionFn:
+        _SECTIONS[paper] = fn
+        return fn
+
+    return register
+
+
+def report_sections() -> dict[str, SectionFn]:
+    _load_all()
+    return dict(_SECTIONS)

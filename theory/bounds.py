@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from attnsim.paper_refs import Claim
-from attnsim.theory.formulas import FormulaError, expand_definitions, parse, symbol
+from attnsim.theory.formulas import expand_definitions, parse, symbol
 
 
 @dataclass(frozen=True)
@@ -44,17 +44,26 @@ def reduced(claim: Claim, formula: str) -> sp.Expr:
     return _smooth(expand_definitions(parse(formula), claim.definitions, keep=(claim.limit,)))
 
 
+_CACHE: dict[tuple, Containment] = {}
+
+
 def contained(claim: Claim, resource: str) -> Containment | None:
-    """None when the resource lacks an exact count or a bound to compare."""
+    """None when the resource lacks an exact count or a bound to compare (results are cached)."""
     res = claim.resources[resource]
     if not res.exact or not res.bound:
         return None
+    key = (claim.id, resource, res.exact, res.bound, claim.limit, tuple(sorted(claim.definitions.items())))
+    if key not in _CACHE:
+        _CACHE[key] = _contained(claim, resource)
+    return _CACHE[key]
+
+
+def _contained(claim: Claim, resource: str) -> Containment:
+    res = claim.resources[resource]
     var = symbol(claim.limit)
     exact, bound = reduced(claim, res.exact), reduced(claim, res.bound)
-    if var not in (exact.free_symbols | bound.free_symbols):
-        raise FormulaError(f"{claim.id}.{resource}: neither formula depends on the limit variable {claim.limit}")
     ratio = sp.simplify(exact / bound)
-    lim = sp.limit(ratio, var, sp.oo)
+    lim = sp.limit(ratio, var, sp.oo) if var in ratio.free_symbols else ratio
     finite = bool(lim.is_finite) if lim.is_finite is not None else lim not in (sp.oo, -sp.oo, sp.zoo)
     tight = finite and bool(sp.simplify(lim) != 0)
     return Containment(claim.id, resource, str(exact), str(bound), claim.limit, str(sp.simplify(lim)), finite, tight)

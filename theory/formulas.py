@@ -55,7 +55,8 @@ def evaluate(formula: str, definitions: Mapping[str, str], values: Mapping[str, 
         if s.name not in values or values[s.name] is None:
             raise FormulaError(f"formula {formula!r} needs a value for {s.name}")
         subs[s] = sp.nsimplify(values[s.name]) if isinstance(values[s.name], float) else values[s.name]
-    return sp.simplify(expr.subs(subs))
+    value = expr.subs(subs)
+    return value if value.is_number else sp.simplify(value)
 
 
 def as_number(value: sp.Expr) -> int | float:

@@ -22,8 +22,10 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from attnsim.sim.errors import AttnsimError
 
-class UsageError(ValueError):
+
+class UsageError(AttnsimError):
     """Bad input from the user: one clear line naming the parameter; the CLI exits 2."""
 
 
@@ -71,6 +73,7 @@ class CheckContext:
     params: dict[str, Any]
     numerics: str
     seed: int
+    min_bits: float | None = None
 
 
 @dataclass

@@ -1,0 +1,111 @@
+"""The large transformer of two_heads Defs 2.1–2.2, evaluated directly in any numerics.
+
+``reference(spec, weights, X, nm)`` is the ground truth every construction is compared with:
+
+* φ (input MLP) token-wise, then L layers;
+* layer ℓ splits its input by columns into H blocks of width m = d/H (block h is head h), computes
+  softmax((X_h W^Q_h)(X_h W^K_h)^T)(X_h W^V_h) under the mask — no 1/sqrt(d) scaling — concatenates
+  the heads and applies the layer MLP ψ_ℓ once (digest §8.5);
+* with ``residual=True`` the layer output is ψ_ℓ(X + heads) (a residual stream; not in the paper).
+
+Weights are held as Fractions and converted into the numerics at evaluation time, so the same
+model runs in exact, symbolic, mp and float64 arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnsim.sim.errors import AttnsimError
+from attnsim.sim.masks import Full, Mask
+from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.token_maps import Identity, TokenMap
+
+
+@dataclass(frozen=True)
+class TransformerSpec:
+    """Shape of the large model: length N, width d, H heads, L layers, a mask, a residual stream."""
+
+    N: int
+    d: int
+    H: int = 1
+    L: int = 1
+    mask: Mask = field(default_factory=Full)
+    residual: bool = False
+
+    def __post_init__(self) -> None:
+        for name, v, lo in (("N", self.N, 1), ("d", self.d, 1), ("H", self.H, 1), ("L", self.L, 1)):
+            if not isinstance(v, (int, np.integer)) or v < lo:
+                raise AttnsimError(f"--{name}: must be an integer >= {lo}, got {v!r}")
+        if self.d % self.H:
+            raise AttnsimError(f"--H: the number of heads H={self.H} must divide d={self.d}")
+
+    @property
+    def m(self) -> int:
+        """Head width d/H."""
+        return self.d // self.H
+
+
+@dataclass(frozen=True, eq=False)
+class HeadWeights:
+    """W^Q, W^K, W^V of one head (m × m arrays of Fractions)."""
+
+    WQ: np.ndarray
+    WK: np.ndarray
+    WV: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class LayerWeights:
+    heads: tuple[HeadWeights, ...]
+    psi: TokenMap = field(default_factory=Identity)
+
+
+@dataclass(frozen=True, eq=False)
+class Weights:
+    layers: tuple[LayerWeights, ...]
+    phi: TokenMap = field(default_factory=Identity)
+
+    def validate(self, spec: TransformerSpec) -> None:
+        if len(self.layers) != spec.L:
+            raise AttnsimError(f"weights: {len(self.layers)} layers given, spec has L={spec.L}")
+        for li, layer in enumerate(self.layers):
+            if len(layer.heads) != spec.H:
+                raise AttnsimError(f"weights: layer {li} has {len(layer.heads)} heads, spec has H={spec.H}")
+            for hi, h in enumerate(layer.heads):
+                for nm_, w in (("WQ", h.WQ), ("WK", h.WK), ("WV", h.WV)):
+                    if w.shape != (spec.m, spec.m):
+                        raise AttnsimError(f"weights: layer {li} head {hi} {nm_} has shape {w.shape}, "
+                                           f"expected ({spec.m}, {spec.m})")
+
+
+def head_columns(spec: TransformerSpec, h: int) -> slice:
+    """Columns D_h of head h (0-based)."""
+    return slice(h * spec.m, (h + 1) * spec.m)
+
+
+def attention_layer(spec: TransformerSpec, layer: LayerWeights, X: Array, nm: Numerics) -> Array:
+    """One layer f_ℓ before its MLP: the H heads, concatenated (N × d)."""
+    allowed = None if isinstance(spec.mask, Full) else spec.mask.materialize(X.shape[0])
+    outs = []
+    for h, hw in enumerate(layer.heads):
+        Xh = X[:, head_columns(spec, h)]
+        q = nm.matmul(Xh, nm.array(hw.WQ, "W^Q"))
+        k = nm.matmul(Xh, nm.array(hw.WK, "W^K"))
+        v = nm.matmul(Xh, nm.array(hw.WV, "W^V"))
+        outs.append(nm.attention(q, k, v, allowed))
+    return np.concatenate(outs, axis=1)
+
+
+def reference(spec: TransformerSpec, weights: Weights, X: Array, nm: Numerics) -> Array:
+    """T(X) computed directly (two_heads Def 2.2)."""
+    weights.validate(spec)
+    if X.shape != (spec.N, spec.d):
+        raise AttnsimError(f"input: X has shape {X.shape}, expected (N, d) = ({spec.N}, {spec.d})")
+    X = weights.phi(nm, X)
+    for layer in weights.layers:
+        heads = attention_layer(spec, layer, X, nm)
+        X = layer.psi(nm, nm.add(X, heads) if spec.residual else heads)
+    return X

@@ -1,0 +1,81 @@
+"""Numerics backends, chosen by name (DESIGN.md "Numerics").
+
+=================  ===========================================================================
+name               arithmetic
+=================  ===========================================================================
+``exact[:D]``      rationals (python-flint), softmax numerator z**(D*s) with a rational z
+``fraction[:D]``   the same with ``fractions.Fraction`` (the fallback, and a speed baseline)
+``symbolic[:D]``   rational functions in a symbol z
+``mp:BITS``        mpmath reals at BITS bits of precision, real exp
+``float64``        numpy float64
+=================  ===========================================================================
+
+D is the score-grid denominator (default 64). Fixed-bit-width formats plug in through
+:func:`register_backend`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from attnsim.sim.numerics.base import Array, Numerics, NumericsError
+from attnsim.sim.numerics.exact import FractionExact, make_exact
+from attnsim.sim.numerics.floating import Float64
+from attnsim.sim.numerics.mp import MP
+from attnsim.sim.numerics.symbolic import Symbolic
+
+__all__ = ["Array", "Numerics", "NumericsError", "get_numerics", "register_backend", "backend_kind", "NAMES"]
+
+NAMES = ("exact", "fraction", "symbolic", "mp:BITS", "float64")
+
+# kind -> factory(argument-after-colon or None, seed) -> Numerics
+_BACKENDS: dict[str, Callable[[str | None, int], Numerics]] = {}
+
+
+def register_backend(kind: str, factory: Callable[[str | None, int], Numerics]) -> None:
+    _BACKENDS[kind] = factory
+
+
+def _int_arg(kind: str, arg: str | None, default: int | None) -> int:
+    if arg is None:
+        if default is None:
+            raise NumericsError(f"--numerics: {kind} needs an argument, e.g. {kind}:200")
+        return default
+    try:
+        return int(arg)
+    except ValueError:
+        raise NumericsError(f"--numerics: {kind}:{arg}: expected an integer after the colon") from None
+
+
+def _exact(arg: str | None, seed: int) -> Numerics:
+    nm = make_exact(_int_arg("exact", arg, 64), seed)
+    nm.name = "exact" if arg is None else f"exact:{arg}"
+    return nm
+
+
+register_backend("exact", _exact)
+register_backend("fraction", lambda arg, seed: FractionExact(_int_arg("fraction", arg, 64), seed))
+register_backend("symbolic", lambda arg, seed: Symbolic(_int_arg("symbolic", arg, 64), seed))
+register_backend("mp", lambda arg, seed: MP(_int_arg("mp", arg, None)))
+
+
+def _float64(arg: str | None, seed: int) -> Numerics:
+    if arg is not None:
+        raise NumericsError("--numerics: float64 takes no argument")
+    return Float64()
+
+
+register_backend("float64", _float64)
+
+
+def backend_kind(name: str) -> str:
+    return name.split(":", 1)[0]
+
+
+def get_numerics(name: str, seed: int = 0) -> Numerics:
+    """The backend called ``name`` (see the table above); ``seed`` fixes the exact base z."""
+    kind, _, arg = name.partition(":")
+    if kind not in _BACKENDS:
+        raise NumericsError(f"--numerics: unknown numerics {name!r}; choose one of "
+                            f"{', '.join(sorted(_BACKENDS))} (e.g. exact, mp:200, float64)")
+    return _BACKENDS[kind](arg or None, seed)

@@ -1,0 +1,141 @@
+"""``exact``: rational arithmetic (python-flint ``fmpq``; ``fractions.Fraction`` as fallback).
+
+exp is not rational, so scores live on a grid (1/D)Z and the softmax numerator of a score s is
+``z**(D*s)`` for a rational base z > 0 drawn from the seed (DESIGN.md "Numerics"). Every identity the
+constructions use needs only w(a + b) = w(a)·w(b), so simulated == reference holds exactly, and a
+random z makes each equality a Schwartz–Zippel test of the identity in z (z = e^(1/D) is the model).
+
+A score off the grid raises :class:`~attnsim.sim.numerics.base.NumericsError` naming D.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.numerics.base import Array, Numerics, NumericsError
+
+try:  # pragma: no cover - exercised by the fallback test via FractionExact
+    import flint
+
+    HAVE_FLINT = True
+except ImportError:  # pragma: no cover
+    flint = None
+    HAVE_FLINT = False
+
+
+def draw_base(seed: int) -> Fraction:
+    """A rational z in (1, 2] with 16-bit numerator and denominator, from the seed."""
+    rng = random.Random(seed)
+    den = rng.randrange(2**15, 2**16)
+    return Fraction(den + rng.randrange(1, den + 1), den)
+
+
+class _RationalBase(Numerics):
+    exact = True
+
+    def __init__(self, grid: int = 64, seed: int = 0) -> None:
+        if grid < 1:
+            raise NumericsError(f"exact: the score grid denominator D must be >= 1, got {grid}")
+        self.grid = grid
+        self.seed = seed
+        self.z_fraction = draw_base(seed)
+        self.z = self.scalar(self.z_fraction)
+        self._powers: dict[int, Any] = {}
+
+    def _power(self, k: int) -> Any:
+        p = self._powers.get(k)
+        if p is None:
+            p = self.z**k
+            if len(self._powers) < 100_000:
+                self._powers[k] = p
+        return p
+
+    def _grid_index(self, s: Any) -> int:
+        num, den = self._num_den(s * self.grid)
+        if den != 1:
+            raise NumericsError(
+                f"{self.name}: score {self.to_fraction_or_float(s)} is not on the grid (1/{self.grid})Z; "
+                f"choose inputs and weights on a coarser grid or a larger grid denominator D")
+        return num
+
+    def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:
+        out = np.empty(scores.shape, dtype=object)
+        flat_s, flat_o = scores.reshape(-1), out.reshape(-1)
+        flat_a = None if allowed is None else np.broadcast_to(allowed, scores.shape).reshape(-1)
+        zero = self.scalar(0)
+        for i, s in enumerate(flat_s):
+            flat_o[i] = zero if (flat_a is not None and not flat_a[i]) else self._power(self._grid_index(s))
+        return out
+
+    def to_grid(self, a: Array, denominator: int) -> Array:
+        def rnd(x: Any) -> Any:
+            f = self.to_fraction_or_float(x)
+            return self.scalar(Fraction(round(f * denominator), denominator))
+
+        return np.vectorize(rnd, otypes=[object])(a) if a.size else a
+
+    def _num_den(self, x: Any) -> tuple[int, int]:
+        raise NotImplementedError
+
+
+class FlintExact(_RationalBase):
+    """Rationals as python-flint ``fmpq``; 2-D products through ``fmpq_mat`` (C speed)."""
+
+    def __init__(self, grid: int = 64, seed: int = 0) -> None:
+        self.name = "exact" if grid == 64 else f"exact:{grid}"
+        super().__init__(grid, seed)
+
+    def scalar(self, value: int | Fraction | float) -> Any:
+        if isinstance(value, float):
+            value = Fraction(value)
+        if isinstance(value, Fraction):
+            return flint.fmpq(value.numerator, value.denominator)
+        if isinstance(value, (int, np.integer)):
+            return flint.fmpq(int(value))
+        if isinstance(value, flint.fmpq):
+            return value
+        raise NumericsError(f"{self.name}: cannot represent {value!r} ({type(value).__name__}) exactly")
+
+    def to_fraction_or_float(self, value: Any) -> Fraction:
+        return Fraction(int(value.p), int(value.q))
+
+    def _num_den(self, x: Any) -> tuple[int, int]:
+        return int(x.p), int(x.q)
+
+    def matmul(self, a: Array, b: Array) -> Array:
+        if a.ndim != 2 or b.ndim != 2 or a.size == 0 or b.size == 0:
+            return super().matmul(a, b)
+        (n, k), (k2, m) = a.shape, b.shape
+        if k != k2:
+            raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align")
+        prod = flint.fmpq_mat(n, k, list(a.reshape(-1))) * flint.fmpq_mat(k, m, list(b.reshape(-1)))
+        return np.array(prod.entries(), dtype=object).reshape(n, m)
+
+
+class FractionExact(_RationalBase):
+    """Rationals as ``fractions.Fraction`` (the fallback when python-flint is missing; slower)."""
+
+    def __init__(self, grid: int = 64, seed: int = 0) -> None:
+        self.name = "fraction" if grid == 64 else f"fraction:{grid}"
+        super().__init__(grid, seed)
+
+    def scalar(self, value: int | Fraction | float) -> Any:
+        if isinstance(value, (int, np.integer, Fraction, float)):
+            return Fraction(value)
+        if HAVE_FLINT and isinstance(value, flint.fmpq):
+            return Fraction(int(value.p), int(value.q))
+        raise NumericsError(f"{self.name}: cannot represent {value!r} exactly")
+
+    def to_fraction_or_float(self, value: Any) -> Fraction:
+        return value
+
+    def _num_den(self, x: Any) -> tuple[int, int]:
+        return x.numerator, x.denominator
+
+
+def make_exact(grid: int = 64, seed: int = 0) -> _RationalBase:
+    return FlintExact(grid, seed) if HAVE_FLINT else FractionExact(grid, seed)

@@ -1,0 +1,62 @@
+"""``mp:BITS``: mpmath reals at an explicit precision, with the real exp.
+
+Each backend object owns its own ``mpmath.MPContext`` (never the global ``mp``), so two backends
+of different precision can live side by side. Errors against a reference are reported in bits.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from attnsim.sim.numerics.base import Array, Numerics, NumericsError
+
+
+class MP(Numerics):
+    exact = False
+
+    def __init__(self, bits: int) -> None:
+        if bits < 8:
+            raise NumericsError(f"mp: precision must be at least 8 bits, got {bits}")
+        self.name = f"mp:{bits}"
+        self.bits = bits
+        self.ctx = mpmath.MPContext()
+        self.ctx.prec = bits
+        self._exp = np.vectorize(self.ctx.exp, otypes=[object])
+
+    def scalar(self, value: int | Fraction | float) -> Any:
+        ctx = self.ctx
+        if isinstance(value, Fraction):
+            return ctx.mpf(value.numerator) / ctx.mpf(value.denominator)
+        if isinstance(value, (int, np.integer, float)):
+            return ctx.mpf(value)
+        if hasattr(value, "p") and hasattr(value, "q"):  # flint fmpq
+            return ctx.mpf(int(value.p)) / ctx.mpf(int(value.q))
+        if isinstance(value, mpmath.mpf.__mro__[0]) or type(value).__name__ == "mpf":
+            return ctx.mpf(value)
+        raise NumericsError(f"{self.name}: cannot represent {value!r}")
+
+    def to_fraction_or_float(self, value: Any) -> float:
+        return float(value)
+
+    def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:
+        ctx = self.ctx
+        s = scores
+        if allowed is not None:
+            allowed = np.broadcast_to(allowed, scores.shape)
+            s = np.where(allowed, scores, ctx.mpf(0))
+        # A row-constant shift cancels in attention; subtract the row max for tidy magnitudes.
+        if s.size:
+            masked_max = np.where(allowed, s, ctx.ninf) if allowed is not None else s
+            m = np.max(masked_max, axis=-1, keepdims=True)
+            m = np.where(np.vectorize(ctx.isinf, otypes=[bool])(m), ctx.mpf(0), m)
+            s = s - m
+        w = self._exp(s) if s.size else s
+        return w if allowed is None else np.where(allowed, w, ctx.mpf(0))
+
+    def to_grid(self, a: Array, denominator: int) -> Array:
+        ctx = self.ctx
+        return np.vectorize(lambda x: ctx.nint(x * denominator) / denominator, otypes=[object])(a)

@@ -1,0 +1,167 @@
+"""The oracle: a small transformer that runs calls, refuses any call outside its spec, and counts.
+
+two_heads §1.5: the oracle accepts sequences of length at most ``max_len``, has ``layers`` layers
+of ``heads`` heads, embedding dimension at most ``dim``, and causal masking or not; the caller
+supplies the input and *all* parameters (weights and token-wise maps) with each call.
+
+An :class:`OracleCall` is executed as the small transformer of Def 2.2: the input MLP φ, then per
+layer the heads (head h reads the h-th equal column block of the layer input), concatenation, and
+the layer MLP ψ. ``OracleSpec.residual`` gives the oracle a residual stream: its layer MLPs then
+also read the layer input (``psi(nm, heads, layer_input)``). The paper's model has none; Lemma 3.3
+needs one (digest §3.3, §8.8), and constructions that use it say so.
+
+:meth:`Oracle.run` executes a *batch* of independent calls — one round of adaptivity — and writes
+every call to the :class:`~attnsim.sim.ledger.Ledger` (kind ``"oracle"``, the call's tag, the round,
+shape (length, width), flops).
+
+Length conventions (digest §8.2): ``paper`` — blocks of M real tokens plus one synthetic token, so
+``max_len = M + 1``; ``strict`` — ``max_len = M`` and blocks of M − 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from attnsim.sim.errors import AttnsimError, OracleSpecError
+from attnsim.sim.ledger import Ledger
+from attnsim.sim.numerics import Array, Numerics
+
+LENGTH_CONVENTIONS = ("paper", "strict")
+
+
+@dataclass(frozen=True)
+class OracleSpec:
+    max_len: int
+    heads: int = 1
+    layers: int = 1
+    dim: int = 1
+    causal: bool = False
+    residual: bool = False
+    length_convention: str = "paper"
+
+    def __post_init__(self) -> None:
+        for name, v in (("max_len", self.max_len), ("heads", self.heads), ("layers", self.layers), ("dim", self.dim)):
+            if v < 1:
+                raise AttnsimError(f"oracle {name} must be >= 1, got {v}")
+        if self.length_convention not in LENGTH_CONVENTIONS:
+            raise AttnsimError(f"--length: must be one of {LENGTH_CONVENTIONS}, got {self.length_convention!r}")
+
+    @staticmethod
+    def block_size(M: int, convention: str) -> int:
+        """Real tokens per block when a synthetic token must fit: M (paper) or M - 1 (strict)."""
+        if convention not in LENGTH_CONVENTIONS:
+            raise AttnsimError(f"--length: must be one of {LENGTH_CONVENTIONS}, got {convention!r}")
+        return M if convention == "paper" else M - 1
+
+    @staticmethod
+    def max_len_for(M: int, convention: str) -> int:
+        return M + 1 if convention == "paper" else M
+
+    def describe(self) -> str:
+        return (f"oracle(max_len={self.max_len}, heads={self.heads}, layers={self.layers}, dim={self.dim}, "
+                f"causal={self.causal}, residual={self.residual}, length={self.length_convention})")
+
+
+LayerMLP = Callable[..., Array]  # psi(nm, heads_out) or, with a residual stream, psi(nm, heads_out, layer_in)
+
+
+@dataclass(frozen=True, eq=False)
+class OracleHead:
+    """W^Q (w × k), W^K (w × k), W^V (w × v) as arrays of the call's numerics."""
+
+    WQ: Array
+    WK: Array
+    WV: Array
+
+
+@dataclass(frozen=True, eq=False)
+class OracleLayer:
+    heads: tuple[OracleHead, ...]
+    psi: LayerMLP | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class OracleCall:
+    """One call: input X (length × width), its layers, an optional input map φ, and a ledger tag."""
+
+    tag: str
+    X: Array
+    layers: tuple[OracleLayer, ...]
+    phi: Callable[[Numerics, Array], Array] | None = None
+
+
+@dataclass
+class Oracle:
+    """Executes calls in a numerics, enforcing ``spec`` and recording each call in ``ledger``."""
+
+    spec: OracleSpec
+    nm: Numerics
+    ledger: Ledger = field(default_factory=Ledger)
+    round: int = 0
+
+    def run(self, calls: Sequence[OracleCall]) -> list[Array]:
+        """One round of adaptivity: independent calls, executed and recorded in order."""
+        if not calls:
+            return []
+        self.round += 1
+        return [self._execute(call) for call in calls]
+
+    # -- execution -----------------------------------------------------------------------------
+    def _refuse(self, call: OracleCall, what: str) -> OracleSpecError:
+        return OracleSpecError(f"oracle refused call '{call.tag}': {what} ({self.spec.describe()})")
+
+    def _execute(self, call: OracleCall) -> Array:
+        spec, nm = self.spec, self.nm
+        X = call.phi(nm, call.X) if call.phi is not None else call.X
+        n, width = X.shape
+        if n > spec.max_len:
+            raise self._refuse(call, f"sequence length {n} exceeds max_len {spec.max_len}")
+        if len(call.layers) > spec.layers:
+            raise self._refuse(call, f"{len(call.layers)} layers exceed the oracle's {spec.layers}")
+        allowed = np.tril(np.ones((n, n), dtype=bool)) if spec.causal else None
+        flops = 0
+        for li, layer in enumerate(call.layers):
+            self._check_width(call, X.shape[1], f"layer {li} input")
+            outs, flops_l = self._heads(call, li, layer, X, allowed)
+            flops += flops_l
+            H = np.concatenate(outs, axis=1)
+            if layer.psi is None:
+                X = H
+            elif spec.residual:
+                X = layer.psi(nm, H, X)
+            else:
+                X = layer.psi(nm, H)
+        self._check_width(call, X.shape[1], "output")
+        self.ledger.record("oracle", call.tag, round=self.round, shape=(n, width), flops=flops)
+        return X
+
+    def _check_width(self, call: OracleCall, width: int, where: str) -> None:
+        if width > self.spec.dim:
+            raise self._refuse(call, f"{where} width {width} exceeds dim {self.spec.dim}")
+
+    def _heads(self, call: OracleCall, li: int, layer: OracleLayer, X: Array,
+               allowed: np.ndarray | None) -> tuple[list[Array], int]:
+        spec, nm = self.spec, self.nm
+        if len(layer.heads) != spec.heads:
+            raise self._refuse(call, f"layer {li} has {len(layer.heads)} heads, the oracle has {spec.heads}")
+        n, width = X.shape
+        if width % spec.heads:
+            raise self._refuse(call, f"layer {li} input width {width} is not divisible by {spec.heads} heads")
+        w = width // spec.heads
+        outs, flops = [], 0
+        for h, head in enumerate(layer.heads):
+            if head.WQ.shape[0] != w or head.WK.shape[0] != w or head.WV.shape[0] != w:
+                raise self._refuse(call, f"layer {li} head {h}: weights must have {w} rows (its column block)")
+            if head.WQ.shape[1] != head.WK.shape[1]:
+                raise self._refuse(call, f"layer {li} head {h}: W^Q and W^K widths differ")
+            if max(head.WQ.shape[1], head.WV.shape[1]) > spec.dim:
+                raise self._refuse(call, f"layer {li} head {h}: head width exceeds dim {spec.dim}")
+            Xh = X[:, h * w:(h + 1) * w]
+            q, k, v = nm.matmul(Xh, head.WQ), nm.matmul(Xh, head.WK), nm.matmul(Xh, head.WV)
+            outs.append(nm.attention(q, k, v, allowed))
+            kq, kv = head.WQ.shape[1], head.WV.shape[1]
+            flops += 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)
+        return outs, flops

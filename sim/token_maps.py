@@ -1,0 +1,75 @@
+"""Token-wise maps: the input MLP φ and the layer MLPs ψ of two_heads Def 2.2.
+
+The paper models MLPs as arbitrary token-wise functions (digest §1.2). attnsim uses three:
+
+* :class:`Identity`;
+* :class:`Affine` — x ↦ x A + c;
+* :class:`GridAffine` — x ↦ round_to_grid(x A + c). In ``exact`` numerics attention outputs leave the
+  score grid; rounding each layer's output back onto a grid keeps the next layer's scores on
+  (1/D)Z, so multi-layer models stay exactly checkable. Reference and simulation apply the same
+  map to values that are already equal, so the rounding never separates them.
+
+Parameters are held as Fractions (``data``) and converted into the numerics on use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from attnsim.sim.numerics import Array, Numerics
+
+
+class TokenMap:
+    name = "map"
+    is_identity = False
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        raise NotImplementedError
+
+    def out_dim(self, in_dim: int) -> int:
+        return in_dim
+
+
+@dataclass(frozen=True)
+class Identity(TokenMap):
+    name: str = "identity"
+    is_identity: bool = True
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        return x
+
+
+@dataclass(frozen=True, eq=False)
+class Affine(TokenMap):
+    """x ↦ x A + c (A: d_in × d_out, c: d_out), given as Fractions."""
+
+    A: np.ndarray
+    c: np.ndarray
+    name: str = "affine"
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        return nm.add(nm.matmul(x, nm.array(self.A, "ψ.A")), nm.array(self.c[None, :], "ψ.c"))
+
+    def out_dim(self, in_dim: int) -> int:
+        return int(self.A.shape[1])
+
+
+@dataclass(frozen=True, eq=False)
+class GridAffine(Affine):
+    """x ↦ round(x A + c) to the grid (1/denominator)Z."""
+
+    denominator: int = 2
+    name: str = "grid-affine"
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        return nm.to_grid(super().__call__(nm, x), self.denominator)
+
+
+def random_affine(rng: np.random.Generator, d_in: int, d_out: int, grid: int | None) -> Affine:
+    """A random affine map with entries in (1/4)Z ∩ [-1, 1] (and bias in (1/2)Z), optionally gridded."""
+    A = np.vectorize(lambda v: Fraction(int(v), 4), otypes=[object])(rng.integers(-4, 5, size=(d_in, d_out)))
+    c = np.vectorize(lambda v: Fraction(int(v), 2), otypes=[object])(rng.integers(-2, 3, size=d_out))
+    return GridAffine(A, c, denominator=grid) if grid else Affine(A, c)

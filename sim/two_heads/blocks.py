@@ -1,0 +1,163 @@
+"""two_heads.lemma_3_1 — one attention head from oracle calls on pairs of blocks.
+
+For blocks S_t of b consecutive tokens (b = M, or M − 1 under the strict length convention) and
+every ordered pair (query block t', key block t), with a_{ij} = exp(<q_i, k_j>):
+
+* **Step 1** (one call): the two blocks side by side in the feature dimension, rows
+  ``[x_key, x_query, 1, indicator]`` plus one synthetic row ``[0, 0, 1, 0]`` at the end. Queries
+  ``[q, 1]`` and keys ``[k, 1]`` give scores <q,k> + 1; the synthetic key scores 1 and has value 0,
+  real keys have value 1 (the indicator, Lemma A.1). The head outputs p = A/(A + 1) and the oracle's
+  layer MLP decodes A = p/(1 − p) (digest §3.1).
+* **Step 2** (one call): rows ``[x_key, x_query]`` with the original weights give the in-block ratio
+  R = B/A.
+* **Combination** (eq. 1, outside the oracle, counted as processing): y_i = Σ_t R·A / Σ_t A.
+
+``scheme="fused"`` (not in the paper, digest §3.1): values ``[v, 1]`` on real keys make one call
+return B/(A+1) and A/(A+1) together, so each pair costs one call.
+
+A partial last block (N not divisible by b) leaves k = R − b_key rows with no key. They are padded
+with a zero key: in Step 1 they score 1 like the synthetic token, so p = A/(A + 1 + k) and the
+decode is A = (1 + k)p/(1 − p); in Step 2 they score 0 (weight 1, value 0), so the call returns
+B/(A + k) and the combination uses B = out·(A + k). With k = 0 this is exactly the paper's scheme.
+
+Calls: 2·n_q·n_k (paper) or n_q·n_k (fused) per head, n = ceil(N/b) blocks; all in one round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from attnsim.sim.ledger import Ledger
+from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.two_heads.jobs import HeadJob
+
+SCHEMES = ("paper", "fused")
+
+
+def block_starts(N: int, b: int) -> list[int]:
+    return list(range(0, N, b))
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """Where a job's decoded output goes: query rows, key block index, kind, and padding k."""
+
+    q0: int
+    bq: int
+    t: int
+    kind: str  # "A" (step 1), "R" (step 2), "AB" (fused)
+    pad: int
+
+
+def _weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None) -> tuple[Array, Array, Array]:
+    """W^Q', W^K' reading [x_key, x_query, 1, ind]; W^V' = indicator (paper) or [W^V | indicator] (fused)."""
+    d, m = WQ.shape
+    w = 2 * d + 2
+    one = nm.ones((1, 1))
+    Wq, Wk = nm.zeros((w, m + 1)), nm.zeros((w, m + 1))
+    Wq[d:2 * d, :m], Wq[2 * d:2 * d + 1, m:] = WQ, one
+    Wk[:d, :m], Wk[2 * d:2 * d + 1, m:] = WK, one
+    if WV is None:
+        Wv = nm.zeros((w, 1))
+        Wv[2 * d + 1:, :] = one
+    else:
+        mv = WV.shape[1]
+        Wv = nm.zeros((w, mv + 1))
+        Wv[:d, :mv] = WV
+        Wv[2 * d + 1:, mv:] = one
+    return Wq, Wk, Wv
+
+
+def _weights_step2(nm: Numerics, WQ: Array, WK: Array, WV: Array) -> tuple[Array, Array, Array]:
+    d = WQ.shape[0]
+    zq, zv = nm.zeros((d, WQ.shape[1])), nm.zeros((d, WV.shape[1]))
+    return np.concatenate([zq, WQ]), np.concatenate([WK, zq]), np.concatenate([WV, zv])
+
+
+def _decode_A(pad: int):
+    """The oracle's layer MLP for Step 1: A = (1 + pad)·p/(1 − p)."""
+
+    def decode(nm: Numerics, H: Array) -> Array:
+        p = H[:, :1]
+        c = nm.const(1 + pad, p.shape)
+        return nm.div(nm.mul(c, p), nm.sub(nm.ones(p.shape), p))
+
+    return decode
+
+
+def _decode_AB(pad: int):
+    """Fused: from [B/(A+1+pad), p] give [B, A], using A + 1 + pad = (1 + pad)/(1 − p)."""
+
+    def decode(nm: Numerics, H: Array) -> Array:
+        bv, p = H[:, :-1], H[:, -1:]
+        c = nm.const(1 + pad, p.shape)
+        total = nm.div(c, nm.sub(nm.ones(p.shape), p))  # A + 1 + pad
+        A = nm.sub(total, c)
+        return np.concatenate([nm.mul(bv, total), A], axis=1)
+
+    return decode
+
+
+def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
+              tag: str) -> tuple[list[HeadJob], list[PairPlan]]:
+    """All jobs of one head (X: N × d_head in numerics ``nm``; weights in ``nm``)."""
+    N, d = X.shape
+    jobs: list[HeadJob] = []
+    plans: list[PairPlan] = []
+    w1 = _weights_step1(nm, WQ, WK, WV if scheme == "fused" else None)
+    w2 = _weights_step2(nm, WQ, WK, WV)
+    for q0 in block_starts(N, b):
+        bq = min(b, N - q0)
+        for t, k0 in enumerate(block_starts(N, b)):
+            bk = min(b, N - k0)
+            R = max(bq, bk)
+            pad = R - bk
+            Zkq = nm.zeros((R, 2 * d))
+            Zkq[:bk, :d] = X[k0:k0 + bk]
+            Zkq[:bq, d:] = X[q0:q0 + bq]
+            const = nm.ones((R, 1))
+            ind = nm.zeros((R, 1))
+            ind[:bk] = nm.ones((bk, 1))
+            synthetic = np.concatenate([nm.zeros((1, 2 * d)), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
+            Z1 = np.concatenate([np.concatenate([Zkq, const, ind], axis=1), synthetic])
+            if scheme == "fused":
+                jobs.append(HeadJob(f"{tag}.fused", Z1, *w1, decode=_decode_AB(pad)))
+                plans.append(PairPlan(q0, bq, t, "AB", pad))
+            else:
+                jobs.append(HeadJob(f"{tag}.step1", Z1, *w1, decode=_decode_A(pad)))
+                plans.append(PairPlan(q0, bq, t, "A", pad))
+                jobs.append(HeadJob(f"{tag}.step2", Zkq, *w2))
+                plans.append(PairPlan(q0, bq, t, "R", pad))
+    return jobs, plans
+
+
+def combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence[PairPlan],
+            results: Sequence[Array], tag: str, round: int) -> Array:
+    """Eq. (1): y_i = Σ_t B_{i,t} / Σ_t A_{i,t}, outside the oracle, recorded as processing."""
+    A: dict[tuple[int, int], Array] = {}
+    Bs: dict[tuple[int, int], Array] = {}
+    ratio: dict[tuple[int, int], tuple[Array, int]] = {}
+    for plan, out in zip(plans, results):
+        key = (plan.q0, plan.t)
+        rows = out[:plan.bq]
+        if plan.kind == "A":
+            A[key] = rows[:, :1]
+        elif plan.kind == "R":
+            ratio[key] = (rows, plan.pad)
+        else:
+            Bs[key], A[key] = rows[:, :-1], rows[:, -1:]
+    for key, (r, pad) in ratio.items():
+        Bs[key] = nm.mul(r, nm.add(A[key], nm.const(pad, A[key].shape)))
+    Y = nm.zeros((N, m))
+    for q0 in sorted({k[0] for k in A}):
+        ts = sorted(t for (q, t) in A if q == q0)
+        num, den = Bs[(q0, ts[0])], A[(q0, ts[0])]
+        for t in ts[1:]:
+            num, den = nm.add(num, Bs[(q0, t)]), nm.add(den, A[(q0, t)])
+        Y[q0:q0 + num.shape[0]] = nm.safe_div(num, den)
+        ledger.record("processing", f"{tag}.combine", round=round, shape=num.shape,
+                      flops=2 * num.shape[0] * len(ts) * (m + 1))
+    return Y

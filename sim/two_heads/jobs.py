@@ -1,0 +1,48 @@
+"""Single-head jobs and the simplest way to run them: one oracle call per job.
+
+A :class:`HeadJob` is what one single-layer single-head oracle would compute: an input Z already
+arranged by allowed processing (padding fixed numbers, concatenating, digest §1.7), the head's
+W^Q, W^K, W^V, and the oracle's layer MLP ``decode`` (e.g. p ↦ p/(1-p), Lemma 3.1). Constructions
+produce jobs; an executor turns them into oracle calls. :func:`run_one_per_call` is the executor
+for an oracle with one head and one layer (two_heads.lemma_3_1, two_heads.cor_3_2); packing H'·L'
+jobs into one call is Lemma 3.3 (``packing.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
+
+from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer
+
+Decode = Callable[[Numerics, Array], Array]
+
+
+@dataclass(frozen=True, eq=False)
+class HeadJob:
+    tag: str
+    Z: Array
+    WQ: Array
+    WK: Array
+    WV: Array
+    decode: Decode | None = None
+
+    @property
+    def width(self) -> int:
+        return int(self.Z.shape[1])
+
+    @property
+    def out_width(self) -> int:
+        return int(self.WV.shape[1])
+
+
+class JobRunner(Protocol):
+    def __call__(self, oracle: Oracle, jobs: Sequence[HeadJob]) -> list[Array]: ...
+
+
+def run_one_per_call(oracle: Oracle, jobs: Sequence[HeadJob]) -> list[Array]:
+    """Every job as its own call to a single-head single-layer oracle, all in one round."""
+    calls = [OracleCall(job.tag, job.Z, (OracleLayer((OracleHead(job.WQ, job.WK, job.WV),), job.decode),))
+             for job in jobs]
+    return oracle.run(calls)

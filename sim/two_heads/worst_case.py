@@ -1,0 +1,84 @@
+"""two_heads.lemma_3_1 and two_heads.cor_3_2 — a whole (unmasked) model, layer by layer, head by head.
+
+Each layer: every head's block-pair jobs (``blocks.head_jobs``) go to the oracle in one round, each
+head is recombined by eq. (1) (processing), the heads are concatenated and the layer MLP ψ_ℓ is
+applied. The paper applies ψ "with O(N/M) extra oracle calls"; an exact identity gather through
+softmax attention is impossible (every weight is positive, and Lemma A.3's lookup is approximate),
+so attnsim applies ψ token-wise as processing, one ledger entry (tag ``layer_mlp``) per chunk of b
+tokens — the same n entries the paper counts as calls — and reports it apart from oracle calls.
+The input MLP φ is handled the same way (tag ``input_mlp``).
+
+Preconditions are returned as reasons by :func:`preconditions` rather than raised deep inside.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnsim.sim.errors import PreconditionError
+from attnsim.sim.masks import Full
+from attnsim.sim.model import TransformerSpec, Weights, head_columns
+from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.oracle import Oracle
+from attnsim.sim.token_maps import TokenMap
+from attnsim.sim.two_heads.blocks import SCHEMES, block_starts, combine, head_jobs
+from attnsim.sim.two_heads.jobs import JobRunner, run_one_per_call
+
+
+def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) -> list[tuple[str, str]]:
+    """Reasons the construction cannot run, as (what, why) pairs; empty when it can."""
+    o = oracle.spec
+    reasons: list[tuple[str, str]] = []
+    if scheme not in SCHEMES:
+        reasons.append(("scheme", f"must be one of {SCHEMES}, got {scheme!r}"))
+    if b < 1:
+        reasons.append(("M", f"block size b = {b} < 1 (M too small for the {o.length_convention} length convention)"))
+    if not isinstance(spec.mask, Full):
+        reasons.append(("mask", f"this construction is for unmasked models; got {spec.mask}"))
+    if o.causal:
+        reasons.append(("oracle", "needs a non-causal oracle"))
+    if b + 1 > o.max_len:
+        reasons.append(("M", f"a block of {b} tokens plus the synthetic token exceeds the oracle length {o.max_len}"))
+    if 2 * spec.m + 2 > o.dim:
+        reasons.append(("dim", f"oracle dim {o.dim} < 2·(d/H) + 2 = {2 * spec.m + 2}"))
+    return reasons
+
+
+def apply_token_map(nm: Numerics, oracle: Oracle, fmap: TokenMap, X: Array, b: int, tag: str) -> Array:
+    """A token-wise map as processing, one ledger entry per chunk of b tokens."""
+    if fmap.is_identity:
+        return X
+    out = fmap(nm, X)
+    for s in block_starts(X.shape[0], b):
+        rows = min(b, X.shape[0] - s)
+        oracle.ledger.record("processing", tag, round=oracle.round, shape=(rows, X.shape[1]),
+                             flops=2 * rows * X.shape[1] * out.shape[1])
+    return out
+
+
+def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
+             scheme: str = "paper", runner: JobRunner = run_one_per_call, tag: str = "lemma_3_1") -> Array:
+    """T(X) from oracle calls (exact identity in exact arithmetic)."""
+    reasons = preconditions(spec, oracle, b, scheme)
+    if reasons:
+        raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
+    weights.validate(spec)
+    nm = oracle.nm
+    X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")
+    for li, layer in enumerate(weights.layers):
+        jobs, plans, spans = [], [], []
+        for h, hw in enumerate(layer.heads):
+            Xh = X[:, head_columns(spec, h)]
+            j, p = head_jobs(nm, Xh, nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V"),
+                             b, scheme, f"{tag}.L{li}.H{h}" if spec.L * spec.H > 1 else tag)
+            spans.append((len(jobs), len(jobs) + len(j)))
+            jobs += j
+            plans += p
+        results = runner(oracle, jobs)
+        heads = [combine(nm, oracle.ledger, spec.N, spec.m, plans[s:e], results[s:e], tag, oracle.round)
+                 for s, e in spans]
+        Hcat = np.concatenate(heads, axis=1)
+        if spec.residual:
+            Hcat = nm.add(X, Hcat)
+        X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
+    return X

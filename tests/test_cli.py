@@ -1,0 +1,87 @@
+"""The command line: bad input gets one clear line naming the parameter and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+CLI = [sys.executable, "-m", "attnsim.verify.cli"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_check_json_record_keys():
+    p = run("check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2", "--numerics", "exact", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    for key in ("claim", "params", "numerics", "length_convention", "agree", "error_bits", "calls", "calls_by_tag",
+                "predicted_calls", "rounds", "bound", "verdict", "reasons"):
+        assert key in r
+    assert r["agree"] is True and r["calls"] == r["predicted_calls"] == 32 and r["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["check", "two_heads.lemma_3_1", "--M", "1"], "--M"),
+    (["check", "two_heads.lemma_3_1", "--N", "0"], "--N"),
+    (["check", "two_heads.lemma_3_1", "--d", "0"], "--d"),
+    (["check", "two_heads.nope"], "CLAIM"),
+    (["check", "two_heads.lemma_3_1", "--numerics", "quad"], "--numerics"),
+    (["check", "two_heads.lemma_3_1", "--N", "abc"], "--N"),
+    (["check", "two_heads.lemma_3_1", "--bogus", "3"], "--bogus"),
+    (["check", "two_heads.lemma_3_1", "--scheme", "fast"], "--scheme"),
+])
+def test_bad_input_one_line_no_traceback(args, needle):
+    p = run(*args)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = [line for line in p.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0], p.stderr
+
+
+def test_nan_input_file_is_refused(tmp_path):
+    X = np.zeros((8, 2))
+    X[3, 1] = np.nan
+    np.save(tmp_path / "x.npy", X)
+    p = run("check", "two_heads.lemma_3_1", "--N", "8", "--M", "4", "--d", "2", "--input-file", str(tmp_path / "x.npy"))
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "--input-file" in p.stderr and "non-finite" in p.stderr
+
+
+def test_input_file_is_used(tmp_path):
+    X = (np.arange(16, dtype=float).reshape(8, 2) - 8) / 4
+    np.save(tmp_path / "x.npy", X)
+    p = run("check", "two_heads.lemma_3_1", "--N", "8", "--M", "4", "--d", "2", "--input-file", str(tmp_path / "x.npy"))
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_call_over_the_oracle_limit_is_a_clear_error(monkeypatch):
+    """Shrink the oracle below what the construction needs: the oracle refuses, the CLI says why."""
+    from attnsim.sim.errors import AttnsimError
+    from attnsim.sim.oracle import OracleSpec
+    from attnsim.verify import check
+
+    original = OracleSpec.max_len_for
+    monkeypatch.setattr(OracleSpec, "max_len_for", staticmethod(lambda M, c: original(M, c) - 1))
+    with pytest.raises(AttnsimError, match="oracle length|max_len"):
+        check.run_check("two_heads.lemma_3_1", dict(N=8, M=4, d=2))
+
+
+def test_claims_lists_registry():
+    p = run("claims", "--paper", "two_heads", "--json")
+    assert p.returncode == 0
+    ids = {c["id"] for c in json.loads(p.stdout)}
+    assert {"two_heads.lemma_3_1", "two_heads.thm_3_4", "two_heads.lower_bound"} <= ids
+
+
+def test_report_quick_writes_files(tmp_path):
+    p = run("report", "--quick", "--out", str(tmp_path / "rep"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    for name in ("report.md", "checks.csv", "checks.json"):
+        assert (tmp_path / "rep" / name).stat().st_size > 0
+    assert str(tmp_path / "rep") in p.stdout.replace("\n", "")

@@ -1,0 +1,77 @@
+"""Output agreement: exact equality, or the row-wise relative L2 error in bits (digest §1.7).
+
+error_bits = -log2( max_i ||y_i - t_i||_2 / ||t_i||_2 ) against a reference t computed in a
+*truth* numerics: the same backend for exact kinds (compared with ==), mp at more than twice the
+precision for approximate ones. Rows whose reference is 0 use the absolute error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from attnsim.sim.numerics import Numerics, get_numerics
+
+
+@dataclass(frozen=True)
+class Agreement:
+    agree: bool
+    error_bits: float  # math.inf when equal
+    worst_row: int | None
+    min_bits: float | None
+
+
+def truth_numerics(nm: Numerics, seed: int) -> Numerics:
+    """Where the reference is computed: ``nm`` itself when exact, else mp at >= 2x the precision."""
+    if nm.exact:
+        return nm
+    bits = getattr(nm, "bits", 53)
+    return get_numerics(f"mp:{max(2 * bits + 64, 192)}", seed)
+
+
+def default_min_bits(nm: Numerics) -> float | None:
+    """Bits of agreement required by default: precision − 10 (None for exact numerics)."""
+    if nm.exact:
+        return None
+    return float(getattr(nm, "bits", 53) - 10)
+
+
+def _to_mp(ctx: Any, x: Any) -> Any:
+    if isinstance(x, Fraction):
+        return ctx.mpf(x.numerator) / x.denominator
+    if hasattr(x, "p") and hasattr(x, "q"):
+        return ctx.mpf(int(x.p)) / int(x.q)
+    return ctx.mpf(x)
+
+
+def compare(y: np.ndarray, ref: np.ndarray, nm: Numerics, truth: Numerics, min_bits: float | None) -> Agreement:
+    if y.shape != ref.shape:
+        return Agreement(False, 0.0, None, min_bits)
+    if nm.exact:
+        eq = np.vectorize(lambda a, b: a == b, otypes=[bool])(y, ref) if y.size else np.ones(0, bool)
+        if eq.all():
+            return Agreement(True, math.inf, None, None)
+        worst = int(np.argwhere(~eq)[0][0])
+        yf = np.vectorize(lambda v: float(nm.to_fraction_or_float(v)))(y)
+        rf = np.vectorize(lambda v: float(nm.to_fraction_or_float(v)))(ref)
+        err = np.linalg.norm(yf - rf, axis=1) / np.maximum(np.linalg.norm(rf, axis=1), 1e-300)
+        bits = float(-math.log2(err.max())) if err.max() > 0 else 60.0
+        return Agreement(False, bits, worst, None)
+    ctx = mpmath.MPContext()
+    ctx.prec = getattr(truth, "bits", 256) + 32
+    worst_err, worst_row = ctx.mpf(0), None
+    for i in range(y.shape[0]):
+        diff = ctx.sqrt(ctx.fsum((_to_mp(ctx, a) - _to_mp(ctx, b)) ** 2 for a, b in zip(y[i], ref[i])))
+        norm = ctx.sqrt(ctx.fsum(_to_mp(ctx, b) ** 2 for b in ref[i]))
+        if not ctx.isfinite(diff):
+            return Agreement(False, 0.0, i, min_bits)
+        err = diff / norm if norm != 0 else diff
+        if err > worst_err or worst_row is None:
+            worst_err, worst_row = err, i
+    bits = math.inf if worst_err == 0 else float(-ctx.log(worst_err, 2))
+    return Agreement(min_bits is None or bits >= min_bits, bits, worst_row, min_bits)

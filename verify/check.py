@@ -1,0 +1,87 @@
+"""``check``: one claim, one case, one numerics → one record (DESIGN.md "Check").
+
+The checker (``attnsim.verify.claims``) measures; this module adds what theory predicts from
+``paper_refs`` — the exact count of the scheme as implemented, the paper's bound, the containment
+verdict — and decides. A record passes when the outputs agree, every measured count equals its
+exact formula, every exact formula is within the paper's bound, and the checker gave no reason.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from attnsim import __version__
+from attnsim.paper_refs import get as get_claim
+from attnsim.sim.numerics import backend_kind, get_numerics
+from attnsim.theory.bounds import contained
+from attnsim.theory.formulas import FormulaError, as_number, evaluate
+from attnsim.verify.registry import CheckContext, UsageError, get_checker
+
+RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
+               "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
+               "counts", "predicted", "bounds", "containment", "verdict", "reasons", "extra", "version")
+
+
+def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:
+    values = {k: v for k, v in params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    values.update({k: int(v) if isinstance(v, bool) else v for k, v in derived.items()})
+    return values
+
+
+def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str | None = None,
+              seed: int = 0, min_bits: float | None = None) -> dict[str, Any]:
+    """Run ``claim_id`` with parameters ``given`` (defaults filled in) and return its record."""
+    chk = get_checker(claim_id)
+    try:
+        claim = get_claim(claim_id)
+    except KeyError:
+        raise UsageError(f"CLAIM: {claim_id} has a checker but no entry in paper_refs") from None
+    params = chk.resolve(given or {})
+    numerics = numerics or chk.default_numerics
+    get_numerics(numerics, seed)  # validates the name with a clear error
+    if backend_kind(numerics) not in chk.numerics:
+        raise UsageError(f"--numerics: {claim_id} runs in {', '.join(chk.numerics)}; got {numerics!r}")
+    if seed < 0:
+        raise UsageError(f"--seed: must be >= 0, got {seed}")
+    m = chk.fn(CheckContext(claim_id, params, numerics, seed, min_bits))
+    values = _formula_values(params, m.derived)
+    reasons = list(m.reasons)
+    predicted: dict[str, Any] = {}
+    bounds: dict[str, Any] = {}
+    containment: dict[str, Any] = {}
+    for name, res in claim.resources.items():
+        if res.exact:
+            try:
+                predicted[name] = as_number(evaluate(res.exact, claim.definitions, values))
+            except FormulaError as exc:
+                reasons.append(f"{name}: cannot evaluate the exact formula ({exc})")
+                continue
+            if name not in m.counts:
+                reasons.append(f"{name}: the checker measured no such count")
+            elif m.counts[name] != predicted[name]:
+                reasons.append(f"{name}: measured {m.counts[name]} != exact formula {res.exact} = {predicted[name]}")
+        if res.bound:
+            try:
+                bounds[name] = {"formula": res.bound, "value": as_number(evaluate(res.bound, claim.definitions, values))}
+            except FormulaError:
+                bounds[name] = {"formula": res.bound, "value": None}
+        c = contained(claim, name)
+        if c is not None:
+            containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var}
+            if not c.finite:
+                reasons.append(f"{name}: exact count {c.exact} is not O({c.bound}) as {c.limit_var} grows")
+    if m.agree is False:
+        bits = "inf" if m.error_bits is not None and math.isinf(m.error_bits) else m.error_bits
+        reasons.append(f"output does not agree with the reference (error bits {bits})")
+    verdict = "pass" if not reasons else "fail"
+    calls_bound = claim.resources.get("calls")
+    return {
+        "claim": claim_id, "label": claim.label, "paper": claim.paper, "params": params, "numerics": numerics,
+        "seed": seed, "length_convention": m.length_convention, "agree": m.agree,
+        "error_bits": m.error_bits, "min_bits": m.extra.get("min_bits"),
+        "calls": m.counts.get("calls"), "calls_by_tag": m.counts_by_tag, "predicted_calls": predicted.get("calls"),
+        "rounds": m.rounds, "bound": calls_bound.bound if calls_bound else None,
+        "counts": m.counts, "predicted": predicted, "bounds": bounds, "containment": containment,
+        "verdict": verdict, "reasons": reasons, "extra": m.extra, "version": __version__,
+    }

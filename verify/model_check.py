@@ -1,0 +1,58 @@
+"""Shared measuring step of the Two Heads checkers: run a construction and the reference, read the ledger.
+
+``measure_model`` converts the case into the chosen numerics, gives the construction an
+:class:`~attnsim.sim.oracle.Oracle` with a fresh ledger, computes the reference T(X) in the truth
+numerics (``agreement.truth_numerics``), and returns a Measurement whose counts are read off the
+ledger: oracle calls (``calls``), oracle rounds, processing entries by tag, and the longest and
+widest call (``oracle_len``, ``oracle_dim``) — the sizes the claim's bound is about.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from attnsim.sim.model import reference
+from attnsim.sim.numerics import Array, get_numerics
+from attnsim.sim.oracle import Oracle, OracleSpec
+from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
+from attnsim.verify.cases import Case
+from attnsim.verify.registry import CheckContext, Measurement
+
+Simulate = Callable[[Oracle, Array], Array]
+
+
+def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simulate: Simulate,
+                  derived: dict[str, Any]) -> Measurement:
+    nm = get_numerics(ctx.numerics, ctx.seed)
+    truth = truth_numerics(nm, ctx.seed)
+    oracle = Oracle(oracle_spec, nm)
+    Y = simulate(oracle, nm.array(case.X, "X"))
+    ref = reference(case.spec, case.weights, truth.array(case.X, "X"), truth)
+    min_bits = ctx.min_bits if ctx.min_bits is not None else default_min_bits(nm)
+    ag = compare(Y, ref, nm, truth, min_bits)
+    led = oracle.ledger
+    shape = led.max_shape("oracle")
+    counts: dict[str, float] = {
+        "calls": led.total("oracle"),
+        "rounds": led.rounds("oracle"),
+        "layer_mlp": led.total("processing", "layer_mlp"),
+        "input_mlp": led.total("processing", "input_mlp"),
+        "processing": led.total("processing"),
+        "oracle_len": shape[0] if shape else 0,
+        "oracle_dim": shape[1] if len(shape) > 1 else 0,
+    }
+    reasons = []
+    if not ag.agree:
+        where = f" (worst row {ag.worst_row})" if ag.worst_row is not None else ""
+        reasons.append(f"row-wise relative error {ag.error_bits:.1f} bits{where} below the required "
+                       f"{min_bits} bits" if min_bits is not None else f"exact outputs differ{where}")
+    return Measurement(
+        agree=ag.agree, error_bits=ag.error_bits, counts=counts,
+        counts_by_tag={**led.by_tag("oracle"), **{f"processing:{k}": v for k, v in led.by_tag("processing").items()}},
+        rounds=led.rounds("oracle"), derived=derived, length_convention=oracle_spec.length_convention,
+        reasons=reasons[:0] if ag.agree else [], extra={
+            "oracle": oracle_spec.describe(), "min_bits": min_bits, "truth_numerics": truth.name,
+            "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
+            "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,
+        },
+    )

@@ -167,11 +167,13 @@ def get_checker(claim: str) -> Checker:
 
 
 SectionFn = Callable[[list[dict[str, Any]], Any, bool], str]
-_SECTIONS: dict[str, SectionFn] = {}
+_SECTIONS: dict[str, list[SectionFn]] = {}
 
 
 def report_section(paper: str) -> Callable[[SectionFn], SectionFn]:
     """Register extra report material for ``paper``: ``fn(records, out_dir: Path, quick) -> markdown``.
+
+    A paper may have several sections (one per checker module); they appear in registration order.
 
     ``records`` are the check records of that paper's claims from the report's sweep; the function
     may write plots under ``out_dir / "plots"`` and tables under ``out_dir / "tables"`` and returns
@@ -179,12 +181,12 @@ def report_section(paper: str) -> Callable[[SectionFn], SectionFn]:
     """
 
     def register(fn: SectionFn) -> SectionFn:
-        _SECTIONS[paper] = fn
+        _SECTIONS.setdefault(paper, []).append(fn)
         return fn
 
     return register
 
 
-def report_sections() -> dict[str, SectionFn]:
+def report_sections() -> dict[str, list[SectionFn]]:
     _load_all()
-    return dict(_SECTIONS)
+    return {k: list(v) for k, v in _SECTIONS.items()}

@@ -110,8 +110,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None)
         md += [f"## {pr.title}", "", f"_{pr.citation}_", ""]
         for claim in pr.claims:
             md.append(claim_section(claim, [r for r in records if r["claim"] == claim.id]))
-        if paper in sections:
-            md.append(sections[paper]([r for r in records if r["claim"].startswith(paper + ".")], out, quick))
+        for section in sections.get(paper, []):
+            md.append(section([r for r in records if r["claim"].startswith(paper + ".")], out, quick))
     failed = [r for r in records if r["verdict"] != "pass"]
     if failed:
         md += ["## Failing checks", ""] + [f"- `{r['claim']}` {r['params']} ({r.get('numerics')}): "

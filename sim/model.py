@@ -6,7 +6,11 @@
 * layer ℓ splits its input by columns into H blocks of width m = d/H (block h is head h), computes
   softmax((X_h W^Q_h)(X_h W^K_h)^T)(X_h W^V_h) under the mask — no 1/sqrt(d) scaling — concatenates
   the heads and applies the layer MLP ψ_ℓ once (digest §8.5);
-* with ``residual=True`` the layer output is ψ_ℓ(X + heads) (a residual stream; not in the paper).
+* with ``residual=True`` the layer output is ψ_ℓ(X + heads) (a residual stream; not in the paper);
+* a layer may apply a token-wise ``pre`` map (e.g. pre-LN) to its input before the heads; with a
+  residual stream the un-normalised X is what is added back;
+* with ``rope`` set, queries and keys are rotated by their position (``sim/rope.py``) before the
+  scores (not in the paper; the authors' rebuttal claims the simulations stay exact).
 
 Weights are held as Fractions and converted into the numerics at evaluation time, so the same
 model runs in exact, symbolic, mp and float64 arithmetic.
@@ -21,6 +25,7 @@ import numpy as np
 from attnsim.sim.errors import AttnsimError
 from attnsim.sim.masks import Full, Mask
 from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.rope import RoPE
 from attnsim.sim.token_maps import Identity, TokenMap
 
 
@@ -34,6 +39,7 @@ class TransformerSpec:
     L: int = 1
     mask: Mask = field(default_factory=Full)
     residual: bool = False
+    rope: RoPE | None = None
 
     def __post_init__(self) -> None:
         for name, v, lo in (("N", self.N, 1), ("d", self.d, 1), ("H", self.H, 1), ("L", self.L, 1)):
@@ -61,6 +67,7 @@ class HeadWeights:
 class LayerWeights:
     heads: tuple[HeadWeights, ...]
     psi: TokenMap = field(default_factory=Identity)
+    pre: TokenMap = field(default_factory=Identity)
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,12 +96,16 @@ def head_columns(spec: TransformerSpec, h: int) -> slice:
 def attention_layer(spec: TransformerSpec, layer: LayerWeights, X: Array, nm: Numerics) -> Array:
     """One layer f_ℓ before its MLP: the H heads, concatenated (N × d)."""
     allowed = None if isinstance(spec.mask, Full) else spec.mask.materialize(X.shape[0])
+    X = layer.pre(nm, X)
     outs = []
     for h, hw in enumerate(layer.heads):
         Xh = X[:, head_columns(spec, h)]
         q = nm.matmul(Xh, nm.array(hw.WQ, "W^Q"))
         k = nm.matmul(Xh, nm.array(hw.WK, "W^K"))
         v = nm.matmul(Xh, nm.array(hw.WV, "W^V"))
+        if spec.rope is not None:
+            positions = list(range(X.shape[0]))
+            q, k = spec.rope.apply(nm, q, positions), spec.rope.apply(nm, k, positions)
         outs.append(nm.attention(q, k, v, allowed))
     return np.concatenate(outs, axis=1)
 

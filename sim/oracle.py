@@ -28,6 +28,7 @@ import numpy as np
 from attnsim.sim.errors import AttnsimError, OracleSpecError
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.rope import RoPE
 
 LENGTH_CONVENTIONS = ("paper", "strict")
 
@@ -41,6 +42,7 @@ class OracleSpec:
     causal: bool = False
     residual: bool = False
     length_convention: str = "paper"
+    rope: RoPE | None = None
 
     def __post_init__(self) -> None:
         for name, v in (("max_len", self.max_len), ("heads", self.heads), ("layers", self.layers), ("dim", self.dim)):
@@ -70,11 +72,16 @@ LayerMLP = Callable[..., Array]  # psi(nm, heads_out) or, with a residual stream
 
 @dataclass(frozen=True, eq=False)
 class OracleHead:
-    """W^Q (w × k), W^K (w × k), W^V (w × v) as arrays of the call's numerics."""
+    """W^Q (w × k), W^K (w × k), W^V (w × v) as arrays of the call's numerics.
+
+    ``rope_dims`` > 0 rotates the first ``rope_dims`` query/key coordinates by the row position
+    (an oracle with rotary embeddings, ``OracleSpec.rope``).
+    """
 
     WQ: Array
     WK: Array
     WV: Array
+    rope_dims: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,6 +168,11 @@ class Oracle:
                 raise self._refuse(call, f"layer {li} head {h}: head width exceeds dim {spec.dim}")
             Xh = X[:, h * w:(h + 1) * w]
             q, k, v = nm.matmul(Xh, head.WQ), nm.matmul(Xh, head.WK), nm.matmul(Xh, head.WV)
+            if head.rope_dims:
+                if spec.rope is None:
+                    raise self._refuse(call, f"layer {li} head {h} asks for rotary embeddings the oracle lacks")
+                q = spec.rope.apply(nm, q, list(range(n)), head.rope_dims)
+                k = spec.rope.apply(nm, k, list(range(n)), head.rope_dims)
             outs.append(nm.attention(q, k, v, allowed))
             kq, kv = head.WQ.shape[1], head.WV.shape[1]
             flops += 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)

@@ -4,6 +4,8 @@ The paper models MLPs as arbitrary token-wise functions (digest §1.2). attnsim 
 
 * :class:`Identity`;
 * :class:`Affine` — x ↦ x A + c;
+* :class:`LayerNorm` — (x − mean)/sqrt(var + eps)·g + β, and :class:`Center` — x − mean, its
+  root-free stand-in for exact numerics (rebuttal claim two_heads.rebuttal_norm);
 * :class:`GridAffine` — x ↦ round_to_grid(x A + c). In ``exact`` numerics attention outputs leave the
   score grid; rounding each layer's output back onto a grid keeps the next layer's scores on
   (1/D)Z, so multi-layer models stay exactly checkable. Reference and simulation apply the same
@@ -73,3 +75,57 @@ def random_affine(rng: np.random.Generator, d_in: int, d_out: int, grid: int | N
     A = np.vectorize(lambda v: Fraction(int(v), 4), otypes=[object])(rng.integers(-4, 5, size=(d_in, d_out)))
     c = np.vectorize(lambda v: Fraction(int(v), 2), otypes=[object])(rng.integers(-2, 3, size=d_out))
     return GridAffine(A, c, denominator=grid) if grid else Affine(A, c)
+
+
+@dataclass(frozen=True, eq=False)
+class Center(TokenMap):
+    """x ↦ x − mean(x): layer norm without the division by the root (rational; an exact stand-in)."""
+
+    name: str = "center"
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        d = x.shape[1]
+        mean = nm.div(nm.rowsum(x), nm.const(d, (x.shape[0], 1)))
+        return nm.sub(x, mean)
+
+
+@dataclass(frozen=True, eq=False)
+class LayerNorm(TokenMap):
+    """x ↦ (x − mean)/sqrt(var + eps)·gamma + beta (gamma, beta as Fractions; needs a square root)."""
+
+    gamma: np.ndarray
+    beta: np.ndarray
+    eps: Fraction = Fraction(1, 10**5)
+    name: str = "layernorm"
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        n, d = x.shape
+        c = Center()(nm, x)
+        var = nm.div(nm.rowsum(nm.mul(c, c)), nm.const(d, (n, 1)))
+        scale = nm.sqrt(nm.add(var, nm.const(self.eps, (n, 1))))
+        y = nm.div(c, scale)
+        return nm.add(nm.mul(y, nm.array(self.gamma[None, :], "LN.gamma")), nm.array(self.beta[None, :], "LN.beta"))
+
+
+@dataclass(frozen=True, eq=False)
+class Grid(TokenMap):
+    """x ↦ x rounded to the grid (1/denominator)Z (keeps exact scores on the grid)."""
+
+    denominator: int = 2
+    name: str = "grid"
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        return nm.to_grid(x, self.denominator)
+
+
+@dataclass(frozen=True, eq=False)
+class Compose(TokenMap):
+    """Apply ``maps`` left to right."""
+
+    maps: tuple[TokenMap, ...]
+    name: str = "compose"
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        for f in self.maps:
+            x = f(nm, x)
+        return x

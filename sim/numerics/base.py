@@ -93,6 +93,10 @@ class Numerics(ABC):
         """Sum over the last axis, keeping it (shape (..., 1))."""
         return a.sum(axis=-1, keepdims=True)
 
+    def sqrt(self, a: Array) -> Array:
+        """Elementwise square root (layer norm); rational arithmetic has none."""
+        raise NumericsError(f"{self.name}: square roots are not available in this numerics (use mp or float64)")
+
     def is_zero(self, a: Array) -> np.ndarray:
         return np.vectorize(lambda x: x == 0, otypes=[bool])(a) if a.size else np.zeros(a.shape, bool)
 

@@ -57,5 +57,8 @@ class Float64(Numerics):
         m = np.where(np.isfinite(m), m, 0.0)
         return np.where(allowed, np.exp(s - m), 0.0)
 
+    def sqrt(self, a: Array) -> Array:
+        return np.sqrt(a)
+
     def to_grid(self, a: Array, denominator: int) -> Array:
         return np.round(a * denominator) / denominator

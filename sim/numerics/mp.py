@@ -57,6 +57,9 @@ class MP(Numerics):
         w = self._exp(s) if s.size else s
         return w if allowed is None else np.where(allowed, w, ctx.mpf(0))
 
+    def sqrt(self, a: Array) -> Array:
+        return np.vectorize(self.ctx.sqrt, otypes=[object])(a) if a.size else a
+
     def to_grid(self, a: Array, denominator: int) -> Array:
         ctx = self.ctx
         return np.vectorize(lambda x: ctx.nint(x * denominator) / denominator, otypes=[object])(a)

@@ -20,6 +20,11 @@ with a zero key: in Step 1 they score 1 like the synthetic token, so p = A/(A + 
 decode is A = (1 + k)p/(1 − p); in Step 2 they score 0 (weight 1, value 0), so the call returns
 B/(A + k) and the combination uses B = out·(A + k). With k = 0 this is exactly the paper's scheme.
 
+With rotary embeddings (``rope``; the rebuttal claim two_heads.rebuttal_rope, not in the paper) the
+oracle rotates queries and keys by their row, and the pair's relative rotation R(k0 − q0) between
+the blocks' first positions is folded into that call's W^K: <q R(i), k R(j)> = q R(i − j) k^T
+(``sim/rope.py``). The number of calls does not change.
+
 Calls: 2·n_q·n_k (paper) or n_q·n_k (fused) per head, n = ceil(N/b) blocks; all in one round.
 """
 
@@ -32,6 +37,7 @@ import numpy as np
 
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.rope import RoPE
 from attnsim.sim.two_heads.jobs import HeadJob
 
 SCHEMES = ("paper", "fused")
@@ -101,17 +107,28 @@ def _decode_AB(pad: int):
     return decode
 
 
+def fold_rotation(nm: Numerics, WK: Array, rope: RoPE, delta: int) -> Array:
+    """W^K R(delta): a key block's rotation relative to the query block, folded into the key weights."""
+    return nm.matmul(WK, rope.rotation(nm, delta, WK.shape[1]))
+
+
 def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
-              tag: str) -> tuple[list[HeadJob], list[PairPlan]]:
+              tag: str, rope: RoPE | None = None) -> tuple[list[HeadJob], list[PairPlan]]:
     """All jobs of one head (X: N × d_head in numerics ``nm``; weights in ``nm``)."""
     N, d = X.shape
+    m = WQ.shape[1]
     jobs: list[HeadJob] = []
     plans: list[PairPlan] = []
     w1 = _weights_step1(nm, WQ, WK, WV if scheme == "fused" else None)
     w2 = _weights_step2(nm, WQ, WK, WV)
+    rope_dims = m if rope is not None else 0
     for q0 in block_starts(N, b):
         bq = min(b, N - q0)
         for t, k0 in enumerate(block_starts(N, b)):
+            if rope is not None:
+                WK_pair = fold_rotation(nm, WK, rope, k0 - q0)
+                w1 = _weights_step1(nm, WQ, WK_pair, WV if scheme == "fused" else None)
+                w2 = _weights_step2(nm, WQ, WK_pair, WV)
             bk = min(b, N - k0)
             R = max(bq, bk)
             pad = R - bk
@@ -124,12 +141,12 @@ def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, s
             synthetic = np.concatenate([nm.zeros((1, 2 * d)), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
             Z1 = np.concatenate([np.concatenate([Zkq, const, ind], axis=1), synthetic])
             if scheme == "fused":
-                jobs.append(HeadJob(f"{tag}.fused", Z1, *w1, decode=_decode_AB(pad)))
+                jobs.append(HeadJob(f"{tag}.fused", Z1, *w1, decode=_decode_AB(pad), rope_dims=rope_dims))
                 plans.append(PairPlan(q0, bq, t, "AB", pad))
             else:
-                jobs.append(HeadJob(f"{tag}.step1", Z1, *w1, decode=_decode_A(pad)))
+                jobs.append(HeadJob(f"{tag}.step1", Z1, *w1, decode=_decode_A(pad), rope_dims=rope_dims))
                 plans.append(PairPlan(q0, bq, t, "A", pad))
-                jobs.append(HeadJob(f"{tag}.step2", Zkq, *w2))
+                jobs.append(HeadJob(f"{tag}.step2", Zkq, *w2, rope_dims=rope_dims))
                 plans.append(PairPlan(q0, bq, t, "R", pad))
     return jobs, plans
 

@@ -27,6 +27,7 @@ class HeadJob:
     WK: Array
     WV: Array
     decode: Decode | None = None
+    rope_dims: int = 0
 
     @property
     def width(self) -> int:
@@ -43,6 +44,6 @@ class JobRunner(Protocol):
 
 def run_one_per_call(oracle: Oracle, jobs: Sequence[HeadJob]) -> list[Array]:
     """Every job as its own call to a single-head single-layer oracle, all in one round."""
-    calls = [OracleCall(job.tag, job.Z, (OracleLayer((OracleHead(job.WQ, job.WK, job.WV),), job.decode),))
+    calls = [OracleCall(job.tag, job.Z, (OracleLayer((OracleHead(job.WQ, job.WK, job.WV, job.rope_dims),), job.decode),))
              for job in jobs]
     return oracle.run(calls)

@@ -6,7 +6,9 @@ applied. The paper applies ψ "with O(N/M) extra oracle calls"; an exact identit
 softmax attention is impossible (every weight is positive, and Lemma A.3's lookup is approximate),
 so attnsim applies ψ token-wise as processing, one ledger entry (tag ``layer_mlp``) per chunk of b
 tokens — the same n entries the paper counts as calls — and reports it apart from oracle calls.
-The input MLP φ is handled the same way (tag ``input_mlp``).
+The input MLP φ is handled the same way (tag ``input_mlp``), and so are a layer's ``pre`` map
+(e.g. pre-LN, tag ``pre_norm``) and the residual addition of a model with a residual stream.
+With rotary embeddings the oracle must have them too (``OracleSpec.rope``, same angles).
 
 Preconditions are returned as reasons by :func:`preconditions` rather than raised deep inside.
 """
@@ -41,6 +43,8 @@ def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) ->
         reasons.append(("M", f"a block of {b} tokens plus the synthetic token exceeds the oracle length {o.max_len}"))
     if 2 * spec.m + 2 > o.dim:
         reasons.append(("dim", f"oracle dim {o.dim} < 2·(d/H) + 2 = {2 * spec.m + 2}"))
+    if spec.rope is not None and o.rope != spec.rope:
+        reasons.append(("rope", f"the model uses {spec.rope}; the oracle must rotate with the same angles"))
     return reasons
 
 
@@ -67,10 +71,11 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
     X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")
     for li, layer in enumerate(weights.layers):
         jobs, plans, spans = [], [], []
+        Xa = apply_token_map(nm, oracle, layer.pre, X, b, "pre_norm")
         for h, hw in enumerate(layer.heads):
-            Xh = X[:, head_columns(spec, h)]
+            Xh = Xa[:, head_columns(spec, h)]
             j, p = head_jobs(nm, Xh, nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V"),
-                             b, scheme, f"{tag}.L{li}.H{h}" if spec.L * spec.H > 1 else tag)
+                             b, scheme, f"{tag}.L{li}.H{h}" if spec.L * spec.H > 1 else tag, spec.rope)
             spans.append((len(jobs), len(jobs) + len(j)))
             jobs += j
             plans += p
@@ -80,5 +85,6 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         Hcat = np.concatenate(heads, axis=1)
         if spec.residual:
             Hcat = nm.add(X, Hcat)
+            oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
         X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
     return X

@@ -13,22 +13,23 @@ from typing import Any
 import numpy as np
 
 from attnsim.sim.tint import aux_model as am
+from attnsim.sim.tint.arith import Arith
 from attnsim.sim.tint.builder import N_SUB, BackwardBlock, ForwardBlock, TinT, prefix_sets, weights_from_sets
 from attnsim.sim.tint.layers import Context
-from attnsim.sim.tint.modules import diag_matrix, pack
+from attnsim.sim.tint.modules import Geometry, diag_matrix, pack
 
 
 @dataclass
 class Runner:
     """One sequence's rows, positions and masks, and the helper that runs a module on contents."""
 
-    t: TinT
+    ar: Arith
+    geo: Geometry
     ctx: Context
     n: int
 
     @staticmethod
-    def of(t: TinT, n: int, n_train: int, softmax_eps: Any = None) -> "Runner":
-        ar, geo = t.ar, t.geo
+    def of(ar: Arith, geo: Geometry, n: int, n_train: int, softmax_eps: Any = None) -> "Runner":
         K, N = geo.K, geo.K + n
         pos = np.zeros((N, geo.P), dtype=int)
         for j in range(K):
@@ -41,11 +42,11 @@ class Runner:
         desc = np.broadcast_to(is_train[None, :], (N, N)).copy()
         tok = np.zeros((N, N), dtype=bool)
         tok[K:, K:] = np.tril(np.ones((n, n), dtype=bool))
-        return Runner(t, Context(ar.array(pos), {"lin": lin, "desc": desc, "aux": tok}, softmax_eps), n)
+        return Runner(ar, geo, Context(ar.array(pos), {"lin": lin, "desc": desc, "aux": tok}, softmax_eps), n)
 
     def rows(self, content: np.ndarray, prefix: np.ndarray | None = None, memory: np.ndarray | None = None) -> np.ndarray:
-        geo = self.t.geo
-        x = self.t.ar.zeros((geo.K + self.n, geo.H))
+        geo = self.geo
+        x = self.ar.zeros((geo.K + self.n, geo.H))
         if prefix is not None:
             x[:geo.K] = prefix
         x[geo.K:, :content.shape[1]] = content
@@ -56,8 +57,8 @@ class Runner:
     def __call__(self, module: Any, content: np.ndarray, prefix: np.ndarray | None = None,
                  memory: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(token contents [0, D), prefix rows) after the module."""
-        out = module(self.t.ar, self.rows(content, prefix, memory), self.ctx)
-        K, D = self.t.geo.K, self.t.aux.D
+        out = module(self.ar, self.rows(content, prefix, memory), self.ctx)
+        K, D = self.geo.K, self.geo.D
         return out[K:, :D], out[:K]
 
 
@@ -117,7 +118,7 @@ def run(t: TinT, w: am.Weights, ids: np.ndarray, n_train: int, softmax_eps: Any 
     ar, aux = t.ar, t.aux
     n, n_sim = len(ids), t.cfg.simulated(aux)
     start = aux.layers - n_sim
-    r = Runner.of(t, n, n_train, softmax_eps)
+    r = Runner.of(ar, t.geo, n, n_train, softmax_eps)
     sets, lnf = prefix_sets(t, w), _lnf_set(t, w)
     h = am.embed(aux, w, ids)
     for i in range(start):

@@ -1,0 +1,125 @@
+"""TinT against its reference, one approximation at a time (tint.sgd_step, digest §2.9).
+
+Each function runs the construction and the reference SGD step of ``aux_model`` side by side and
+returns plain numbers; ``attnsim.verify.claims.tint`` turns them into check records. Errors are the
+largest absolute difference over the updated auxiliary weights; ``rel`` divides by the largest
+entry of the exact SGD update, so 1e-3 means "0.1% of the step".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.tint import aux_model as am
+from attnsim.sim.tint.arith import Arith, max_abs_diff
+from attnsim.sim.tint.builder import TinT, build
+from attnsim.sim.tint.cases import Case
+from attnsim.sim.tint.linear_attention import linear_head, softmax_simulation
+from attnsim.sim.tint.pipeline import run
+
+
+def group_errors(got: am.Weights, want: am.Weights) -> dict[str, float]:
+    """Largest |difference| per parameter group (a LAYER_KEYS name over all layers; ln_f apart)."""
+    out = {key: max(max_abs_diff(g[key], w[key]) for g, w in zip(got["layers"], want["layers"]))
+           for key in am.LAYER_KEYS}
+    out["lnf_b"], out["lnf_g"] = max_abs_diff(got["lnf_b"], want["lnf_b"]), max_abs_diff(got["lnf_g"], want["lnf_g"])
+    return out
+
+
+def worst(errors: dict[str, float]) -> float:
+    return max(errors.values())
+
+
+def reference(c: Case, ar: Arith, w: am.Weights, approx: am.Approx) -> am.Weights:
+    """``steps`` reference SGD steps with the given approximations."""
+    positions = am.train_positions(len(c.ids), c.n_train)
+    for _ in range(c.tint.steps):
+        w = am.sgd_step(c.aux, ar, w, c.tokens, positions, ar.scalar(c.tint.inner_lr), c.tint.simulated(c.aux), approx)
+    return w
+
+
+def fd_eps(ar: Arith, fd_scale: int) -> Any:
+    return ar.scalar(1) / fd_scale
+
+
+@dataclass
+class StepRun:
+    """One TinT run and the reference step taken with the same approximations."""
+
+    tint: TinT
+    weights: am.Weights
+    got: am.Weights
+    want: am.Weights
+    errors: dict[str, float]
+    exact_equal: bool
+
+
+def sgd_step(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None,
+             softmax_eps: Any = None) -> StepRun:
+    t = build(c.aux, c.tint, ar, fd_scale=fd_scale, gate_scale=gate_scale)
+    w = am.init_weights(c.aux, ar, c.seed)
+    got = run(t, w, c.tokens, c.n_train, softmax_eps).weights
+    want = reference(c, ar, w, am.Approx.tint(fd_eps(ar, fd_scale)))
+    equal = all(ar.equal(g[k], h[k]) for g, h in zip(got["layers"], want["layers"]) for k in am.LAYER_KEYS) and \
+        ar.equal(got["lnf_b"], want["lnf_b"]) and ar.equal(got["lnf_g"], want["lnf_g"])
+    return StepRun(t, w, got, want, group_errors(got, want), equal)
+
+
+def update_scale(c: Case, ar: Arith, w: am.Weights) -> float:
+    """Largest entry of the exact SGD update (no approximation)."""
+    return worst(group_errors(reference(c, ar, w, am.Approx()), w))
+
+
+def approximation_errors(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float = 10.0,
+                         softmax_eps: float = 1e-3) -> dict[str, dict[str, float]]:
+    """Each approximation's error alone, relative to the exact SGD update (digest §2.9 D, E, G, J, C).
+
+    stop_grad and ln_bias_only are structural in TinT, so they are measured on the reference; the
+    finite differences, the tanh gates and Thm 2.5 are measured on TinT itself against the reference
+    step that has every *other* approximation TinT makes.
+    """
+    w = am.init_weights(c.aux, ar, c.seed)
+    scale = update_scale(c, ar, w)
+    eps = fd_eps(ar, fd_scale)
+    tint_run = sgd_step(c, ar, fd_scale)
+    base = am.Approx.tint(eps)
+    pairs = {
+        "stop_grad": (reference(c, ar, w, am.Approx(stop_grad=True)), reference(c, ar, w, am.Approx())),
+        "ln_bias_only": (reference(c, ar, w, am.Approx(ln_bias_only=True)), reference(c, ar, w, am.Approx())),
+        "ln_fd": (tint_run.got, reference(c, ar, w, replace(base, ln_fd=None))),
+        "act_fd": (tint_run.got, reference(c, ar, w, replace(base, act_fd=None))),
+        "gates": (sgd_step(c, ar, fd_scale, gate_scale=gate_scale).got, tint_run.want),
+        "thm_2_5": (sgd_step(c, ar, fd_scale, softmax_eps=softmax_eps).got, tint_run.want),
+    }
+    out = {}
+    for name, (got, want) in pairs.items():
+        err = worst(group_errors(got, want))
+        out[name] = {"abs": err, "rel": err / scale}
+    return out
+
+
+def fd_sweep(c: Case, ar: Arith, which: str, scales: list[int]) -> list[float]:
+    """TinT's error against the reference step whose ``which`` ("ln_fd" | "act_fd") backward is exact."""
+    errs = []
+    for n in scales:
+        r = sgd_step(c, ar, n)
+        want = reference(c, ar, r.weights, replace(am.Approx.tint(fd_eps(ar, n)), **{which: None}))
+        errs.append(worst(group_errors(r.got, want)))
+    return errs
+
+
+def thm25_sweep(ar: Arith, eps_list: list[float], seed: int = 0, n: int = 6, dim: int = 3) -> list[float]:
+    """tint.thm_2_5 standalone: max |softmax simulation - linear head| for each eps (causal mask)."""
+    rng = np.random.default_rng(seed)
+    q, k, v = (ar.array(np.round(rng.standard_normal((n, dim)) * 16) / 16) for _ in range(3))
+    allowed = np.tril(np.ones((n, n), dtype=bool))
+    exact = linear_head(q, k, v, allowed, ar.scalar(0))
+    return [max_abs_diff(softmax_simulation(ar, q, k, v, allowed, e), exact) for e in eps_list]
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)), 1)[0])

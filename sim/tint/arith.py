@@ -6,7 +6,9 @@
              deterministic oracles: the value is computed by mpmath at ``oracle_bits`` and stored as
              the exact dyadic rational it rounds to. The reference model and TinT call the same
              oracle, so they agree exactly whenever the oracle sees the same rational input - which
-             is exactly the statement "TinT computes the same function" for those pieces.
+             is exactly the statement "TinT computes the same function" for those pieces. The
+             oracle's precision (24 bits by default, to keep the rationals short) does not enter that
+             statement: it only chooses which rational function stands in for exp, sqrt and tanh.
 ``mp:<bits>`` – numpy object arrays of ``mpf`` in a private ``mpmath.MPContext`` (never the global mp).
 ``float64`` – plain numpy.
 
@@ -34,7 +36,7 @@ class Arith:
     """One arithmetic: conversion in and out, and the few non-rational primitives TinT needs."""
 
     name: str
-    kind: str  # "exact" | "mp" | "float64"
+    kind: str  # "exact" | "mp" | "float64" | "count" (shapes only: 1-byte arrays, for counting big TinTs)
     bits: int = 53
     ctx: Any = field(default=None, repr=False)
 
@@ -42,7 +44,7 @@ class Arith:
     def scalar(self, v: Any) -> Any:
         if isinstance(v, np.generic):
             v = v.item()
-        if self.kind == "float64":
+        if self.kind in ("float64", "count"):
             return float(v)
         if self.kind == "mp":
             if isinstance(v, fmpq):
@@ -62,6 +64,8 @@ class Arith:
         a = np.asarray(x)
         if self.kind == "float64":
             return a.astype(np.float64)
+        if self.kind == "count":
+            return a.astype(bool)
         out = np.empty(a.shape, dtype=object)
         flat = out.reshape(-1)
         for i, v in enumerate(a.reshape(-1)):
@@ -71,6 +75,8 @@ class Arith:
     def zeros(self, shape: tuple[int, ...] | int) -> np.ndarray:
         if self.kind == "float64":
             return np.zeros(shape)
+        if self.kind == "count":
+            return np.zeros(shape, dtype=bool)
         return np.full(shape, self.scalar(0), dtype=object)
 
     def to_float(self, x: np.ndarray) -> np.ndarray:
@@ -99,13 +105,13 @@ class Arith:
         return np.vectorize(lambda v: self.scalar(fn(ctx, ctx.mpf(int(v.p)) / int(v.q))), otypes=[object])(x)
 
     def exp(self, x: np.ndarray) -> np.ndarray:
-        return np.exp(x) if self.kind == "float64" else self._oracle(lambda c, v: c.exp(v), np.asarray(x))
+        return np.exp(x) if self.kind in ("float64", "count") else self._oracle(lambda c, v: c.exp(v), np.asarray(x))
 
     def sqrt(self, x: np.ndarray) -> np.ndarray:
-        return np.sqrt(x) if self.kind == "float64" else self._oracle(lambda c, v: c.sqrt(v), np.asarray(x))
+        return np.sqrt(x) if self.kind in ("float64", "count") else self._oracle(lambda c, v: c.sqrt(v), np.asarray(x))
 
     def tanh(self, x: np.ndarray) -> np.ndarray:
-        return np.tanh(x) if self.kind == "float64" else self._oracle(lambda c, v: c.tanh(v), np.asarray(x))
+        return np.tanh(x) if self.kind in ("float64", "count") else self._oracle(lambda c, v: c.tanh(v), np.asarray(x))
 
     def relu(self, x: np.ndarray) -> np.ndarray:
         zero = self.scalar(0)
@@ -152,10 +158,12 @@ def bits_of_agreement(err: float, scale: float) -> float:
     return float(-np.log2(err / max(scale, 1e-300)))
 
 
-def get_arith(name: str, oracle_bits: int = 64) -> Arith:
-    """``exact`` | ``mp:<bits>`` | ``float64``."""
+def get_arith(name: str, oracle_bits: int = 24) -> Arith:
+    """``exact`` | ``mp:<bits>`` | ``float64`` | ``count`` (build-only, for parameter counts)."""
     if name == "float64":
         return Arith("float64", "float64", 53)
+    if name == "count":
+        return Arith("count", "count", 1)
     if name == "exact":
         ctx = mpmath.MPContext()
         ctx.prec = oracle_bits

@@ -118,34 +118,47 @@ class TinT:
         return self.ledger.total("param")
 
 
-def build(aux: AuxConfig, cfg: TinTConfig, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None) -> TinT:
-    """Instantiate every module the configuration calls for (copies per layer, reuse as configured)."""
+def build(aux: AuxConfig, cfg: TinTConfig, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None,
+          count_only: bool = False) -> TinT:
+    """Instantiate every module the configuration calls for (copies per layer, reuse as configured).
+
+    ``count_only`` builds each block type once and records its parameters once per copy the
+    configuration calls for (the copies are identical by construction); the result cannot run.
+    Use it with ``get_arith("count")`` for the published configurations.
+    """
     check(aux, cfg)
     geo = Geometry.of(aux, cfg, fd_scale, gate_scale)
     n_sim, led = cfg.simulated(aux), Ledger()
-    fwd = [forward_block(ar, geo) for _ in range(aux.layers)]
+    one_fwd = forward_block(ar, geo) if count_only else None
+    one_bwd = backward_block(ar, geo) if count_only else None
+    new_fwd = lambda: one_fwd or forward_block(ar, geo)  # noqa: E731
+    new_bwd = lambda: one_bwd or backward_block(ar, geo)  # noqa: E731
+    fwd = [new_fwd() for _ in range(aux.layers)]
     for b in fwd:
         _count_forward(led, b)
         led.record("param", "Prefix", amount=len(_sets_of_layer()) * geo.K * geo.H)
     top = fwd[aux.layers - n_sim:]
-    finals, backs = [], []
+    finals: list[list[ForwardBlock]] = []
+    backs: list[list[BackwardBlock]] = []
     for step in range(cfg.steps):
         if cfg.reuse_forward:
             finals.append(top)
         else:
-            finals.append([forward_block(ar, geo) for _ in range(n_sim)])
+            finals.append([new_fwd() for _ in range(n_sim)])
             for b in finals[-1]:
                 _count_forward(led, b)
         if cfg.reuse_backward and step > 0:
             backs.append(backs[0])
         else:
-            backs.append([backward_block(ar, geo) for _ in range(n_sim)])
+            backs.append([new_bwd() for _ in range(n_sim)])
             for bb in backs[-1]:
                 _count_backward(led, bb)
     grad = GradBlock((ln_normalise(ar, geo), linear_forward(ar, geo)),
                      (linear_backward_descent(ar, geo, weights=False), ln_fd_backward(ar, geo)))
     led.record("param", "Grad", amount=sum(m.n_params() for m in (*grad.ln, *grad.back)) + geo.K * geo.H)
     led.record("param", "Emb", amount=(aux.vocab + aux.pos_rows) * aux.D)
+    if count_only:
+        fwd, finals, backs = [], [], []
     return TinT(aux, cfg, geo, ar, fwd, finals, backs, grad, led)
 
 

@@ -18,7 +18,8 @@ from attnsim.sim.tint.arith import Arith, max_abs_diff
 from attnsim.sim.tint.builder import TinT, build
 from attnsim.sim.tint.cases import Case
 from attnsim.sim.tint.linear_attention import linear_head, softmax_simulation
-from attnsim.sim.tint.pipeline import run
+from attnsim.sim.tint.modules import Geometry, linear_backward_descent, linear_forward, pack
+from attnsim.sim.tint.pipeline import Runner, run
 
 
 def group_errors(got: am.Weights, want: am.Weights) -> dict[str, float]:
@@ -123,3 +124,30 @@ def thm25_sweep(ar: Arith, eps_list: list[float], seed: int = 0, n: int = 6, dim
 def slope(xs: list[float], ys: list[float]) -> float:
     """Least-squares slope of log y against log x."""
     return float(np.polyfit(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)), 1)[0])
+
+
+def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: int = 3,
+                  seed: int = 0, eta: Any = 0.25) -> tuple[np.ndarray, np.ndarray, int]:
+    """tint.linear_forward / linear_backward / linear_descent on random rationals.
+
+    Returns (TinT's result, the direct math, the module's parameter count): W x + b on the token
+    rows; W^T dy; or the prefix rows after descent against pack(W - eta sum dy x^T, b - eta sum dy).
+    """
+    rng = np.random.default_rng(seed)
+    draw = lambda *s: ar.array(np.round(rng.standard_normal(s) * 8) / 8)  # noqa: E731
+    geo = Geometry(D, K, T=n, H_sim=1, aux_heads=1, activation="relu", eta=ar.scalar(eta))
+    if D % K:
+        raise ValueError(f"--K: the number of prefixes K = {K} must divide D = {D}")
+    W, b, x, dy = draw(D, D), draw(D), draw(n, D), draw(n, D)
+    r = Runner.of(ar, geo, n, n_train)
+    if which == "forward":
+        m = linear_forward(ar, geo)
+        return r(m, x, pack(ar, geo, W, b))[0], x @ W.T + b, m.n_params()
+    m = linear_backward_descent(ar, geo)
+    dx, prefix = r(m, dy, pack(ar, geo, W, b), x)
+    if which == "backward":
+        return dx, dy @ W, m.branches[0].n_params()
+    eta_s = ar.scalar(eta)
+    tr = slice(0, n_train)
+    want = pack(ar, geo, W - eta_s * (dy[tr].T @ x[tr]), b - eta_s * dy[tr].sum(0))
+    return prefix, want, m.branches[1].n_params()

@@ -17,7 +17,7 @@ from typing import Mapping
 import sympy as sp
 
 from attnsim.paper_refs import Claim, get
-from attnsim.theory.formulas import evaluate, expand_definitions, parse, symbol
+from attnsim.theory.formulas import FormulaError, expand_definitions, parse, symbol
 
 MODULES = ("LinFwd", "LinBwd", "LinDesc", "LNFwd", "LNBwdDesc", "AttnFwd", "AttnBwdDesc", "ActFwd", "ActBwd")
 TAGS = ("LinFwd", "LNFwd", "AttnFwd", "ActFwd", "LinBwd", "LinDesc", "ActBwd", "LNBwdDesc", "AttnBwdDesc",
@@ -37,13 +37,13 @@ def expression(resource: str, reuse_forward: bool | None = None, reuse_backward:
         subs[symbol("rf")] = int(reuse_forward)
     if reuse_backward is not None:
         subs[symbol("rb")] = int(reuse_backward)
-    return sp.simplify(expr.subs(subs))
+    return expr.subs(subs)
 
 
 def module_expression(module: str) -> sp.Expr:
     """Parameters of one instance of a module type (digest §3.3 names: LinFwd, LNBwdDesc, ...)."""
     claim = size_claim()
-    return sp.simplify(expand_definitions(symbol("m_" + module), claim.definitions))
+    return expand_definitions(symbol("m_" + module), claim.definitions)
 
 
 def _int(value: sp.Expr) -> int:
@@ -52,21 +52,38 @@ def _int(value: sp.Expr) -> int:
     return int(value)
 
 
+def _value(formula: str, definitions: Mapping[str, str], values: Mapping[str, int], memo: dict[str, sp.Expr]) -> sp.Expr:
+    """The formula at the given values, resolving definitions bottom-up (fast: no global expansion)."""
+    expr = parse(formula)
+    subs = {}
+    for s in expr.free_symbols:
+        if s.name in values:
+            subs[s] = sp.Integer(values[s.name])
+        elif s.name in definitions:
+            if s.name not in memo:
+                memo[s.name] = _value(definitions[s.name], definitions, values, memo)
+            subs[s] = memo[s.name]
+        else:
+            raise FormulaError(f"formula {formula!r} needs a value for {s.name}")
+    return expr.subs(subs)
+
+
 def count(resource: str, values: Mapping[str, int]) -> int:
     claim = size_claim()
-    return _int(evaluate(claim.resources[resource].exact or "", claim.definitions, values))
+    return _int(_value(claim.resources[resource].exact or "", claim.definitions, values, {}))
 
 
 def per_module(values: Mapping[str, int]) -> dict[str, int]:
     claim = size_claim()
-    return {m: _int(evaluate("m_" + m, claim.definitions, values)) for m in MODULES}
+    memo: dict[str, sp.Expr] = {}
+    return {m: _int(_value("m_" + m, claim.definitions, values, memo)) for m in MODULES}
 
 
 def breakdown(values: Mapping[str, int]) -> dict[str, int]:
     """Count per ledger tag, and "total"."""
-    out = {tag: count(tag, values) for tag in TAGS}
-    out["total"] = count("total", values)
-    return out
+    claim = size_claim()
+    memo: dict[str, sp.Expr] = {}
+    return {tag: _int(_value(claim.resources[tag].exact or "", claim.definitions, values, memo)) for tag in TAGS + ("total",)}
 
 
 def ceiling() -> int:

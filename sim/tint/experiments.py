@@ -102,6 +102,13 @@ def approximation_errors(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: f
     return out
 
 
+def stop_grad_bias(c: Case, ar: Arith) -> dict[str, float]:
+    """Approximation E alone: the stop-gradient step against the exact step, absolute and relative."""
+    w = am.init_weights(c.aux, ar, c.seed)
+    err = worst(group_errors(reference(c, ar, w, am.Approx(stop_grad=True)), reference(c, ar, w, am.Approx())))
+    return {"abs": err, "rel": err / update_scale(c, ar, w)}
+
+
 def fd_sweep(c: Case, ar: Arith, which: str, scales: list[int]) -> list[float]:
     """TinT's error against the reference step whose ``which`` ("ln_fd" | "act_fd") backward is exact."""
     errs = []

@@ -26,8 +26,10 @@ import mpmath
 import numpy as np
 from flint import fmpq
 
+from attnsim.sim.errors import AttnsimError
 
-class ArithError(ValueError):
+
+class ArithError(AttnsimError):
     """An unknown numerics name."""
 
 
@@ -152,22 +154,28 @@ def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def bits_of_agreement(err: float, scale: float) -> float:
-    """-log2(err/scale), capped at 200 bits when the error is zero."""
+    """-log2(err/scale); infinite when the error is zero (the convention of ``attnsim check``)."""
     if err == 0.0:
-        return 200.0
+        return float("inf")
     return float(-np.log2(err / max(scale, 1e-300)))
 
 
 def get_arith(name: str, oracle_bits: int = 24) -> Arith:
-    """``exact`` | ``mp:<bits>`` | ``float64`` | ``count`` (build-only, for parameter counts)."""
+    """``exact`` | ``mp:<bits>`` | ``float64`` | ``count`` (build-only, for parameter counts).
+
+    Names follow ``attnsim.sim.numerics``: ``exact:<D>`` is accepted as ``exact`` (TinT needs no score
+    grid: both sides call the same oracles) and a bare ``mp`` means 200 bits.
+    """
     if name == "float64":
         return Arith("float64", "float64", 53)
     if name == "count":
         return Arith("count", "count", 1)
-    if name == "exact":
+    if name == "mp":
+        name = "mp:200"
+    if name == "exact" or name.startswith("exact:"):
         ctx = mpmath.MPContext()
         ctx.prec = oracle_bits
-        return Arith("exact", "exact", oracle_bits, ctx)
+        return Arith(name, "exact", oracle_bits, ctx)
     if name.startswith("mp:"):
         try:
             bits = int(name[3:])

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from attnsim.sim.errors import AttnsimError
+
 ACTIVATIONS = ("gelu_new", "relu")
 
 
-class TinTConfigError(ValueError):
+class TinTConfigError(AttnsimError):
     """A configuration TinT cannot be built for; the message names the parameter."""
 
 

@@ -18,7 +18,9 @@ from attnsim.sim.tint.arith import Arith, max_abs_diff
 from attnsim.sim.tint.builder import TinT, build
 from attnsim.sim.tint.cases import Case
 from attnsim.sim.tint.linear_attention import linear_head, softmax_simulation
-from attnsim.sim.tint.modules import Geometry, linear_backward_descent, linear_forward, pack
+from attnsim.sim.tint.modules import Geometry, diag_matrix, linear_backward_descent, linear_forward, pack
+from attnsim.sim.tint.modules_nonlinear import (activation_backward, activation_forward, attention_backward,
+                                                attention_softmax, ln_fd_backward, ln_normalise)
 from attnsim.sim.tint.pipeline import Runner, run
 
 
@@ -158,3 +160,39 @@ def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: in
     tr = slice(0, n_train)
     want = pack(ar, geo, W - eta_s * (dy[tr].T @ x[tr]), b - eta_s * dy[tr].sum(0))
     return prefix, want, m.branches[1].n_params()
+
+
+def nonlinear_module(ar: Arith, c: Case, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """(TinT's result, the direct math) for one module on the case's first layer.
+
+    ``which``: "ln_forward" (normalise + LinFwd on diag gamma, beta), "attn_forward" (softmax module on
+    [Qx, Kx, Vx]), "attn_backward" (stop-gradient dv), "act_forward", "act_backward" (Def 2.8),
+    "ln_fd" (the LN finite difference of Def 2.8).
+    """
+    geo = Geometry.of(c.aux, c.tint)
+    w = am.init_weights(c.aux, ar, c.seed)
+    h = am.embed(c.aux, w, c.tokens)
+    r = Runner.of(ar, geo, len(c.ids), c.n_train)
+    lw = w["layers"][0]
+    _, cache = am.layer_forward(c.aux, ar, lw, h)
+    eps = ar.scalar(1) / geo.fd_scale
+    act = ar.activation(c.aux.activation)
+    g = h[::-1].copy()  # a gradient-like input
+    if which == "ln_forward":
+        s = pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"])
+        return r(linear_forward(ar, geo), r(ln_normalise(ar, geo), h, s)[0], s)[0], cache["ln1"]
+    if which == "attn_forward":
+        return r(attention_softmax(ar, geo), np.concatenate([cache["q"], cache["k"], cache["v"]], axis=1))[0], cache["o"]
+    if which == "attn_backward":
+        got = r(attention_backward(ar, geo), g, None, np.concatenate([cache["q"], cache["k"], cache["ln1"]], axis=1))[0]
+        da = c.aux.d_head
+        return got, np.concatenate([p.T @ g[:, i * da:(i + 1) * da] for i, p in enumerate(cache["probs"])], axis=1)
+    if which == "act_forward":
+        return r(activation_forward(ar, geo), h)[0], act(h)
+    if which == "act_backward":
+        return r(activation_backward(ar, geo), g, None, h)[0], (act(h + g * eps) - act(h)) / eps
+    if which == "ln_fd":
+        hat = am.normalize(ar, h)[0]
+        got = r(ln_fd_backward(ar, geo), g, None, np.concatenate([hat, h], axis=1))[0]
+        return got, (am.normalize(ar, h + g * eps)[0] - hat) / eps
+    raise ValueError(f"--which: unknown module {which!r}")

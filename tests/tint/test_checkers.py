@@ -18,9 +18,7 @@ SLOW = {"tint.sgd_step"}  # exact end to end: covered by test_end_to_end
 def test_every_checker_has_an_implemented_claim_and_vice_versa() -> None:
     claims = {c.id: c for c in load("tint").claims}
     assert set(TINT) <= set(claims)
-    assert {cid for cid, c in claims.items() if c.implemented} <= set(TINT) | {
-        "tint.def_2_1", "tint.def_2_3", "tint.attn_forward", "tint.attn_descent", "tint.ln_forward", "tint.def_2_8",
-        "tint.ln_descent", "tint.act_forward", "tint.act_descent", "tint.mlp_split", "tint.loss_gradient"}
+    assert {cid for cid, c in claims.items() if c.implemented} == set(TINT)
 
 
 @pytest.mark.parametrize("cid", sorted(set(TINT) - SLOW))
@@ -36,7 +34,7 @@ def test_quick_grid_passes(cid: str) -> None:
 
 
 def test_report_section_writes_the_latex_size_table(tmp_path: Path) -> None:
-    text = report_sections()["tint"]([], tmp_path, True)
+    text = "".join(fn([], tmp_path, True) for fn in report_sections()["tint"])
     assert "opt-125m" in text and (tmp_path / "tables" / "tint_size.tex").exists()
 
 

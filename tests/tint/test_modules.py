@@ -7,13 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnsim.sim.tint import aux_model as am
 from attnsim.sim.tint import experiments as ex
 from attnsim.sim.tint.arith import get_arith
 from attnsim.sim.tint.cases import CASES
-from attnsim.sim.tint.modules import Geometry, diag_matrix, linear_forward, pack
-from attnsim.sim.tint.modules_nonlinear import (activation_backward, activation_forward, attention_backward,
-                                                attention_softmax, ln_fd_backward, ln_normalise)
+from attnsim.sim.tint.modules import Geometry, linear_forward, pack
 from attnsim.sim.tint.pipeline import Runner
 
 EXACT = get_arith("exact")
@@ -39,64 +36,13 @@ def test_stacking_does_not_change_the_output() -> None:
     assert all(EXACT.equal(o, outs[0]) for o in outs)
 
 
-def _tiny(ar, name: str = "tiny-gelu"):
-    c = CASES[name]
-    geo = Geometry.of(c.aux, c.tint)
-    w = am.init_weights(c.aux, ar, 0)
-    h = am.embed(c.aux, w, c.tokens)
-    return c, geo, w, h, Runner.of(ar, geo, len(c.ids), c.n_train)
-
-
-def test_layer_norm_forward_module() -> None:
-    """tint.ln_forward: normalisation module then LinFwd on (diag gamma, beta) = the aux LN, exactly."""
-    c, geo, w, h, r = _tiny(EXACT)
-    lw = w["layers"][0]
-    s = pack(EXACT, geo, diag_matrix(EXACT, lw["ln1_g"]), lw["ln1_b"])
-    hat = r(ln_normalise(EXACT, geo), h, s)[0]
-    y = r(linear_forward(EXACT, geo), hat, s)[0]
-    assert EXACT.equal(y, am.normalize(EXACT, h)[0] * lw["ln1_g"] + lw["ln1_b"])
-
-
-def test_attention_forward_module() -> None:
-    """tint.attn_forward: softmax module on [Qx, Kx, Vx] = the aux causal multi-head attention, exactly."""
-    c, geo, w, h, r = _tiny(EXACT)
-    out, cache = am.layer_forward(c.aux, EXACT, w["layers"][0], h)
-    o = r(attention_softmax(EXACT, geo), np.concatenate([cache["q"], cache["k"], cache["v"]], axis=1))[0]
-    assert EXACT.equal(o, cache["o"])
-
-
-def test_attention_backward_module_is_the_stop_gradient() -> None:
-    """tint.attn_backward: dv_j = sum_t a_tj dy_t with a recomputed from the stored Q, K."""
-    c, geo, w, h, r = _tiny(EXACT)
-    _, cache = am.layer_forward(c.aux, EXACT, w["layers"][0], h)
-    dy = EXACT.array(np.round(np.random.default_rng(0).standard_normal(h.shape) * 8) / 8)
-    memory = np.concatenate([cache["q"], cache["k"], cache["ln1"]], axis=1)
-    dv = r(attention_backward(EXACT, geo), dy, None, memory)[0]
-    da = c.aux.d_head
-    want = np.concatenate([p.T @ dy[:, i * da:(i + 1) * da] for i, p in enumerate(cache["probs"])], axis=1)
-    assert EXACT.equal(dv, want)
-
-
-@pytest.mark.parametrize("name", ["tiny-relu", "tiny-gelu"])
-def test_activation_modules(name: str) -> None:
-    """tint.act_forward exact; tint.act_backward = (act(x + dy/N) - act(x)) N exactly (Def 2.8)."""
-    c, geo, w, h, r = _tiny(EXACT, name)
-    act = EXACT.activation(c.aux.activation)
-    assert EXACT.equal(r(activation_forward(EXACT, geo), h)[0], act(h))
-    dy = h[::-1].copy()
-    eps = EXACT.scalar(1) / geo.fd_scale
-    got = r(activation_backward(EXACT, geo), dy, None, h)[0]
-    assert EXACT.equal(got, (act(h + dy * eps) - act(h)) / eps)
-
-
-def test_layer_norm_finite_difference_module() -> None:
-    """tint.ln_backward (Def 2.8): N (f(x + dxhat/N) - xhat) with [xhat, x] read from memory, exactly."""
-    c, geo, w, h, r = _tiny(EXACT)
-    hat = am.normalize(EXACT, h)[0]
-    g = hat[::-1].copy()
-    got = r(ln_fd_backward(EXACT, geo), g, None, np.concatenate([hat, h], axis=1))[0]
-    eps = EXACT.scalar(1) / geo.fd_scale
-    assert EXACT.equal(got, (am.normalize(EXACT, h + g * eps)[0] - hat) / eps)
+@pytest.mark.parametrize("case_name", ["tiny-relu", "tiny-gelu"])
+@pytest.mark.parametrize("which", ["ln_forward", "attn_forward", "attn_backward", "act_forward", "act_backward", "ln_fd"])
+def test_nonlinear_modules_are_exact(which: str, case_name: str) -> None:
+    """tint.ln_forward, attn_forward, act_forward: the aux maps exactly; tint.attn_backward: the
+    stop-gradient dv = sum_t a_tj dy_t; act_backward and the LN finite difference: Def 2.8 exactly."""
+    got, want = ex.nonlinear_module(EXACT, CASES[case_name], which)
+    assert EXACT.equal(got, want)
 
 
 def test_a_broken_module_is_caught() -> None:

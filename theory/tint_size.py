@@ -65,7 +65,7 @@ def _value(formula: str, definitions: Mapping[str, str], values: Mapping[str, in
             subs[s] = memo[s.name]
         else:
             raise FormulaError(f"formula {formula!r} needs a value for {s.name}")
-    return expr.subs(subs)
+    return expr.xreplace(subs)
 
 
 def count(resource: str, values: Mapping[str, int]) -> int:

@@ -57,18 +57,26 @@ class StepRun:
     got: am.Weights
     want: am.Weights
     errors: dict[str, float]
-    exact_equal: bool
+    exact_equal: bool           # every updated weight equal (exact numerics: bit for bit)
+    logits_equal: bool          # the final forward pass's logits equal the aux model's with ``want``
+    test_loss: dict[str, float]  # summed loss on the test part: before, after (TinT), after (reference)
 
 
 def sgd_step(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None,
              softmax_eps: Any = None) -> StepRun:
     t = build(c.aux, c.tint, ar, fd_scale=fd_scale, gate_scale=gate_scale)
     w = am.init_weights(c.aux, ar, c.seed)
-    got = run(t, w, c.tokens, c.n_train, softmax_eps).weights
+    res = run(t, w, c.tokens, c.n_train, softmax_eps)
+    got = res.weights
     want = reference(c, ar, w, am.Approx.tint(fd_eps(ar, fd_scale)))
     equal = all(ar.equal(g[k], h[k]) for g, h in zip(got["layers"], want["layers"]) for k in am.LAYER_KEYS) and \
         ar.equal(got["lnf_b"], want["lnf_b"]) and ar.equal(got["lnf_g"], want["lnf_g"])
-    return StepRun(t, w, got, want, group_errors(got, want), equal)
+    ref_logits = am.forward(c.aux, ar, want, c.tokens)[0]
+    test = am.test_positions(len(c.ids), c.n_train)
+    loss = {"before": am.summed_loss(ar, res.first_logits, c.tokens, test),
+            "tint": am.summed_loss(ar, res.logits, c.tokens, test),
+            "reference": am.summed_loss(ar, ref_logits, c.tokens, test)}
+    return StepRun(t, w, got, want, group_errors(got, want), equal, ar.equal(res.logits, ref_logits), loss)
 
 
 def update_scale(c: Case, ar: Arith, w: am.Weights) -> float:

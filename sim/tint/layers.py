@@ -160,9 +160,8 @@ class TinTAttention:
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
         N, H = x.shape
         a, hd = self.heads, H // self.heads
-        qp, kp, vp = self.pos.parts(ar, ctx.pos)
-        q, k, v = ((bd(ar, mx(ar, x)).reshape(N, a, hd) + p)
-                   for (mx, bd), p in ((self.maps[n], pp) for n, pp in (("q", qp), ("k", kp), ("v", vp))))
+        q, k, v = (self._content(ar, x, name).reshape(N, a, hd) + part
+                   for name, part in zip("qkv", self.pos.parts(ar, ctx.pos)))
         allowed = ctx.masks[self.mask]
         zero = ar.scalar(0)
         out = []
@@ -181,6 +180,10 @@ class TinTAttention:
                 w = w.T
             out.append(w @ v[:, h, :])
         return self.out(ar, np.concatenate(out, axis=1))
+
+    def _content(self, ar: Arith, x: np.ndarray, name: str) -> np.ndarray:
+        mx, bd = self.maps[name]
+        return bd(ar, mx(ar, x))
 
     def n_params(self) -> int:
         return sum(m.n_params() + b.n_params() for m, b in self.maps.values()) + self.pos.n_params() + self.out.n_params()

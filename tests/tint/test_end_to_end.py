@@ -23,7 +23,8 @@ def test_tiny_model_is_the_one_in_the_issue() -> None:
 def test_exact_sgd_step_bit_for_bit() -> None:
     """Hard gates, linear attention: TinT's updated weights == the reference step, every entry, exactly."""
     r = ex.sgd_step(CASES["tiny-relu"], get_arith("exact"))
-    assert r.exact_equal
+    assert r.exact_equal and r.logits_equal  # weights, and the test-part forward pass with them
+    assert r.test_loss["tint"] == r.test_loss["reference"] != r.test_loss["before"]
     assert all(v == 0.0 for v in r.errors.values())
     moved = ex.group_errors(r.got, r.weights)
     assert moved["wv"] > 0 and moved["wfc"] > 0 and moved["ln1_b"] > 0 and moved["lnf_b"] > 0

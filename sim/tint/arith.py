@@ -39,7 +39,6 @@ class Arith:
 
     name: str
     kind: str  # "exact" | "mp" | "float64" | "count" (shapes only: 1-byte arrays, for counting big TinTs)
-    bits: int = 53
     ctx: Any = field(default=None, repr=False)
 
     # -- conversion ---------------------------------------------------------------------------------
@@ -167,15 +166,15 @@ def get_arith(name: str, oracle_bits: int = 24) -> Arith:
     grid: both sides call the same oracles) and a bare ``mp`` means 200 bits.
     """
     if name == "float64":
-        return Arith("float64", "float64", 53)
+        return Arith("float64", "float64")
     if name == "count":
-        return Arith("count", "count", 1)
+        return Arith("count", "count")
     if name == "mp":
         name = "mp:200"
     if name == "exact" or name.startswith("exact:"):
         ctx = mpmath.MPContext()
         ctx.prec = oracle_bits
-        return Arith(name, "exact", oracle_bits, ctx)
+        return Arith(name, "exact", ctx)
     if name.startswith("mp:"):
         try:
             bits = int(name[3:])
@@ -185,5 +184,5 @@ def get_arith(name: str, oracle_bits: int = 24) -> Arith:
             raise ArithError(f"--numerics: mp precision must be >= 16 bits, got {bits}")
         ctx = mpmath.MPContext()
         ctx.prec = bits
-        return Arith(name, "mp", bits, ctx)
+        return Arith(name, "mp", ctx)
     raise ArithError(f"--numerics: TinT runs in exact, mp:<bits> or float64; got {name!r}")

@@ -16,7 +16,6 @@ ActFwd, ActBwd, Prefix, Grad, Emb. Shared modules are counted once, per-layer co
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from attnsim.sim.ledger import Ledger
 from attnsim.sim.tint import aux_model as am
 from attnsim.sim.tint.arith import Arith
 from attnsim.sim.tint.configs import AuxConfig, TinTConfig, check
-from attnsim.sim.tint.layers import Context, Module, Parallel
+from attnsim.sim.tint.layers import Module, Parallel
 from attnsim.sim.tint.modules import Geometry, diag_matrix, linear_backward_descent, linear_forward, pack, unpack
 from attnsim.sim.tint.modules_nonlinear import (activation_backward, activation_forward, attention_backward,
                                                 attention_softmax, ln_fd_backward, ln_normalise)

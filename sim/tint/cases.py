@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from attnsim.sim.tint.configs import TINY, TINY_TINT, AuxConfig, TinTConfig
+from attnsim.sim.tint.configs import TINY, TINY_TINT, AuxConfig, TinTConfig, TinTConfigError
 
 
 @dataclass(frozen=True)
@@ -40,5 +40,5 @@ CASES: dict[str, Case] = {c.name: c for c in (
 
 def case(name: str) -> Case:
     if name not in CASES:
-        raise KeyError(f"--case: unknown TinT case {name!r}; known: {', '.join(CASES)}")
+        raise TinTConfigError(f"--case: unknown TinT case {name!r}; known: {', '.join(CASES)}")
     return CASES[name]

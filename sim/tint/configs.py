@@ -61,9 +61,6 @@ class TinTConfig:
     def width(self, aux: AuxConfig) -> int:
         return (self.S(aux) + 1) * aux.D
 
-    def d_sim(self, aux: AuxConfig) -> int:
-        return self.width(aux) // self.H_sim
-
     def simulated(self, aux: AuxConfig) -> int:
         return aux.layers if self.n_sim is None else self.n_sim
 

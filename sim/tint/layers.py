@@ -18,7 +18,7 @@ sequence [K prefix rows; n token rows] of width H = D_sim, with one-hot position
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -38,6 +38,8 @@ class Context:
 
 
 class Layer(Protocol):
+    """What a module stacks: a map of the rows that knows its parameter count."""
+
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray: ...
     def n_params(self) -> int: ...
 
@@ -224,9 +226,8 @@ class Module:
     """A stack of layers followed by a gate: out = gate(x, layers(x)) (the code's module pattern)."""
 
     name: str
-    layers: list[Any]
+    layers: list[Layer]
     gate: Gate | None = None
-    tags: dict[str, int] = field(default_factory=dict)
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
         f = x

@@ -202,6 +202,7 @@ def linear_backward_descent(ar: Arith, geo: Geometry, weights: bool = True, bias
 # prefix sets: packing a D x D linear layer into K prefix rows and back (digest §2.3)
 # ---------------------------------------------------------------------------------------------------
 def pack(ar: Arith, geo: Geometry, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """tint.def_2_1: K prefix rows; prefix j holds rows S j .. S j + S - 1 of W, prefix 0 also b."""
     rows = ar.zeros((geo.K, geo.H))
     for j in range(geo.K):
         for r in range(geo.S):
@@ -211,9 +212,9 @@ def pack(ar: Arith, geo: Geometry, W: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def unpack(geo: Geometry, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(W, b) back from the prefix rows; enumerating (j, r) in order gives rows S j + r = 0, 1, ..."""
     W = np.stack([rows[j, r * geo.D:(r + 1) * geo.D] for j in range(geo.K) for r in range(geo.S)])
-    order = [geo.S * j + r for j in range(geo.K) for r in range(geo.S)]
-    return W[np.argsort(order)], rows[0, geo.S * geo.D:].copy()
+    return W, rows[0, geo.S * geo.D:].copy()
 
 
 def diag_matrix(ar: Arith, g: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ from attnsim.sim.tint import aux_model as am
 from attnsim.sim.tint.arith import Arith, max_abs_diff
 from attnsim.sim.tint.builder import TinT, build
 from attnsim.sim.tint.cases import Case
+from attnsim.sim.tint.configs import TinTConfigError
 from attnsim.sim.tint.linear_attention import linear_head, softmax_simulation
 from attnsim.sim.tint.modules import Geometry, diag_matrix, linear_backward_descent, linear_forward, pack
 from attnsim.sim.tint.modules_nonlinear import (activation_backward, activation_forward, attention_backward,
@@ -85,7 +86,7 @@ def update_scale(c: Case, ar: Arith, w: am.Weights) -> float:
 
 
 def approximation_errors(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float = 10.0,
-                         softmax_eps: float = 1e-3) -> dict[str, dict[str, float]]:
+                         softmax_eps: float = 1e-3) -> dict[str, dict[str, Any]]:
     """Each approximation's error alone, relative to the exact SGD update (digest §2.9 D, E, G, J, C).
 
     stop_grad and ln_bias_only are structural in TinT, so they are measured on the reference; the
@@ -105,10 +106,12 @@ def approximation_errors(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: f
         "gates": (sgd_step(c, ar, fd_scale, gate_scale=gate_scale).got, tint_run.want),
         "thm_2_5": (sgd_step(c, ar, fd_scale, softmax_eps=softmax_eps).got, tint_run.want),
     }
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, (got, want) in pairs.items():
-        err = worst(group_errors(got, want))
-        out[name] = {"abs": err, "rel": err / scale}
+        groups = group_errors(got, want)
+        err = worst(groups)
+        out[name] = {"abs": err, "rel": err / scale, "worst_group": max(groups, key=groups.get),
+                     "by_group": groups}
     return out
 
 
@@ -152,9 +155,9 @@ def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: in
     """
     rng = np.random.default_rng(seed)
     draw = lambda *s: ar.array(np.round(rng.standard_normal(s) * 8) / 8)  # noqa: E731
+    if K < 1 or D % K:
+        raise TinTConfigError(f"--K: the number of prefixes K = {K} must divide D = {D}")
     geo = Geometry(D, K, T=n, H_sim=1, aux_heads=1, activation="relu", eta=ar.scalar(eta))
-    if D % K:
-        raise ValueError(f"--K: the number of prefixes K = {K} must divide D = {D}")
     W, b, x, dy = draw(D, D), draw(D), draw(n, D), draw(n, D)
     r = Runner.of(ar, geo, n, n_train)
     if which == "forward":

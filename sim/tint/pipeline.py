@@ -15,6 +15,7 @@ import numpy as np
 from attnsim.sim.tint import aux_model as am
 from attnsim.sim.tint.arith import Arith
 from attnsim.sim.tint.builder import N_SUB, BackwardBlock, ForwardBlock, TinT, prefix_sets, weights_from_sets
+from attnsim.sim.tint.configs import TinTConfigError
 from attnsim.sim.tint.layers import Context
 from attnsim.sim.tint.modules import Geometry, diag_matrix, pack
 
@@ -117,6 +118,12 @@ def run(t: TinT, w: am.Weights, ids: np.ndarray, n_train: int, softmax_eps: Any 
     """tint.sgd_step: TinT's forward -> gradient -> backward+descent -> forward, ``steps`` times."""
     ar, aux = t.ar, t.aux
     n, n_sim = len(ids), t.cfg.simulated(aux)
+    if not 1 <= n <= aux.positions:
+        raise TinTConfigError(f"--ids: {n} tokens, but the auxiliary model has {aux.positions} positions")
+    if not 2 <= n_train <= n:
+        raise TinTConfigError(f"--n_train: the training part needs 2..{n} tokens (one loss term at least), got {n_train}")
+    if t.cfg.steps and not t.backward_blocks:
+        raise TinTConfigError("--count_only: a TinT built for counting cannot run")
     start = aux.layers - n_sim
     r = Runner.of(ar, t.geo, n, n_train, softmax_eps)
     sets, lnf = prefix_sets(t, w), _lnf_set(t, w)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from attnsim.sim.tint.arith import ArithError, get_arith
@@ -46,3 +47,17 @@ def test_unknown_aux_and_numerics_are_refused() -> None:
 def test_every_published_config_except_opt_350m_is_valid() -> None:
     for name in ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "opt-125m", "opt-1.3b", "opt-2.7b"):
         assert validate(*published(name)) == []
+
+
+def test_bad_sequences_are_refused() -> None:
+    from attnsim.sim.tint import aux_model as am
+    from attnsim.sim.tint.pipeline import run
+
+    t = build(TINY, TINY_TINT, F64)
+    w = am.init_weights(TINY, F64, 0)
+    with pytest.raises(TinTConfigError, match="--ids"):
+        run(t, w, np.arange(TINY.positions + 1) % TINY.vocab, 4)
+    with pytest.raises(TinTConfigError, match="--n_train"):
+        run(t, w, np.arange(5), 1)
+    with pytest.raises(TinTConfigError, match="--count_only"):
+        run(build(TINY, TINY_TINT, get_arith("count"), count_only=True), w, np.arange(5), 3)

@@ -259,10 +259,12 @@ def tint_report(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str
         approx = r.get("extra", {}).get("approximation_errors_float64")
         if r["claim"] == "tint.sgd_step" and approx:
             case_name = r["params"]["case"]
-            rows += [f"| {case_name} | {name} | {v['abs']:.3g} | {v['rel']:.3g} |" for name, v in approx.items()]
+            rows += [f"| {case_name} | {name} | {v['abs']:.3g} | {v['rel']:.3g} | {v['worst_group']} |"
+                     for name, v in approx.items()]
     if rows:
         text += ("\n### TinT approximations, each alone (float64, N = 1000, gate scale 10, Thm 2.5 eps = 1e-3)\n\n"
-                 "| case | approximation | max abs error | relative to the SGD update |\n|---|---|---|---|\n"
+                 "| case | approximation | max abs error | relative to the SGD update | worst parameter group |\n"
+                 "|---|---|---|---|---|\n"
                  + "\n".join(rows) + "\n")
     slopes = [f"| {r['claim']} | {r['params'].get('case', '')} | {r['extra']['slope']:.3f} |"
               for r in records if "slope" in r.get("extra", {})]

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from attnsim.sim.numerics.base import Array, Numerics, NumericsError
-from attnsim.sim.numerics.fixed_formats import (ROUNDINGS, FixedFormat, Format, overflows, parse_format,
+from attnsim.sim.numerics.fixed_formats import (ROUNDINGS, FixedFormat, Format, lowest, overflows, parse_format,
                                                 saturate)
 
 
@@ -52,22 +52,28 @@ class FixedWidth(Numerics):
         self.rounding, self.overflow = rounding, overflow
         self.bits = fmt.bits
         self.rng = np.random.default_rng(seed) if rounding == "sr" else None
+        self._representable: set[float] = set()
+        self.peak = 0.0  # largest |value| met before rounding (sizes a fixed format's integer bits)
 
     # -- rounding ------------------------------------------------------------------------------
     def round(self, x: Array, fmt: Format | None = None, what: str = "") -> Array:
         """x (float64) rounded into ``fmt`` (default the storage format), with the overflow policy."""
         fmt = fmt or self.fmt
         x = np.asarray(x, dtype=np.float64)
-        if not np.isfinite(x).all():
+        if x.size == 0:
+            return x
+        r, big = fmt.round_with_max(x, self.rounding, self.rng)
+        if not np.isfinite(big):
             raise NumericsError(f"{self.name}: a non-finite intermediate value (float64 overflow before rounding)")
-        r = fmt.round(x, self.rounding, self.rng)
-        bad = overflows(fmt, r)
-        if bad.any():
+        self.peak = max(self.peak, big)
+        top, bottom = fmt.max_value, lowest(fmt)
+        # rounding is monotone and top is representable, so |x| <= top cannot overflow
+        if big > top and (r.max() > top or r.min() < bottom):
             if self.overflow == "sat":
                 return saturate(fmt, r)
-            v = float(x[bad].flat[0])
-            raise NumericsError(f"{self.name}: overflow{' in ' + what if what else ''}: {v:.6g} exceeds the range of {_label(fmt)} "
-                                f"(largest {fmt.max_value:.6g}); use a wider format or the 'sat' option")
+            v = float(x[overflows(fmt, r)].flat[0])
+            raise NumericsError(f"{self.name}: overflow{' in ' + what if what else ''}: {v:.6g} exceeds the range "
+                                f"of {_label(fmt)} (largest {top:.6g}); use a wider format or the 'sat' option")
         return r
 
     # -- conversion ----------------------------------------------------------------------------
@@ -87,10 +93,12 @@ class FixedWidth(Numerics):
 
     def const(self, value: int | Fraction, shape: tuple[int, ...]) -> Array:
         v = float(value)
-        r = float(self.fmt.round(np.array([v]), "rne", None)[0])
-        if r != v or overflows(self.fmt, np.array([r])).any():
-            raise NumericsError(f"{self.name}: the format cannot represent the constant {value} exactly "
-                                "(a synthetic constant of the constructions); use a wider format")
+        if v not in self._representable:
+            r = float(self.fmt.round(np.array([v]), "rne", None)[0])
+            if r != v or overflows(self.fmt, np.array([r])).any():
+                raise NumericsError(f"{self.name}: the format cannot represent the constant {value} exactly "
+                                    "(a synthetic constant of the constructions); use a wider format")
+            self._representable.add(v)
         return np.full(shape, v)
 
     def zeros(self, shape: tuple[int, ...]) -> Array:
@@ -125,12 +133,16 @@ class FixedWidth(Numerics):
     def matmul(self, a: Array, b: Array) -> Array:
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
         k = a.shape[-1]
-        if k == 0:
-            return np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]))
         acc = self.acc
-        s = self.round(a[..., :, 0:1] * b[..., 0:1, :], acc)
-        for j in range(1, k):
-            s = self.round(s + self.round(a[..., :, j:j + 1] * b[..., j:j + 1, :], acc), acc)
+        s = None
+        for j in range(k):
+            aj, bj = a[..., :, j:j + 1], b[..., j:j + 1, :]
+            if not (aj.any() and bj.any()):
+                continue  # an exact zero product leaves the rounded partial sum unchanged
+            p = self.round(aj * bj, acc)
+            s = p if s is None else self.round(s + p, acc)
+        if s is None:
+            return np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]))
         return s if acc == self.fmt else self.round(s)
 
     def rowsum(self, a: Array) -> Array:

@@ -25,6 +25,7 @@ fixed format with I + F ≤ 53 fit exactly in them.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -67,7 +68,7 @@ class FloatFormat:
     def emin(self) -> int:
         return 2 - 2 ** (self.exp_bits - 1)
 
-    @property
+    @functools.cached_property
     def max_value(self) -> float:
         emax = 2 ** (self.exp_bits - 1) - 1
         if self.finite_top:
@@ -76,22 +77,41 @@ class FloatFormat:
 
     def round(self, x: np.ndarray, mode: str, rng: np.random.Generator | None) -> np.ndarray:
         """x rounded into this format with an unbounded exponent above (overflow is the caller's)."""
+        return self.round_with_max(x, mode, rng)[0]
+
+    def round_with_max(self, x: np.ndarray, mode: str,
+                       rng: np.random.Generator | None) -> tuple[np.ndarray, float]:
+        """(x rounded, max |x|), in few passes over the bits of x (inf/NaN show as a non-finite max)."""
         x = np.ascontiguousarray(x, dtype=np.float64)
+        b = x.view(np.int64)
+        mag = b & _ABS
+        big = float(mag.max().view(np.float64)) if mag.size else 0.0
         shift = 52 - self.man_bits
         r = x
         if shift:
-            b = x.view(np.int64)
             if mode == "rne":
-                b = b + ((np.int64(1) << (shift - 1)) - 1) + ((b >> shift) & 1)
+                t = b >> shift
+                t &= 1
+                t += (np.int64(1) << (shift - 1)) - 1
+                t += b
             elif mode == "sr":
-                b = b + rng.integers(0, 1 << shift, size=x.shape, dtype=np.int64)
-            r = (b & ~np.int64((1 << shift) - 1)).view(np.float64)
-        tiny = np.abs(x) < 2.0 ** self.emin  # subnormal range of the format: a fixed grid
-        if tiny.any():
+                t = rng.integers(0, 1 << shift, size=x.shape, dtype=np.int64)
+                t += b
+            else:
+                t = b.copy()
+            t &= ~np.int64((1 << shift) - 1)
+            r = t.view(np.float64)
+        # 0 < |x| < 2^emin: the format's subnormal range, a fixed grid (zeros already round to 0)
+        mag -= 1
+        if (mag.view(np.uint64) < np.uint64(((self.emin + 1023) << 52) - 1)).any():
+            tiny = (np.abs(x) < 2.0 ** self.emin) & (x != 0)
             r = np.array(r, copy=True)
             q = np.ldexp(x[tiny], self.man_bits - self.emin)
             r[tiny] = np.ldexp(_round_int(q, mode, rng), self.emin - self.man_bits)
-        return r
+        return r, big
+
+
+_ABS = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
 
 @dataclass(frozen=True)
@@ -127,6 +147,11 @@ class FixedFormat:
     def min_value(self) -> float:
         return float(-(2.0 ** (self.int_bits - 1)))
 
+    def round_with_max(self, x: np.ndarray, mode: str,
+                       rng: np.random.Generator | None) -> tuple[np.ndarray, float]:
+        x = np.asarray(x, dtype=np.float64)
+        return self.round(x, mode, rng), float(np.abs(x).max()) if x.size else 0.0
+
     def round(self, x: np.ndarray, mode: str, rng: np.random.Generator | None) -> np.ndarray:
         return np.ldexp(_round_int(np.ldexp(np.asarray(x, dtype=np.float64), self.frac_bits), mode, rng),
                         -self.frac_bits)
@@ -143,15 +168,16 @@ def _round_int(q: np.ndarray, mode: str, rng: np.random.Generator | None) -> np.
     return np.floor(q + rng.random(q.shape))
 
 
+def lowest(fmt: Format) -> float:
+    return fmt.min_value if isinstance(fmt, FixedFormat) else -fmt.max_value
+
+
 def overflows(fmt: Format, r: np.ndarray) -> np.ndarray:
-    if isinstance(fmt, FixedFormat):
-        return (r > fmt.max_value) | (r < fmt.min_value)
-    return np.abs(r) > fmt.max_value
+    return (r > fmt.max_value) | (r < lowest(fmt))
 
 
 def saturate(fmt: Format, r: np.ndarray) -> np.ndarray:
-    lo = fmt.min_value if isinstance(fmt, FixedFormat) else -fmt.max_value
-    return np.clip(r, lo, fmt.max_value)
+    return np.clip(r, lowest(fmt), fmt.max_value)
 
 
 _FLOAT_RE = re.compile(r"^(\d+)\.(\d+)(fn)?$")

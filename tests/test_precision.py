@@ -164,3 +164,14 @@ def test_cli_prints_slope_and_r2() -> None:
     bad = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "precision", "two_heads.lemma_3_1",
                           "--target", "2^-50"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--target" in bad.stderr
+
+
+def test_verdict_reads_growth_per_doubling() -> None:
+    from attnsim.verify.precision import Need, verdict
+
+    Ns = [64, 256, 1024, 4096]
+    log_like = [Need("x", N, 0, w) for N, w in zip(Ns, [10, 12, 14, 16])]
+    assert verdict(log_like, fit_log2(Ns, [10, 12, 14, 16])).startswith("consistent with O(log N)")
+    poly_like = [Need("x", N, 0, w) for N, w in zip(Ns, [10, 11, 15, 30])]
+    assert verdict(poly_like, fit_log2(Ns, [10, 11, 15, 30])).startswith("faster than logarithmic")
+    assert verdict(log_like[:1] + [Need("x", 256, None, None)], fit_log2([64], [10])).startswith("not established")

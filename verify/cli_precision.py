@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from typing import Optional
 
 import typer
@@ -18,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from attnsim.verify.precision import (CONSTRUCTIONS, FAMILIES, blocks_study, bits_study, decode_study,
-                                      parse_target)
+                                      parse_target, scale_study)
 from attnsim.verify.registry import UsageError
 
 SUPPORTED = ("two_heads.lemma_3_1",)
@@ -32,6 +33,16 @@ def _ints(text: str, what: str) -> list[int]:
         raise UsageError(f"--{what}: expected comma-separated integers, got {text!r}") from None
     if not vals or min(vals) < 1:
         raise UsageError(f"--{what}: expected positive integers, got {text!r}")
+    return vals
+
+
+def _fractions(text: str) -> list[Fraction]:
+    try:
+        vals = [Fraction(v.strip()) for v in text.split(",") if v.strip()]
+    except (ValueError, ZeroDivisionError):
+        raise UsageError(f"--scales: expected comma-separated numbers such as 0.5,1,2,4; got {text!r}") from None
+    if not vals or min(vals) <= 0:
+        raise UsageError(f"--scales: expected positive numbers, got {text!r}")
     return vals
 
 
@@ -58,6 +69,9 @@ def register(app: typer.Typer) -> None:
         sample_blocks: int = typer.Option(16, help="query blocks sampled per N (0: all)"),
         blocks_format: Optional[str] = typer.Option(None, help="also: error vs N/M at this format"),
         decode: Optional[str] = typer.Option(None, help="also: p/(1-p) decode conditioning at this format"),
+        scales: Optional[str] = typer.Option(None, help="also: bits needed as W^Q is scaled by these factors "
+                                                          "(e.g. 0.5,1,2,4), at N = --scale-N"),
+        scale_N: int = typer.Option(256, "--scale-N", help="N of the --scales study"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
@@ -82,6 +96,9 @@ def register(app: typer.Typer) -> None:
             result["blocks"] = blocks_study(Ns, M, blocks_format, cons, d, seed, sample_blocks or None, input_kind)
         if decode:
             result["decode"] = decode_study(decode, seed=seed)
+        if scales:
+            result["scales"] = scale_study(scale_N, M, _fractions(scales), format_family, tgt, cons, d, seed, exp_bits,
+                                           sample_blocks or None)
         if as_json:
             from attnsim.verify.cli import jsonable
 
@@ -126,6 +143,15 @@ def print_result(result: dict) -> None:
         for c, rows in bl["rows"].items():
             pts = ", ".join(f"n={r['n']}: {_fmt_bits(r['error_bits'])}" for r in rows)
             console.print(f"  {c}: {pts}   slope {bl['fits'][c]['slope']:+.2f}, R² {bl['fits'][c]['r2']:.2f}")
+    if "scales" in result:
+        sc = result["scales"]
+        console.print(f"\n[bold]bits needed as the scores grow[/bold] (W^Q scaled; N={sc['N']}, M={sc['M']})")
+        cons = [c for c in CONSTRUCTIONS if c in sc["rows"][0]]
+        for r in sc["rows"]:
+            cells = ", ".join(f"{c} {r[c] if r[c] is not None else '> limit'}" for c in cons)
+            console.print(f"  scale {r['scale']:g}: log2 A_max {r['log2_A_max']:.1f}: {cells}")
+        console.print("  precision bits per bit of log2 A_max: "
+                      + ", ".join(f"{c} {v:+.2f}" for c, v in sc["bits_per_log2_A"].items()))
     if "decode" in result:
         de = result["decode"]
         console.print(f"\n[bold]decode A = p/(1-p)[/bold] at {de['format']}: error bits by log2 A")

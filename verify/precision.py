@@ -29,12 +29,14 @@ as such.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from attnsim.sim.masks import Full
+from attnsim.sim.model import HeadWeights, LayerWeights, Weights
 from attnsim.sim.numerics import Numerics, NumericsError, get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads.blocks import combine, head_jobs
@@ -61,10 +63,15 @@ class Setup:
 
 
 def make_setup(N: int, M: int, d: int = 4, seed: int = 0, sample_blocks: int | None = 16,
-               input_kind: str = "random") -> Setup:
+               input_kind: str = "random", score_scale: Fraction = Fraction(1)) -> Setup:
+    """The seeded random case at N; ``score_scale`` multiplies W^Q, and so every score."""
     if N < 1 or M < 2 or d < 1:
         raise UsageError(f"--N/--M/--d: need N >= 1, M >= 2, d >= 1; got N={N}, M={M}, d={d}")
     case = random_case(N, d, 1, 1, Full(), seed, layer_mlp="identity", input_kind=input_kind, exact_kind=False)
+    if score_scale != 1:
+        hw = case.weights.layers[0].heads[0]
+        scaled = HeadWeights(hw.WQ * Fraction(score_scale), hw.WK, hw.WV)
+        case = Case(case.spec, Weights((LayerWeights((scaled,), case.weights.layers[0].psi),)), case.X)
     starts = list(range(0, N, M))
     if sample_blocks and len(starts) > sample_blocks:
         pick = np.random.default_rng(seed + 1).choice(len(starts), size=sample_blocks, replace=False)
@@ -320,6 +327,44 @@ def blocks_study(Ns: list[int], M: int, fmt: str = "float:fp32", constructions: 
         f = fit_log2([r["n"] for r in good], [r["error_bits"] for r in good])
         fits[c] = {"slope": f.slope, "r2": f.r2}
     return {"format": fmt, "M": M, "rows": rows, "fits": fits}
+
+
+def log2_block_sum_max(setup: Setup) -> float:
+    """log2 of the largest block normaliser A_{i,t} = Σ_{j∈S_t} exp(<q_i,k_j>) over the sampled rows (float64)."""
+    nm = get_numerics("float64")
+    hw = setup.case.weights.layers[0].heads[0]
+    X = nm.array(setup.case.X)
+    s = (X[setup.rows] @ nm.array(hw.WQ)) @ (X @ nm.array(hw.WK)).T
+    top = float(s.max())
+    A = np.add.reduceat(np.exp(s - top), np.arange(0, setup.N, setup.M), axis=1)
+    return top / math.log(2) + math.log2(float(A.max()))
+
+
+def scale_study(N: int, M: int, scales: list[Fraction], kind: str = "float", target: float = TARGET,
+                constructions: tuple[str, ...] = CONSTRUCTIONS, d: int = 4, seed: int = 0, exp_bits: int = 8,
+                sample_blocks: int | None = 16) -> dict[str, Any]:
+    """Bits needed at one N as the scores grow (W^Q scaled): the decode's conditioning at model level.
+
+    The simulation's error is governed by the largest block normaliser A (condition ≈ A + 1 of
+    p/(1 − p)); direct attention subtracts the row max and does not see A.
+    """
+    rows = []
+    for c in scales:
+        setup = make_setup(N, M, d, seed, sample_blocks, score_scale=c)
+        family = make_family(kind, setup, exp_bits)
+        entry: dict[str, Any] = {"scale": float(c), "log2_A_max": log2_block_sum_max(setup)}
+        for name in constructions:
+            need = bits_needed(name, setup, family, target, None, seed)
+            entry[name] = need.width
+            entry[f"{name}_precision"] = need.precision
+        rows.append(entry)
+    fits = {}
+    for name in constructions:
+        pts = [(r["log2_A_max"], r[f"{name}_precision"]) for r in rows if r[f"{name}_precision"] is not None]
+        if len(pts) >= 2:
+            b, a = np.polyfit([p[0] for p in pts], [p[1] for p in pts], 1)
+            fits[name] = float(b)
+    return {"N": N, "M": M, "family": kind, "target": target, "rows": rows, "bits_per_log2_A": fits}
 
 
 def decode_study(fmt: str, max_log2_A: int = 30, per_binade: int = 64, seed: int = 0) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from attnsim.verify.precision import (ACCELERATION, CONSTRUCTIONS, TARGET, block
 from attnsim.verify.registry import report_section
 
 DECODE_FORMATS = ("float:bf16", "float:fp16", "float:fp32", "fixed:q16.16")
+MARKERS = {"paper": "o", "fused": "x", "direct": "s"}  # paper and fused often coincide; both stay visible
 
 
 def _grids(quick: bool) -> dict[str, Any]:
@@ -61,7 +62,7 @@ def _plot_bits(studies: dict[str, dict[str, Any]], path: Path) -> None:
             if not pts:
                 continue
             x = np.log2([p[0] for p in pts])
-            line = ax.plot(x, [p[1] for p in pts], "o", label=f"{c} ({v['slope']:+.2f}/doubling, R² {v['r2']:.2f})")
+            line = ax.plot(x, [p[1] for p in pts], MARKERS.get(c, "o"), label=f"{c} ({v['slope']:+.2f}/doubling, R² {v['r2']:.2f})")
             if math.isfinite(v["slope"]):
                 ax.plot(x, v["intercept"] + v["slope"] * x, "-", color=line[0].get_color(), alpha=0.6)
         ax.set_xlabel("log2 N")

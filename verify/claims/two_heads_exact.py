@@ -44,7 +44,7 @@ def _lemma_3_1_grid(quick: bool) -> list[dict]:
 
 
 @checker("two_heads.lemma_3_1", params=COMMON, grid=_lemma_3_1_grid,
-         numerics=("exact", "fraction", "symbolic", "mp", "float64"))
+         numerics=("exact", "fraction", "symbolic", "mp", "float64", "float", "fixed"))
 def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     p = ctx.params
     b = block_size(p["M"], p["length"])

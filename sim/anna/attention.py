@@ -137,7 +137,8 @@ def collision_counts(q: object, k: object, hashes: Sequence[TableHash]) -> np.nd
     qm, km = as_matrix(q, "queries"), as_matrix(k, "keys")
     c = np.zeros((qm.shape[0], km.shape[0]), dtype=np.int64)
     for g in hashes:
-        c += code_keys(g.codes(qm))[:, None] == code_keys(g.codes(km))[None, :]
+        _, ids = np.unique(code_keys(np.vstack([g.codes(qm), g.codes(km)])), return_inverse=True)
+        c += ids[:qm.shape[0], None] == ids[None, qm.shape[0]:]
     return c
 
 

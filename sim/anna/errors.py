@@ -1,14 +1,17 @@
 """The one error type of ``attnsim.sim.anna``: bad input, named by its parameter.
 
-:class:`AnnaInputError` is a ``ValueError`` so that the CLI turns it into a one-line message.
+:class:`AnnaInputError` is an :class:`~attnsim.sim.errors.AttnsimError` (a ``ValueError``), so the CLI
+turns it into a one-line message.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from attnsim.sim.errors import AttnsimError
 
-class AnnaInputError(ValueError):
+
+class AnnaInputError(AttnsimError):
     """Bad input to an ANNA construction; the message starts with the parameter's name."""
 
 

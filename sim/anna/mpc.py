@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from attnsim.sim.anna.errors import require
+from attnsim.sim.errors import AttnsimError
 from attnsim.sim.ledger import Ledger
 
 Record = tuple
@@ -25,7 +26,7 @@ Message = tuple[int, Record]
 Step = Callable[[int, list[Record]], Iterable[Message]]
 
 
-class MPCLimitError(ValueError):
+class MPCLimitError(AttnsimError):
     """A round broke the MPC rules (too many words sent or received, or a bad destination)."""
 
 

@@ -107,3 +107,28 @@ def sum_inputs(rng: np.random.Generator, N: int, M: int) -> np.ndarray:
     require(N >= 1, "N", f"must be >= 1, got {N}")
     require(M >= 1, "M", f"must be >= 1, got {M}")
     return rng.integers(1, M + 1, size=N).astype(np.int64)
+
+
+def clustered_sphere_points(rng: np.random.Generator, N: int, m: int, r: float) -> tuple[np.ndarray, np.ndarray]:
+    """N queries and N keys on the unit sphere in R^m, in clusters of about 4 around random centres.
+
+    Every point lies within chord distance r/2 of its cluster's centre, so a query and the keys of
+    its cluster are within r (near); points of different clusters are typically about sqrt(2)
+    apart, which puts some inside and some beyond c*r for c*r near 1.4 (inputs for anna.alg_1).
+    """
+    require(N >= 1, "N", f"must be >= 1, got {N}")
+    require(m >= 2, "m", f"must be >= 2, got {m}")
+    require(0 < r <= 2, "r", f"must be in (0, 2], got {r}")
+    centres = rng.standard_normal((max(1, N // 4), m))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    which = rng.integers(len(centres), size=(2, N))
+
+    def around(idx: np.ndarray) -> np.ndarray:
+        base = centres[idx]
+        u = rng.standard_normal(base.shape)
+        u -= (u * base).sum(axis=1, keepdims=True) * base
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+        theta = rng.uniform(0, 2 * np.arcsin(r / 4), size=(len(idx), 1))
+        return np.cos(theta) * base + np.sin(theta) * u
+
+    return around(which[0]), around(which[1])

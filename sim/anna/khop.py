@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnsim.sim.anna.errors import require
-from attnsim.sim.anna.mpc import MPC
+from attnsim.sim.anna.mpc import MPC, Deliver
 from attnsim.sim.anna.mpc_sort import sample_sort
 from attnsim.sim.anna.tasks import SINK
 from attnsim.sim.ledger import Ledger
@@ -44,8 +44,9 @@ class KHopRun:
     machines: int
 
 
-def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None) -> KHopRun:
-    """Run k-hop on an MPC machine with local memory ``memory`` words."""
+def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None,
+             deliver: Deliver | None = None) -> KHopRun:
+    """Run k-hop on an MPC machine with local memory ``memory`` words (``deliver``: see :class:`MPC`)."""
     s = np.asarray(s, dtype=np.int64)
     N = len(s)
     require(N >= 2, "N", f"need at least 2 letters, got {N}")
@@ -53,7 +54,7 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
     b = memory // _TOKEN_WORDS
     require(b >= 1, "s", f"local memory {memory} is below {_TOKEN_WORDS} words (one token's state and messages)")
     P = -(-N // b)
-    mpc = MPC(P, memory, ledger=ledger, tag="khop")
+    mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver)
     home = lambda i: i // b  # noqa: E731
     mpc.load({m: [("tok", i, int(s[i])) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)})
 
@@ -82,7 +83,7 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
 
     mpc.round(neighbour, label="1hop.neighbour")
 
-    def deliver(m, mem):
+    def answer(m, mem):
         items = [r for r in mem if r[0] == "item"]
         prev = [r[1:] for r in mem if r[0] == "prev"]
         out = []
@@ -96,7 +97,7 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
             out.append((home(i), ("state", i, f, wf, i, letter)))
         return out
 
-    mpc.round(deliver, label="1hop.deliver")
+    mpc.round(answer, label="1hop.deliver")
 
     def init_state(m, mem):
         inv = {r[1]: r[2] for r in mem if r[0] == "inv"}

@@ -24,6 +24,8 @@ from attnsim.sim.ledger import Ledger
 Record = tuple
 Message = tuple[int, Record]
 Step = Callable[[int, list[Record]], Iterable[Message]]
+Deliver = Callable[[list[list[Message]], int], list[list[Record]]]
+"""Turns every machine's outbox into every machine's inbox for round r (default: direct delivery)."""
 
 
 class MPCLimitError(AttnsimError):
@@ -38,12 +40,14 @@ def words(records: Iterable[Record]) -> int:
 class MPC:
     """P machines with local memory s words; see the module docstring for the rules."""
 
-    def __init__(self, machines: int, memory: int, *, ledger: Ledger | None = None, tag: str = "mpc") -> None:
+    def __init__(self, machines: int, memory: int, *, ledger: Ledger | None = None, tag: str = "mpc",
+                 deliver: Deliver | None = None) -> None:
         require(isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}")
         require(isinstance(memory, int) and memory >= 1, "s", f"local memory must be a positive integer, got {memory!r}")
         self.P, self.s = machines, memory
         self.ledger = ledger if ledger is not None else Ledger()
         self.tag = tag
+        self.deliver = deliver or direct_delivery
         self.memory: list[list[Record]] = [[] for _ in range(machines)]
         self.rounds = 0
         self._used: set[int] = set()
@@ -60,24 +64,25 @@ class MPC:
     def round(self, step: Step, *, label: str = "") -> None:
         """Run one round: ``step(machine, memory)`` yields the machine's messages."""
         r = self.rounds
-        inbox: list[list[Record]] = [[] for _ in range(self.P)]
-        moved = 0
+        where = f"{self.tag} round {r} ({label or 'unnamed'})"
+        outboxes: list[list[Message]] = [[] for _ in range(self.P)]
+        loads = [0] * self.P
         for m in range(self.P):
             if not self.memory[m] and m not in self._used:
                 continue
-            out = list(step(m, self.memory[m]))
+            out = [(dest, tuple(rec)) for dest, rec in step(m, self.memory[m])]
             sent = sum(len(rec) for _, rec in out)
             if sent > self.s:
-                raise MPCLimitError(f"{self.tag} round {r} ({label or 'unnamed'}): machine {m} sends {sent} words > s = {self.s}")
+                raise MPCLimitError(f"{where}: machine {m} sends {sent} words > s = {self.s}")
             for dest, rec in out:
                 self._check_machine(dest, f"round {r} ({label or 'unnamed'}): machine {m} sends to")
-                inbox[dest].append(tuple(rec))
-            moved += sent
-        loads = [words(box) for box in inbox]
+                loads[dest] += len(rec)
+            outboxes[m] = out
         worst = max(range(self.P), key=loads.__getitem__)
         if loads[worst] > self.s:
-            raise MPCLimitError(f"{self.tag} round {r} ({label or 'unnamed'}): machine {worst} receives "
-                                f"{loads[worst]} words > s = {self.s}")
+            raise MPCLimitError(f"{where}: machine {worst} receives {loads[worst]} words > s = {self.s}")
+        inbox = self.deliver(outboxes, r)
+        moved = sum(loads)
         self.memory = inbox
         for m, box in enumerate(inbox):
             if box:
@@ -103,3 +108,12 @@ class MPC:
         if m not in self._used:
             self._used.add(m)
             self.ledger.record("mpc_machine", f"{self.tag}.machine", round=self.rounds)
+
+
+def direct_delivery(outboxes: list[list[Message]], r: int) -> list[list[Record]]:
+    """Every message lands in its destination's inbox, in order of sender, then of sending."""
+    inbox: list[list[Record]] = [[] for _ in outboxes]
+    for out in outboxes:
+        for dest, rec in out:
+            inbox[dest].append(rec)
+    return inbox

@@ -10,6 +10,7 @@ recipients' memory" and the one Sanford et al. use (MachineIn^{r+1} = received m
 
 Ledger entries: ``mpc_round`` (one per round), ``mpc_message`` (words moved that round),
 ``mpc_load`` (largest number of words any machine received that round; read the max over rounds),
+``mpc_record`` (the longest record sent that round, in words; read the max over rounds),
 ``mpc_machine`` (one the first time a machine holds data: the number of machines used).
 """
 
@@ -91,6 +92,8 @@ class MPC:
         self.ledger.record("mpc_round", f"{self.tag}.{label or 'round'}", round=r)
         self.ledger.record("mpc_message", f"{self.tag}.{label or 'round'}", round=r, amount=moved)
         self.ledger.record("mpc_load", f"{self.tag}.{label or 'round'}", round=r, amount=loads[worst])
+        longest = max((len(rec) for out in outboxes for _, rec in out), default=0)
+        self.ledger.record("mpc_record", f"{self.tag}.{label or 'round'}", round=r, amount=longest)
 
     def local(self, fn: Callable[[int, list[Record]], list[Record]]) -> None:
         """Local computation (free in MPC): replace each machine's memory by ``fn(machine, memory)``."""

@@ -1,5 +1,6 @@
 """Checkers for the ANNA paper (paper_refs/anna.toml) and its report section.
 
+The report section (tables and log-log plots) is in :mod:`attnsim.verify.claims.anna_report`.
 Each checker runs a construction of ``attnsim.sim.anna`` against an independent reference and reads
 its counts off a ledger; the bounds and exact-count formulas live in paper_refs and are evaluated by
 ``attnsim.verify.check``. The LSH parameters z and ell are *inputs* to Algorithm 1: the checker sets
@@ -31,7 +32,7 @@ from attnsim.sim.anna.tasks import (clustered_sphere_points, hop_labels, hop_str
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, report_section
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
 EXACT = ("exact",)
 
@@ -119,8 +120,9 @@ _LSH_PARAMS = [
 
 def _lsh_grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 16, "runs": 30}, {"N": 32, "runs": 200}, {"N": 64, "runs": 30}]
-    return [{"N": n, "runs": 200} for n in (16, 32, 64, 128, 256)]
+        return [{"N": 16, "runs": 20}, {"N": 32, "runs": 20}, {"N": 64, "runs": 10}]
+    return [{"N": 16, "runs": 200}, {"N": 32, "runs": 200}, {"N": 64, "runs": 200}, {"N": 128, "runs": 100},
+            {"N": 256, "runs": 30}]
 
 
 def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
@@ -243,7 +245,7 @@ def check_thm_b_2(ctx: CheckContext) -> Measurement:
     got = khop_mpc(text, k, memory=s, ledger=routed, deliver=EMARouter(ledger=routed))
     same = bool(np.array_equal(got.labels, want.labels) and np.array_equal(got.labels, hop_labels(text, k)))
     size = size_from_ledger(_only(routed, "route"))
-    delta = max(len(rec) for rec in _records_sent(text, k, s))
+    delta = max(e.amount for e in plain.entries if e.kind == "mpc_record")
     derived = {"R": want.rounds, "P": want.machines, "Delta": delta}
     return Measurement(
         agree=same, error_bits=math.inf if same else 0.0,
@@ -251,20 +253,6 @@ def check_thm_b_2(ctx: CheckContext) -> Measurement:
         derived=derived, reasons=[] if same else ["EMA-routed protocol disagrees with direct delivery"],
         extra={**derived, "qk_dim": size["qk_dim"]},
     )
-
-
-def _records_sent(text: np.ndarray, k: int, s: int) -> list[tuple]:
-    """Every record the k-hop protocol sends (to find the longest, Delta), via a recording delivery."""
-    from attnsim.sim.anna.mpc import direct_delivery
-
-    sent: list[tuple] = []
-
-    def record(outboxes, r):
-        sent.extend(rec for out in outboxes for _, rec in out)
-        return direct_delivery(outboxes, r)
-
-    khop_mpc(text, k, memory=s, deliver=record)
-    return sent
 
 
 # ---------------------------------------------------------------- Theorem 4.2: MPC simulates an ANNA layer
@@ -366,93 +354,3 @@ def check_prop_e_3(ctx: CheckContext) -> Measurement:
     extra["anna_one_layer_sum"] = int(anna)
     return Measurement(agree=not reasons, error_bits=math.inf if not reasons else 0.0,
                        counts={"receptive_field": field}, reasons=reasons, extra=extra)
-
-
-# ---------------------------------------------------------------- report section
-
-def _fit_exponent(xs: list[float], ys: list[float]) -> float | None:
-    pts = [(x, y) for x, y in zip(xs, ys) if x and y and x > 0 and y > 0]
-    if len(pts) < 2 or len({x for x, _ in pts}) < 2:
-        return None
-    return float(np.polyfit(np.log([x for x, _ in pts]), np.log([y for _, y in pts]), 1)[0])
-
-
-def _loglog_plot(path: Any, title: str, series: dict[str, tuple[list[float], list[float]]], xlabel: str, ylabel: str) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(5.5, 4))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    for (name, (xs, ys)), style in zip(series.items(), ("o-", "s--", "^:")):
-        ax.loglog(xs, ys, style, label=name)
-    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return "—" if v is None else str(v)
-
-
-def _scaling(records: list[dict], out_dir: Any, claim: str, resource: str, label: str, predicted: str) -> list[str]:
-    """A log-log plot of a count against N: measured, our exact formula and the paper's bound."""
-    rs = sorted((r for r in records if r["claim"] == claim and resource in r.get("counts", {})), key=lambda r: r["params"]["N"])
-    if len(rs) < 2:
-        return []
-    Ns = [r["params"]["N"] for r in rs]
-    measured = [r["counts"][resource] for r in rs]
-    bound = [r["bounds"].get(resource, {}).get("value") for r in rs]
-    series = {"measured": (Ns, measured)}
-    if all(isinstance(b, (int, float)) for b in bound):
-        series["paper bound (constant 1)"] = (Ns, bound)
-    fname = f"anna_{claim.split('.')[1]}_{resource}.png"
-    _loglog_plot(out_dir / "plots" / fname, f"{claim}: {resource}", series, "N", label)
-    fit_m, fit_b = _fit_exponent(Ns, measured), (_fit_exponent(Ns, bound) if "paper bound (constant 1)" in series else None)
-    return [f"![{resource} vs N](plots/{fname})", "",
-            f"Fitted exponent of {label} in N: measured **{_fmt(fit_m)}**, paper bound {_fmt(fit_b)} "
-            f"(bound's leading exponent {predicted}; logarithmic factors and the proof's z, ell raise the fit at small N).", ""]
-
-
-@report_section("anna")
-def anna_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
-    """Tables of measured counts against exact formulas and bounds, eta with its interval, k-hop rounds, plots."""
-    from pathlib import Path
-
-    out_dir = Path(out_dir)
-    md = ["### ANNA: measured counts against the paper's bounds", "",
-          "| claim | params | resource | measured | exact formula | bound value | verdict |", "|---|---|---|---|---|---|---|"]
-    for r in records:
-        params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-        for name in sorted(set(r.get("predicted", {})) | set(r.get("bounds", {}))):
-            md.append(f"| `{r['claim']}` | {params} | {name} | {_fmt(r['counts'].get(name))} | "
-                      f"{_fmt(r['predicted'].get(name))} | {_fmt(r['bounds'].get(name, {}).get('value'))} | {r['verdict']} |")
-    lsh = [r for r in records if r["claim"] == "anna.alg_1" and "eta_ci95" in r.get("extra", {})]
-    if lsh:
-        md += ["", "#### Algorithm 1: failure probability eta over seeds", "",
-               "| N | rho | ell | z | runs | violating runs | eta (measured) | 95% Clopper-Pearson | proof's bound | paper's N^(3rho-1) |",
-               "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in sorted(lsh, key=lambda r: r["params"]["N"]):
-            e = r["extra"]
-            md.append(f"| {r['params']['N']} | {_fmt(e['rho'])} | {e['ell']} | {e['z']} | {e['runs']} | {e['violating_runs']} | "
-                      f"{_fmt(e['eta_hat'])} | [{_fmt(e['eta_ci95'][0])}, {_fmt(e['eta_ci95'][1])}] | "
-                      f"{_fmt(r['bounds'].get('eta_proof', {}).get('value'))} | {_fmt(r['bounds'].get('eta', {}).get('value'))} |")
-    hops = sorted((r for r in records if r["claim"] == "anna.khop" and r.get("counts")), key=lambda r: r["params"]["k"])
-    if hops:
-        md += ["", "#### k-hop on the MPC machine: rounds against floor(log2 k) + O(1)", "",
-               "| k | floor(log2 k) | rounds | rounds - floor(log2 k) | correct |", "|---|---|---|---|---|"]
-        for r in hops:
-            k = r["params"]["k"]
-            md.append(f"| {k} | {k.bit_length() - 1} | {r['counts']['rounds']} | {r['counts']['rounds'] - (k.bit_length() - 1)} | "
-                      f"{'yes' if r['agree'] else 'NO'} |")
-    rho = next((r["extra"].get("rho") for r in records if r["claim"] == "anna.alg_1" and r.get("extra")), None)
-    md += [""] + _scaling(records, out_dir, "anna.alg_1", "hash_evaluations", "hash evaluations",
-                          f"1 + 3 rho = {_fmt(1 + 3 * rho) if rho is not None else '—'}")
-    mpc = [r for r in records if r["claim"] == "anna.thm_4_2" and r.get("extra")]
-    pred = (f"1 - eps' + 3 rho = {_fmt(1 - mpc[0]['params']['eps1'] + 3 * mpc[0]['extra']['rho'])}" if mpc else "—")
-    md += _scaling(records, out_dir, "anna.thm_4_2", "machines", "MPC machines", pred)
-    return "\n".join(md)

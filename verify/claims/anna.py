@@ -175,6 +175,7 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
         counts_by_tag=last.by_tag("hash"), derived=derived, reasons=reasons,
         extra={**derived, "runs": runs, "violating_runs": failures, "violations_by_rule": rules,
                "eta_hat": eta, "eta_ci95": [lo, hi], "alg1_equals_alg2_runs": runs - disagree,
+               "last_run": {"buckets": last.total("bucket"), "collisions": last.total("collision")},
                "notes": f"no ANNA violation in {runs - failures}/{runs} runs; eta_hat = {eta:.4g}, "
                         f"95% Clopper-Pearson [{lo:.4g}, {hi:.4g}]"},
     )

@@ -57,7 +57,7 @@ def test_bad_machine_parameters(machines, memory, param):
 @settings(max_examples=10, deadline=None)
 @given(st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=120, unique=True))
 def test_sample_sort_sorts_into_blocks(keys):
-    block, s = 8, 400
+    block, s = 8, 1000  # P <= 15 machines: the root holds P(P-1) samples of 3 words
     P = -(-len(keys) // block)
     mpc = MPC(P, s)
     mpc.load({m: [("x", x) for x in keys[m * block:(m + 1) * block]] for m in range(P)})

@@ -24,6 +24,7 @@ Total: 9 + 1 + floor(log2 k) rounds for k >= 1, 9 for k = 0 (no doubling, the an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -55,7 +56,10 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
     require(b >= 1, "s", f"local memory {memory} is below {_TOKEN_WORDS} words (one token's state and messages)")
     P = -(-N // b)
     mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver)
-    home = lambda i: i // b  # noqa: E731
+
+    def home(i: int) -> int:
+        return i // b
+
     mpc.load({m: [("tok", i, int(s[i])) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)})
 
     def successor(m, mem):
@@ -114,11 +118,11 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
     return KHopRun(np.array([r[5] for r in states]), np.array([r[4] for r in states]), mpc.rounds, P)
 
 
-def _doubling_step(home):
+def _doubling_step(home: Callable[[int], int]) -> Callable:
     def step(m, mem):
         out = []
         for r in mem:
-            _, j, f, wf, a, wa, g = r
+            _, _, f, wf, a, wa, g = r
             out.append((m, r))
             if g != SINK:
                 out.append((home(g), ("fwd", g, f, wf, a, wa)))
@@ -129,12 +133,12 @@ def _doubling_step(home):
     return step
 
 
-def _doubling_update(mem, bit: int):
+def _doubling_update(mem: list[tuple], bit: int) -> list[tuple]:
     fwd = {r[1]: r[2:] for r in mem if r[0] == "fwd"}
     back = {r[1]: r[2] for r in mem if r[0] == "back"}
     out = []
     for r in (r for r in mem if r[0] == "state"):
-        _, i, f, wf, a, wa, g = r
+        _, i, _, _, a, wa, _ = r
         ff, wff, af, waf = fwd.get(i, (SINK, SINK, SINK, SINK))
         if bit:
             a, wa = af, waf

@@ -188,7 +188,7 @@ def check_alg_1(ctx: CheckContext) -> Measurement:
 
 
 @checker("anna.alg_2", numerics=EXACT, params=_LSH_PARAMS,
-         grid=lambda quick: [{"N": 32, "runs": 20}] if quick else [{"N": n, "runs": 50} for n in (32, 128, 512)])
+         grid=lambda quick: [{"N": 32, "runs": 20}] if quick else [{"N": n, "runs": 20} for n in (32, 128, 256)])
 def check_alg_2(ctx: CheckContext) -> Measurement:
     """Algorithm 2: the same (sums, counts) as Algorithm 1 for the same hashes, one table of memory."""
     return _lsh_trials(ctx, "alg2")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnsim.sim.anna.errors import require
+from attnsim.sim.anna.errors import AnnaInputError, require
 
 SINK = -1
 
@@ -29,29 +29,34 @@ def match2_labels(x: np.ndarray, modulus: int) -> np.ndarray:
 
 
 def match2_batch(rng: np.random.Generator, batch: int, *, N: int = 32, modulus: int = 37,
-                 max_tries: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
+                 max_tries: int = 20_000) -> tuple[np.ndarray, np.ndarray]:
     """A balanced Match2 batch (App. G.1): x_i in {1..modulus-1}; each quarter of the batch has
     its fraction of ones in one of [0, .25), [.25, .5), [.5, .75), [.75, 1].
 
-    [RECON] The paper's Algorithm 3 is not available. We rejection-sample: each candidate draws
-    its letters from a random pool of a random size in 1..modulus-1, which spreads the fraction of
-    ones over all four bins, and keeps a candidate only if its bin still has room.
+    [RECON] The paper's Algorithm 3 is not available. We rejection-sample candidates that aim at a
+    random fraction f of ones: each letter comes with probability f from a "paired" pool (1 to 4
+    complementary pairs x, M - x, so it usually finds its partner) and otherwise from a "lonely"
+    pool (one side of other pairs, never matched), and keep a candidate if its bin has room.
     """
     require(batch >= 4 and batch % 4 == 0, "batch", f"must be a positive multiple of 4, got {batch}")
     require(N >= 1, "N", f"must be >= 1, got {N}")
-    require(modulus >= 3, "modulus", f"must be >= 3, got {modulus}")
+    pairs = [(x, modulus - x) for x in range(1, (modulus + 1) // 2) if 2 * x != modulus]
+    require(len(pairs) >= 2, "modulus", f"must be >= 5 to balance a Match2 batch, got {modulus}")
     quota = batch // 4
     bins: list[list[np.ndarray]] = [[] for _ in range(4)]
     for _ in range(max_tries):
-        pool = rng.choice(np.arange(1, modulus), size=int(rng.integers(1, modulus)), replace=False)
-        x = rng.choice(pool, size=N)
+        order = rng.permutation(len(pairs))
+        n_paired = int(rng.integers(1, min(4, len(pairs) - 1) + 1))
+        paired = [v for t in order[:n_paired] for v in pairs[t]]
+        lonely = [pairs[t][int(rng.integers(2))] for t in order[n_paired:n_paired + int(rng.integers(1, 9))]]
+        x = np.where(rng.uniform(size=N) < rng.uniform(), rng.choice(paired, N), rng.choice(lonely, N))
         b = min(3, int(4 * match2_labels(x, modulus).mean()))
         if len(bins[b]) < quota:
             bins[b].append(x)
         if all(len(v) == quota for v in bins):
             xs = np.stack([x for v in bins for x in v])
             return xs, np.stack([match2_labels(x, modulus) for x in xs])
-    raise RuntimeError(f"match2_batch: could not fill the bins in {max_tries} tries")
+    raise AnnaInputError(f"N: could not fill the four Match2 bins for N={N}, modulus={modulus} in {max_tries} tries")
 
 
 def hop_string(rng: np.random.Generator, N: int, alphabet: int = 4) -> np.ndarray:

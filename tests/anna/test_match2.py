@@ -43,11 +43,12 @@ def test_match2_exact_on_every_generated_input(x):
         assert size_from_ledger(led) == {"layers": 1, "heads": 1, "qk_dim": 1, "v_dim": 1}
 
 
-def test_balanced_batches_fill_all_four_bins():
-    xs, ys = match2_batch(np.random.default_rng(0), 32)
+@pytest.mark.parametrize("N, M", [(32, 37), (64, 1009), (8, 5)])
+def test_balanced_batches_fill_all_four_bins(N, M):
+    xs, ys = match2_batch(np.random.default_rng(0), 32, N=N, modulus=M)
     bins = np.minimum(3, (4 * ys.mean(axis=1)).astype(int))
-    assert xs.shape == (32, 32) and np.bincount(bins, minlength=4).tolist() == [8, 8, 8, 8]
-    assert xs.min() >= 1 and xs.max() <= 36
+    assert xs.shape == (32, N) and np.bincount(bins, minlength=4).tolist() == [8, 8, 8, 8]
+    assert xs.min() >= 1 and xs.max() <= M - 1
 
 
 def test_sum_by_one_anna_layer():
@@ -61,6 +62,7 @@ def test_sum_by_one_anna_layer():
     (lambda: match2_mechanism("softmax"), "mechanism"),
     (lambda: match2_transformer(1, match2_mechanism("ema")), "modulus"),
     (lambda: match2_batch(np.random.default_rng(0), 6), "batch"),
+    (lambda: match2_batch(np.random.default_rng(0), 8, modulus=4), "modulus"),
 ])
 def test_bad_parameters(call, param):
     with pytest.raises(AnnaInputError, match=f"^{param}"):

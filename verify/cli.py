@@ -129,6 +129,9 @@ def print_record(r: dict[str, Any]) -> None:
     console.print(table)
     if r["calls_by_tag"]:
         console.print(f"  by tag: {r['calls_by_tag']}")
+    notes = (r.get("extra") or {}).get("notes")
+    for note in ([notes] if isinstance(notes, str) else notes or []):
+        console.print(f"  note: {note}", markup=False)
     colour = "green" if r["verdict"] == "pass" else "red"
     console.print(f"  verdict: [{colour}]{r['verdict']}[/{colour}]")
     for reason in r["reasons"]:

@@ -117,6 +117,8 @@ def print_record(r: dict[str, Any]) -> None:
     console.print(f"[bold]{r['claim']}[/bold] ({r['label']})  numerics={r['numerics']}  seed={r['seed']}"
                   + (f"  length={r['length_convention']}" if r["length_convention"] else ""))
     console.print(f"  params: {r['params']}")
+    for line in (r.get("extra") or {}).get("summary", []):
+        console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"  agreement: {agree}")
     table = Table(show_header=True)
     for col in ("resource", "measured", "exact formula", "bound", "bound value", "containment"):

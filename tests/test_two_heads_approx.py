@@ -101,11 +101,11 @@ def test_passes_when_conditions_hold():
 
 
 def test_issue_size_passes():
-    r = run_check(CLAIM, dict(N=4096, M=512, d=2, eps=2.0, seeds=60, input="bounded"), "float64")
+    r = run_check(CLAIM, dict(N=4096, M=512, d=2, eps=2.0, seeds=30, input="bounded"), "float64")
     assert r["verdict"] == "pass", r["reasons"]
     x = r["extra"]
     assert all(x["conditions_hold"].values()) and x["C"] < 1.07 and x["D"] > 0.9
-    assert x["wilson95"][0] > 0.9 and r["calls"] == 16 and r["counts"]["calls_with_permutation"] == 24
+    assert x["wilson95"][0] > 0.88 and x["successes"] == 30 and r["calls"] == 16 and r["counts"]["calls_with_permutation"] == 24
 
 
 def test_needle_gives_reasons_and_the_failure_rate():

@@ -48,7 +48,7 @@ def _solved(claim_id: str, raw: tuple[tuple[str, str], ...]) -> tuple[Condition,
         slope, rest = expr.coeff(M, 1), expr.coeff(M, 0)
         if slope == 0 or M in slope.free_symbols or M in rest.free_symbols or not slope.is_positive:
             raise FormulaError(f"{claim_id}: condition {name!r} must be linear in M with a positive slope: {text!r}")
-        out.append(Condition(name, text, sp.simplify(-rest / slope)))
+        out.append(Condition(name, text, -rest / slope))
     return tuple(out)
 
 

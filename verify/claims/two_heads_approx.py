@@ -60,7 +60,7 @@ def information_reasons(N: int, calls: int, oracle_len: int) -> list[str]:
 
 # -- Theorem 4.1 ------------------------------------------------------------------------------------
 def _thm_4_1_grid(quick: bool) -> list[dict]:
-    pts = [dict(N=4096, M=512, d=2, eps=2.0, seeds=50 if quick else 200, input="bounded")]
+    pts = [dict(N=4096, M=512, d=2, eps=2.0, seeds=20 if quick else 200, input="bounded")]
     if not quick:
         pts += [dict(N=8192, M=1024, d=2, eps=1.5, seeds=200, input="bounded")]
     return pts
@@ -237,10 +237,11 @@ LB_INPUTS = ("reduction", "needle", "sqrtlog")
 
 
 def _lower_bound_grid(quick: bool) -> list[dict]:
-    pts = [dict(input="reduction", N=16, M=8, d=6, seeds=2 if quick else 20, numerics="mp:96"),
+    pts = [dict(input="reduction", N=16, M=8, d=4, seeds=4 if quick else 40, numerics="float64"),
            dict(input="needle", N=64, M=8, d=2, seeds=50, numerics="exact")]
     if not quick:
-        pts += [dict(input="sqrtlog", N=64, M=8, d=4, eps=0.5, seeds=200, numerics="mp:96")]
+        pts += [dict(input="reduction", N=16, M=8, d=6, seeds=10, numerics="mp:128"),
+                dict(input="sqrtlog", N=64, M=8, d=4, eps=0.5, seeds=200, numerics="mp:96")]
     return pts
 
 

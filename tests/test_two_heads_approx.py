@@ -159,3 +159,15 @@ def test_bad_input_is_a_usage_error():
         run_check(CLAIM, dict(N=16, M=4, d=1, seeds=2, input="bounded"), "float64")
     with pytest.raises(UsageError, match="--numerics"):
         run_check(CLAIM, dict(N=16, M=4, seeds=2), "exact")
+
+
+def test_cli_needle_prints_reasons_not_a_traceback():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "check", CLAIM, "--N", "256", "--M", "32",
+                        "--seeds", "10", "--eps", "0.5", "--input", "needle"], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 1 and "Traceback" not in p.stdout + p.stderr
+    out = " ".join(p.stdout.split())
+    assert "assumption violated" in out and "C = " in out and "Wilson" in out and "0.8750" in out

@@ -164,7 +164,9 @@ _register_subcommands()
 def main() -> None:
     """Entry point: one clear line and exit 2 for bad input, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns a command's exit code instead of exiting with it.
+        rc = app(standalone_mode=False)
+        sys.exit(rc if isinstance(rc, int) else 0)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (AttnsimError, ValueError) as e:

@@ -30,7 +30,7 @@ from attnsim.sim.two_heads import average, converse, hardness
 from attnsim.sim.two_heads.assumptions import measure
 from attnsim.sim.two_heads.worst_case import simulate as worst_case_simulate
 from attnsim.theory.average_case import conditions, minimum_M, smallest_eps
-from attnsim.theory.formulas import as_number, evaluate
+from attnsim.theory.formulas import evaluate
 from attnsim.theory.lower_bound import conditional_bound, information_bound
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.approx_cases import APPROX_INPUTS, approx_case, qkv_float
@@ -226,7 +226,7 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
         agree=not reasons, error_bits=res["error_bits"],
         counts={k: res[k] for k in ("calls", "small_products", "oracle_len", "oracle_dim")},
         counts_by_tag=res["by_tag"], rounds=res["rounds"], derived={"r": res["r"]},
-        reasons=[] if not reasons else reasons,
+        reasons=reasons,
         extra={"summary": summary, "absolute_error": res["error"], "error_bound": res["bound"], "C": res["C"],
                "r": res["r"], "floor": floor},
     )

@@ -117,6 +117,8 @@ def print_record(r: dict[str, Any]) -> None:
     console.print(f"[bold]{r['claim']}[/bold] ({r['label']})  numerics={r['numerics']}  seed={r['seed']}"
                   + (f"  length={r['length_convention']}" if r["length_convention"] else ""))
     console.print(f"  params: {r['params']}")
+    for line in (r.get("extra") or {}).get("summary", []):
+        console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"  agreement: {agree}")
     table = Table(show_header=True)
     for col in ("resource", "measured", "exact formula", "bound", "bound value", "containment"):
@@ -165,7 +167,9 @@ _register_subcommands()
 def main() -> None:
     """Entry point: one clear line and exit 2 for bad input, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns a command's exit code instead of exiting with it.
+        rc = app(standalone_mode=False)
+        sys.exit(rc if isinstance(rc, int) else 0)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (AttnsimError, ValueError) as e:

@@ -1,0 +1,108 @@
+"""Inputs for two_heads.thm_4_1 and two_heads.lower_bound: one where the theorem's assumptions can
+hold, and two adversarial ones where they fail. Each is one head, one layer, from one seed.
+
+* ``bounded`` — tokens x_j = [1, u_j] with u_j ∈ [-1/2, 1/2]^{d-1} on the grid (1/16)Z;
+  W^Q = W^K = g·diag(0, 1, ..., 1) with g = 1/(2⌈√(d-1)⌉), so every score lies in [-1/16, 1/16]
+  (C <= e^{1/16}); W^V = diag(1, 1/4, ..., 1/4), so every value has first coordinate 1 and the value
+  sums do not cancel (D ≈ 0.93). At N = 4096, M = 512, d = 2 both minimum-M conditions hold for
+  eps = 2 (see ``docs/two_heads_approx.md`` for why no eps below ≈ 1.8 can work at these sizes).
+* ``needle`` — every query is h·e_0 with h = ⌈ln N⌉ + 6; one key (position j*, from the seed) is
+  e_0 and all others are 0, so that key's weight e^h is e^6 times all the others together. Its value
+  is +1 and every other value is -3: a block that misses the needle outputs -3 where the truth is
+  ≈ +1 (relative error ≈ 4), so a fraction ≈ 1 - M/N of the rows fail. Scores are integers (exact
+  numerics can run it).
+* ``sqrtlog`` — tokens σ_j ∈ {±1}^d, W^Q = W^K = √(ln N / d)·I, W^V = I: scores ln N·<σ_i,σ_j>/d
+  span [-ln N, ln N] — Alman–Song's hard regime (entries √log N in their 1/d convention; digest
+  as24 §1). Irrational weights: float64 and mp only.
+* ``random`` — ``verify.cases.random_case`` (small grid values; the assumptions usually fail
+  through D, since random values cancel).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from attnsim.sim.masks import Full
+from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights
+from attnsim.verify.cases import Case, random_case
+from attnsim.verify.registry import UsageError
+
+APPROX_INPUTS = ("random", "bounded", "needle", "sqrtlog")
+
+
+def _frac(a: np.ndarray) -> np.ndarray:
+    return np.vectorize(lambda x: x if isinstance(x, Fraction) else Fraction(x), otypes=[object])(a)
+
+
+def _case(N: int, d: int, X: np.ndarray, WQ: np.ndarray, WK: np.ndarray, WV: np.ndarray) -> Case:
+    spec = TransformerSpec(N, d, 1, 1, Full())
+    return Case(spec, Weights((LayerWeights((HeadWeights(WQ, WK, WV),)),)), X)
+
+
+def needle_position(N: int, seed: int) -> int:
+    return int(np.random.default_rng([seed, 7]).integers(N))
+
+
+def needle_height(N: int) -> int:
+    return math.ceil(math.log(N)) + 6
+
+
+def bounded_case(N: int, d: int, seed: int) -> Case:
+    if d < 2:
+        raise UsageError(f"--d: the bounded input needs d >= 2 (a constant coordinate and a varying one), got {d}")
+    rng = np.random.default_rng(seed)
+    X = np.empty((N, d), dtype=object)
+    X[:, 0] = Fraction(1)
+    X[:, 1:] = _frac(rng.integers(-8, 9, size=(N, d - 1)).astype(object) * Fraction(1, 16))
+    g = Fraction(1, 2 * math.isqrt(d - 2) + 2) if d > 2 else Fraction(1, 2)  # g <= 1/(2√(d-1))
+    WQ = _frac(np.zeros((d, d), dtype=object))
+    for i in range(1, d):
+        WQ[i, i] = g
+    WV = _frac(np.zeros((d, d), dtype=object))
+    WV[0, 0] = Fraction(1)
+    for i in range(1, d):
+        WV[i, i] = Fraction(1, 4)
+    return _case(N, d, X, WQ, WQ.copy(), WV)
+
+
+def needle_case(N: int, d: int, seed: int) -> Case:
+    if d < 2:
+        raise UsageError(f"--d: the needle input needs d >= 2, got {d}")
+    X = _frac(np.zeros((N, d), dtype=object))
+    X[:, 0] = Fraction(1)
+    X[needle_position(N, seed), 1] = Fraction(1)
+    WQ, WK, WV = (_frac(np.zeros((d, d), dtype=object)) for _ in range(3))
+    WQ[0, 0] = Fraction(needle_height(N))
+    WK[1, 0] = Fraction(1)
+    WV[0, 0], WV[1, 0] = Fraction(-3), Fraction(4)
+    return _case(N, d, X, WQ, WK, WV)
+
+
+def sqrtlog_case(N: int, d: int, seed: int) -> Case:
+    rng = np.random.default_rng(seed)
+    X = rng.choice([-1.0, 1.0], size=(N, d)).astype(object)
+    g = math.sqrt(math.log(N) / d)
+    W = np.eye(d, dtype=float) * g
+    return _case(N, d, X, W.astype(object), W.copy().astype(object), np.eye(d).astype(object))
+
+
+def approx_case(kind: str, N: int, d: int, seed: int) -> Case:
+    if kind == "random":
+        return random_case(N, d, 1, 1, Full(), seed, layer_mlp="identity", exact_kind=False)
+    if kind == "bounded":
+        return bounded_case(N, d, seed)
+    if kind == "needle":
+        return needle_case(N, d, seed)
+    if kind == "sqrtlog":
+        return sqrtlog_case(N, d, seed)
+    raise UsageError(f"--input: must be one of {', '.join(APPROX_INPUTS)}, got {kind!r}")
+
+
+def qkv_float(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """q, k, v of the single head in float64 (the vectorised path's input)."""
+    X = case.X.astype(float)
+    hw = case.weights.layers[0].heads[0]
+    return X @ hw.WQ.astype(float), X @ hw.WK.astype(float), X @ hw.WV.astype(float)

@@ -107,8 +107,8 @@ def _smooth(expr: sp.Expr) -> sp.Expr:
 
 
 def expression(claim: Claim, formula: str) -> sp.Expr:
-    """The formula with the claim's definitions expanded except its limit variable, simplified."""
-    return sp.simplify(expand_definitions(parse(formula), claim.definitions, keep=(claim.limit,)))
+    """The formula with the claim's definitions expanded except its limit variable."""
+    return expand_definitions(parse(formula), claim.definitions, keep=(claim.limit,))
 
 
 def _is_infinite(v: sp.Expr) -> bool:
@@ -116,7 +116,19 @@ def _is_infinite(v: sp.Expr) -> bool:
 
 
 def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
-    return sp.simplify(sp.limit(expr, var, sp.oo)) if var in expr.free_symbols else expr
+    """lim expr as var -> oo; rational functions of var by degrees (fast), anything else by sympy."""
+    if var not in expr.free_symbols:
+        return expr
+    num, den = sp.fraction(sp.cancel(expr))
+    if num.is_polynomial(var) and den.is_polynomial(var):
+        pn, pd = sp.Poly(num, var), sp.Poly(den, var)
+        if pn.degree() < pd.degree():
+            return sp.Integer(0)
+        if pn.degree() == pd.degree():
+            return sp.cancel(pn.LC() / pd.LC())
+        lc = pn.LC() / pd.LC()
+        return sp.oo if lc.is_positive is not False else sp.zoo
+    return sp.simplify(sp.limit(expr, var, sp.oo))
 
 
 def _upper(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
@@ -157,7 +169,7 @@ def _analyse(cid: str, resource: str, bound_f: str | None, exact_f: str | None, 
                               note=note)
     var = symbol(limit)
     try:
-        ratio = sp.simplify(_smooth(exact) / _smooth(bound))
+        ratio = sp.cancel(_smooth(exact) / _smooth(bound))
         lead, _ = _limit_or_upper(ratio, var)
     except (NotImplementedError, ValueError, TypeError) as exc:  # sympy could not take the limit
         return ResourceTheory(cid, resource, limit, bound, exact, None, f"error: limit failed ({exc})", note=note)

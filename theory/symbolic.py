@@ -11,8 +11,11 @@ For one resource of one claim (``paper_refs``), :func:`analyse` gives
 - the *factors*: every other symbol of the bound (``H``, ``L``, ``Hp``, ``Lp``, ``d``, ...) is a
   per-layer / per-head / per-width factor. It is ``exact`` when the leading constant does not depend
   on it (count and bound scale the same way in it); otherwise the constant's limit as that symbol
-  grows must be finite (``bounded``), else the count is outside the bound (``grows``). Symbols only
-  the count has (scheme flags such as ``fused``) are reported as ``count only``;
+  alone grows is ``bounded`` or it ``grows``. Symbols only the count has (scheme flags such as
+  ``fused``) are reported as ``count only``. The factors are reported beside the verdict, not folded
+  into it: the symbols are not independent (H <= d, an oracle with H' = 1, ...), so a factor that
+  grows on its own is a finding to read (the scheme does not use the oracle's extra heads, say), not
+  by itself a broken bound. The verdict is about the claim's limit variable only;
 - LaTeX of all of it, ready to paste.
 
 Nothing here runs a model; ``attnsim.theory.bounds.contained`` (used by every check record) reads
@@ -58,6 +61,10 @@ class ResourceTheory:
     def factors_exact(self) -> bool:
         return all(v in ("exact", "count only") for v in self.factors.values())
 
+    @property
+    def growing_factors(self) -> list[str]:
+        return [k for k, v in self.factors.items() if v in ("grows", "cannot bound")]
+
     def latex(self) -> dict[str, str]:
         out = {}
         if self.bound is not None:
@@ -80,6 +87,7 @@ class ResourceTheory:
             "resource": self.resource, "limit": self.limit_var,
             "bound": _s(self.bound), "exact": _s(self.exact), "leading_constant": _s(self.leading_constant),
             "verdict": self.verdict, "factors": dict(self.factors), "factors_exact": self.factors_exact,
+            "growing_factors": self.growing_factors,
             "note": self.note, "latex": self.latex(),
         }
 
@@ -189,7 +197,6 @@ def _analyse(cid: str, resource: str, bound_f: str | None, exact_f: str | None, 
                 sub, upper = sp.oo, True
             if _is_infinite(sub):
                 factors[name] = "grows" if not upper else "cannot bound"
-                verdict = OUTSIDE
             else:
                 factors[name] = f"bounded ({'<=' if upper else '->'} {sub})"
     return ResourceTheory(cid, resource, limit, bound, exact, lead, verdict, factors, note)

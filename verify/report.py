@@ -149,6 +149,18 @@ def latex_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
                       r"\bottomrule", r"\end{tabular}", ""])
 
 
+def summary_table(records: list[dict[str, Any]]) -> list[str]:
+    """One row per claim that ran: checks, passed, verdict (failing claims last)."""
+    claims = list(dict.fromkeys(r["claim"] for r in records))
+    rows = []
+    for cid in claims:
+        rs = [r for r in records if r["claim"] == cid]
+        ok = sum(r["verdict"] == "pass" for r in rs)
+        rows.append((ok < len(rs), f"| `{cid}` | {len(rs)} | {ok} | {'pass' if ok == len(rs) else 'fail'} |"))
+    rows.sort(key=lambda r: r[0])
+    return ["| claim | checks | passed | verdict |", "|---|---|---|---|", *[r[1] for r in rows], ""] if rows else []
+
+
 def records_csv(records: list[dict[str, Any]]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -182,6 +194,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     md = ["# attnsim report", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
           f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}.", ""]
+    md += summary_table(records)
     sections = report_sections()
     for paper in PAPERS:
         pr = load(paper)

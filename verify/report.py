@@ -31,15 +31,10 @@ from attnsim.verify.report_html import html_page
 from attnsim.verify.report_plots import counts_plot, error_plot
 from attnsim.verify.sweep import Point, atomic_write, grid, run_point as _run_point, sweep
 
-__all__ = ["write_report", "run_point", "atomic_write", "records_csv", "claim_section", "default_points"]
+__all__ = ["write_report", "run_point", "atomic_write", "records_csv", "claim_section"]
 
 CSV_COLUMNS = ("claim", "paper", "numerics", "seed", "params", "length_convention", "agree", "error_bits", "calls",
                "predicted_calls", "rounds", "counts", "predicted", "verdict", "reasons")
-
-
-def default_points(quick: bool) -> list[tuple[str, dict[str, Any], str | None, int]]:
-    """(claim, params, numerics, seed) for every grid point of every checker."""
-    return [(p.claim, p.params, p.numerics, p.seed) for p in grid(quick=quick)]
 
 
 def run_point(claim: str, params: dict[str, Any], numerics: str | None, seed: int) -> dict[str, Any]:

@@ -120,10 +120,10 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
 
 
 def error_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Path) -> bool:
-    """Bits of agreement vs precision bits; False when no record has an approximate numerics."""
+    """Bits of agreement vs precision bits; False when fewer than two precisions were run."""
     pts = [(precision_bits(r.get("numerics")), _num(r.get("error_bits")), r.get("agree")) for r in records]
     pts = [p for p in pts if p[0] is not None and p[1] is not None]
-    if not pts:
+    if len({p[0] for p in pts}) < 2:  # one precision says nothing about the trend
         return False
     fig, ax = plt.subplots(figsize=(4.2, 3.4))
     for ok, marker, label in ((True, "o", "agrees"), (False, "s", "does not agree")):

@@ -54,7 +54,7 @@ def evaluate(formula: str, definitions: Mapping[str, str], values: Mapping[str, 
     for s in expr.free_symbols:
         if s.name not in values or values[s.name] is None:
             raise FormulaError(f"formula {formula!r} needs a value for {s.name}")
-        subs[s] = sp.nsimplify(values[s.name]) if isinstance(values[s.name], float) else values[s.name]
+        subs[s] = sp.nsimplify(values[s.name]) if isinstance(values[s.name], float) else sp.sympify(values[s.name])
     value = expr.xreplace(subs)
     return value if value.is_number else sp.simplify(value)
 

@@ -36,8 +36,16 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def test_quick_report_files_plots_and_html(tmp_path):
-    """One quick report (one test, so that xdist does not build it twice), then everything in it."""
+def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
+    """One quick report (one test, so that xdist does not build it twice), then everything in it.
+
+    The sweep is limited to Lemma 3.1's quick grid so that this test's time does not grow with every
+    paper's checkers (``attnsim report --quick`` runs them all); every claim still gets its section.
+    """
+    from attnsim.verify import report as report_mod
+    from attnsim.verify.sweep import grid
+
+    monkeypatch.setattr(report_mod, "grid", lambda quick: grid(["two_heads.lemma_3_1"], quick=quick))
     out = tmp_path / "rep"
     failed = write_report(out, quick=True, console=QUIET, executor="processes", workers=2, cache=False)
     assert failed == []

@@ -43,7 +43,7 @@ def expand_definitions(expr: sp.Expr, definitions: Mapping[str, str], keep: tupl
         subs = {symbol(k): parse(v) for k, v in definitions.items() if k not in keep and symbol(k) in expr.free_symbols}
         if not subs:
             return expr
-        expr = expr.subs(subs)
+        expr = expr.xreplace(subs)  # plain symbol replacement: much faster than subs
     raise FormulaError(f"definitions are circular: {dict(definitions)}")
 
 
@@ -54,8 +54,8 @@ def evaluate(formula: str, definitions: Mapping[str, str], values: Mapping[str, 
     for s in expr.free_symbols:
         if s.name not in values or values[s.name] is None:
             raise FormulaError(f"formula {formula!r} needs a value for {s.name}")
-        subs[s] = sp.nsimplify(values[s.name]) if isinstance(values[s.name], float) else values[s.name]
-    value = expr.subs(subs)
+        subs[s] = sp.nsimplify(values[s.name]) if isinstance(values[s.name], float) else sp.sympify(values[s.name])
+    value = expr.xreplace(subs)
     return value if value.is_number else sp.simplify(value)
 
 

@@ -1,56 +1,45 @@
-"""``attnsim report``: run every registered claim's default sweep and write the evidence.
+"""``attnsim report``: run every registered claim's default sweep and write the evidence into one folder.
 
-Writes into one folder: ``report.md`` (per paper and claim: statement, assumptions, a table of
-measured vs exact vs bound, agreement, verdict), ``checks.json`` and ``checks.csv`` (one row per
-check). Failing checks are listed last and make the command exit non-zero.
+- ``report.md``: per paper and claim — statement, assumptions, the theory (bound, exact count,
+  leading constant, containment verdict, LaTeX, solved side conditions), a table of measured vs
+  predicted vs bound per check, agreement and verdict, the claim's plots; then each paper's own
+  ``report_section`` material; failing checks listed last;
+- ``report.html``: the same page, self-contained (plots inlined as base64);
+- ``checks.csv``, ``checks.json``: one row per check; ``tables/<claim>.tex`` (booktabs);
+  ``plots/*.png`` (``attnsim.verify.report_plots``).
+
+The claims come from ``attnsim.paper_refs`` and the checks from ``attnsim.verify.registry``, so new
+claims and checkers appear without changes here. The sweep runs through ``attnsim.verify.sweep``
+(executor, workers, cache).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from attnsim.paper_refs import PAPERS, load
-from attnsim.sim.errors import AttnsimError
-from attnsim.verify.check import run_check
-from attnsim.verify.registry import all_checkers, report_sections
+from attnsim.theory.catalog import claim_summary
+from attnsim.verify.cli_bounds import tex_escape
+from attnsim.verify.registry import report_sections
+from attnsim.verify.report_html import html_page
+from attnsim.verify.report_plots import counts_plot, error_plot
+from attnsim.verify.sweep import Point, atomic_write, grid, run_point as _run_point, sweep
 
+__all__ = ["write_report", "run_point", "atomic_write", "records_csv", "claim_section"]
 
-def default_points(quick: bool) -> list[tuple[str, dict[str, Any], str | None, int]]:
-    """(claim, params, numerics, seed) for every grid point of every checker."""
-    points = []
-    for claim, chk in all_checkers().items():
-        for raw in chk.grid(quick):
-            params = dict(raw)
-            numerics = params.pop("numerics", None)
-            seed = int(params.pop("seed", 0))
-            points.append((claim, params, numerics, seed))
-    return points
+CSV_COLUMNS = ("claim", "paper", "numerics", "seed", "params", "length_convention", "agree", "error_bits", "calls",
+               "predicted_calls", "rounds", "counts", "predicted", "verdict", "reasons")
 
 
 def run_point(claim: str, params: dict[str, Any], numerics: str | None, seed: int) -> dict[str, Any]:
     """One check; a bad grid point becomes a failing record with its reason, not a crash."""
-    try:
-        return run_check(claim, params, numerics, seed)
-    except AttnsimError as exc:
-        return {"claim": claim, "params": params, "numerics": numerics, "seed": seed, "verdict": "fail",
-                "reasons": [f"error: {exc}"], "counts": {}, "predicted": {}, "bounds": {}, "agree": None}
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    return _run_point(Point(claim, params, numerics, seed))
 
 
 def _fmt(v: Any) -> str:
@@ -59,79 +48,171 @@ def _fmt(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def claim_section(claim: Any, records: list[dict[str, Any]]) -> str:
+def _agreement(r: dict[str, Any]) -> str:
+    agree, bits = r.get("agree"), r.get("error_bits")
+    if agree is None:
+        return "n/a"
+    if bits in (float("inf"), "inf"):
+        return "exact"
+    return f"{'yes' if agree else 'NO'} ({_fmt(bits)} bits)"
+
+
+def _params(r: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in r.get("params", {}).items() if v is not None)
+
+
+def _resources_measured(summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
+    return [n for n in summary["resources"] if any(n in r.get("counts", {}) or n in r.get("predicted", {})
+                                                   for r in records)]
+
+
+def measured_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
+    """One row per check: per resource ``measured / predicted / bound value``."""
+    res = _resources_measured(summary, records)
+    head = ["params", "numerics", "seed", *[f"{n} (meas / pred / bound)" for n in res], "agreement", "verdict"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in records:
+        cells = [_params(r), str(r.get("numerics")), str(r.get("seed"))]
+        for n in res:
+            b = (r.get("bounds", {}).get(n) or {}).get("value")
+            cells.append(f"{_fmt(r.get('counts', {}).get(n))} / {_fmt(r.get('predicted', {}).get(n))} / {_fmt(b)}")
+        cells += [_agreement(r), r["verdict"]]
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    return lines
+
+
+def theory_lines(summary: dict[str, Any]) -> list[str]:
+    lines = []
+    if summary["definitions_latex"]:
+        lines += ["Definitions: " + ", ".join(f"${d}$" for d in summary["definitions_latex"]), ""]
+    if summary["resources"]:
+        lines += ["| resource | bound | exact count (our scheme) | leading constant | containment | factors |",
+                  "|---|---|---|---|---|---|"]
+        for name, t in summary["resources"].items():
+            factors = ", ".join(f"{k}: {v}" for k, v in t["factors"].items()) or "—"
+            lines.append(f"| {name} | O({t['bound'] or '—'}) | {t['exact'] or '—'} | {t['leading_constant'] or '—'} "
+                         f"| {t['verdict']} | {factors} |")
+        lines.append("")
+        lines += [f"$$ {t['latex']['statement']} $$" for t in summary["resources"].values()
+                  if "statement" in t["latex"]]
+        lines.append("")
+    for cond in summary.get("conditions", []):
+        lines.append(f"- side condition `{cond['source']}`, solved: ${cond['latex']}$")
+    if "minimum" in summary:
+        lines += [f"- all together: ${summary['minimum']['latex']}$", ""]
+    return lines
+
+
+def claim_section(claim: Any, records: list[dict[str, Any]], out: Path | None = None) -> str:
+    """The markdown of one claim; with ``out``, its plots and LaTeX table are written there too."""
+    summary = claim_summary(claim)
     lines = [f"### {claim.label} — `{claim.id}`", "", claim.statement, ""]
     if claim.assumptions:
-        lines += ["Assumptions: " + "; ".join(claim.assumptions), ""]
-    for name, res in claim.resources.items():
-        lines.append(f"- **{name}**: bound O({res.bound or '—'}), exact count of our scheme: {res.exact or '—'}")
-    lines.append("")
+        lines += ["**Assumptions:** " + "; ".join(claim.assumptions), ""]
+    lines += theory_lines(summary)
     if not records:
-        lines += ["_Not run by the default sweep._", ""]
+        lines += ["_Not run by the default sweep" + ("" if claim.implemented else " (no checker yet)") + "._", ""]
         return "\n".join(lines)
-    lines += ["| params | numerics | calls | predicted | bound value | agreement (bits) | verdict |",
-              "|---|---|---|---|---|---|---|"]
-    for r in records:
-        bound_val = r.get("bounds", {}).get("calls", {}).get("value") if r.get("bounds") else None
-        agree = r.get("agree")
-        bits = r.get("error_bits")
-        agree_s = "n/a" if agree is None else ("exact" if bits == float("inf") else f"{'yes' if agree else 'NO'} ({_fmt(bits)})")
-        params = ", ".join(f"{k}={v}" for k, v in r["params"].items() if v is not None)
-        lines.append(f"| {params} | {r.get('numerics')} | {_fmt(r.get('calls'))} | {_fmt(r.get('predicted_calls'))} "
-                     f"| {_fmt(bound_val)} | {agree_s} | {r['verdict']} |")
-    lines.append("")
+    failed = [r for r in records if r["verdict"] != "pass"]
+    agree = [r for r in records if r.get("agree") is not None]
+    lines += measured_table(summary, records) + [""]
+    lines += [f"**Agreement:** {sum(bool(r['agree']) for r in agree)}/{len(agree)} checks agree with the reference. "
+              f"**Verdict:** {'fail' if failed else 'pass'} ({len(records) - len(failed)}/{len(records)} checks pass).", ""]
+    if out is not None:
+        if counts_plot(summary, records, out / "plots" / f"{claim.id}_counts.png"):
+            lines += [f"![{claim.id} counts](plots/{claim.id}_counts.png)", ""]
+        if error_plot(summary, records, out / "plots" / f"{claim.id}_error.png"):
+            lines += [f"![{claim.id} error](plots/{claim.id}_error.png)", ""]
+        atomic_write(out / "tables" / f"{claim.id}.tex", latex_table(summary, records))
     return "\n".join(lines)
 
 
-def write_report(out: Path, quick: bool = False, console: Console | None = None) -> list[dict[str, Any]]:
-    """Run the sweep, write the files, return the failing records."""
-    console = console or Console()
-    points = default_points(quick)
-    records = []
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as progress:
-        task = progress.add_task("checks", total=len(points))
-        for claim, params, numerics, seed in points:
-            progress.update(task, description=claim)
-            records.append(run_point(claim, params, numerics, seed))
-            progress.advance(task)
-    from attnsim.verify.cli import jsonable
+def latex_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
+    """A booktabs table of the claim's checks (needs \\usepackage{booktabs})."""
+    res = _resources_measured(summary, records)
+    cols = ["params", "numerics", *[f"{n}: meas./pred./bound" for n in res], "agreement", "verdict"]
+    rows = [" & ".join(tex_escape(c) for c in cols) + r" \\"]
+    for r in records:
+        cells = [_params(r), str(r.get("numerics"))]
+        for n in res:
+            b = (r.get("bounds", {}).get(n) or {}).get("value")
+            cells.append(f"{_fmt(r.get('counts', {}).get(n))}/{_fmt(r.get('predicted', {}).get(n))}/{_fmt(b)}")
+        cells += [_agreement(r), r["verdict"]]
+        rows.append(" & ".join(tex_escape(c) for c in cells) + r" \\")
+    return "\n".join([f"% {summary['label']} ({summary['id']}), from attnsim report",
+                      r"\begin{tabular}{" + "l" * len(cols) + "}", r"\toprule", rows[0], r"\midrule", *rows[1:],
+                      r"\bottomrule", r"\end{tabular}", ""])
 
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "checks.json", json.dumps(jsonable(records), indent=1))
-    atomic_write(out / "checks.csv", records_csv(records))
-    md = ["# attnsim report", "", f"{len(records)} checks, {sum(r['verdict'] == 'pass' for r in records)} passed.", ""]
-    sections = report_sections()
-    for paper in PAPERS:
-        pr = load(paper)
-        if not pr.claims:
-            continue
-        md += [f"## {pr.title}", "", f"_{pr.citation}_", ""]
-        for claim in pr.claims:
-            md.append(claim_section(claim, [r for r in records if r["claim"] == claim.id]))
-        for section in sections.get(paper, []):
-            md.append(section([r for r in records if r["claim"].startswith(paper + ".")], out, quick))
-    failed = [r for r in records if r["verdict"] != "pass"]
-    if failed:
-        md += ["## Failing checks", ""] + [f"- `{r['claim']}` {r['params']} ({r.get('numerics')}): "
-                                           + "; ".join(r["reasons"]) for r in failed] + [""]
-    atomic_write(out / "report.md", "\n".join(md))
-    for r in failed:
-        console.print(f"[red]FAIL[/red] {r['claim']} {r['params']} {r.get('numerics')}: {'; '.join(r['reasons'])}")
-    console.print(f"{len(records) - len(failed)}/{len(records)} checks passed; wrote {out.resolve()}/report.md, "
-                  f"checks.csv, checks.json")
-    return failed
+
+def summary_table(records: list[dict[str, Any]]) -> list[str]:
+    """One row per claim that ran: checks, passed, verdict (failing claims last)."""
+    claims = list(dict.fromkeys(r["claim"] for r in records))
+    rows = []
+    for cid in claims:
+        rs = [r for r in records if r["claim"] == cid]
+        ok = sum(r["verdict"] == "pass" for r in rs)
+        rows.append((ok < len(rs), f"| `{cid}` | {len(rs)} | {ok} | {'pass' if ok == len(rs) else 'fail'} |"))
+    rows.sort(key=lambda r: r[0])
+    return ["| claim | checks | passed | verdict |", "|---|---|---|---|", *[r[1] for r in rows], ""] if rows else []
 
 
 def records_csv(records: list[dict[str, Any]]) -> str:
-    import io
-
     buf = io.StringIO()
-    cols = ["claim", "numerics", "seed", "params", "length_convention", "agree", "error_bits", "calls",
-            "predicted_calls", "rounds", "verdict", "reasons"]
-    w = csv.writer(buf)
-    w.writerow(cols)
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
     for r in records:
-        w.writerow([_fmt(r.get(c)) if c not in ("params", "reasons") else json.dumps(r.get(c)) for c in cols])
+        w.writerow([json.dumps(r.get(c), sort_keys=True) if c in ("params", "reasons", "counts", "predicted")
+                    else _fmt(r.get(c)) for c in CSV_COLUMNS])
     return buf.getvalue()
+
+
+def write_report(out: Path, quick: bool = False, console: Console | None = None, *, executor: str = "processes",
+                 workers: int | None = None, scheduler: str | None = None, cache: Path | None | bool = True,
+                 ) -> list[dict[str, Any]]:
+    """Run the sweep, write the files, return the failing records.
+
+    ``cache=True`` keeps records under ``out/.cache`` (a rerun recomputes nothing that finished);
+    a path puts them there; ``False``/``None`` computes everything afresh.
+    """
+    from attnsim.verify.cli import jsonable
+
+    console = console or Console()
+    out = Path(out)
+    cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
+    result = sweep(grid(quick=quick), executor=executor, workers=workers, scheduler=scheduler, cache=cache_dir,
+                   console=console)
+    records = result.records
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / "checks.json", json.dumps(jsonable(records), indent=1))
+    atomic_write(out / "checks.csv", records_csv(records))
+    failed = [r for r in records if r["verdict"] != "pass"]
+    md = ["# attnsim report", "",
+          f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
+          f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}.", ""]
+    md += summary_table(records)
+    sections = report_sections()
+    for paper in PAPERS:
+        pr = load(paper)
+        paper_records = [r for r in records if r["claim"].startswith(paper + ".")]
+        if not pr.claims and not paper_records:
+            continue
+        md += [f"## {pr.title}", "", f"_{pr.citation}_", ""]
+        for claim in pr.claims:
+            md.append(claim_section(claim, [r for r in records if r["claim"] == claim.id], out))
+        for section in sections.get(paper, []):
+            md.append(section(paper_records, out, quick))
+    if failed:
+        md += ["## Failing checks", ""]
+        md += [f"- `{r['claim']}` {r['params']} ({r.get('numerics')}): " + "; ".join(r["reasons"]) for r in failed]
+        md.append("")
+    text = "\n".join(md)
+    atomic_write(out / "report.md", text)
+    atomic_write(out / "report.html", html_page(text, out))
+    console.print(f"{len(records) - len(failed)}/{len(records)} checks passed ({result.computed} computed, "
+                  f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
+                  f"tables/, plots/")
+    for claim in dict.fromkeys(r["claim"] for r in failed):
+        bad = [r for r in failed if r["claim"] == claim]
+        console.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "
+                      f"{bad[0].get('numerics')}: {'; '.join(bad[0]['reasons'])}")
+    return failed

@@ -1,0 +1,211 @@
+"""Every claim's bound and exact count as sympy expressions, with a proof-style containment check.
+
+For one resource of one claim (``paper_refs``), :func:`analyse` gives
+
+- the paper's bound and the exact count of our scheme as expressions, definitions expanded except
+  the claim's limit variable (``n = N/M`` for Two Heads), and simplified;
+- the ratio count/bound with ceilings and floors dropped (they move a count by less than a constant
+  factor once the limit variable is large) and its limit as that variable grows: the *leading
+  constant*. The count is in the bound's class when the limit is finite, tight when it is also
+  non-zero;
+- the *factors*: every other symbol of the bound (``H``, ``L``, ``Hp``, ``Lp``, ``d``, ...) is a
+  per-layer / per-head / per-width factor. It is ``exact`` when the leading constant does not depend
+  on it (count and bound scale the same way in it); otherwise the constant's limit as that symbol
+  alone grows is ``bounded`` or it ``grows``. Symbols only the count has (scheme flags such as
+  ``fused``) are reported as ``count only``. The factors are reported beside the verdict, not folded
+  into it: the symbols are not independent (H <= d, an oracle with H' = 1, ...), so a factor that
+  grows on its own is a finding to read (the scheme does not use the oracle's extra heads, say), not
+  by itself a broken bound. The verdict is about the claim's limit variable only;
+- LaTeX of all of it, ready to paste.
+
+Nothing here runs a model; ``attnsim.theory.bounds.contained`` (used by every check record) reads
+its verdict from here, so ``attnsim bounds`` and ``attnsim check`` can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import sympy as sp
+
+from attnsim.paper_refs import Claim
+from attnsim.theory.formulas import FormulaError, expand_definitions, parse, symbol
+
+TIGHT, LOOSE, OUTSIDE = "tight", "within bound (not tight)", "outside bound"
+BOUND_ONLY, EXACT_ONLY = "bound only (no exact count)", "exact count only (no bound)"
+
+
+@dataclass(frozen=True)
+class ResourceTheory:
+    claim: str
+    resource: str
+    limit_var: str
+    bound: sp.Expr | None
+    exact: sp.Expr | None
+    leading_constant: sp.Expr | None
+    verdict: str
+    factors: dict[str, str] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def finite(self) -> bool:
+        return self.verdict in (TIGHT, LOOSE)
+
+    @property
+    def tight(self) -> bool:
+        return self.verdict == TIGHT
+
+    @property
+    def factors_exact(self) -> bool:
+        return all(v in ("exact", "count only") for v in self.factors.values())
+
+    @property
+    def growing_factors(self) -> list[str]:
+        return [k for k, v in self.factors.items() if v in ("grows", "cannot bound")]
+
+    def latex(self) -> dict[str, str]:
+        out = {}
+        if self.bound is not None:
+            out["bound"] = rf"O\left({tex(self.bound)}\right)"
+        if self.exact is not None:
+            out["exact"] = tex(self.exact)
+        if self.leading_constant is not None:
+            out["leading_constant"] = tex(self.leading_constant)
+        if self.bound is not None and self.exact is not None:
+            rel = r"\in" if self.finite else r"\notin"
+            out["statement"] = (rf"\mathrm{{{latex_name(self.resource)}}} = {out['exact']} {rel} {out['bound']}"
+                                rf", \quad \lim_{{{tex(symbol(self.limit_var))} \to \infty}}"
+                                rf" \frac{{\mathrm{{count}}}}{{\mathrm{{bound}}}} = {out.get('leading_constant', '?')}")
+        elif "bound" in out:
+            out["statement"] = rf"\mathrm{{{latex_name(self.resource)}}} \in {out['bound']}"
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "resource": self.resource, "limit": self.limit_var,
+            "bound": _s(self.bound), "exact": _s(self.exact), "leading_constant": _s(self.leading_constant),
+            "verdict": self.verdict, "factors": dict(self.factors), "factors_exact": self.factors_exact,
+            "growing_factors": self.growing_factors,
+            "note": self.note, "latex": self.latex(),
+        }
+
+
+def _s(e: sp.Expr | None) -> str | None:
+    return None if e is None else str(e)
+
+
+def latex_name(name: str) -> str:
+    return name.replace("_", r"\_")
+
+
+_GREEK = {"eps": r"\varepsilon", "delta": r"\delta", "psi": r"\psi", "Hp": "H'", "Lp": "L'"}
+
+
+def tex(expr: sp.Expr) -> str:
+    """LaTeX with the papers' names: eps as \\varepsilon, Hp as H', other long names upright."""
+    names = {s: _GREEK.get(s.name, s.name if len(s.name) == 1 else rf"\mathrm{{{latex_name(s.name)}}}")
+             for s in expr.free_symbols if isinstance(s, sp.Symbol)}
+    return sp.latex(expr, symbol_names=names)
+
+
+def _smooth(expr: sp.Expr) -> sp.Expr:
+    return expr.replace(sp.ceiling, lambda a: a).replace(sp.floor, lambda a: a)
+
+
+def expression(claim: Claim, formula: str) -> sp.Expr:
+    """The formula with the claim's definitions expanded except its limit variable."""
+    return expand_definitions(parse(formula), claim.definitions, keep=(claim.limit,))
+
+
+def _is_infinite(v: sp.Expr) -> bool:
+    return v.has(sp.oo, -sp.oo, sp.zoo, sp.nan) or v.is_finite is False
+
+
+def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+    """lim expr as var -> oo; rational functions of var by degrees (fast), anything else by sympy."""
+    if var not in expr.free_symbols:
+        return expr
+    num, den = sp.fraction(sp.cancel(expr))
+    if num.is_polynomial(var) and den.is_polynomial(var):
+        pn, pd = sp.Poly(num, var), sp.Poly(den, var)
+        if pn.degree() < pd.degree():
+            return sp.Integer(0)
+        if pn.degree() == pd.degree():
+            return sp.cancel(pn.LC() / pd.LC())
+        lc = pn.LC() / pd.LC()
+        return sp.oo if lc.is_positive is not False else sp.zoo
+    return sp.simplify(sp.limit(expr, var, sp.oo))
+
+
+def _upper(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+    """An upper bound free of Min/Max (counts are positive): Min(a, b) <= the argument in ``var``,
+    Max(a, b) <= a + b. Used where sympy cannot take the limit of Min/Max directly."""
+    def low(*args: sp.Expr) -> sp.Expr:
+        return next((a for a in args if var in a.free_symbols), args[0])
+    return expr.replace(sp.Min, low).replace(sp.Max, lambda *a: sp.Add(*a))
+
+
+def _limit_or_upper(expr: sp.Expr, var: sp.Symbol) -> tuple[sp.Expr, bool]:
+    """The limit, or the limit of an upper bound (then the flag is True) when sympy cannot take it."""
+    try:
+        return _limit(expr, var), False
+    except (NotImplementedError, ValueError, TypeError):
+        return _limit(_upper(expr, var), var), True
+
+
+def analyse(claim: Claim, resource: str) -> ResourceTheory:
+    """The symbolic theory of one resource (cached on the formulas, so edits to a TOML are seen)."""
+    res = claim.resources[resource]
+    return _analyse(claim.id, resource, res.bound, res.exact, claim.limit,
+                    tuple(sorted(claim.definitions.items())), res.note)
+
+
+@lru_cache(maxsize=None)
+def _analyse(cid: str, resource: str, bound_f: str | None, exact_f: str | None, limit: str,
+             definitions: tuple[tuple[str, str], ...], note: str) -> ResourceTheory:
+    defs = dict(definitions)
+    fake = Claim(cid, cid.split(".")[0], "", "claim", "", limit=limit, definitions=defs)
+    try:
+        bound = expression(fake, bound_f) if bound_f else None
+        exact = expression(fake, exact_f) if exact_f else None
+    except FormulaError as exc:
+        return ResourceTheory(cid, resource, limit, None, None, None, f"error: {exc}", note=note)
+    if bound is None or exact is None:
+        return ResourceTheory(cid, resource, limit, bound, exact, None, BOUND_ONLY if exact is None else EXACT_ONLY,
+                              note=note)
+    var = symbol(limit)
+    try:
+        ratio = sp.cancel(_smooth(exact) / _smooth(bound))
+        lead, _ = _limit_or_upper(ratio, var)
+    except (NotImplementedError, ValueError, TypeError) as exc:  # sympy could not take the limit
+        return ResourceTheory(cid, resource, limit, bound, exact, None, f"error: limit failed ({exc})", note=note)
+    bound_syms = {s.name for s in _smooth(bound).free_symbols} - {limit}
+    factors: dict[str, str] = {}
+    verdict = OUTSIDE if _is_infinite(lead) else (LOOSE if lead == 0 else TIGHT)
+    for name in sorted(bound_syms | {s.name for s in lead.free_symbols}):
+        s = symbol(name)
+        if s not in lead.free_symbols:
+            factors[name] = "exact"
+        elif name not in bound_syms:
+            factors[name] = "count only"
+        else:
+            try:
+                sub, upper = _limit_or_upper(lead, s)
+            except (NotImplementedError, ValueError, TypeError):
+                sub, upper = sp.oo, True
+            if _is_infinite(sub):
+                factors[name] = "grows" if not upper else "cannot bound"
+            else:
+                factors[name] = f"bounded ({'<=' if upper else '->'} {sub})"
+    return ResourceTheory(cid, resource, limit, bound, exact, lead, verdict, factors, note)
+
+
+def claim_theory(claim: Claim) -> dict[str, ResourceTheory]:
+    return {name: analyse(claim, name) for name in claim.resources}
+
+
+def definitions_latex(claim: Claim) -> list[str]:
+    """``n = \\lceil N/b \\rceil``-style lines for the claim's derived symbols."""
+    return [f"{tex(symbol(k))} = {tex(parse(v))}" for k, v in claim.definitions.items()]

@@ -175,9 +175,9 @@ COR_3_2_PARAMS = shape_params(24, 4, 4, 2, 2)[:-2]
 
 
 def _cor_3_2_grid(quick: bool) -> list[dict]:
-    pts = [dict(N=N, M=4, d=4, H=2, L=2) for N in (8, 16)] + [dict(N=13, M=4, d=4, H=2, L=2, scheme="fused")]
+    pts = [dict(N=8, M=4, d=4, H=2, L=2), dict(N=13, M=4, d=4, H=2, L=2, scheme="fused")]
     if not quick:
-        pts += [dict(N=N, M=4, d=4, H=2, L=2, numerics="float64") for N in (32, 64, 128)]
+        pts += [dict(N=N, M=4, d=4, H=2, L=1, psi="identity", numerics="float64") for N in (8, 16, 32, 64)]
         pts += [dict(N=10, M=4, d=4, H=2, L=2, length="strict")]
     return pts
 
@@ -253,11 +253,12 @@ THM_3_4_PARAMS = shape_params(24, 4, 4, 2, 2, 2, 2)
 
 def _thm_3_4_grid(quick: bool) -> list[dict]:
     pts = [dict(N=16, M=4, d=4, H=2, L=2, Hp=2, Lp=2), dict(N=13, M=4, d=4, H=2, L=2, Hp=2, Lp=1, scheme="fused"),
-           dict(N=6, M=3, d=2, H=1, L=1, Hp=1, Lp=2, numerics="symbolic:16")]
-    pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=2, psi="identity", numerics="float64") for N in (32, 64, 128)]
+           dict(N=5, M=3, d=1, H=1, L=1, Hp=1, Lp=2, numerics="symbolic")]
+    sizes = (8, 16, 32, 64) if quick else (8, 16, 32, 64, 128, 256)
+    pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=2, psi="identity", numerics="float64") for N in sizes]
     if not quick:
-        pts += [dict(N=48, M=8, d=8, H=4, L=3, Hp=2, Lp=2), dict(N=20, M=5, d=6, H=3, L=2, Hp=3, Lp=2, length="strict")]
-        pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=2, psi="identity", numerics="float64") for N in (256, 512)]
+        pts += [dict(N=48, M=8, d=8, H=4, L=3, Hp=2, Lp=2), dict(N=20, M=5, d=6, H=3, L=2, Hp=3, Lp=2, length="strict"),
+                dict(N=12, M=4, d=4, H=2, L=2, Hp=2, Lp=2, psi="quadratic")]
     return pts
 
 

@@ -20,11 +20,12 @@ from attnsim.sim.two_heads import window as window_construction
 from attnsim.sim.two_heads.causal import block_denominators
 from attnsim.sim.two_heads.jobs import run_one_per_call
 from attnsim.sim.two_heads.packing import run_packed
+from attnsim.verify import two_heads_plots
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.claims.two_heads_exact import (
     NUMERICS, THM_3_4_PARAMS, base_derived, block_size, measure_packed, model_case, packed_spec, shape_params,
     thm_3_5_measure)
-from attnsim.verify.registry import CheckContext, Measurement, Param, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, checker, report_section
 
 # -- Claim B.6 -------------------------------------------------------------------------------------
 CLAIM_B_6_PARAMS = [p for p in shape_params(32, 8, 4, 1, 1) if p.name in ("N", "M", "d", "length", "input",
@@ -32,10 +33,10 @@ CLAIM_B_6_PARAMS = [p for p in shape_params(32, 8, 4, 1, 1) if p.name in ("N", "
 
 
 def _claim_b_6_grid(quick: bool) -> list[dict]:
-    pts = [dict(N=N, M=4, d=2) for N in (4, 11, 16)] + [dict(N=9, M=4, d=2, length="strict"),
-                                                      dict(N=6, M=3, d=1, numerics="symbolic:16"),
-                                                      dict(N=16, M=4, d=2, numerics="mp:200")]
-    return pts + ([] if quick else [dict(N=N, M=8, d=4, numerics="float64") for N in (64, 256)])
+    pts = [dict(N=N, M=4, d=2) for N in (4, 8, 16)] + [dict(N=11, M=4, d=2, length="strict"),
+                                                     dict(N=6, M=3, d=1, numerics="symbolic"),
+                                                     dict(N=16, M=4, d=2, numerics="mp:200")]
+    return pts + ([] if quick else [dict(N=N, M=4, d=2, numerics="float64") for N in (32, 64, 128)])
 
 
 def true_weights(nm: Any, truth: Any, scores: np.ndarray) -> np.ndarray:
@@ -86,11 +87,12 @@ def _ctx_with(ctx: CheckContext, **params: Any) -> CheckContext:
 # -- Theorem 3.5 -----------------------------------------------------------------------------------
 def _thm_3_5_grid(quick: bool) -> list[dict]:
     pts = [dict(N=16, M=4, d=4, H=2, L=2, Hp=2, Lp=2), dict(N=13, M=4, d=4, H=2, L=2, Hp=2, Lp=1, scheme="fused"),
-           dict(N=7, M=3, d=2, H=1, L=1, Hp=1, Lp=2, numerics="symbolic:16")]
-    pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=2, psi="identity", numerics="float64") for N in (32, 64, 128)]
+           dict(N=7, M=3, d=1, H=1, L=1, Hp=1, Lp=2, numerics="symbolic")]
+    sizes = (8, 16, 32, 64) if quick else (8, 16, 32, 64, 128, 256)
+    pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=2, psi="identity", numerics="float64") for N in sizes]
     if not quick:
-        pts += [dict(N=48, M=8, d=8, H=4, L=3, Hp=2, Lp=2), dict(N=19, M=5, d=6, H=3, L=2, Hp=3, Lp=2, length="strict")]
-        pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=2, psi="identity", numerics="float64") for N in (256, 512)]
+        pts += [dict(N=48, M=8, d=8, H=4, L=3, Hp=2, Lp=2), dict(N=19, M=5, d=6, H=3, L=2, Hp=3, Lp=2, length="strict"),
+                dict(N=12, M=4, d=4, H=2, L=2, Hp=2, Lp=2, psi="quadratic")]
     return pts
 
 
@@ -110,12 +112,12 @@ THM_5_1_PARAMS = shape_params(40, 8, 4, 2, 2, 2, 1) + [
 def _thm_5_1_grid(quick: bool) -> list[dict]:
     pts = [dict(N=24, M=6, d=4, H=2, L=2, Hp=2, Lp=1, window=2), dict(N=23, M=8, d=4, H=2, L=2, window=2, sinks=2),
            dict(N=17, M=6, d=2, H=1, L=1, Hp=1, Lp=1, window=3, sinks=1, scheme="fused", length="strict"),
-           dict(N=9, M=4, d=1, H=1, L=1, Hp=1, Lp=1, window=1, sinks=1, numerics="symbolic:16")]
-    pts += [dict(N=N, M=8, d=4, H=2, L=1, Hp=2, Lp=1, window=2, sinks=1, psi="identity", numerics="float64")
-            for N in (32, 64, 128, 256)]
+           dict(N=7, M=4, d=1, H=1, L=1, Hp=1, Lp=1, window=1, sinks=1, numerics="symbolic")]
+    sizes = (8, 16, 32, 64) if quick else (8, 16, 32, 64, 128, 256, 512)
+    pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=1, window=1, sinks=1, psi="identity", numerics="float64")
+            for N in sizes]
     if not quick:
-        pts += [dict(N=N, M=8, d=4, H=2, L=1, Hp=2, Lp=1, window=2, sinks=1, psi="identity", numerics="float64")
-                for N in (512, 1024)]
+        pts += [dict(N=40, M=8, d=4, H=2, L=3, Hp=2, Lp=2, window=3, sinks=2, psi="quadratic")]
     return pts
 
 
@@ -143,3 +145,7 @@ def check_thm_1_4(ctx: CheckContext) -> Measurement:
     """Theorem 1.4 is Theorem 5.1."""
     return thm_5_1_measure(ctx)
 
+
+
+# -- report ----------------------------------------------------------------------------------------
+report_section("two_heads")(two_heads_plots.section)

@@ -212,3 +212,18 @@ def test_cli_window_error_is_one_line():
     assert p.returncode == 2
     assert p.stderr.startswith("error:") and "r=5" in p.stderr and "M=5" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_large_model_with_residual_stream():
+    """A residual large model (not the paper's) through the packed driver: still exact."""
+    from attnsim.verify.cases import random_case
+
+    case = random_case(9, 4, 2, 2, Full(), 3, residual=True)
+    nm = get_numerics("exact", 3)
+    p = dict(M=4, length="paper", Hp=2, Lp=2)
+    oracle = Oracle(packed_spec(p, 2, causal=False), nm)
+    Y = multi_layer.simulate_layers(case.spec, case.weights, nm.array(case.X), oracle, b=4,
+                                    build_head=multi_layer.full_head(4, "paper", uniform=True),
+                                    runner=packing.run_packed, tag="thm_3_4")
+    assert (Y == reference(case.spec, case.weights, nm.array(case.X), nm)).all()
+    assert oracle.ledger.total("processing", "residual") == 2

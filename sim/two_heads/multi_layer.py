@@ -4,7 +4,8 @@
 large model it asks a *head builder* for each head's single-head jobs, hands all jobs of the layer to
 a :class:`~attnsim.sim.two_heads.jobs.JobRunner` in one round (``packing.run_packed`` packs H'·L'
 per call, Lemma 3.3), lets each head recombine its results (processing, ledger tag ``….combine``),
-concatenates the heads, adds the residual if the large model has one, and applies ψ_ℓ token-wise
+concatenates the heads, adds the residual if the large model has one (a layer's ``pre`` map, e.g.
+pre-LN, is applied token-wise before the heads as in ``worst_case.py``), and applies ψ_ℓ token-wise
 as processing (tag ``layer_mlp``, one entry per chunk of b tokens, as in ``worst_case.py``). The
 paper simulates "one layer at a time of T" (digest §3.4): jobs of different layers never share a
 call, so the count is Σ_ℓ ⌈jobs_ℓ/(H'L')⌉.
@@ -30,6 +31,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from attnsim.sim.errors import PreconditionError
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array, Numerics
@@ -47,14 +49,18 @@ HeadBuilder = Callable[[Numerics, Array, Array, Array, Array, str], tuple[list[H
 def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
                     build_head: HeadBuilder, runner: JobRunner, tag: str) -> Array:
     """T(X) layer by layer: all head jobs of a layer in one round of ``runner``."""
+    if spec.rope is not None:
+        raise PreconditionError("rope: rotary embeddings are supported by Lemma 3.1's construction only "
+                                "(two_heads.rebuttal_rope), not by the packed, causal or window ones")
     weights.validate(spec)
     nm = oracle.nm
     X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")
     for li, layer in enumerate(weights.layers):
         jobs: list[HeadJob] = []
         finishers: list[tuple[HeadFinish, int, int]] = []
+        Xa = apply_token_map(nm, oracle, layer.pre, X, b, "pre_norm")
         for h, hw in enumerate(layer.heads):
-            j, finish = build_head(nm, X[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"),
+            j, finish = build_head(nm, Xa[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"),
                                    nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V"), f"{tag}.L{li}.H{h}")
             finishers.append((finish, len(jobs), len(jobs) + len(j)))
             jobs += j
@@ -63,6 +69,7 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
         Hcat = np.concatenate(heads, axis=1)
         if spec.residual:
             Hcat = nm.add(X, Hcat)
+            oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
         X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
     return X
 

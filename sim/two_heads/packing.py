@@ -92,7 +92,7 @@ def _slot_head(nm: Numerics, job: HeadJob | None, layers: int, layer: int, w: in
         P = nm.zeros((block, W.shape[1]))
         P[rows] = W
         out.append(P)
-    return OracleHead(*out)
+    return OracleHead(*out, rope_dims=job.rope_dims)
 
 
 def packed_call(nm: Numerics, jobs: Sequence[HeadJob], heads: int, layers: int, causal: bool,

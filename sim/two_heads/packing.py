@@ -50,11 +50,6 @@ def slot_widths(jobs: Sequence[HeadJob]) -> tuple[int, int]:
     return max(j.width for j in jobs), max(j.out_width for j in jobs)
 
 
-def packed_width(heads: int, layers: int, w: int, o: int) -> int:
-    """Width of a packed call: H'·L'·(w + o)."""
-    return heads * layers * (w + o)
-
-
 def _layer_mlp(slots: list[HeadJob | None], heads: int, layers: int, layer: int, w: int, o: int):
     """ψ_ℓ with a residual stream: copy the layer input, write each decoded job output into its slot."""
     block = layers * (w + o)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -134,8 +134,8 @@ def add_job_counts(m: Measurement, oracle: Oracle, per_call: int) -> Measurement
     return m
 
 
-def measure_packed(ctx: CheckContext, case: Case, spec: OracleSpec, b: int, derived: dict[str, Any],
-                   construct) -> Measurement:
+def measure_packed(ctx: CheckContext, case: Case, spec: OracleSpec, derived: dict[str, Any],
+                   construct: Callable[[Oracle, Array], Array]) -> Measurement:
     """Run a packed construction ``construct(oracle, X)`` and add the abstract counts."""
     seen: list[Oracle] = []
 
@@ -267,7 +267,7 @@ def thm_3_4_measure(ctx: CheckContext) -> Measurement:
     b = block_size(p["M"], p["length"])
     case = model_case(ctx, Full())
     spec = packed_spec(p, case.spec.m, causal=False)
-    return measure_packed(ctx, case, spec, b, base_derived(ctx, case, b), lambda oracle, X: simulate_layers(
+    return measure_packed(ctx, case, spec, base_derived(ctx, case, b), lambda oracle, X: simulate_layers(
         case.spec, case.weights, X, oracle, b=b, build_head=full_head(b, p["scheme"], uniform=True),
         runner=run_packed, tag="thm_3_4"))
 
@@ -277,7 +277,7 @@ def thm_3_5_measure(ctx: CheckContext) -> Measurement:
     b = block_size(p["M"], p["length"])
     case = model_case(ctx, Causal())
     spec = packed_spec(p, case.spec.m, causal=True)
-    return measure_packed(ctx, case, spec, b, base_derived(ctx, case, b), lambda oracle, X: causal_construction.simulate(
+    return measure_packed(ctx, case, spec, base_derived(ctx, case, b), lambda oracle, X: causal_construction.simulate(
         case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_packed))
 
 

@@ -129,7 +129,7 @@ def thm_5_1_measure(ctx: CheckContext) -> Measurement:
     case = model_case(ctx, Sink(s, r) if s else SlidingWindow(r))
     spec = packed_spec(p, case.spec.m, causal=True)
     derived = {**base_derived(ctx, case, b), "r": r, "s": s}
-    return measure_packed(ctx, case, spec, b, derived, lambda oracle, X: window_construction.simulate(
+    return measure_packed(ctx, case, spec, derived, lambda oracle, X: window_construction.simulate(
         case.spec, case.weights, X, oracle, b=b, M=p["M"], scheme=p["scheme"], runner=run_packed))
 
 

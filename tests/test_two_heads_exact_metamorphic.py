@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -55,6 +56,24 @@ def test_permuting_key_blocks_permutes_output_exactly():
     assert (Yp == Y[perm]).all()
     nm = get_numerics("exact", 0)
     assert (Yp == reference(case.spec, case.weights, nm.array(case.X[perm]), nm)).all()
+
+
+def test_key_block_order_does_not_matter(monkeypatch):
+    """Visit and sum the key blocks in reverse order (relabelled, re-packed): the same exact output."""
+    ctx = _ctx("two_heads.thm_3_4", N=13, M=4, d=4, H=2, L=2)
+    case = model_case(ctx, Full())
+    Y = _run_full(case, ctx.params, case.X)
+    original = multi_layer.head_jobs
+
+    def reversed_keys(*args, **kwargs):
+        jobs, plans = original(*args, **kwargs)
+        n = max(p.t for p in plans) + 1
+        relabelled = [replace(p, t=n - 1 - p.t) for p in plans]
+        order = sorted(range(len(jobs)), key=lambda i: (relabelled[i].q0, relabelled[i].t, relabelled[i].kind))
+        return [jobs[i] for i in order], [relabelled[i] for i in order]
+
+    monkeypatch.setattr(multi_layer, "head_jobs", reversed_keys)
+    assert (_run_full(case, ctx.params, case.X) == Y).all()
 
 
 def test_packing_slot_order_does_not_matter():

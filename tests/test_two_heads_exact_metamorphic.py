@@ -246,3 +246,14 @@ def test_large_model_with_residual_stream():
                                     runner=packing.run_packed, tag="thm_3_4")
     assert (Y == reference(case.spec, case.weights, nm.array(case.X), nm)).all()
     assert oracle.ledger.total("processing", "residual") == 2
+
+
+# -- report ----------------------------------------------------------------------------------------
+def test_report_section_writes_table_and_plot(tmp_path):
+    from attnsim.verify.two_heads_plots import section
+
+    records = [run_check("two_heads.claim_b_6", dict(N=N, M=4, d=2), "float64") for N in (4, 8, 16, 32)]
+    md = section(records, tmp_path, True)
+    assert "Claim B.6" in md and md.count("| float64 |") == 4
+    assert "![two_heads.claim_b_6" in md
+    assert (tmp_path / "plots" / "two_heads_claim_b_6.png").stat().st_size > 1000

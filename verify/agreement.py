@@ -35,10 +35,15 @@ def truth_numerics(nm: Numerics, seed: int) -> Numerics:
 
 
 def default_min_bits(nm: Numerics) -> float | None:
-    """Bits of agreement required by default: precision − 10 (None for exact numerics)."""
+    """Bits of agreement required by default: precision − min(10, precision/2) (None for exact numerics).
+
+    The margin is 10 bits for wide formats (float64: 43) and half the precision for narrow ones
+    (bf16: 4, fp32: 14), so that a narrow format's default asks for something it can deliver.
+    """
     if nm.exact:
         return None
-    return float(getattr(nm, "bits", 53) - 10)
+    bits = getattr(nm, "bits", 53)
+    return float(bits - min(10, bits // 2))
 
 
 def _to_mp(ctx: Any, x: Any) -> Any:

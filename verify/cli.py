@@ -112,9 +112,8 @@ def check(ctx: typer.Context, claim: str = typer.Argument(..., help="claim id, e
 
 def print_record(r: dict[str, Any]) -> None:
     bits = r["error_bits"]
-    agree = {True: "exact" if bits == math.inf else f"yes ({bits:.1f} bits)", False: "NO", None: "n/a"}[r["agree"]]
-    if r["agree"] is False and bits is not None:
-        agree = f"NO ({bits:.1f} bits)"
+    bits_s = "" if bits is None else (" (exact)" if bits == math.inf else f" ({bits:.1f} bits)")
+    agree = {True: "exact" if bits == math.inf else f"yes{bits_s}", False: f"NO{bits_s}", None: "n/a"}[r["agree"]]
     console.print(f"[bold]{r['claim']}[/bold] ({r['label']})  numerics={r['numerics']}  seed={r['seed']}"
                   + (f"  length={r['length_convention']}" if r["length_convention"] else ""))
     console.print(f"  params: {r['params']}")

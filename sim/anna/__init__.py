@@ -1,1 +1,20 @@
-"""attnsim package."""
+"""Constructions of Liu, Yu, Sanford, Andoni, Hsu, "Fast attention mechanisms: a tale of parallelism".
+
+One idea per module:
+
+* ``lsh``          -- hash families (random hyperplanes, p-stable) and their collision probabilities
+* ``attention``    -- Algorithm 1 (anna.alg_1), Algorithm 2 (anna.alg_2), exact-match attention
+* ``constraints``  -- the ANNA definition as a checker that returns reasons (anna.def_anna)
+* ``transformer``  -- ANNA-transformers: token-wise maps around ANNA/EMA heads, sizes from the ledger
+* ``constructions``-- Match2 in one layer, one head, dimension 1 (anna.thm_5_2); SUM in one layer
+* ``tasks``        -- data generators and references: Match2, k-hop (generator semantics), SUM
+* ``mpc``          -- the referee MPC machine (refuses rounds over the s-word budget)
+* ``mpc_sort``     -- one-level sample sort on it (for Lemma C.2's uses)
+* ``khop``         -- 1-hop and k-hop by pointer doubling (anna.khop, Lemma F.3)
+* ``mpc_anna``     -- MPC simulating one Algorithm-1 layer (anna.thm_4_2)
+* ``mpc_lowrank``  -- low-rank attention by tree summation (anna.lemma_d_2)
+* ``ema_routing``  -- EMA layers delivering MPC rounds (anna.thm_b_2)
+* ``reformer``     -- fixed-chunk Reformer, receptive fields and a failing SUM input (anna.prop_e_3)
+
+Nothing here imports ``attnsim.theory`` or ``attnsim.verify``: a construction never knows its bound.
+"""

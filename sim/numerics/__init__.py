@@ -8,6 +8,8 @@ name               arithmetic
 ``symbolic[:D]``   rational functions in a symbol z
 ``mp:BITS``        mpmath reals at BITS bits of precision, real exp
 ``float64``        numpy float64
+``float:FMT``      fixed-width binary floating point (fp32, bf16, fp16, e4m3, e5m2, E.M), see ``fixed.py``
+``fixed:qI.F``     fixed point, I integer bits (with sign) and F fraction bits, see ``fixed.py``
 =================  ===========================================================================
 
 D is the score-grid denominator (default 64). Fixed-bit-width formats plug in through
@@ -20,13 +22,14 @@ from typing import Callable
 
 from attnsim.sim.numerics.base import Array, Numerics, NumericsError
 from attnsim.sim.numerics.exact import FractionExact, make_exact
+from attnsim.sim.numerics.fixed import make_fixed_width
 from attnsim.sim.numerics.floating import Float64
 from attnsim.sim.numerics.mp import MP
 from attnsim.sim.numerics.symbolic import Symbolic
 
 __all__ = ["Array", "Numerics", "NumericsError", "get_numerics", "register_backend", "backend_kind", "NAMES"]
 
-NAMES = ("exact", "fraction", "symbolic", "mp:BITS", "float64")
+NAMES = ("exact", "fraction", "symbolic", "mp:BITS", "float64", "float:FMT", "fixed:qI.F")
 
 # kind -> factory(argument-after-colon or None, seed) -> Numerics
 _BACKENDS: dict[str, Callable[[str | None, int], Numerics]] = {}
@@ -66,6 +69,8 @@ def _float64(arg: str | None, seed: int) -> Numerics:
 
 
 register_backend("float64", _float64)
+register_backend("float", lambda arg, seed: make_fixed_width("float", arg, seed))
+register_backend("fixed", lambda arg, seed: make_fixed_width("fixed", arg, seed))
 
 
 def backend_kind(name: str) -> str:

@@ -158,7 +158,7 @@ def _lemma_3_1_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.lemma_3_1", params=COMMON, grid=_lemma_3_1_grid, numerics=NUMERICS)
+@checker("two_heads.lemma_3_1", params=COMMON, grid=_lemma_3_1_grid, numerics=NUMERICS + ("float", "fixed"))
 def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     p = ctx.params
     b = block_size(p["M"], p["length"])

@@ -1,0 +1,174 @@
+"""ANNA mechanisms: Algorithm 1 (anna.alg_1), Algorithm 2 (anna.alg_2) and EMA (anna.def_ema).
+
+All three return a :class:`Retrieval`: per query the sum of retrieved values and their count, so
+that outputs can be compared *exactly* (integer or rational values stay exact; the division is
+done last). A query that retrieves nothing outputs 0 (digest §7.3, the EMA convention).
+
+* :func:`anna_tables` -- Algorithm 1: ``ell`` tables keyed by g_u(k_j), each bucket holding
+  (sum of values, count); a query sums the buckets it hits over all tables.
+* :func:`anna_linear_memory` -- Algorithm 2: one table reused for ``ell`` rounds; buckets are
+  created for the queries and keys add into existing buckets only. Same hashes, same output.
+* :func:`ema` -- exact-match attention: keys sorted lexicographically, each query binary-searched.
+
+Implied weights (digest §3.1): w_ij = c_ij / sum_j' c_ij', with c_ij the number of tables in which
+q_i and k_j collide; :func:`collision_counts` computes c.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+from attnsim.sim.anna.errors import as_matrix, require
+from attnsim.sim.anna.lsh import TableHash, code_keys
+from attnsim.sim.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """Per query: ``sums`` (Nq x mv) of retrieved values and ``counts`` (Nq) of retrieved keys."""
+
+    sums: np.ndarray
+    counts: np.ndarray
+
+    def output(self) -> np.ndarray:
+        """sums / counts as floats; rows with count 0 are 0."""
+        out = np.zeros(self.sums.shape, dtype=np.float64)
+        hit = self.counts > 0
+        out[hit] = self.sums[hit].astype(np.float64) / self.counts[hit, None]
+        return out
+
+    def output_exact(self) -> np.ndarray:
+        """sums / counts as Fractions (object array); rows with count 0 are 0. Values must be exact."""
+        out = np.empty(self.sums.shape, dtype=object)
+        for i in range(self.sums.shape[0]):
+            for t in range(self.sums.shape[1]):
+                c = int(self.counts[i])
+                out[i, t] = Fraction(self.sums[i, t]) / c if c else Fraction(0)
+        return out
+
+    def same_as(self, other: "Retrieval") -> bool:
+        """Exactly equal sums and counts (the Algorithm 1 = Algorithm 2 check)."""
+        return bool(np.array_equal(self.counts, other.counts) and np.array_equal(self.sums, other.sums))
+
+
+def qkv_inputs(q: object, k: object, v: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated query, key and value matrices (finite; as many values as keys; equal q/k dimension)."""
+    qm = as_matrix(q, "queries")
+    km = as_matrix(k, "keys")
+    vm = as_matrix(v, "values", rows=km.shape[0])
+    require(qm.shape[1] == km.shape[1], "keys", f"dimension {km.shape[1]} differs from the queries' {qm.shape[1]}")
+    return qm, km, vm
+
+
+def _zeros(rows: int, v: np.ndarray) -> np.ndarray:
+    return np.zeros((rows, v.shape[1]), dtype=v.dtype) if v.dtype != object else np.full((rows, v.shape[1]), 0, dtype=object)
+
+
+def anna_tables(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
+                ledger: Ledger | None = None, tag: str = "alg1") -> Retrieval:
+    """Algorithm 1 of the paper (anna.alg_1): build all ``ell`` tables, then answer every query.
+
+    Ledger: ``hash`` (z evaluations per point per table), ``bucket`` (non-empty key buckets per
+    table), ``collision`` (query-key pairs sharing a bucket) and one ``memory_words`` entry for the
+    ``ell`` stored tables (per bucket: z code words, mv value words, 1 count word).
+    """
+    qm, km, vm = qkv_inputs(q, k, v)
+    require(len(hashes) >= 1, "hashes", "need at least one table")
+    tables = []
+    for u, g in enumerate(hashes):
+        keys, inv = np.unique(code_keys(g.codes(km, ledger=ledger, tag=f"{tag}.hash_keys")), return_inverse=True)
+        bsum = _zeros(len(keys), vm)
+        np.add.at(bsum, inv, vm)
+        tables.append((keys, bsum, np.bincount(inv, minlength=len(keys))))
+        if ledger is not None:
+            ledger.record("bucket", f"{tag}.buckets", round=u, amount=len(keys))
+    if ledger is not None:
+        words = sum(len(t[0]) * (hashes[u].z + vm.shape[1] + 1) for u, t in enumerate(tables))
+        ledger.record("memory_words", f"{tag}.tables", amount=words)
+    sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
+    for u, (g, (keys, bsum, bcnt)) in enumerate(zip(hashes, tables)):
+        qk = code_keys(g.codes(qm, ledger=ledger, tag=f"{tag}.hash_queries"))
+        pos = np.minimum(np.searchsorted(keys, qk), len(keys) - 1)
+        hit = keys[pos] == qk
+        sums[hit] += bsum[pos[hit]]
+        counts[hit] += bcnt[pos[hit]]
+        if ledger is not None:
+            ledger.record("collision", f"{tag}.collisions", round=u, amount=int(bcnt[pos[hit]].sum()))
+    return Retrieval(sums, counts)
+
+
+def anna_linear_memory(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
+                       ledger: Ledger | None = None, tag: str = "alg2") -> Retrieval:
+    """Algorithm 2 (anna.alg_2): one table, ``ell`` rounds, O(N) words of memory.
+
+    Each round creates empty buckets for the query codes, adds every key whose code hits one, then
+    every query adds its bucket to its running (sum, count). The ``memory_words`` entry is the
+    peak: the running sums and counts plus the largest single-round table.
+    """
+    qm, km, vm = qkv_inputs(q, k, v)
+    require(len(hashes) >= 1, "hashes", "need at least one table")
+    sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
+    peak_table = 0
+    for u, g in enumerate(hashes):
+        buckets, qinv = np.unique(code_keys(g.codes(qm, ledger=ledger, tag=f"{tag}.hash_queries")), return_inverse=True)
+        kk = code_keys(g.codes(km, ledger=ledger, tag=f"{tag}.hash_keys"))
+        pos = np.minimum(np.searchsorted(buckets, kk), len(buckets) - 1)
+        hit = buckets[pos] == kk
+        bsum, bcnt = _zeros(len(buckets), vm), np.zeros(len(buckets), dtype=np.int64)
+        np.add.at(bsum, pos[hit], vm[hit])
+        np.add.at(bcnt, pos[hit], 1)
+        sums += bsum[qinv]
+        counts += bcnt[qinv]
+        peak_table = max(peak_table, len(buckets) * (g.z + vm.shape[1] + 1))
+        if ledger is not None:
+            ledger.record("bucket", f"{tag}.buckets", round=u, amount=len(buckets))
+            ledger.record("collision", f"{tag}.collisions", round=u, amount=int(bcnt[qinv].sum()))
+    if ledger is not None:
+        ledger.record("memory_words", f"{tag}.table", amount=peak_table + qm.shape[0] * (vm.shape[1] + 1))
+    return Retrieval(sums, counts)
+
+
+def collision_counts(q: object, k: object, hashes: Sequence[TableHash]) -> np.ndarray:
+    """c[i, j] = number of tables u with g_u(q_i) = g_u(k_j) (an Nq x Nk integer matrix)."""
+    qm, km = as_matrix(q, "queries"), as_matrix(k, "keys")
+    c = np.zeros((qm.shape[0], km.shape[0]), dtype=np.int64)
+    for g in hashes:
+        _, ids = np.unique(code_keys(np.vstack([g.codes(qm), g.codes(km)])), return_inverse=True)
+        c += ids[:qm.shape[0], None] == ids[None, qm.shape[0]:]
+    return c
+
+
+def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: str = "ema") -> Retrieval:
+    """Exact-match attention (digest §1.6): the mean of v_j over keys equal to q_i, or 0 if none.
+
+    Keys are sorted lexicographically once (O(dN log N)); each query is found by binary search.
+    Entries are compared exactly, so pass integers (or exactly representable floats).
+    """
+    qm, km, vm = qkv_inputs(q, k, v)
+    order = np.lexsort(km.T[::-1])
+    sorted_keys = [tuple(row) for row in km[order]]
+    sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
+    for i, row in enumerate(qm):
+        key = tuple(row)
+        lo, hi = _bisect(sorted_keys, key, left=True), _bisect(sorted_keys, key, left=False)
+        if hi > lo:
+            sums[i] = vm[order[lo:hi]].sum(axis=0)
+            counts[i] = hi - lo
+    if ledger is not None:
+        ledger.record("compare", f"{tag}.search", amount=qm.shape[0] * max(1, int(np.ceil(np.log2(max(2, len(km)))))))
+    return Retrieval(sums, counts)
+
+
+def _bisect(items: list[tuple], key: tuple, *, left: bool) -> int:
+    lo, hi = 0, len(items)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if items[mid] < key or (not left and items[mid] == key):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

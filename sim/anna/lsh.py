@@ -1,0 +1,119 @@
+"""Locality-sensitive hash families and their collision probabilities (digest §1.3, §3.1).
+
+A family ``H`` of maps R^m -> Z is (r, cr, p1, p2)-sensitive when points within r collide with
+probability >= p1 and points farther than cr with probability <= p2. Algorithm 1 (anna.alg_1)
+concatenates ``z`` draws into one table hash ``g = (h_1, ..., h_z)`` and uses ``ell`` tables.
+
+Two families are provided:
+
+* :class:`HyperplaneLSH` -- random hyperplanes (Charikar's SimHash), an angular family:
+  ``h(x) = [<a, x> >= 0]`` with ``a ~ N(0, I)``; two vectors at angle theta collide with
+  probability ``1 - theta/pi``. On the unit sphere, Euclidean distance d means
+  theta = 2 asin(d/2). (The paper's experiments use the cross-polytope family of Andoni et al.
+  2015; we use hyperplanes because their collision probability has this closed form.)
+* :class:`PStableLSH` -- the Gaussian (2-stable) family of Datar et al. 2004 for l2:
+  ``h(x) = floor((<a, x> + b) / w)`` with ``a ~ N(0, I)``, ``b ~ U[0, w)``.
+
+Identical points always get identical codes, whatever the draw: this is what lets Algorithm 1
+reproduce exact-match attention at r = 0 (digest §1.6).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnsim.sim.anna.errors import AnnaInputError, as_matrix, require
+from attnsim.sim.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class TableHash:
+    """One table's hash g = (h_1, ..., h_z): projections ``a`` (z x m), offsets ``b``, width ``w``.
+
+    ``w is None`` marks a hyperplane (sign) hash; otherwise the p-stable floor hash.
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    w: float | None
+
+    @property
+    def z(self) -> int:
+        return int(self.a.shape[0])
+
+    def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
+        """Integer codes, one row of z entries per row of ``x``; records z * len(x) hash evaluations."""
+        x = as_matrix(x, "points")
+        require(x.shape[1] == self.a.shape[1], "points",
+                f"dimension {x.shape[1]} does not match the hash dimension {self.a.shape[1]}")
+        proj = x.astype(np.float64) @ self.a.T
+        if self.w is None:
+            out = (proj >= 0).astype(np.int64)
+        else:
+            out = np.floor((proj + self.b) / self.w).astype(np.int64)
+        if ledger is not None:
+            ledger.record("hash", tag, shape=(x.shape[0], self.z), amount=x.shape[0] * self.z,
+                          flops=2 * x.shape[0] * self.z * x.shape[1])
+        return out
+
+
+def code_keys(codes: np.ndarray) -> np.ndarray:
+    """Each row of integer codes as one opaque sortable scalar (a numpy void), for table look-ups."""
+    c = np.ascontiguousarray(codes, dtype=np.int64)
+    return c.view(np.dtype((np.void, c.dtype.itemsize * c.shape[1]))).ravel()
+
+
+@dataclass(frozen=True)
+class HyperplaneLSH:
+    """Random-hyperplane family on R^dim (angular)."""
+
+    dim: int
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.dim, int) and self.dim >= 1, "dim", f"must be a positive integer, got {self.dim!r}")
+
+    def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        require(z >= 1, "z", f"must be >= 1, got {z}")
+        return TableHash(rng.standard_normal((z, self.dim)), np.zeros(z), None)
+
+    def collision_probability(self, distance: float) -> float:
+        """Pr[h(x) = h(y)] for unit vectors x, y at Euclidean distance ``distance`` (in [0, 2])."""
+        require(0 <= distance <= 2, "distance", f"unit vectors are at distance in [0, 2], got {distance}")
+        return 1.0 - 2.0 * math.asin(distance / 2.0) / math.pi
+
+
+@dataclass(frozen=True)
+class PStableLSH:
+    """Gaussian p-stable family on R^dim with bucket width ``width``."""
+
+    dim: int
+    width: float = 1.0
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.dim, int) and self.dim >= 1, "dim", f"must be a positive integer, got {self.dim!r}")
+        require(math.isfinite(self.width) and self.width > 0, "width", f"must be a positive number, got {self.width}")
+
+    def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        require(z >= 1, "z", f"must be >= 1, got {z}")
+        return TableHash(rng.standard_normal((z, self.dim)), rng.uniform(0, self.width, z), self.width)
+
+    def collision_probability(self, distance: float) -> float:
+        """Pr[h(x) = h(y)] at Euclidean distance ``distance`` (Datar et al. 2004, eq. for p = 2)."""
+        require(distance >= 0, "distance", f"must be >= 0, got {distance}")
+        if distance == 0:
+            return 1.0
+        t = self.width / distance
+        tail = 0.5 * math.erfc(t / math.sqrt(2.0))
+        return 1.0 - 2.0 * tail - 2.0 / (math.sqrt(2.0 * math.pi) * t) * (1.0 - math.exp(-t * t / 2.0))
+
+
+def draw_tables(family: HyperplaneLSH | PStableLSH, ell: int, z: int, rng: np.random.Generator) -> list[TableHash]:
+    """``ell`` independent table hashes, each a concatenation of ``z`` draws (Algorithm 1, line 1)."""
+    if not (isinstance(ell, (int, np.integer)) and ell >= 1):
+        raise AnnaInputError(f"ell: the number of tables must be a positive integer, got {ell!r}")
+    if not (isinstance(z, (int, np.integer)) and z >= 1):
+        raise AnnaInputError(f"z: the concatenation length must be a positive integer, got {z!r}")
+    return [family.draw(rng, int(z)) for _ in range(int(ell))]

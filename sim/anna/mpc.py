@@ -1,0 +1,122 @@
+"""A referee MPC machine (digest §1.2): P machines with s words of local memory each.
+
+A protocol runs in rounds. In a round every machine computes, from its memory only, a list of
+messages ``(destination, record)``; a record is a tuple whose entries are words. The machine
+**refuses** the round (:class:`MPCLimitError`, nothing delivered) when any machine would send more
+than s words or receive more than s words, or addresses a machine that does not exist. After a
+delivered round a machine's memory is exactly what it received (a machine keeps data by sending it
+to itself, which counts against both limits): this is the strict reading of "messages land in the
+recipients' memory" and the one Sanford et al. use (MachineIn^{r+1} = received messages).
+
+Ledger entries: ``mpc_round`` (one per round), ``mpc_message`` (words moved that round),
+``mpc_load`` (largest number of words any machine received that round; read the max over rounds),
+``mpc_record`` (the longest record sent that round, in words; read the max over rounds),
+``mpc_machine`` (one the first time a machine holds data: the number of machines used).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+from attnsim.sim.anna.errors import require
+from attnsim.sim.errors import AttnsimError
+from attnsim.sim.ledger import Ledger
+
+Record = tuple
+Message = tuple[int, Record]
+Step = Callable[[int, list[Record]], Iterable[Message]]
+Deliver = Callable[[list[list[Message]], int], list[list[Record]]]
+"""Turns every machine's outbox into every machine's inbox for round r (default: direct delivery)."""
+
+
+class MPCLimitError(AttnsimError):
+    """A round broke the MPC rules (too many words sent or received, or a bad destination)."""
+
+
+def words(records: Iterable[Record]) -> int:
+    """Words in a list of records (one word per tuple entry)."""
+    return sum(len(r) for r in records)
+
+
+class MPC:
+    """P machines with local memory s words; see the module docstring for the rules."""
+
+    def __init__(self, machines: int, memory: int, *, ledger: Ledger | None = None, tag: str = "mpc",
+                 deliver: Deliver | None = None) -> None:
+        require(isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}")
+        require(isinstance(memory, int) and memory >= 1, "s", f"local memory must be a positive integer, got {memory!r}")
+        self.P, self.s = machines, memory
+        self.ledger = ledger if ledger is not None else Ledger()
+        self.tag = tag
+        self.deliver = deliver or direct_delivery
+        self.memory: list[list[Record]] = [[] for _ in range(machines)]
+        self.rounds = 0
+        self._used: set[int] = set()
+
+    def load(self, placement: dict[int, Sequence[Record]]) -> None:
+        """Place the input (no round): ``placement[machine]`` = its records, at most s words each."""
+        for m, recs in placement.items():
+            self._check_machine(m, "load")
+            if words(recs) > self.s:
+                raise MPCLimitError(f"{self.tag} load: machine {m} would hold {words(recs)} words > s = {self.s}")
+            self.memory[m] = list(recs)
+            self._mark(m)
+
+    def round(self, step: Step, *, label: str = "") -> None:
+        """Run one round: ``step(machine, memory)`` yields the machine's messages."""
+        r = self.rounds
+        where = f"{self.tag} round {r} ({label or 'unnamed'})"
+        outboxes: list[list[Message]] = [[] for _ in range(self.P)]
+        loads = [0] * self.P
+        for m in range(self.P):
+            if not self.memory[m] and m not in self._used:
+                continue
+            out = [(dest, tuple(rec)) for dest, rec in step(m, self.memory[m])]
+            sent = sum(len(rec) for _, rec in out)
+            if sent > self.s:
+                raise MPCLimitError(f"{where}: machine {m} sends {sent} words > s = {self.s}")
+            for dest, rec in out:
+                self._check_machine(dest, f"round {r} ({label or 'unnamed'}): machine {m} sends to")
+                loads[dest] += len(rec)
+            outboxes[m] = out
+        worst = max(range(self.P), key=loads.__getitem__)
+        if loads[worst] > self.s:
+            raise MPCLimitError(f"{where}: machine {worst} receives {loads[worst]} words > s = {self.s}")
+        inbox = self.deliver(outboxes, r)
+        moved = sum(loads)
+        self.memory = inbox
+        for m, box in enumerate(inbox):
+            if box:
+                self._mark(m)
+        self.rounds += 1
+        self.ledger.record("mpc_round", f"{self.tag}.{label or 'round'}", round=r)
+        self.ledger.record("mpc_message", f"{self.tag}.{label or 'round'}", round=r, amount=moved)
+        self.ledger.record("mpc_load", f"{self.tag}.{label or 'round'}", round=r, amount=loads[worst])
+        longest = max((len(rec) for out in outboxes for _, rec in out), default=0)
+        self.ledger.record("mpc_record", f"{self.tag}.{label or 'round'}", round=r, amount=longest)
+
+    def local(self, fn: Callable[[int, list[Record]], list[Record]]) -> None:
+        """Local computation (free in MPC): replace each machine's memory by ``fn(machine, memory)``."""
+        for m in range(self.P):
+            new = list(fn(m, self.memory[m]))
+            if words(new) > self.s:
+                raise MPCLimitError(f"{self.tag} local step: machine {m} would hold {words(new)} words > s = {self.s}")
+            self.memory[m] = new
+
+    def _check_machine(self, m: int, what: str) -> None:
+        if not (isinstance(m, int) and 0 <= m < self.P):
+            raise MPCLimitError(f"{self.tag} {what} machine {m!r}, which does not exist (P = {self.P})")
+
+    def _mark(self, m: int) -> None:
+        if m not in self._used:
+            self._used.add(m)
+            self.ledger.record("mpc_machine", f"{self.tag}.machine", round=self.rounds)
+
+
+def direct_delivery(outboxes: list[list[Message]], r: int) -> list[list[Record]]:
+    """Every message lands in its destination's inbox, in order of sender, then of sending."""
+    inbox: list[list[Record]] = [[] for _ in outboxes]
+    for out in outboxes:
+        for dest, rec in out:
+            inbox[dest].append(rec)
+    return inbox

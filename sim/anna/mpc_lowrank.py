@@ -1,0 +1,95 @@
+"""Low-rank attention on the MPC machine by tree summation (anna.lemma_d_2, digest §4.3).
+
+Low-rank attention outputs Q'(X) K'(X)^T V(X) (no normaliser, digest §1.7), computed as
+Q' (K'^T V) with K'^T V = sum_i k'_i v_i^T, an r x mv matrix. Token i lives on machine i // b.
+
+1. every machine forms the partial sum of k'_i v_i^T over its tokens (local);
+2. up-sweep: an f-ary tree over the machines adds the partials, one level per round;
+3. down-sweep: the total is sent back down the same tree, one level per round;
+4. every token outputs q'_i^T (K'^T V) (local).
+
+Rounds: 2 * ceil(log_f T) for T = ceil(N / b) machines (0 when T = 1); machines: T <= N, the
+lemma's O(N). A machine keeps its tokens (b tokens of 2 + 2r + mv words, at most s/2) and
+receives at most f partial matrices of r*mv + 1 words (at most s/2), which fixes b and f.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnsim.sim.anna.errors import as_matrix, require
+from attnsim.sim.anna.mpc import MPC
+from attnsim.sim.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class LowRankRun:
+    output: np.ndarray
+    rounds: int
+    machines: int
+    fan_in: int
+
+
+def lowrank_mpc(qp: object, kp: object, v: object, *, memory: int, ledger: Ledger | None = None) -> LowRankRun:
+    """Q'(K'^T V) on an MPC machine with local memory ``memory`` words."""
+    Q, K = as_matrix(qp, "query features"), as_matrix(kp, "key features")
+    V = as_matrix(v, "values", rows=K.shape[0])
+    require(Q.shape == K.shape, "key features", f"shape {K.shape} differs from the query features' {Q.shape}")
+    N, r, mv = Q.shape[0], Q.shape[1], V.shape[1]
+    tok_words, part_words = 2 + 2 * r + mv, 1 + r * mv
+    b = (memory // 2) // tok_words
+    f = (memory // 2) // part_words
+    require(b >= 1 and f >= 2, "s", f"local memory {memory} is too small: need >= {2 * max(tok_words, 2 * part_words)} "
+                                    f"words for rank {r} and value dimension {mv}")
+    T = -(-N // b)
+    mpc = MPC(T, memory, ledger=ledger, tag="lowrank")
+    mpc.load({m: [("tok", i, *Q[i], *K[i], *V[i]) for i in range(m * b, min(N, (m + 1) * b))] for m in range(T)})
+
+    def partial(m, mem):
+        acc = np.zeros((r, mv), dtype=np.result_type(K.dtype, V.dtype))
+        for rec in mem:
+            acc += np.outer(np.array(rec[2 + r:2 + 2 * r]), np.array(rec[2 + 2 * r:]))
+        return mem + [("part", *acc.ravel().tolist())]
+
+    mpc.local(partial)
+    levels = 0
+    while f ** levels < T:
+        levels += 1
+    for lv in range(levels):
+        mpc.round(_up(f, lv), label=f"up{lv}")
+    for lv in reversed(range(levels)):
+        mpc.round(_down(f, lv, T), label=f"down{lv}")
+    out = np.zeros((N, mv), dtype=np.result_type(Q.dtype, K.dtype, V.dtype))
+    for mem in mpc.memory:
+        total = _sum_parts(mem).reshape(r, mv)
+        for rec in (rec for rec in mem if rec[0] == "tok"):
+            out[rec[1]] = np.array(rec[2:2 + r]) @ total
+    return LowRankRun(out, mpc.rounds, T, f)
+
+
+def _sum_parts(mem: list[tuple]) -> np.ndarray:
+    parts = [np.array(rec[1:]) for rec in mem if rec[0] == "part"]
+    return sum(parts[1:], parts[0])
+
+
+def _up(f: int, level: int):
+    """Machines at multiples of f^level send their subtree sum to the multiple of f^(level+1) below."""
+    def step(m, mem):
+        out = [(m, rec) for rec in mem if rec[0] == "tok"]
+        if m % f ** level:
+            return out
+        return out + [(m - m % f ** (level + 1), ("part", *_sum_parts(mem).tolist()))]
+    return step
+
+
+def _down(f: int, level: int, T: int):
+    """A machine at a multiple of f^(level+1) sends the total to its children at multiples of f^level."""
+    def step(m, mem):
+        out = [(m, rec) for rec in mem if rec[0] == "tok"]
+        if m % f ** (level + 1):
+            return out + [(m, rec) for rec in mem if rec[0] == "part"]
+        total = ("part", *_sum_parts(mem).tolist())
+        return out + [(c, total) for c in range(m, min(m + f ** (level + 1), T), f ** level)]
+    return step

@@ -1,0 +1,100 @@
+"""ANNA-transformers (digest §1.1, §1.4): arbitrary token-wise maps around ANNA/EMA heads.
+
+A layer has heads; each head has token-wise query, key and value maps and a mechanism (EMA or
+Algorithm 1 with fixed hash draws). The layer's ``mix`` maps each token's row and its head outputs
+to the next row (the paper's sum of W_h-projected heads, generalised to an arbitrary token-wise map
+as the element-wise assumption allows; residuals add no power, digest §7.7). ``readout`` is psi.
+
+Token-wise maps take the whole N x d array for speed but must act row by row (a row may carry its
+position, as the paper allows). Every head call is written to the ledger as an ``anna_head`` entry
+with round = layer index and shape = (N, query/key dimension, value dimension), so the number of
+layers, heads per layer and embedding dimension are read off the ledger, not declared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import numpy as np
+
+from attnsim.sim.anna.attention import Retrieval, anna_tables, ema
+from attnsim.sim.anna.errors import as_matrix
+from attnsim.sim.anna.lsh import HyperplaneLSH, PStableLSH, TableHash, draw_tables
+from attnsim.sim.ledger import Ledger
+
+TokenMap = Callable[[np.ndarray], np.ndarray]
+
+
+class Mechanism(Protocol):
+    def __call__(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, *, ledger: Ledger, tag: str) -> Retrieval: ...
+
+
+@dataclass(frozen=True)
+class EMA:
+    """Exact-match attention (anna.def_ema)."""
+
+    def __call__(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, *, ledger: Ledger, tag: str) -> Retrieval:
+        return ema(q, k, v, ledger=ledger, tag=tag)
+
+
+@dataclass(frozen=True)
+class LSHAttention:
+    """Algorithm 1 with hash draws fixed at construction (the seeds the MPC simulation shares)."""
+
+    hashes: tuple[TableHash, ...]
+
+    @classmethod
+    def draw(cls, family: HyperplaneLSH | PStableLSH, ell: int, z: int, seed: int) -> "LSHAttention":
+        return cls(tuple(draw_tables(family, ell, z, np.random.default_rng(seed))))
+
+    def __call__(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, *, ledger: Ledger, tag: str) -> Retrieval:
+        return anna_tables(q, k, v, self.hashes, ledger=ledger, tag=tag)
+
+
+@dataclass(frozen=True)
+class Head:
+    query: TokenMap
+    key: TokenMap
+    value: TokenMap
+    mechanism: Mechanism
+
+
+@dataclass(frozen=True)
+class Layer:
+    heads: tuple[Head, ...]
+    mix: Callable[[np.ndarray, list[np.ndarray]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class AnnaTransformer:
+    embed: TokenMap
+    layers: tuple[Layer, ...]
+    readout: TokenMap = field(default=lambda x: x)
+
+    def __call__(self, tokens: object, *, ledger: Ledger, tag: str = "anna") -> np.ndarray:
+        x = as_matrix(self.embed(np.asarray(tokens)), "embedding")
+        for li, layer in enumerate(self.layers):
+            outs = []
+            for hi, head in enumerate(layer.heads):
+                q, k, v = (as_matrix(f(x), name, rows=x.shape[0])
+                           for f, name in ((head.query, "query"), (head.key, "key"), (head.value, "value")))
+                ledger.record("anna_head", f"{tag}.layer{li}.head{hi}", round=li, shape=(x.shape[0], q.shape[1], v.shape[1]))
+                outs.append(head.mechanism(q, k, v, ledger=ledger, tag=f"{tag}.layer{li}.head{hi}").output_exact())
+            x = as_matrix(layer.mix(x, outs), "layer output", rows=x.shape[0])
+        return self.readout(x)
+
+
+def size_from_ledger(ledger: Ledger) -> dict[str, int]:
+    """Layers, distinct heads (tags) per layer and the largest query/key and value dimensions, read off the ledger."""
+    entries = [e for e in ledger.entries if e.kind == "anna_head"]
+    per_layer: dict[int, set[str]] = {}
+    for e in entries:
+        per_layer.setdefault(e.round, set()).add(e.tag)
+    return {
+        "layers": len(per_layer),
+        "heads": max((len(tags) for tags in per_layer.values()), default=0),
+        "qk_dim": max((e.shape[1] for e in entries), default=0),
+        "v_dim": max((e.shape[2] for e in entries), default=0),
+    }
+

@@ -1,0 +1,44 @@
+"""A shared table of named TinT cases, used by the checkers and by the tests (tracr style)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from attnsim.sim.tint.configs import TINY, TINY_TINT, AuxConfig, TinTConfig, TinTConfigError
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    aux: AuxConfig
+    tint: TinTConfig
+    ids: tuple[int, ...]
+    n_train: int
+    seed: int = 0
+
+    @property
+    def tokens(self) -> np.ndarray:
+        return np.array(self.ids)
+
+
+_IDS = (1, 5, 3, 7, 2, 9)
+_D12 = AuxConfig("d12", D=12, heads=3, layers=1, vocab=16, positions=8, activation="relu")
+
+CASES: dict[str, Case] = {c.name: c for c in (
+    Case("tiny-relu", TINY, TINY_TINT, _IDS, 4),
+    Case("tiny-gelu", replace(TINY, activation="gelu_new"), TINY_TINT, _IDS, 4),
+    Case("tiny-top1-2steps", TINY, replace(TINY_TINT, n_sim=1, steps=2), _IDS, 4),
+    Case("tiny-2steps-noreuse", TINY, replace(TINY_TINT, n_sim=1, steps=2, reuse_forward=False,
+                                              reuse_backward=False), _IDS, 4),
+    Case("d12-S3", _D12, TinTConfig(K=4, H_sim=12, inner_lr=0.25), _IDS, 4),
+    Case("d12-S4", _D12, TinTConfig(K=3, H_sim=15, inner_lr=0.25), _IDS, 4),
+    Case("d12-S6", _D12, TinTConfig(K=2, H_sim=21, inner_lr=0.25), _IDS, 4),
+)}
+
+
+def case(name: str) -> Case:
+    if name not in CASES:
+        raise TinTConfigError(f"--case: unknown TinT case {name!r}; known: {', '.join(CASES)}")
+    return CASES[name]

@@ -1,0 +1,209 @@
+"""TinT against its reference, one approximation at a time (tint.sgd_step, digest §2.9).
+
+Each function runs the construction and the reference SGD step of ``aux_model`` side by side and
+returns plain numbers; ``attnsim.verify.claims.tint`` turns them into check records. Errors are the
+largest absolute difference over the updated auxiliary weights; ``rel`` divides by the largest
+entry of the exact SGD update, so 1e-3 means "0.1% of the step".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.tint import aux_model as am
+from attnsim.sim.tint.arith import Arith, max_abs_diff
+from attnsim.sim.tint.builder import TinT, build
+from attnsim.sim.tint.cases import Case
+from attnsim.sim.tint.configs import TinTConfigError
+from attnsim.sim.tint.linear_attention import linear_head, softmax_simulation
+from attnsim.sim.tint.modules import Geometry, diag_matrix, linear_backward_descent, linear_forward, pack
+from attnsim.sim.tint.modules_nonlinear import (activation_backward, activation_forward, attention_backward,
+                                                attention_softmax, ln_fd_backward, ln_normalise)
+from attnsim.sim.tint.pipeline import Runner, run
+
+
+def group_errors(got: am.Weights, want: am.Weights) -> dict[str, float]:
+    """Largest |difference| per parameter group (a LAYER_KEYS name over all layers; ln_f apart)."""
+    out = {key: max(max_abs_diff(g[key], w[key]) for g, w in zip(got["layers"], want["layers"]))
+           for key in am.LAYER_KEYS}
+    out["lnf_b"], out["lnf_g"] = max_abs_diff(got["lnf_b"], want["lnf_b"]), max_abs_diff(got["lnf_g"], want["lnf_g"])
+    return out
+
+
+def worst(errors: dict[str, float]) -> float:
+    return max(errors.values())
+
+
+def reference(c: Case, ar: Arith, w: am.Weights, approx: am.Approx) -> am.Weights:
+    """``steps`` reference SGD steps with the given approximations."""
+    positions = am.train_positions(len(c.ids), c.n_train)
+    for _ in range(c.tint.steps):
+        w = am.sgd_step(c.aux, ar, w, c.tokens, positions, ar.scalar(c.tint.inner_lr), c.tint.simulated(c.aux), approx)
+    return w
+
+
+def fd_eps(ar: Arith, fd_scale: int) -> Any:
+    return ar.scalar(1) / fd_scale
+
+
+@dataclass
+class StepRun:
+    """One TinT run and the reference step taken with the same approximations."""
+
+    tint: TinT
+    weights: am.Weights
+    got: am.Weights
+    want: am.Weights
+    errors: dict[str, float]
+    exact_equal: bool           # every updated weight equal (exact numerics: bit for bit)
+    logits_equal: bool          # the final forward pass's logits equal the aux model's with ``want``
+    test_loss: dict[str, float]  # summed loss on the test part: before, after (TinT), after (reference)
+
+
+def sgd_step(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None,
+             softmax_eps: Any = None) -> StepRun:
+    t = build(c.aux, c.tint, ar, fd_scale=fd_scale, gate_scale=gate_scale)
+    w = am.init_weights(c.aux, ar, c.seed)
+    res = run(t, w, c.tokens, c.n_train, softmax_eps)
+    got = res.weights
+    want = reference(c, ar, w, am.Approx.tint(fd_eps(ar, fd_scale)))
+    equal = all(ar.equal(g[k], h[k]) for g, h in zip(got["layers"], want["layers"]) for k in am.LAYER_KEYS) and \
+        ar.equal(got["lnf_b"], want["lnf_b"]) and ar.equal(got["lnf_g"], want["lnf_g"])
+    ref_logits = am.forward(c.aux, ar, want, c.tokens)[0]
+    test = am.test_positions(len(c.ids), c.n_train)
+    loss = {"before": am.summed_loss(ar, res.first_logits, c.tokens, test),
+            "tint": am.summed_loss(ar, res.logits, c.tokens, test),
+            "reference": am.summed_loss(ar, ref_logits, c.tokens, test)}
+    return StepRun(t, w, got, want, group_errors(got, want), equal, ar.equal(res.logits, ref_logits), loss)
+
+
+def update_scale(c: Case, ar: Arith, w: am.Weights) -> float:
+    """Largest entry of the exact SGD update (no approximation)."""
+    return worst(group_errors(reference(c, ar, w, am.Approx()), w))
+
+
+def approximation_errors(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float = 10.0,
+                         softmax_eps: float = 1e-3) -> dict[str, dict[str, Any]]:
+    """Each approximation's error alone, relative to the exact SGD update (digest §2.9 D, E, G, J, C).
+
+    stop_grad and ln_bias_only are structural in TinT, so they are measured on the reference; the
+    finite differences, the tanh gates and Thm 2.5 are measured on TinT itself against the reference
+    step that has every *other* approximation TinT makes.
+    """
+    w = am.init_weights(c.aux, ar, c.seed)
+    scale = update_scale(c, ar, w)
+    eps = fd_eps(ar, fd_scale)
+    tint_run = sgd_step(c, ar, fd_scale)
+    base = am.Approx.tint(eps)
+    pairs = {
+        "stop_grad": (reference(c, ar, w, am.Approx(stop_grad=True)), reference(c, ar, w, am.Approx())),
+        "ln_bias_only": (reference(c, ar, w, am.Approx(ln_bias_only=True)), reference(c, ar, w, am.Approx())),
+        "ln_fd": (tint_run.got, reference(c, ar, w, replace(base, ln_fd=None))),
+        "act_fd": (tint_run.got, reference(c, ar, w, replace(base, act_fd=None))),
+        "gates": (sgd_step(c, ar, fd_scale, gate_scale=gate_scale).got, tint_run.want),
+        "thm_2_5": (sgd_step(c, ar, fd_scale, softmax_eps=softmax_eps).got, tint_run.want),
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for name, (got, want) in pairs.items():
+        groups = group_errors(got, want)
+        err = worst(groups)
+        out[name] = {"abs": err, "rel": err / scale, "worst_group": max(groups, key=groups.get),
+                     "by_group": groups}
+    return out
+
+
+def stop_grad_bias(c: Case, ar: Arith) -> dict[str, float]:
+    """Approximation E alone: the stop-gradient step against the exact step, absolute and relative."""
+    w = am.init_weights(c.aux, ar, c.seed)
+    err = worst(group_errors(reference(c, ar, w, am.Approx(stop_grad=True)), reference(c, ar, w, am.Approx())))
+    return {"abs": err, "rel": err / update_scale(c, ar, w)}
+
+
+def fd_sweep(c: Case, ar: Arith, which: str, scales: list[int]) -> list[float]:
+    """TinT's error against the reference step whose ``which`` ("ln_fd" | "act_fd") backward is exact."""
+    errs = []
+    for n in scales:
+        r = sgd_step(c, ar, n)
+        want = reference(c, ar, r.weights, replace(am.Approx.tint(fd_eps(ar, n)), **{which: None}))
+        errs.append(worst(group_errors(r.got, want)))
+    return errs
+
+
+def thm25_sweep(ar: Arith, eps_list: list[float], seed: int = 0, n: int = 6, dim: int = 3) -> list[float]:
+    """tint.thm_2_5 standalone: max |softmax simulation - linear head| for each eps (causal mask)."""
+    rng = np.random.default_rng(seed)
+    q, k, v = (ar.array(np.round(rng.standard_normal((n, dim)) * 16) / 16) for _ in range(3))
+    allowed = np.tril(np.ones((n, n), dtype=bool))
+    exact = linear_head(q, k, v, allowed, ar.scalar(0))
+    return [max_abs_diff(softmax_simulation(ar, q, k, v, allowed, e), exact) for e in eps_list]
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)), 1)[0])
+
+
+def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: int = 3,
+                  seed: int = 0, eta: Any = 0.25) -> tuple[np.ndarray, np.ndarray, int]:
+    """tint.linear_forward / linear_backward / linear_descent on random rationals.
+
+    Returns (TinT's result, the direct math, the module's parameter count): W x + b on the token
+    rows; W^T dy; or the prefix rows after descent against pack(W - eta sum dy x^T, b - eta sum dy).
+    """
+    rng = np.random.default_rng(seed)
+    draw = lambda *s: ar.array(np.round(rng.standard_normal(s) * 8) / 8)  # noqa: E731
+    if K < 1 or D % K:
+        raise TinTConfigError(f"--K: the number of prefixes K = {K} must divide D = {D}")
+    geo = Geometry(D, K, T=n, H_sim=1, aux_heads=1, activation="relu", eta=ar.scalar(eta))
+    W, b, x, dy = draw(D, D), draw(D), draw(n, D), draw(n, D)
+    r = Runner.of(ar, geo, n, n_train)
+    if which == "forward":
+        m = linear_forward(ar, geo)
+        return r(m, x, pack(ar, geo, W, b))[0], x @ W.T + b, m.n_params()
+    m = linear_backward_descent(ar, geo)
+    dx, prefix = r(m, dy, pack(ar, geo, W, b), x)
+    if which == "backward":
+        return dx, dy @ W, m.branches[0].n_params()
+    eta_s = ar.scalar(eta)
+    tr = slice(0, n_train)
+    want = pack(ar, geo, W - eta_s * (dy[tr].T @ x[tr]), b - eta_s * dy[tr].sum(0))
+    return prefix, want, m.branches[1].n_params()
+
+
+def nonlinear_module(ar: Arith, c: Case, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """(TinT's result, the direct math) for one module on the case's first layer.
+
+    ``which``: "ln_forward" (normalise + LinFwd on diag gamma, beta), "attn_forward" (softmax module on
+    [Qx, Kx, Vx]), "attn_backward" (stop-gradient dv), "act_forward", "act_backward" (Def 2.8),
+    "ln_fd" (the LN finite difference of Def 2.8).
+    """
+    geo = Geometry.of(c.aux, c.tint)
+    w = am.init_weights(c.aux, ar, c.seed)
+    h = am.embed(c.aux, w, c.tokens)
+    r = Runner.of(ar, geo, len(c.ids), c.n_train)
+    lw = w["layers"][0]
+    _, cache = am.layer_forward(c.aux, ar, lw, h)
+    eps = ar.scalar(1) / geo.fd_scale
+    act = ar.activation(c.aux.activation)
+    g = h[::-1].copy()  # a gradient-like input
+    if which == "ln_forward":
+        s = pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"])
+        return r(linear_forward(ar, geo), r(ln_normalise(ar, geo), h, s)[0], s)[0], cache["ln1"]
+    if which == "attn_forward":
+        return r(attention_softmax(ar, geo), np.concatenate([cache["q"], cache["k"], cache["v"]], axis=1))[0], cache["o"]
+    if which == "attn_backward":
+        got = r(attention_backward(ar, geo), g, None, np.concatenate([cache["q"], cache["k"], cache["ln1"]], axis=1))[0]
+        da = c.aux.d_head
+        return got, np.concatenate([p.T @ g[:, i * da:(i + 1) * da] for i, p in enumerate(cache["probs"])], axis=1)
+    if which == "act_forward":
+        return r(activation_forward(ar, geo), h)[0], act(h)
+    if which == "act_backward":
+        return r(activation_backward(ar, geo), g, None, h)[0], (act(h + g * eps) - act(h)) / eps
+    if which == "ln_fd":
+        hat = am.normalize(ar, h)[0]
+        got = r(ln_fd_backward(ar, geo), g, None, np.concatenate([hat, h], axis=1))[0]
+        return got, (am.normalize(ar, h + g * eps)[0] - hat) / eps
+    raise ValueError(f"--which: unknown module {which!r}")

@@ -1,0 +1,60 @@
+"""The ANNA checkers through ``attnsim.verify.check`` and the report section."""
+
+from __future__ import annotations
+
+import pytest
+from anna_cases import CHECKER_CASES
+
+from attnsim.paper_refs import load
+from attnsim.verify.check import run_check
+from attnsim.verify.registry import UsageError, all_checkers, report_sections
+
+
+def test_every_implemented_claim_has_a_checker_and_vice_versa():
+    claims = load("anna").claims
+    implemented = {c.id for c in claims if c.implemented}
+    checkers = {k for k in all_checkers() if k.startswith("anna.")}
+    assert implemented == checkers
+
+
+@pytest.fixture(scope="module")
+def records():
+    out = {}
+    for case in CHECKER_CASES:
+        params = dict(case.params)
+        out[case.name] = run_check(params.pop("claim"), params, None, case.seed)
+    return out
+
+
+@pytest.mark.parametrize("name", [c.name for c in CHECKER_CASES])
+def test_checker_passes_and_counts_equal_the_exact_formulas(records, name):
+    record = records[name]
+    assert record["verdict"] == "pass", record["reasons"]
+    assert record["predicted"] and all(record["counts"][k] == v for k, v in record["predicted"].items())
+
+
+def test_alg_1_reports_eta_with_an_interval():
+    rec = run_check("anna.alg_1", {"N": 16, "runs": 8}, None, 1)
+    lo, hi = rec["extra"]["eta_ci95"]
+    assert 0 <= lo <= rec["counts"]["eta"] <= hi <= 1
+    assert rec["bounds"]["eta_proof"]["value"] > 0 and "Clopper-Pearson" in rec["extra"]["notes"]
+
+
+@pytest.mark.parametrize("claim, params, flag", [
+    ("anna.alg_1", {"c": 12.0, "r": 0.5}, "--r, --c"),
+    ("anna.alg_1", {"c": 1.0}, "--c"),
+    ("anna.prop_e_3", {"N": 8, "B": 2, "L": 4}, "--L"),
+    ("anna.thm_5_2", {"mechanism": "softmax"}, "--mechanism"),
+])
+def test_bad_parameters_are_usage_errors(claim, params, flag):
+    with pytest.raises(UsageError, match=f"^{flag}"):
+        run_check(claim, params, None, 0)
+
+
+def test_report_section_writes_plots(records, tmp_path):
+    extra = [run_check("anna.thm_4_2", {"N": 48}, None, 0), run_check("anna.alg_1", {"N": 24, "runs": 2}, None, 0)]
+    (section,) = report_sections()["anna"]
+    md = section(list(records.values()) + extra, tmp_path, True)
+    assert (tmp_path / "plots" / "anna_thm_4_2_machines.png").stat().st_size > 1000
+    assert (tmp_path / "plots" / "anna_alg_1_hash_evaluations.png").exists()
+    assert "Fitted exponent of MPC machines" in md and "| 5 | 2 | 12 | 10 | yes |" in md

@@ -1,0 +1,69 @@
+"""k-hop induction heads: the generator semantics and the MPC protocol (anna.khop, Lemma F.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from anna_cases import KHOP_CASES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnsim.sim.anna.errors import AnnaInputError
+from attnsim.sim.anna.khop import khop_mpc
+from attnsim.sim.anna.mpc import MPCLimitError
+from attnsim.sim.anna.tasks import SINK, hop_labels, hop_pointers, hop_string, sigma
+from attnsim.sim.ledger import Ledger
+
+PAPER = np.array([0, 0, 1, 2, 1, 0, 1, 2, 0])  # w = aabcbabca with a=0, b=1, c=2
+
+
+def test_paper_example():
+    """sigma(w, 9) = 7 and w_7 = b; two hops give a (rebuttal's corrected example)."""
+    assert hop_pointers(PAPER, 1)[8] == 6 and hop_labels(PAPER, 1)[8] == 1
+    assert hop_pointers(PAPER, 2)[8] == 5 and hop_labels(PAPER, 2)[8] == 0
+
+
+def test_generator_strings_have_no_equal_neighbours():
+    s = hop_string(np.random.default_rng(0), 500, 3)
+    assert not np.any(s[1:] == s[:-1]) and set(s.tolist()) <= {0, 1, 2}
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=2, max_size=40), st.integers(0, 6))
+def test_pointer_composition_matches_sequential_hops(s, k):
+    s = np.array(s)
+    sig, ptr = sigma(s), np.arange(len(s))
+    for _ in range(k):
+        ptr = np.where(ptr == SINK, SINK, sig[np.maximum(ptr, 0)])
+    assert np.array_equal(ptr, hop_pointers(s, k))
+
+
+@pytest.fixture(scope="module")
+def strings():
+    rng = np.random.default_rng(7)
+    return [hop_string(rng, 100, 4) for _ in range(3)]
+
+
+@pytest.mark.parametrize("case", KHOP_CASES, ids=lambda c: c.name)
+def test_khop_mpc_correct_in_log_k_rounds(case, strings):
+    k = case.params["k"]
+    for s in strings:
+        led = Ledger()
+        run = khop_mpc(s, k, memory=case.params["s"], ledger=led)
+        assert np.array_equal(run.labels, hop_labels(s, k))
+        assert run.rounds == led.rounds("mpc_round")
+        assert run.rounds - (k.bit_length() - 1) == 10  # floor(log2 k) + O(1), the O(1) being 10
+        assert max(e.amount for e in led.entries if e.kind == "mpc_load") <= case.params["s"]
+
+
+def test_zero_hops_is_the_string_itself():
+    s = hop_string(np.random.default_rng(1), 30)
+    assert np.array_equal(khop_mpc(s, 0, memory=256).labels, s)
+
+
+def test_too_little_memory_is_refused():
+    s = hop_string(np.random.default_rng(1), 100)
+    with pytest.raises(AnnaInputError, match="^s:"):
+        khop_mpc(s, 3, memory=8)
+    with pytest.raises((AnnaInputError, MPCLimitError)):
+        khop_mpc(s, 3, memory=64)

@@ -1,0 +1,117 @@
+"""Algorithms 1 and 2 and EMA (anna.alg_1, anna.alg_2, anna.def_ema)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from anna_cases import LSH_CASES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnsim.sim.anna.attention import anna_linear_memory, anna_tables, collision_counts, ema
+from attnsim.sim.anna.errors import AnnaInputError
+from attnsim.sim.anna.lsh import HyperplaneLSH, PStableLSH, draw_tables
+from attnsim.sim.ledger import Ledger
+
+
+def _setup(params: dict, seed: int):
+    rng = np.random.default_rng(seed)
+    N, Nk, m = params["N"], params.get("Nk", params["N"]), params["m"]
+    fam = HyperplaneLSH(m) if params["family"] == "hyperplane" else PStableLSH(m, params["width"])
+    q = rng.standard_normal((N, m))
+    k = np.vstack([q[: min(N, Nk)] + 0.05 * rng.standard_normal((min(N, Nk), m)), rng.standard_normal((max(0, Nk - N), m))])
+    v = rng.integers(-50, 51, size=(Nk, 3))
+    return q, k, v, draw_tables(fam, params["ell"], params["z"], rng)
+
+
+@pytest.mark.parametrize("case", LSH_CASES, ids=lambda c: c.name)
+def test_alg1_equals_alg2_and_collision_weights(case):
+    q, k, v, tables = _setup(case.params, case.seed)
+    l1, l2 = Ledger(), Ledger()
+    a1, a2 = anna_tables(q, k, v, tables, ledger=l1), anna_linear_memory(q, k, v, tables, ledger=l2)
+    assert a1.same_as(a2)
+    c = collision_counts(q, k, tables)
+    assert np.array_equal(a1.counts, c.sum(axis=1)) and np.array_equal(a1.sums, c @ v)
+    ell, z, N, Nk = len(tables), tables[0].z, len(q), len(k)
+    assert l1.total("hash") == l2.total("hash") == ell * z * (N + Nk)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 5), st.integers(1, 4), st.integers(0, 10_000))
+def test_alg1_equals_alg2_property(n, ell, z, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.integers(-2, 3, size=(n, 2)).astype(float)
+    k = rng.integers(-2, 3, size=(n + 1, 2)).astype(float)
+    v = rng.integers(-9, 10, size=(n + 1, 2))
+    tables = draw_tables(PStableLSH(2, 1.5), ell, z, rng)
+    assert anna_tables(q, k, v, tables).same_as(anna_linear_memory(q, k, v, tables))
+
+
+def test_alg1_at_r0_reproduces_ema_exactly():
+    """Digest 1.6: identical points always collide, far ones (scaled apart) never do."""
+    rng = np.random.default_rng(3)
+    q = rng.integers(0, 4, size=(40, 2)) * 1000.0
+    k = rng.integers(0, 4, size=(50, 2)) * 1000.0
+    v = rng.integers(-9, 10, size=(50, 2))
+    want = ema(q, k, v)
+    tables = draw_tables(PStableLSH(2, 1.0), 3, 3, rng)
+    got = anna_tables(q, k, v, tables)
+    assert np.array_equal(got.counts, 3 * want.counts)
+    assert np.array_equal(got.output_exact(), want.output_exact())
+
+
+def test_ema_averages_exact_matches_and_outputs_zero_without_one():
+    q = np.array([[1, 2], [5, 5], [0, 0]])
+    k = np.array([[1, 2], [3, 3], [1, 2]])
+    v = np.array([[1], [100], [4]])
+    out = ema(q, k, v).output_exact()
+    assert out[0, 0] == 2 + 1 / 2 and out[1, 0] == 0 and out[2, 0] == 0
+
+
+def test_no_collision_outputs_zero_not_nan():
+    q, k, v = np.array([[0.0]]), np.array([[100.0]]), np.array([[7]])
+    tables = draw_tables(PStableLSH(1, 0.01), 2, 2, np.random.default_rng(0))
+    res = anna_tables(q, k, v, tables)
+    assert res.counts[0] == 0 and res.output()[0, 0] == 0.0
+
+
+def test_linear_memory_uses_less_memory_than_tables():
+    q, k, v, tables = _setup(dict(N=64, m=8, ell=30, z=6, family="hyperplane"), 1)
+    l1, l2 = Ledger(), Ledger()
+    anna_tables(q, k, v, tables, ledger=l1)
+    anna_linear_memory(q, k, v, tables, ledger=l2)
+    assert l2.total("memory_words") * 5 < l1.total("memory_words")
+
+
+@pytest.mark.parametrize("bad, param", [
+    (dict(q=np.array([[np.nan, 0.0]])), "queries"),
+    (dict(v=np.zeros((3, 1))), "values"),
+    (dict(k=np.zeros((2, 3))), "keys"),
+])
+def test_bad_inputs_name_the_parameter(bad, param):
+    args = dict(q=np.zeros((2, 2)), k=np.zeros((2, 2)), v=np.zeros((2, 1)))
+    args.update(bad)
+    tables = draw_tables(HyperplaneLSH(2), 1, 1, np.random.default_rng(0))
+    with pytest.raises(AnnaInputError, match=f"^{param}"):
+        anna_tables(args["q"], args["k"], args["v"], tables)
+
+
+@pytest.mark.parametrize("ell, z, param", [(0, 1, "ell"), (1, 0, "z")])
+def test_bad_table_counts(ell, z, param):
+    with pytest.raises(AnnaInputError, match=f"^{param}"):
+        draw_tables(HyperplaneLSH(2), ell, z, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("family, r, c", [(HyperplaneLSH(6), 0.3, 3.0), (PStableLSH(6, 2.0), 0.5, 3.0)])
+def test_collision_probability_matches_monte_carlo(family, r, c):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(6)
+    x /= np.linalg.norm(x)
+    d = rng.standard_normal(6)
+    d -= d.dot(x) * x
+    d /= np.linalg.norm(d)
+    for dist in (r, c * r):
+        theta = 2 * np.arcsin(dist / 2)
+        y = np.cos(theta) * x + np.sin(theta) * d if isinstance(family, HyperplaneLSH) else x + dist * d
+        g = family.draw(rng, 4000)  # 4000 independent hash functions side by side
+        assert abs(np.mean(g.codes(x[None]) == g.codes(y[None])) - family.collision_probability(dist)) < 0.03

@@ -1,0 +1,74 @@
+"""The referee MPC machine refuses over-budget rounds; the sample sort sorts (Lemma C.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnsim.sim.anna.errors import AnnaInputError
+from attnsim.sim.anna.mpc import MPC, MPCLimitError
+from attnsim.sim.anna.mpc_sort import sample_sort
+from attnsim.sim.errors import AttnsimError
+from attnsim.sim.ledger import Ledger
+
+
+def test_a_round_within_budget_is_delivered_and_counted():
+    led = Ledger()
+    mpc = MPC(3, 4, ledger=led)
+    mpc.load({0: [(1, 2)], 1: [(3,)]})
+    mpc.round(lambda m, mem: [((m + 1) % 3, r) for r in mem], label="shift")
+    assert mpc.memory == [[], [(1, 2)], [(3,)]]
+    assert led.rounds("mpc_round") == 1 and led.total("mpc_message") == 3 and led.total("mpc_machine") == 3
+
+
+def test_refuses_a_machine_that_sends_too_much():
+    mpc = MPC(2, 4)
+    mpc.load({0: [(1, 2, 3, 4)]})
+    with pytest.raises(MPCLimitError, match=r"round 0 \(dup\): machine 0 sends 8 words > s = 4"):
+        mpc.round(lambda m, mem: [(1, r) for r in mem] * 2, label="dup")
+    assert mpc.memory[0] == [(1, 2, 3, 4)] and mpc.rounds == 0  # nothing delivered
+
+
+def test_refuses_a_machine_that_receives_too_much():
+    mpc = MPC(3, 3)
+    mpc.load({0: [(1, 2)], 1: [(3, 4)]})
+    with pytest.raises(MPCLimitError, match="machine 2 receives 4 words > s = 3"):
+        mpc.round(lambda m, mem: [(2, r) for r in mem])
+
+
+def test_refuses_unknown_destinations_and_oversized_loads():
+    mpc = MPC(2, 3)
+    with pytest.raises(MPCLimitError, match="load: machine 0 would hold 4 words"):
+        mpc.load({0: [(1, 2, 3, 4)]})
+    mpc.load({0: [(1,)]})
+    with pytest.raises(MPCLimitError, match="does not exist"):
+        mpc.round(lambda m, mem: [(5, r) for r in mem])
+    assert issubclass(MPCLimitError, AttnsimError)
+
+
+@pytest.mark.parametrize("machines, memory, param", [(0, 4, "machines"), (2, 0, "s")])
+def test_bad_machine_parameters(machines, memory, param):
+    with pytest.raises(AnnaInputError, match=f"^{param}"):
+        MPC(machines, memory)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=120, unique=True))
+def test_sample_sort_sorts_into_blocks(keys):
+    block, s = 8, 1000  # P <= 15 machines: the root holds P(P-1) samples of 3 words
+    P = -(-len(keys) // block)
+    mpc = MPC(P, s)
+    mpc.load({m: [("x", x) for x in keys[m * block:(m + 1) * block]] for m in range(P)})
+    sample_sort(mpc, range(P), key=lambda r: (r[1],), block=block, record_words=2, key_words=1)
+    assert [r[1] for mem in mpc.memory for r in mem] == sorted(keys)
+    assert all(len(mem) == block for mem in mpc.memory[:-1])
+    assert mpc.rounds == 6
+
+
+def test_sample_sort_refuses_too_little_memory_up_front():
+    mpc = MPC(20, 40)
+    mpc.load({m: [("x", int(x))] for m, x in enumerate(np.arange(20))})
+    with pytest.raises(AnnaInputError, match="^s: local memory 40 is too small"):
+        sample_sort(mpc, range(20), key=lambda r: (r[1],), block=1, record_words=2, key_words=1)

@@ -1,0 +1,357 @@
+"""Checkers for the ANNA paper (paper_refs/anna.toml) and its report section.
+
+The report section (tables and log-log plots) is in :mod:`attnsim.verify.claims.anna_report`.
+Each checker runs a construction of ``attnsim.sim.anna`` against an independent reference and reads
+its counts off a ledger; the bounds and exact-count formulas live in paper_refs and are evaluated by
+``attnsim.verify.check``. The LSH parameters z and ell are *inputs* to Algorithm 1: the checker sets
+them as the proof of Theorem A.1 does (``attnsim.theory.lsh.proof_parameters``) and reports them in
+``derived`` so the toml formulas can use them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hyp_seed
+from hypothesis import strategies as st
+
+from attnsim.sim.anna.attention import anna_linear_memory, anna_tables, collision_counts
+from attnsim.sim.anna.constraints import RationalWeights, check_anna
+from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
+from attnsim.sim.anna.ema_routing import EMARouter
+from attnsim.sim.anna.khop import khop_mpc
+from attnsim.sim.anna.lsh import HyperplaneLSH, draw_tables
+from attnsim.sim.anna.mpc_anna import anna_layer_mpc
+from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
+from attnsim.sim.anna.reformer import adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model
+from attnsim.sim.anna.tasks import (clustered_sphere_points, hop_labels, hop_string, match2_batch, match2_labels,
+                                   sum_inputs)
+from attnsim.sim.anna.transformer import size_from_ledger
+from attnsim.sim.ledger import Ledger
+from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+
+EXACT = ("exact",)
+
+
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+
+
+def _decreasing_root(f, target: float) -> float:
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) > target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) 1 - alpha interval for a binomial proportion k/n."""
+    upper = 1.0 if k == n else _decreasing_root(lambda p: _binom_cdf(k, n, p), alpha / 2)
+    lower = 0.0 if k == 0 else 1.0 - _decreasing_root(lambda p: _binom_cdf(n - k, n, p), alpha / 2)
+    return lower, upper
+
+
+# ---------------------------------------------------------------- Theorem 5.2: Match2
+
+@checker("anna.thm_5_2", numerics=EXACT, params=[
+    Param("N", int, 32, "sequence length", minimum=1),
+    Param("modulus", int, 37, "Match2 modulus M", minimum=2),
+    Param("examples", int, 200, "hypothesis examples (plus 32 balanced-batch inputs)", minimum=1),
+    Param("mechanism", str, "both", "attention inside the layer", choices=("ema", "alg1", "both")),
+], grid=lambda quick: [{"N": 32, "modulus": 37, "examples": 50 if quick else 300}]
+   + ([] if quick else [{"N": 64, "modulus": 1009, "examples": 200}, {"N": 8, "modulus": 2, "examples": 100}]))
+def check_thm_5_2(ctx: CheckContext) -> Measurement:
+    """Match2 with 1 layer, 1 head, dimension 1 on every hypothesis input (values 0..2M cover residue 0)."""
+    N, M, kinds = ctx.params["N"], ctx.params["modulus"], ctx.params["mechanism"]
+    kinds = ("ema", "alg1") if kinds == "both" else (kinds,)
+    ledger = Ledger()
+    models = {k: match2_transformer(M, match2_mechanism(k, seed=ctx.seed)) for k in kinds}
+    wrong: list[str] = []
+    inputs = 0
+
+    def run(x: list[int]) -> None:
+        nonlocal inputs
+        inputs += 1
+        want = match2_labels(np.array(x), M)
+        for kind, model in models.items():
+            got = model(np.array(x, dtype=np.int64), ledger=ledger, tag=f"thm_5_2.{kind}")
+            if not np.array_equal(got, want) and len(wrong) < 5:
+                wrong.append(f"{kind} wrong on x={list(x)}")
+
+    @hyp_seed(ctx.seed)
+    @settings(max_examples=ctx.params["examples"], deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.integers(0, 2 * M), min_size=N, max_size=N))
+    def sweep(x: list[int]) -> None:
+        run(x)
+
+    sweep()
+    xs, _ = match2_batch(np.random.default_rng(ctx.seed), 32, N=N, modulus=M) if M >= 5 and N >= 8 else (np.zeros((0, N)), None)
+    for x in xs:
+        run([int(v) for v in x])
+    per_kind = {kind: size_from_ledger(_only(ledger, f"thm_5_2.{kind}")) for kind in kinds}
+    size = {key: max(s[key] for s in per_kind.values()) for key in ("layers", "heads", "qk_dim", "v_dim")}
+    return Measurement(
+        agree=not wrong, error_bits=math.inf if not wrong else 0.0,
+        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"])},
+        reasons=wrong, extra={"inputs": inputs, "mechanisms": list(kinds), "sizes": per_kind},
+    )
+
+
+def _only(ledger: Ledger, prefix: str) -> Ledger:
+    return Ledger([e for e in ledger.entries if e.tag.startswith(prefix)])
+
+
+# ---------------------------------------------------------------- Theorem 3.4 / Algorithms 1 and 2
+
+_LSH_PARAMS = [
+    Param("N", int, 64, "number of queries and of keys", minimum=2),
+    Param("m", int, 8, "query/key dimension (points on the unit sphere)", minimum=2),
+    Param("r", float, 0.2, "near radius r", minimum=1e-6),
+    Param("c", float, 7.0, "approximation factor c (need c*r <= 2 on the sphere)", minimum=1.0),
+    Param("runs", int, 200, "independent seeds (input and hash draws)", minimum=1),
+]
+
+
+def _lsh_grid(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 16, "runs": 20}, {"N": 32, "runs": 20}, {"N": 64, "runs": 10}]
+    return [{"N": 16, "runs": 200}, {"N": 32, "runs": 200}, {"N": 64, "runs": 200}, {"N": 128, "runs": 100},
+            {"N": 256, "runs": 30}]
+
+
+def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
+    N, m, r, c, runs = (ctx.params[k] for k in ("N", "m", "r", "c", "runs"))
+    if c <= 1:
+        raise UsageError(f"--c: the approximation factor must be > 1, got {c}")
+    if c * r > 2:
+        raise UsageError(f"--r, --c: c*r = {c * r:g} exceeds 2, the diameter of the unit sphere")
+    p1, p2 = hyperplane_probabilities(r, c)
+    pp = proof_parameters(N, p1, p2)
+    if pp.rho >= 1 / 3:
+        raise UsageError(f"--c: rho = {pp.rho:.3f} >= 1/3 for r={r}, c={c}; Theorem 3.4 needs rho < 1/3 (raise c)")
+    rng = np.random.default_rng(ctx.seed)
+    family = HyperplaneLSH(m)
+    failures, disagree, inconsistent = 0, 0, 0
+    rules: dict[str, int] = {}
+    hashes_per_run, memory, last = set(), 0, Ledger()
+    for _ in range(runs):
+        q, k = clustered_sphere_points(rng, N, m, r)
+        v = rng.integers(-1000, 1001, size=(N, 2))
+        tables = draw_tables(family, pp.ell, pp.z, rng)
+        l1, l2 = Ledger(), Ledger()
+        a1 = anna_tables(q, k, v, tables, ledger=l1)
+        a2 = anna_linear_memory(q, k, v, tables, ledger=l2)
+        counts = collision_counts(q, k, tables)
+        disagree += not a1.same_as(a2)
+        inconsistent += not (np.array_equal(a1.counts, counts.sum(axis=1)) and np.array_equal(a1.sums, counts @ v))
+        found = check_anna(RationalWeights.from_counts(counts), q, k, r=r, c=c, ell=pp.ell)
+        failures += bool(found)
+        for rule in {f.rule for f in found}:
+            rules[rule] = rules.get(rule, 0) + 1
+        own = l1 if alg == "alg1" else l2
+        hashes_per_run.add(own.total("hash"))
+        memory = max(memory, own.total("memory_words"))
+        last = own
+    lo, hi = clopper_pearson(failures, runs)
+    reasons = []
+    if disagree:
+        reasons.append(f"Algorithms 1 and 2 differ on {disagree} of {runs} runs")
+    if inconsistent:
+        reasons.append(f"Algorithm 1's output differs from its collision-count weights on {inconsistent} runs")
+    if len(hashes_per_run) != 1:
+        reasons.append(f"hash evaluations vary between runs: {sorted(hashes_per_run)}")
+    eta = failures / runs
+    derived = {"rho": pp.rho, "p1": p1, "p2": p2, "z": pp.z, "ell": pp.ell, "delta": pp.delta}
+    return Measurement(
+        agree=not (disagree or inconsistent), error_bits=math.inf if not (disagree or inconsistent) else 0.0,
+        counts={"hash_evaluations": max(hashes_per_run), "eta": eta, "eta_proof": eta,
+                "eta_ci95_low": lo, "eta_ci95_high": hi, "memory_words": memory},
+        counts_by_tag=last.by_tag("hash"), derived=derived, reasons=reasons,
+        extra={**derived, "runs": runs, "violating_runs": failures, "violations_by_rule": rules,
+               "eta_hat": eta, "eta_ci95": [lo, hi], "alg1_equals_alg2_runs": runs - disagree,
+               "last_run": {"buckets": last.total("bucket"), "collisions": last.total("collision")},
+               "notes": f"no ANNA violation in {runs - failures}/{runs} runs; eta_hat = {eta:.4g}, "
+                        f"95% Clopper-Pearson [{lo:.4g}, {hi:.4g}]"},
+    )
+
+
+@checker("anna.alg_1", numerics=EXACT, params=_LSH_PARAMS, grid=_lsh_grid)
+def check_alg_1(ctx: CheckContext) -> Measurement:
+    """Algorithm 1 on random clustered inputs: definition violations over seeds; equals Algorithm 2."""
+    return _lsh_trials(ctx, "alg1")
+
+
+@checker("anna.alg_2", numerics=EXACT, params=_LSH_PARAMS,
+         grid=lambda quick: [{"N": 32, "runs": 20}] if quick else [{"N": n, "runs": 20} for n in (32, 128, 256)])
+def check_alg_2(ctx: CheckContext) -> Measurement:
+    """Algorithm 2: the same (sums, counts) as Algorithm 1 for the same hashes, one table of memory."""
+    return _lsh_trials(ctx, "alg2")
+
+
+# ---------------------------------------------------------------- Theorem F.4: k-hop on the MPC machine
+
+@checker("anna.khop", numerics=EXACT, params=[
+    Param("N", int, 100, "string length", minimum=2),
+    Param("k", int, 16, "number of hops", minimum=1),
+    Param("s", int, 256, "local memory per machine, words", minimum=16),
+    Param("alphabet", int, 4, "letters", minimum=2),
+    Param("strings", int, 20, "random strings", minimum=1),
+], grid=lambda quick: [{"k": k, "strings": 3 if quick else 20} for k in ((1, 2, 5, 16) if quick else range(1, 17))])
+def check_khop(ctx: CheckContext) -> Measurement:
+    """k-hop by pointer doubling on the referee MPC machine, against the sequential generator."""
+    N, k, s, A, n = (ctx.params[x] for x in ("N", "k", "s", "alphabet", "strings"))
+    rng = np.random.default_rng(ctx.seed)
+    wrong, rounds, machines, load = 0, set(), set(), 0
+    ledger = Ledger()
+    for _ in range(n):
+        text = hop_string(rng, N, A)
+        ledger = Ledger()
+        run = khop_mpc(text, k, memory=s, ledger=ledger)
+        wrong += not np.array_equal(run.labels, hop_labels(text, k))
+        rounds.add(ledger.rounds("mpc_round"))
+        machines.add(ledger.total("mpc_machine"))
+        load = max(load, max(e.amount for e in ledger.entries if e.kind == "mpc_load"))
+    reasons = [f"wrong k-hop answer on {wrong} of {n} strings"] if wrong else []
+    if len(rounds) != 1:
+        reasons.append(f"round count varies between strings: {sorted(rounds)}")
+    return Measurement(
+        agree=not wrong, error_bits=math.inf if not wrong else 0.0,
+        counts={"rounds": max(rounds)}, counts_by_tag=ledger.by_tag("mpc_round"), rounds=max(rounds),
+        reasons=reasons,
+        extra={"machines": max(machines), "max_words_received": load, "strings": n,
+               "rounds_minus_floor_log2_k": max(rounds) - (k.bit_length() - 1)},
+    )
+
+
+# ---------------------------------------------------------------- Theorem B.2: EMA layers simulate MPC rounds
+
+@checker("anna.thm_b_2", numerics=EXACT, params=[
+    Param("N", int, 40, "string length of the simulated k-hop protocol", minimum=2),
+    Param("k", int, 3, "hops", minimum=1),
+    Param("s", int, 256, "local memory per machine, words", minimum=16),
+], grid=lambda quick: [{"k": 1}] if quick else [{"k": k} for k in (1, 2, 4, 8)])
+def check_thm_b_2(ctx: CheckContext) -> Measurement:
+    """Run the k-hop MPC protocol twice, delivering messages directly and through EMA layers."""
+    N, k, s = (ctx.params[x] for x in ("N", "k", "s"))
+    text = hop_string(np.random.default_rng(ctx.seed), N)
+    plain = Ledger()
+    want = khop_mpc(text, k, memory=s, ledger=plain)
+    routed = Ledger()
+    got = khop_mpc(text, k, memory=s, ledger=routed, deliver=EMARouter(ledger=routed))
+    same = bool(np.array_equal(got.labels, want.labels) and np.array_equal(got.labels, hop_labels(text, k)))
+    size = size_from_ledger(_only(routed, "route"))
+    delta = max(e.amount for e in plain.entries if e.kind == "mpc_record")
+    derived = {"R": want.rounds, "P": want.machines, "Delta": delta}
+    return Measurement(
+        agree=same, error_bits=math.inf if same else 0.0,
+        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
+        derived=derived, reasons=[] if same else ["EMA-routed protocol disagrees with direct delivery"],
+        extra={**derived, "qk_dim": size["qk_dim"]},
+    )
+
+
+# ---------------------------------------------------------------- Theorem 4.2: MPC simulates an ANNA layer
+
+@checker("anna.thm_4_2", numerics=EXACT, params=[
+    Param("N", int, 128, "tokens", minimum=2),
+    Param("m", int, 4, "query/key dimension", minimum=2),
+    Param("r", float, 0.1, "near radius", minimum=1e-6),
+    Param("c", float, 14.0, "approximation factor", minimum=1.0),
+    Param("eps1", float, 0.9, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
+    Param("s_scale", float, 400.0, "constant in front of N^eps'", minimum=1.0),
+], grid=lambda quick: [{"N": n} for n in ((32, 64) if quick else (32, 64, 128, 256, 512, 1024))])
+def check_thm_4_2(ctx: CheckContext) -> Measurement:
+    """One ANNA layer (Algorithm 1) on the MPC machine; output equals Algorithm 1's exactly."""
+    N, m, r, c, eps1, scale = (ctx.params[x] for x in ("N", "m", "r", "c", "eps1", "s_scale"))
+    if c * r > 2 or c <= 1:
+        raise UsageError(f"--c: need 1 < c and c*r <= 2 on the unit sphere, got c={c}, r={r}")
+    p1, p2 = hyperplane_probabilities(r, c)
+    pp = proof_parameters(N, p1, p2)
+    s = math.ceil(scale * N ** eps1)
+    rng = np.random.default_rng(ctx.seed)
+    q, k = clustered_sphere_points(rng, N, m, r)
+    v = rng.integers(-1000, 1001, size=(N, 1))
+    tables = draw_tables(HyperplaneLSH(m), pp.ell, pp.z, rng)
+    ledger = Ledger()
+    run = anna_layer_mpc(q, k, v, tables, memory=s, ledger=ledger)
+    same = run.retrieval.same_as(anna_tables(q, k, v, tables))
+    derived = {"rho": pp.rho, "z": pp.z, "ell": pp.ell, "mv": 1}
+    return Measurement(
+        agree=same, error_bits=math.inf if same else 0.0,
+        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round")},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
+        reasons=[] if same else ["MPC layer output differs from Algorithm 1"],
+        extra={**derived, "s": s, "token_machines": run.token_machines, "sort_machines": run.sort_machines,
+               "max_words_received": max(e.amount for e in ledger.entries if e.kind == "mpc_load"),
+               "words_moved": ledger.total("mpc_message")},
+    )
+
+
+# ---------------------------------------------------------------- Lemma D.2: low-rank attention by tree sums
+
+@checker("anna.lemma_d_2", numerics=EXACT, params=[
+    Param("N", int, 1000, "tokens", minimum=1),
+    Param("rank", int, 2, "feature rank r", minimum=1),
+    Param("mv", int, 3, "value dimension", minimum=1),
+    Param("s", int, 200, "local memory per machine, words", minimum=8),
+], grid=lambda quick: [{"N": n} for n in ((100, 1000) if quick else (100, 1000, 4000, 16000))])
+def check_lemma_d_2(ctx: CheckContext) -> Measurement:
+    """Q'(K'^T V) by f-ary tree summation on the MPC machine, against the direct integer product."""
+    N, rank, mv, s = (ctx.params[x] for x in ("N", "rank", "mv", "s"))
+    rng = np.random.default_rng(ctx.seed)
+    Q, K, V = (rng.integers(-9, 10, size=shape) for shape in ((N, rank), (N, rank), (N, mv)))
+    ledger = Ledger()
+    run = lowrank_mpc(Q, K, V, memory=s, ledger=ledger)
+    same = bool(np.array_equal(run.output, Q @ (K.T @ V)))
+    return Measurement(
+        agree=same, error_bits=math.inf if same else 0.0,
+        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round")},
+        rounds=ledger.rounds("mpc_round"), reasons=[] if same else ["tree-summed output differs from Q'(K'^T V)"],
+        extra={"fan_in": run.fan_in},
+    )
+
+
+# ---------------------------------------------------------------- Proposition E.3: fixed-chunk Reformer vs SUM
+
+@checker("anna.prop_e_3", numerics=EXACT, params=[
+    Param("N", int, 64, "tokens (a power of B)", minimum=2),
+    Param("B", int, 2, "chunk size", minimum=2),
+    Param("L", int, 3, "Reformer layers (B^L <= N)", minimum=1),
+    Param("M", int, 1000, "inputs are in 1..M", minimum=1),
+], grid=lambda quick: [{"L": L} for L in ((1, 3, 6) if quick else range(1, 7))]
+   + ([] if quick else [{"N": 81, "B": 3, "L": L} for L in range(1, 5)]))
+def check_prop_e_3(ctx: CheckContext) -> Measurement:
+    """Receptive field B^L, a failing input while B^L < N, and SUM by one ANNA layer."""
+    N, B, L, M = (ctx.params[x] for x in ("N", "B", "L", "M"))
+    if B ** L > N:
+        raise UsageError(f"--L: the butterfly field saturates at N; need B^L <= N, got {B}^{L} > {N}")
+    patterns = butterfly_patterns(N, B, L)
+    ledger = Ledger()
+    receptive_fields(patterns, B, ledger=ledger)
+    field = max(e.amount for e in ledger.entries if e.round == L - 1)
+    rng = np.random.default_rng(ctx.seed)
+    x = sum_inputs(rng, N, M)
+    reasons, extra = [], {}
+    pair = adversarial_pair(patterns, B, x, delta=M)
+    if pair is None:
+        if reformer_sum_model(patterns, B, x)[-1] != x.sum():
+            reasons.append("the field covers every input but the chunk model does not output SUM")
+        extra["reformer_computes_sum"] = True
+    else:
+        x2, j = pair
+        same_out = reformer_sum_model(patterns, B, x)[-1] == reformer_sum_model(patterns, B, x2)[-1]
+        if not same_out or x2.sum() == x.sum():
+            reasons.append(f"changing x_{j} outside the field should leave the output and change SUM")
+        extra.update({"changed_position": j, "sum_gap": int(x2.sum() - x.sum())})
+    anna = sum_transformer(N)(x, ledger=Ledger())[-1]
+    if anna != x.sum():
+        reasons.append(f"one ANNA layer gave {anna} instead of SUM = {int(x.sum())}")
+    extra["anna_one_layer_sum"] = int(anna)
+    return Measurement(agree=not reasons, error_bits=math.inf if not reasons else 0.0,
+                       counts={"receptive_field": field}, reasons=reasons, extra=extra)

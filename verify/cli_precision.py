@@ -1,0 +1,160 @@
+"""``attnsim precision CLAIM``: bits needed per N, the fit against log2 N, and the verdict (issue 5).
+
+Example::
+
+    attnsim precision two_heads.lemma_3_1 --N 64,256,1024,4096 --M 32
+    attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --format-family fixed --target 2^-12
+    attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --blocks-format float:fp32 --decode float:fp32
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from attnsim.verify.precision import (CONSTRUCTIONS, FAMILIES, blocks_study, bits_study, decode_study,
+                                      parse_target, scale_study)
+from attnsim.verify.registry import UsageError
+
+SUPPORTED = ("two_heads.lemma_3_1",)
+console = Console()
+
+
+def _ints(text: str, what: str) -> list[int]:
+    try:
+        vals = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"--{what}: expected comma-separated integers, got {text!r}") from None
+    if not vals or min(vals) < 1:
+        raise UsageError(f"--{what}: expected positive integers, got {text!r}")
+    return vals
+
+
+def _fractions(text: str) -> list[Fraction]:
+    try:
+        vals = [Fraction(v.strip()) for v in text.split(",") if v.strip()]
+    except (ValueError, ZeroDivisionError):
+        raise UsageError(f"--scales: expected comma-separated numbers such as 0.5,1,2,4; got {text!r}") from None
+    if not vals or min(vals) <= 0:
+        raise UsageError(f"--scales: expected positive numbers, got {text!r}")
+    return vals
+
+
+def _fmt_bits(v: float) -> str:
+    return "inf" if v == math.inf else ("fail" if v == -math.inf else f"{v:.1f}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def precision(
+        claim: str = typer.Argument(..., help="claim id (two_heads.lemma_3_1)"),
+        N: str = typer.Option("64,256,1024,4096", "--N", help="comma-separated sequence lengths"),
+        M: int = typer.Option(32, "--M", help="oracle length (block size)"),
+        target: str = typer.Option("2^-10", help="row-wise relative error to stay below, e.g. 2^-10"),
+        format_family: str = typer.Option("float", help="float (E.M, mantissa searched) or fixed (qI.F)"),
+        exp_bits: int = typer.Option(8, help="float family: exponent bits E"),
+        int_bits: Optional[int] = typer.Option(None, help="fixed family: integer bits I (default: sized from the run)"),
+        options: str = typer.Option("", help="format options, e.g. rz, sr, sat, acc=8.23 (colon-separated)"),
+        constructions: str = typer.Option(",".join(CONSTRUCTIONS), help="paper, fused, direct"),
+        d: int = typer.Option(4, "--d", help="embedding dimension"),
+        seed: int = typer.Option(0, help="seed of the random model and input"),
+        input_kind: str = typer.Option("random", "--input", help="random (entries in [-1, 1]) or large (integers "
+                                                                  "up to 4: large scores, large A)"),
+        sample_blocks: int = typer.Option(16, help="query blocks sampled per N (0: all)"),
+        blocks_format: Optional[str] = typer.Option(None, help="also: error vs N/M at this format"),
+        decode: Optional[str] = typer.Option(None, help="also: p/(1-p) decode conditioning at this format"),
+        scales: Optional[str] = typer.Option(None, help="also: bits needed as W^Q is scaled by these factors "
+                                                          "(e.g. 0.5,1,2,4), at N = --scale-N"),
+        scale_N: int = typer.Option(256, "--scale-N", help="N of the --scales study"),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
+        """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
+        if claim not in SUPPORTED:
+            raise UsageError(f"CLAIM: precision sweeps run {', '.join(SUPPORTED)}; got {claim!r}")
+        if format_family not in FAMILIES:
+            raise UsageError(f"--format-family: must be one of {', '.join(FAMILIES)}, got {format_family!r}")
+        if M < 2:
+            raise UsageError(f"--M: must be >= 2, got {M}")
+        if input_kind not in ("random", "large"):
+            raise UsageError(f"--input: must be random or large, got {input_kind!r}")
+        cons = tuple(c.strip() for c in constructions.split(",") if c.strip())
+        bad = [c for c in cons if c not in CONSTRUCTIONS]
+        if bad or not cons:
+            raise UsageError(f"--constructions: choose from {', '.join(CONSTRUCTIONS)}; got {constructions!r}")
+        Ns = _ints(N, "N")
+        tgt = parse_target(target)
+        result = {"claim": claim, "bits": bits_study(
+            Ns, M, format_family, tgt, cons, d, seed, exp_bits, int_bits, options, sample_blocks or None, input_kind,
+            progress=None if as_json else lambda s: console.print(f"[dim]  {s}[/dim]"))}
+        if blocks_format:
+            result["blocks"] = blocks_study(Ns, M, blocks_format, cons, d, seed, sample_blocks or None, input_kind)
+        if decode:
+            result["decode"] = decode_study(decode, seed=seed)
+        if scales:
+            result["scales"] = scale_study(scale_N, M, _fractions(scales), format_family, tgt, cons, d, seed, exp_bits,
+                                           sample_blocks or None)
+        if as_json:
+            from attnsim.verify.cli import jsonable
+
+            print(json.dumps(jsonable(result), indent=1))
+            return
+        print_result(result)
+
+
+def print_result(result: dict) -> None:
+    b = result["bits"]
+    console.print(f"[bold]{result['claim']}[/bold]: bits needed for row-wise relative error <= "
+                  f"2^{math.log2(b['target']):.4g}, {b['family']} formats, M={b['M']}, d={b['d']}, seed={b['seed']}, "
+                  f"input={b['input']}, error over {b['sample_blocks'] or 'all'} sampled query blocks per N "
+                  "(truth: float64 direct attention)")
+    table = Table(show_header=True)
+    table.add_column("N")
+    table.add_column("n = N/M")
+    table.add_column("format family")
+    cons = list(b["constructions"])
+    for c in cons:
+        table.add_column(f"{c}: width (precision)")
+    for i, N in enumerate(b["Ns"]):
+        cells = []
+        for c in cons:
+            v = b["constructions"][c]
+            cells.append("> limit" if v["width"][i] is None else f"{v['width'][i]} ({v['precision'][i]})")
+        table.add_row(str(N), str(math.ceil(N / b["M"])), b["formats"][N], *cells)
+    console.print(table)
+    for c in cons:
+        v = b["constructions"][c]
+        console.print(f"  {c}: slope {v['slope']:+.2f} bits per doubling of N, R² {v['r2']:.2f} — {v['verdict']}")
+        for i, rs in enumerate(v["reasons"]):
+            if rs:
+                console.print(f"     N={b['Ns'][i]}: narrower widths failed: {rs[0]}")
+    if "paper" in cons and "fused" in cons:
+        diff = [(p - f) if p is not None and f is not None else None
+                for p, f in zip(b["constructions"]["paper"]["width"], b["constructions"]["fused"]["width"])]
+        console.print(f"  paper − fused scheme, bits needed per N: {diff}")
+    if "blocks" in result:
+        bl = result["blocks"]
+        console.print(f"\n[bold]error vs merged blocks n = N/M[/bold] at {bl['format']} (error bits; fit per doubling of n)")
+        for c, rows in bl["rows"].items():
+            pts = ", ".join(f"n={r['n']}: {_fmt_bits(r['error_bits'])}" for r in rows)
+            console.print(f"  {c}: {pts}   slope {bl['fits'][c]['slope']:+.2f}, R² {bl['fits'][c]['r2']:.2f}")
+    if "scales" in result:
+        sc = result["scales"]
+        console.print(f"\n[bold]bits needed as the scores grow[/bold] (W^Q scaled; N={sc['N']}, M={sc['M']})")
+        cons = [c for c in CONSTRUCTIONS if c in sc["rows"][0]]
+        for r in sc["rows"]:
+            cells = ", ".join(f"{c} {r[c] if r[c] is not None else '> limit'}" for c in cons)
+            console.print(f"  scale {r['scale']:g}: log2 A_max {r['log2_A_max']:.1f}: {cells}")
+        console.print("  precision bits per bit of log2 A_max: "
+                      + ", ".join(f"{c} {v:+.2f}" for c, v in sc["bits_per_log2_A"].items()))
+    if "decode" in result:
+        de = result["decode"]
+        console.print(f"\n[bold]decode A = p/(1-p)[/bold] at {de['format']}: error bits by log2 A")
+        console.print("  " + ", ".join(f"{r['log2_A']}: {_fmt_bits(r['error_bits'])}" for r in de["rows"]))
+        console.print(f"  slope {de['slope']:+.2f} bits per doubling of A (R² {de['r2']:.2f}); p rounds to 1 from "
+                      f"log2 A = {de['first_log2_A_failing']}")

@@ -1,0 +1,26 @@
+"""``attnsim tint-size``: TinT's parameter counts for a published auxiliary model (tint.size)."""
+
+from __future__ import annotations
+
+import typer
+
+from attnsim.sim.tint.configs import LISTED
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("tint-size")
+    def tint_size(
+        aux: str = typer.Option(..., help=f"auxiliary model: {', '.join(LISTED)}"),
+        n_sim: int = typer.Option(0, help="layers simulated (0: the TinT default)"),
+        steps: int = typer.Option(1, help="SGD steps simulated"),
+        reuse_forward: bool = typer.Option(True, help="share forward modules across layers"),
+        reuse_backward: bool = typer.Option(True, help="share backward modules across layers"),
+        K: int = typer.Option(0, "--K", help="number of prefix tokens (0: default)"),
+        H_sim: int = typer.Option(0, "--H-sim", help="TinT attention heads (0: default)"),
+        fmt: str = typer.Option("markdown", "--format", help="markdown, tex or json"),
+        verify_build: bool = typer.Option(False, help="also build TinT (shapes only) and count its parameters"),
+    ) -> None:
+        """TinT parameter count per module type and in total, from the sympy formulas."""
+        from attnsim.verify.tint_size_cli import tint_size_command
+
+        print(tint_size_command(aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim, fmt, verify_build))

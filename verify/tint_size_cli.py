@@ -1,0 +1,98 @@
+"""``attnsim tint-size --aux NAME``: TinT's parameter count per module type and in total (tint.size).
+
+:func:`tint_size_command` returns the table as text (the CLI prints it); :func:`size_table` is the
+one-row-per-auxiliary-model table the report uses. Counts are the tint.size formulas of paper_refs
+evaluated by ``attnsim.theory.tint_size``; ``verify_build=True`` also builds the TinT (shapes only)
+and prints the builder's own count beside them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable
+
+from attnsim.sim.tint.arith import get_arith
+from attnsim.sim.tint.builder import build
+from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, TinTConfigError, check, published
+from attnsim.theory import tint_size
+
+# (module type, which copies multiply it: forward or backward blocks, instances per block)
+_ROWS = (("LNFwd", "fwd", 2), ("AttnFwd", "fwd", 1), ("LinFwd", "fwd", 3), ("ActFwd", "fwd", 1),
+         ("LinBwd", "bwd", 3), ("LinDesc", "bwd", 3), ("ActBwd", "bwd", 1), ("LNBwdDesc", "bwd", 2),
+         ("AttnBwdDesc", "bwd", 1))
+
+
+def configs(aux: str, n_sim: int = 0, steps: int = 1, reuse_forward: bool = True, reuse_backward: bool = True,
+            K: int = 0, H_sim: int = 0) -> tuple[AuxConfig, TinTConfig]:
+    """The published aux config with the README TinT settings, overridden where a value is given."""
+    a, cfg = published(aux)
+    cfg = replace(cfg, n_sim=n_sim or None, steps=steps, reuse_forward=reuse_forward, reuse_backward=reuse_backward,
+                  K=K or cfg.K, H_sim=H_sim or cfg.H_sim)
+    check(a, cfg)
+    return a, cfg
+
+
+def size_values(aux: AuxConfig, cfg: TinTConfig) -> dict[str, int]:
+    """The base symbols of the tint.size formulas, read off the configuration."""
+    return {"D": aux.D, "L": aux.layers, "V": aux.vocab, "T": aux.positions, "T_emb": aux.pos_rows, "K": cfg.K,
+            "H_sim": cfg.H_sim, "n_sim": cfg.simulated(aux), "steps": cfg.steps, "rf": int(cfg.reuse_forward),
+            "rb": int(cfg.reuse_backward)}
+
+
+def _render(header: list[str], rows: list[list[str]], fmt: str) -> str:
+    if fmt == "latex":
+        lines = [r"\begin{tabular}{" + "l" + "r" * (len(header) - 1) + "}", r"\toprule",
+                 " & ".join(header) + r" \\", r"\midrule"]
+        lines += [" & ".join(r) + r" \\" for r in rows]
+        return "\n".join(lines + [r"\bottomrule", r"\end{tabular}"]) + "\n"
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+
+
+def _n(v: int) -> str:
+    return f"{v:,}"
+
+
+def tint_size_command(aux: str, n_sim: int = 0, steps: int = 1, reuse_forward: bool = True,
+                      reuse_backward: bool = True, K: int = 0, H_sim: int = 0, fmt: str = "markdown",
+                      verify_build: bool = False) -> str:
+    """The per-module size table of TinT for one auxiliary model (``fmt``: markdown | latex)."""
+    if fmt not in ("markdown", "latex"):
+        raise TinTConfigError(f"--fmt: expected markdown or latex, got {fmt!r}")
+    a, cfg = configs(aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim)
+    v = size_values(a, cfg)
+    per = tint_size.per_module(v)
+    tags = tint_size.breakdown(v)
+    copies = {"fwd": v["L"] + v["n_sim"] * v["steps"] * (1 - v["rf"]),
+              "bwd": v["n_sim"] * (1 + (v["steps"] - 1) * (1 - v["rb"]))}
+    rows = [[name, _n(per[name]), f"{k} x {copies[which]}", _n(tags[name])] for name, which, k in _ROWS]
+    rows += [["Prefix (18 sets per layer)", _n(18 * cfg.K * cfg.width(a)), f"{a.layers}", _n(tags["Prefix"])],
+             ["Grad (ln_f)", _n(tags["Grad"]), "1", _n(tags["Grad"])],
+             ["Emb (token + position)", _n(tags["Emb"]), "1", _n(tags["Emb"])],
+             ["**total**" if fmt == "markdown" else "total", "", "", _n(tags["total"])]]
+    title = (f"TinT for {a.name}: D = {a.D}, L = {a.layers}, K = {cfg.K}, S = {cfg.S(a)}, D_sim = {cfg.width(a)}, "
+             f"H_sim = {cfg.H_sim}, positions P = {cfg.position_dim(a)}, simulated layers = {cfg.simulated(a)}, "
+             f"SGD steps = {cfg.steps}, reuse forward = {cfg.reuse_forward}, reuse backward = {cfg.reuse_backward}")
+    out = (title + "\n\n" if fmt == "markdown" else "% " + title + "\n") + _render(
+        ["module type", "params per instance", "instances", "params"], rows, fmt)
+    ceiling = tint_size.ceiling()
+    out += f"\ntotal {_n(tags['total'])} parameters: {'under' if tags['total'] < ceiling else 'NOT under'} " \
+           f"{ceiling / 1e9:g} billion (tint.under_2b)\n"
+    if verify_build:
+        built = build(a, cfg, get_arith("count"), count_only=True).n_params
+        out += f"builder's own count: {_n(built)} ({'equals' if built == tags['total'] else 'DIFFERS FROM'} the formula)\n"
+    return out
+
+
+def size_table(names: Iterable[str] = LISTED, fmt: str = "markdown") -> str:
+    """One row per auxiliary model: configuration and totals with and without reuse (1 step, all layers)."""
+    rows = []
+    for name in names:
+        a, cfg = configs(name)
+        v = size_values(a, cfg)
+        total = tint_size.count("total", v)
+        no_reuse = tint_size.count("total", dict(v, rf=0, rb=0))
+        rows.append([name, str(a.D), str(a.layers), str(cfg.K), str(cfg.S(a)), str(cfg.width(a)), str(cfg.H_sim),
+                     _n(total), _n(no_reuse), "yes" if total < tint_size.ceiling() else "no"])
+    header = ["aux", "D", "L", "K", "S", "D_sim", "H_sim", "TinT params (reuse)", "TinT params (no reuse)", "under 2B"]
+    return _render(header, rows, fmt)

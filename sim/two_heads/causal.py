@@ -1,0 +1,253 @@
+"""two_heads.claim_b_6 and two_heads.thm_3_5 — a causal head from calls to a causal oracle.
+
+Blocks S_t of b tokens (b = M, or M − 1 under the strict length convention); o(i) is the in-block
+offset of token i (0-based here, 1..M in the paper). A causal oracle masks by *row*, so a call that
+puts query block t and key block t' side by side (row r = [x_key(t', r), x_query(t, r)]) only lets
+a query see the keys whose offset is ≤ its own. Theorem 3.5 therefore splits every earlier key
+block t' < t by offset (digest §3.5, §8.9):
+
+    A(1)_{i,t'} = Σ_{j∈S_t', o(j) ≤ o(i)} a_ij        A(2)_{i,t'} = Σ_{j∈S_t', o(j) > o(i)} a_ij
+
+(and B(1), B(2) alike), and the own block t needs only A(1), the causal in-block sum.
+
+Calls (each a single-head job; all of a head's jobs are independent, one round):
+
+* **A(1)** — Claim B.6: the synthetic token goes **first** (a synthetic token at the end would be
+  invisible under the causal mask): rows ``[0, 0, 1, 0]`` then ``[x_key, x_query, 1, 1]``. Queries
+  [q, 1], keys [k, 1]: query row r + 1 sees the synthetic key (score 1, value 0) and the keys of
+  offsets 0..r (scores <q,k> + 1, value 1), so p = A(1)/(A(1) + 1) and the layer MLP decodes
+  A(1) = p/(1 − p). For t' = t this is Claim B.6 itself: the causal denominators of the block.
+* **B(1)/A(1)** — the plain column-concatenated call ``[x_key, x_query]`` with W^Q, W^K, W^V.
+* **A(2)** — the *reversed and shifted* layout, b + 1 rows: row m holds the query of offset b−1−m
+  and the key of offset b−m, so row 0 carries the zero key (offset b does not exist) and row b
+  carries no query::
+
+      row 0:     [0,            x_query(b−1), 1, 0]
+      row m:     [x_key(b−m),   x_query(b−1−m), 1, 1]      m = 1..b−1
+      row b:     [x_key(0),     0,            1, 1]
+
+  The query of offset o sits in row b−1−o and sees rows 0..b−1−o: the zero-key row (score 1,
+  value 0, the synthetic token's role) and the keys of offsets > o. So p = A(2)/(A(2) + 1).
+* **B(2)** — the same reversed layout with W^V: the zero-key row (score 0, weight 1, value 0) adds
+  1 to the denominator, the call returns B(2)/(A(2) + 1) and the combination uses
+  B(2) = out·(A(2) + 1) (the paper's display omits the shift row; digest §3.5).
+* **The empty set at offset b − 1** (the paper's offset M): no key of block t' has a larger offset,
+  so A(2) = B(2) = 0. The paper's ratio B(2)/A(2) would be 0/0 there. We never form that ratio, and
+  the combination sets A(2) and B(2) of that row to the constant 0 explicitly rather than reading
+  the oracle's row (which also returns 0).
+
+Combination (processing, tag ``….combine``): y_i = (Σ_{t'<t} (B(1) + B(2)) + B(1)_own) /
+(Σ_{t'<t} (A(1) + A(2)) + A(1)_own).
+
+Count per head, n = ⌈N/b⌉: 4·n(n−1)/2 + 2n = **2n²** (the paper's count). ``scheme="fused"`` (not in
+the paper; digest §3.5 [VERIFIED]) gives the normaliser calls the value [v, indicator] so one call
+returns [B/(A+1), A/(A+1)]: 2 per earlier pair + 1 per own block = **n²**.
+
+A partial last block (N not divisible by b) is always a *query* block, so every earlier key block is
+full; the missing query rows are zero and their outputs are ignored. Under a causal oracle, rows
+appended at the end of a job are invisible to its real queries, so jobs of different lengths can
+share a packed call (``packing.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from attnsim.sim.errors import PreconditionError
+from attnsim.sim.ledger import Ledger
+from attnsim.sim.masks import Causal
+from attnsim.sim.model import TransformerSpec, Weights
+from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.oracle import Oracle
+from attnsim.sim.two_heads.blocks import SCHEMES, _decode_A, _decode_AB, _weights_step1, _weights_step2, block_starts
+from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
+from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
+
+
+@dataclass(frozen=True)
+class CausalPlan:
+    """What a job's decoded output is: query rows (q0, bq), which part ('own', 'A1', 'A2'), kind, layout."""
+
+    q0: int
+    bq: int
+    t: int      # key block index
+    part: str   # "own" (t = query block), "low" (offsets <= o(i)), "high" (offsets > o(i), reversed)
+    kind: str   # "A" normaliser, "R" ratio call, "AB" fused
+
+
+def _rows_concat(nm: Numerics, Xk: Array, Xq: Array, rows: int) -> Array:
+    """``rows`` rows [x_key(r), x_query(r)] (zero where a block has no row r)."""
+    d = Xk.shape[1] if Xk.size else Xq.shape[1]
+    Z = nm.zeros((rows, 2 * d))
+    Z[:Xk.shape[0], :d] = Xk
+    Z[:Xq.shape[0], d:] = Xq
+    return Z
+
+
+def _with_const(nm: Numerics, Z: Array, ind: Array) -> Array:
+    """Append the constant-1 column and the indicator column (Lemma A.1)."""
+    return np.concatenate([Z, nm.ones((Z.shape[0], 1)), ind], axis=1)
+
+
+def synthetic_first(nm: Numerics, Zkq: Array, bk: int) -> Array:
+    """Claim B.6 layout: the synthetic row [0, 0, 1, 0] first, then [x_key, x_query, 1, ind]."""
+    ind = nm.zeros((Zkq.shape[0], 1))
+    ind[:bk] = nm.ones((bk, 1))
+    syn = np.concatenate([nm.zeros((1, Zkq.shape[1])), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
+    return np.concatenate([syn, _with_const(nm, Zkq, ind)])
+
+
+def reversed_shifted(nm: Numerics, Xk: Array, Xq: Array, b: int) -> Array:
+    """Rows m = 0..b: [x_key(b − m), x_query(b − 1 − m)] (zero where the offset does not exist)."""
+    d = Xk.shape[1]
+    Z = nm.zeros((b + 1, 2 * d))
+    for m in range(b + 1):
+        ko, qo = b - m, b - 1 - m
+        if 0 <= ko < Xk.shape[0]:
+            Z[m, :d] = Xk[ko]
+        if 0 <= qo < Xq.shape[0]:
+            Z[m, d:] = Xq[qo]
+    return Z
+
+
+def causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
+                     tag: str) -> tuple[list[HeadJob], list[CausalPlan]]:
+    """All jobs of one causal head (paper: 4 per earlier block pair + 2 per own block; fused: 2 + 1)."""
+    N = X.shape[0]
+    fused = scheme == "fused"
+    w_norm = _weights_step1(nm, WQ, WK, WV if fused else None)
+    w_ratio = _weights_step2(nm, WQ, WK, WV)
+    norm_kind, decode = ("AB", _decode_AB(0)) if fused else ("A", _decode_A(0))
+    jobs: list[HeadJob] = []
+    plans: list[CausalPlan] = []
+
+    def add(part: str, t: int, q0: int, bq: int, Znorm: Array, Zratio: Array) -> None:
+        jobs.append(HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", Znorm, *w_norm, decode=decode))
+        plans.append(CausalPlan(q0, bq, t, part, norm_kind))
+        if not fused:
+            jobs.append(HeadJob(f"{tag}.{part}.ratio", Zratio, *w_ratio))
+            plans.append(CausalPlan(q0, bq, t, part, "R"))
+
+    starts = block_starts(N, b)
+    for tq, q0 in enumerate(starts):
+        bq = min(b, N - q0)
+        Xq = X[q0:q0 + bq]
+        for t, k0 in enumerate(starts[:tq]):
+            Xk = X[k0:k0 + b]
+            low = _rows_concat(nm, Xk, Xq, b)
+            add("low", t, q0, bq, synthetic_first(nm, low, b), low)
+            high = reversed_shifted(nm, Xk, Xq, b)
+            ind = nm.ones((b + 1, 1))
+            ind[0] = nm.zeros((1,))  # the zero-key row has value 0
+            add("high", t, q0, bq, _with_const(nm, high, ind), high)
+        own = _rows_concat(nm, Xq, Xq, bq)
+        add("own", tq, q0, bq, synthetic_first(nm, own, bq), own)
+    return jobs, plans
+
+
+def _query_rows(plan: CausalPlan, out: Array, b: int) -> Array:
+    """The rows of a job's output that belong to the queries of offsets 0..bq−1, in offset order."""
+    if plan.part != "high":
+        first = 1 if plan.kind != "R" else 0  # normaliser jobs start with the synthetic row
+        return out[first:first + plan.bq]
+    return out[b - 1 - np.arange(plan.bq)]  # the query of offset o sits in row b − 1 − o
+
+
+def causal_combine(nm: Numerics, ledger: Ledger, N: int, m: int, b: int, plans: Sequence[CausalPlan],
+                   results: Sequence[Array], tag: str, round: int) -> Array:
+    """y_i = Σ B / Σ A over own block, low and high parts (processing, one entry per query block)."""
+    A: dict[tuple[int, int, str], Array] = {}
+    B: dict[tuple[int, int, str], Array] = {}
+    ratio: dict[tuple[int, int, str], Array] = {}
+    for plan, out in zip(plans, results):
+        key = (plan.q0, plan.t, plan.part)
+        rows = _query_rows(plan, out, b)
+        if plan.kind == "A":
+            A[key] = rows[:, :1]
+        elif plan.kind == "R":
+            ratio[key] = rows
+        else:
+            B[key], A[key] = rows[:, :-1], rows[:, -1:]
+    for key, r in ratio.items():
+        # low / own: the call returns B/A; high: the zero-key row makes it B/(A + 1)
+        shift = nm.const(1 if key[2] == "high" else 0, A[key].shape)
+        B[key] = nm.mul(r, nm.add(A[key], shift))
+    for key in A:
+        if key[2] == "high" and A[key].shape[0] == b:
+            # offset b − 1 (the paper's offset M): the key set {o(j) > o(i)} is empty
+            A[key][b - 1] = nm.zeros((1,))
+            B[key][b - 1] = nm.zeros((m,))
+    Y = nm.zeros((N, m))
+    for q0 in sorted({k[0] for k in A}):
+        keys = sorted(k for k in A if k[0] == q0)
+        num, den = B[keys[0]], A[keys[0]]
+        for k in keys[1:]:
+            num, den = nm.add(num, B[k]), nm.add(den, A[k])
+        Y[q0:q0 + num.shape[0]] = nm.safe_div(num, den)
+        ledger.record("processing", f"{tag}.combine", round=round, shape=num.shape,
+                      flops=2 * num.shape[0] * len(keys) * (m + 1))
+    return Y
+
+
+def causal_head(b: int, scheme: str) -> HeadBuilder:
+    """Head builder of Theorem 3.5 for :func:`~attnsim.sim.two_heads.multi_layer.simulate_layers`."""
+
+    def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, tag: str) -> tuple[list[HeadJob], HeadFinish]:
+        N, m = X.shape
+        jobs, plans = causal_head_jobs(nm, X, WQ, WK, WV, b, scheme, tag)
+
+        def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
+            return causal_combine(nm, ledger, N, m, b, plans, results, tag, round)
+
+        return jobs, finish
+
+    return build
+
+
+def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) -> list[tuple[str, str]]:
+    """Reasons Theorem 3.5's construction cannot run, as (what, why) pairs."""
+    o = oracle.spec
+    reasons: list[tuple[str, str]] = []
+    if scheme not in SCHEMES:
+        reasons.append(("scheme", f"must be one of {SCHEMES}, got {scheme!r}"))
+    if b < 1:
+        reasons.append(("M", f"block size b = {b} < 1 (M too small for the {o.length_convention} length convention)"))
+    if not isinstance(spec.mask, Causal):
+        reasons.append(("mask", f"this construction is for causal models; got {spec.mask}"))
+    if not o.causal:
+        reasons.append(("oracle", "needs a causal oracle (both the model and the oracle are causal in Thm 3.5)"))
+    if b + 1 > o.max_len:
+        reasons.append(("M", f"a block of {b} tokens plus the synthetic token exceeds the oracle length {o.max_len}"))
+    return reasons
+
+
+def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int, scheme: str = "paper",
+             runner: JobRunner, tag: str = "thm_3_5") -> Array:
+    """Causal T(X) from calls to a causal oracle (exact identity in exact arithmetic)."""
+    reasons = preconditions(spec, oracle, b, scheme)
+    if reasons:
+        raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
+    return simulate_layers(spec, weights, X, oracle, b=b, build_head=causal_head(b, scheme), runner=runner, tag=tag)
+
+
+def block_denominators(nm: Numerics, X: Array, WQ: Array, WK: Array, b: int, oracle: Oracle,
+                       runner: JobRunner, tag: str = "claim_b_6") -> Array:
+    """Claim B.6 on every block: one causal call per block returns Σ_{j ≤ i, j ∈ S_t} exp(<q_i, k_j>)."""
+    if not oracle.spec.causal:
+        raise PreconditionError("oracle: Claim B.6 needs a causal oracle")
+    if b + 1 > oracle.spec.max_len:
+        raise PreconditionError(f"M: a block of {b} tokens plus the synthetic token exceeds the oracle "
+                                f"length {oracle.spec.max_len}")
+    w_norm = _weights_step1(nm, WQ, WK, None)
+    jobs, sizes = [], []
+    for q0 in block_starts(X.shape[0], b):
+        bq = min(b, X.shape[0] - q0)
+        Xb = X[q0:q0 + bq]
+        jobs.append(HeadJob(tag, synthetic_first(nm, _rows_concat(nm, Xb, Xb, bq), bq), *w_norm,
+                            decode=_decode_A(0)))
+        sizes.append(bq)
+    outs = runner(oracle, jobs)
+    return np.concatenate([out[1:1 + bq] for out, bq in zip(outs, sizes)])

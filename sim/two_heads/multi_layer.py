@@ -1,0 +1,113 @@
+"""A whole model, one layer of T at a time, from per-head job builders (two_heads.thm_3_4, thm_3_5, thm_5_1).
+
+:func:`simulate_layers` is the driver shared by the packed constructions: in every layer of the
+large model it asks a *head builder* for each head's single-head jobs, hands all jobs of the layer to
+a :class:`~attnsim.sim.two_heads.jobs.JobRunner` in one round (``packing.run_packed`` packs H'·L'
+per call, Lemma 3.3), lets each head recombine its results (processing, ledger tag ``….combine``),
+concatenates the heads, adds the residual if the large model has one (a layer's ``pre`` map, e.g.
+pre-LN, is applied token-wise before the heads as in ``worst_case.py``), and applies ψ_ℓ token-wise
+as processing (tag ``layer_mlp``, one entry per chunk of b tokens, as in ``worst_case.py``). The
+paper simulates "one layer at a time of T" (digest §3.4): jobs of different layers never share a
+call, so the count is Σ_ℓ ⌈jobs_ℓ/(H'L')⌉.
+
+:func:`full_head` is the unmasked head of Theorem 3.4: Lemma 3.1's block-pair jobs
+(``blocks.head_jobs``) made equally long by :func:`uniform_rows`, because an unmasked oracle cannot
+pad a job inside a packed call. That padding is exact (our reconstruction; the paper packs Step-1
+and Step-2 jobs together without saying how their lengths, M + 1 and M, agree):
+
+* a Step-1 job (and a fused job) gets extra rows ``[0, 0, 1, 0]`` — exactly like the synthetic token,
+  score 1 and value 0 — so p = A/(A + 1 + k) and the decode becomes A = (1 + k)p/(1 − p);
+* a Step-2 job gets extra all-zero rows — score 0, weight 1, value 0 — so it returns B/(A + k) and
+  the combination uses B = out·(A + k).
+
+This is the padding ``blocks.py`` already uses for a partial last block, extended to the call length
+min(N, b) + 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from attnsim.sim.errors import PreconditionError
+from attnsim.sim.ledger import Ledger
+from attnsim.sim.model import TransformerSpec, Weights, head_columns
+from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.oracle import Oracle
+from attnsim.sim.two_heads.blocks import PairPlan, _decode_A, _decode_AB, combine, head_jobs
+from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
+from attnsim.sim.two_heads.worst_case import apply_token_map
+
+# finish(nm, ledger, results of the head's jobs, round) -> the head's output (N × d/H)
+HeadFinish = Callable[[Numerics, Ledger, Sequence[Array], int], Array]
+# build(nm, X_h, W^Q, W^K, W^V, tag) -> (jobs, finish)
+HeadBuilder = Callable[[Numerics, Array, Array, Array, Array, str], tuple[list[HeadJob], HeadFinish]]
+
+
+def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
+                    build_head: HeadBuilder, runner: JobRunner, tag: str) -> Array:
+    """T(X) layer by layer: all head jobs of a layer in one round of ``runner``."""
+    if spec.rope is not None:
+        raise PreconditionError("rope: rotary embeddings are supported by Lemma 3.1's construction only "
+                                "(two_heads.rebuttal_rope), not by the packed, causal or window ones")
+    weights.validate(spec)
+    nm = oracle.nm
+    X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")
+    for li, layer in enumerate(weights.layers):
+        jobs: list[HeadJob] = []
+        finishers: list[tuple[HeadFinish, int, int]] = []
+        Xa = apply_token_map(nm, oracle, layer.pre, X, b, "pre_norm")
+        for h, hw in enumerate(layer.heads):
+            j, finish = build_head(nm, Xa[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"),
+                                   nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V"), f"{tag}.L{li}.H{h}")
+            finishers.append((finish, len(jobs), len(jobs) + len(j)))
+            jobs += j
+        results = runner(oracle, jobs)
+        heads = [finish(nm, oracle.ledger, results[s:e], oracle.round) for finish, s, e in finishers]
+        Hcat = np.concatenate(heads, axis=1)
+        if spec.residual:
+            Hcat = nm.add(X, Hcat)
+            oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
+        X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
+    return X
+
+
+def uniform_rows(nm: Numerics, jobs: Sequence[HeadJob], plans: Sequence[PairPlan],
+                 rows: int) -> tuple[list[HeadJob], list[PairPlan]]:
+    """Lemma 3.1 jobs padded to ``rows`` rows each, exactly (see the module docstring)."""
+    out_jobs, out_plans = [], []
+    for job, plan in zip(jobs, plans):
+        extra = rows - int(job.Z.shape[0])
+        if extra == 0:
+            out_jobs.append(job)
+            out_plans.append(plan)
+            continue
+        pad = nm.zeros((extra, job.width))
+        if plan.kind == "R":
+            out_jobs.append(replace(job, Z=np.concatenate([job.Z, pad])))
+            out_plans.append(replace(plan, pad=plan.pad + extra))
+            continue
+        pad[:, job.width - 2] = nm.ones((extra,))  # the constant column: a copy of the synthetic token
+        decode = (_decode_A if plan.kind == "A" else _decode_AB)(plan.pad + extra)
+        out_jobs.append(replace(job, Z=np.concatenate([job.Z, pad]), decode=decode))
+        out_plans.append(replace(plan, pad=plan.pad + extra))
+    return out_jobs, out_plans
+
+
+def full_head(b: int, scheme: str, *, uniform: bool) -> HeadBuilder:
+    """Head builder for an unmasked model: Lemma 3.1's jobs (equally long when ``uniform``) and eq. (1)."""
+
+    def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, tag: str) -> tuple[list[HeadJob], HeadFinish]:
+        N, m = X.shape
+        jobs, plans = head_jobs(nm, X, WQ, WK, WV, b, scheme, tag)
+        if uniform:
+            jobs, plans = uniform_rows(nm, jobs, plans, min(N, b) + 1)
+
+        def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
+            return combine(nm, ledger, N, m, plans, results, tag, round)
+
+        return jobs, finish
+
+    return build

@@ -1,0 +1,191 @@
+"""two_heads.thm_5_1 — sliding window r (and s attention sinks) in O(N/M) calls to a causal oracle.
+
+Query i (0-based) of a window head sees keys i−r < j ≤ i (two_heads Def 2.4) and, with sinks, also
+j < s (Def 2.5). With b real tokens per call (b = M, or M − 1 under the strict convention) and chunk
+size C = b − s − r (M − r without sinks), the scheme as implemented (digest §3.8, [RECON, VERIFIED]):
+
+* **The first s + r queries** (r without sinks) see their whole causal prefix, so they are handled
+  directly, as the paper does: Claim B.6 on tokens 0..s+r−1 (1 call) and the plain causal call
+  (1 call) give A and B/A, and y = B/A (one fused call gives both).
+* **Chunks.** The queries s+r, s+r+1, … are cut into chunks of C. Chunk c holds queries
+  q0..q0+C−1 with q0 = s + r + c·C; its *local window* is tokens q0−r..q0+C−1 (the queries and their
+  r predecessors, never overlapping the sinks). Per chunk, on Z = [sink tokens 0..s−1; local window]
+  (at most b rows, plus the synthetic token):
+
+  - **P** — local causal prefix over Z: Claim B.6's layout (synthetic token first) gives
+    A_P(i) = Σ_{j∈Z, j ≤ i} a_ij (1 call) and the plain causal call gives B_P/A_P (1 call);
+  - **S** — the prefix shifted by r over the local window only: row m holds the key of local token
+    m and the query of local token m + r (a row re-arrangement, allowed processing; the paper's
+    "W^Q projects to {q_{r+1}, …}" is this), so query i sees local keys q0−r..i−r: A_S (1 call) and
+    B_S/A_S (1 call);
+  - sinks + window = P − S: A = A_P − A_S, B = B_P − B_S and y_i = B/A (processing).
+
+  The prefix sums are local to each oracle window, not global (digest §8.12). Subtracting them is
+  exact in rationals and cancels in floating point.
+
+Count per head: 2 + 4·⌈(N − s − r)/C⌉ (digest §7; ``scheme="fused"``: value [v, indicator] makes
+every normaliser call return B too, 1 + 2·⌈(N − s − r)/C⌉); O(N/M) for constant r and s. A window or sink set that leaves no
+query per chunk (s + r ≥ b) is refused, naming r, s and M.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from attnsim.sim.errors import PreconditionError
+from attnsim.sim.ledger import Ledger
+from attnsim.sim.masks import Sink, SlidingWindow
+from attnsim.sim.model import TransformerSpec, Weights
+from attnsim.sim.numerics import Array, Numerics
+from attnsim.sim.oracle import Oracle
+from attnsim.sim.two_heads.blocks import SCHEMES, _decode_A, _decode_AB, _weights_step1, _weights_step2
+from attnsim.sim.two_heads.causal import synthetic_first
+from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
+from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
+
+
+def window_of(mask: object) -> tuple[int, int]:
+    """(r, s) of a SlidingWindow (s = 0) or Sink mask."""
+    if isinstance(mask, Sink):
+        return mask.r, mask.s
+    if isinstance(mask, SlidingWindow):
+        return mask.r, 0
+    raise PreconditionError(f"mask: Theorem 5.1 is for sliding-window (and sink) models; got {mask}")
+
+
+def chunk_size(b: int, r: int, s: int, M: int) -> int:
+    """C = b − s − r, refused with a message naming r, s and M when no query would fit."""
+    C = b - s - r
+    if C < 1:
+        raise PreconditionError(
+            f"--window/--sinks: window r={r} plus sinks s={s} leave no query per chunk: need s + r < {b} "
+            f"real tokens per oracle call (M={M}); the window and sinks must be smaller than the block")
+    return C
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """Query rows [q0, q0 + nq), which part ('head', 'P', 'S'), kind ('A', 'R', 'AB'), first output row."""
+
+    q0: int
+    nq: int
+    part: str
+    kind: str
+    row0: int
+
+
+def _self_rows(nm: Numerics, Xk: Array, Xq: Array) -> Array:
+    """Rows [x_key(m), x_query(m)] for m over the longer of the two (zeros where one is missing)."""
+    rows = max(Xk.shape[0], Xq.shape[0])
+    d = Xk.shape[1]
+    Z = nm.zeros((rows, 2 * d))
+    Z[:Xk.shape[0], :d] = Xk
+    Z[:Xq.shape[0], d:] = Xq
+    return Z
+
+
+def window_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, r: int, s: int,
+                     scheme: str, tag: str) -> tuple[list[HeadJob], list[WindowPlan]]:
+    """The head's first s + r queries and, per chunk, P and S (2 calls each, or 1 fused)."""
+    N = X.shape[0]
+    C = b - s - r
+    fused = scheme == "fused"
+    w_norm = _weights_step1(nm, WQ, WK, WV if fused else None)
+    w_ratio = _weights_step2(nm, WQ, WK, WV)
+    kind, decode = ("AB", _decode_AB(0)) if fused else ("A", _decode_A(0))
+    jobs: list[HeadJob] = []
+    plans: list[WindowPlan] = []
+
+    def add(part: str, q0: int, nq: int, Zkq: Array, keys: int, row0: int) -> None:
+        jobs.append(HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", synthetic_first(nm, Zkq, keys),
+                            *w_norm, decode=decode))
+        plans.append(WindowPlan(q0, nq, part, kind, row0 + 1))
+        if not fused:
+            jobs.append(HeadJob(f"{tag}.{part}.ratio", Zkq, *w_ratio))
+            plans.append(WindowPlan(q0, nq, part, "R", row0))
+
+    h = min(N, s + r)
+    add("head", 0, h, _self_rows(nm, X[:h], X[:h]), h, 0)
+    for q0 in range(s + r, N, C):
+        nq = min(C, N - q0)
+        local = X[q0 - r:q0 + nq]
+        Z = np.concatenate([X[:s], local])
+        add("P", q0, nq, _self_rows(nm, Z, Z), int(Z.shape[0]), s + r)
+        add("S", q0, nq, _self_rows(nm, local[:nq], local[r:]), nq, 0)
+    return jobs, plans
+
+
+def window_combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence[WindowPlan],
+                   results: Sequence[Array], tag: str, round: int) -> Array:
+    """First rows y = B/A; chunk rows y = (B_P − B_S)/(A_P − A_S) (processing, one entry per chunk)."""
+    A: dict[tuple[int, str], Array] = {}
+    B: dict[tuple[int, str], Array] = {}
+    ratio: dict[tuple[int, str], Array] = {}
+    for plan, out in zip(plans, results):
+        rows = out[plan.row0:plan.row0 + plan.nq]
+        key = (plan.q0, plan.part)
+        if plan.kind == "A":
+            A[key] = rows[:, :1]
+        elif plan.kind == "R":
+            ratio[key] = rows
+        else:
+            B[key], A[key] = rows[:, :-1], rows[:, -1:]
+    for key, rt in ratio.items():
+        B[key] = nm.mul(rt, A[key])
+    Y = nm.zeros((N, m))
+    for q0, part in sorted(k for k in A if k[1] != "S"):
+        if part == "head":
+            num, den = B[(q0, part)], A[(q0, part)]
+        else:
+            num = nm.sub(B[(q0, "P")], B[(q0, "S")])
+            den = nm.sub(A[(q0, "P")], A[(q0, "S")])
+        Y[q0:q0 + num.shape[0]] = nm.safe_div(num, den)
+        ledger.record("processing", f"{tag}.combine", round=round, shape=num.shape, flops=4 * num.shape[0] * (m + 1))
+    return Y
+
+
+def window_head(b: int, r: int, s: int, scheme: str) -> HeadBuilder:
+    """Head builder of Theorem 5.1 for :func:`~attnsim.sim.two_heads.multi_layer.simulate_layers`."""
+
+    def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, tag: str) -> tuple[list[HeadJob], HeadFinish]:
+        N, m = X.shape
+        jobs, plans = window_head_jobs(nm, X, WQ, WK, WV, b, r, s, scheme, tag)
+
+        def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
+            return window_combine(nm, ledger, N, m, plans, results, tag, round)
+
+        return jobs, finish
+
+    return build
+
+
+def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, M: int, scheme: str) -> list[tuple[str, str]]:
+    """Reasons Theorem 5.1's construction cannot run, as (what, why) pairs."""
+    o = oracle.spec
+    reasons: list[tuple[str, str]] = []
+    if scheme not in SCHEMES:
+        reasons.append(("scheme", f"must be one of {SCHEMES}, got {scheme!r}"))
+    try:
+        r, s = window_of(spec.mask)
+        chunk_size(b, r, s, M)
+    except PreconditionError as exc:
+        reasons.append(("window", str(exc)))
+    if not o.causal:
+        reasons.append(("oracle", "Theorem 5.1 needs a causal oracle"))
+    if b + 1 > o.max_len:
+        reasons.append(("M", f"{b} tokens plus the synthetic token exceed the oracle length {o.max_len}"))
+    return reasons
+
+
+def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int, M: int,
+             scheme: str = "paper", runner: JobRunner, tag: str = "thm_5_1") -> Array:
+    """Window/sink T(X) from O(N/M) calls per head to a causal oracle (exact in exact arithmetic)."""
+    reasons = preconditions(spec, oracle, b, M, scheme)
+    if reasons:
+        raise PreconditionError("; ".join(why if what == "window" else f"{what}: {why}" for what, why in reasons))
+    r, s = window_of(spec.mask)
+    return simulate_layers(spec, weights, X, oracle, b=b, build_head=window_head(b, r, s, scheme), runner=runner,
+                           tag=tag)

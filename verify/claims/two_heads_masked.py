@@ -1,0 +1,151 @@
+"""Checkers of the masked exact Two Heads constructions.
+
+* ``two_heads.claim_b_6`` — causal block denominators, one causal call per block;
+* ``two_heads.thm_3_5`` — a causal L-layer H-head model from a causal oracle, H'·L' jobs per call;
+* ``two_heads.thm_5_1`` — sliding window ``--window r`` and ``--sinks s``, O(N/M) calls per head;
+* ``two_heads.thm_1_4`` — Theorem 5.1 as stated in the introduction (the same checker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from attnsim.sim.masks import Causal, Sink, SlidingWindow
+from attnsim.sim.numerics import get_numerics
+from attnsim.sim.oracle import Oracle, OracleSpec
+from attnsim.sim.two_heads import window as window_construction
+from attnsim.sim.two_heads.causal import block_denominators
+from attnsim.sim.two_heads.jobs import run_one_per_call
+from attnsim.sim.two_heads.packing import run_packed
+from attnsim.verify import two_heads_plots
+from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
+from attnsim.verify.claims.two_heads_exact import (
+    NUMERICS, THM_3_4_PARAMS, base_derived, block_size, measure_packed, model_case, packed_spec, shape_params,
+    thm_3_5_measure)
+from attnsim.verify.registry import CheckContext, Measurement, Param, checker, report_section
+
+# -- Claim B.6 -------------------------------------------------------------------------------------
+CLAIM_B_6_PARAMS = [p for p in shape_params(32, 8, 4, 1, 1) if p.name in ("N", "M", "d", "length", "input",
+                                                                          "input_file")]
+
+
+def _claim_b_6_grid(quick: bool) -> list[dict]:
+    pts = [dict(N=N, M=4, d=2) for N in (4, 8, 16)] + [dict(N=11, M=4, d=2, length="strict"),
+                                                     dict(N=6, M=3, d=1, numerics="symbolic"),
+                                                     dict(N=16, M=4, d=2, numerics="mp:200")]
+    return pts + ([] if quick else [dict(N=N, M=4, d=2, numerics="float64") for N in (32, 64, 128)])
+
+
+def true_weights(nm: Any, truth: Any, scores: np.ndarray) -> np.ndarray:
+    """exp of rational scores without any shift: the exact backends' z**(D s), or mpmath's exp."""
+    if nm.exact:
+        return truth.weights(truth.array(scores), None)
+    ctx = mpmath.MPContext()
+    ctx.prec = getattr(truth, "bits", 256)
+    return np.vectorize(lambda s: ctx.exp(ctx.mpf(s.numerator) / s.denominator), otypes=[object])(scores)
+
+
+@checker("two_heads.claim_b_6", params=CLAIM_B_6_PARAMS, grid=_claim_b_6_grid, numerics=NUMERICS)
+def check_claim_b_6(ctx: CheckContext) -> Measurement:
+    """Decoded A_i of every block against Σ_{j ≤ i, j in i's block} exp(<q_i, k_j>) computed directly."""
+    p = ctx.params
+    b = block_size(p["M"], p["length"])
+    case = model_case(_ctx_with(ctx, psi="identity"), Causal())
+    head = case.weights.layers[0].heads[0]
+    nm = get_numerics(ctx.numerics, ctx.seed)
+    truth = truth_numerics(nm, ctx.seed)
+    spec = OracleSpec(OracleSpec.max_len_for(p["M"], p["length"]), 1, 1, 2 * p["d"] + 2, causal=True,
+                      length_convention=p["length"])
+    oracle = Oracle(spec, nm)
+    Y = block_denominators(nm, nm.array(case.X, "X"), nm.array(head.WQ), nm.array(head.WK), b, oracle,
+                           run_one_per_call)
+    scores = (case.X @ head.WQ) @ (case.X @ head.WK).T
+    w = true_weights(nm, truth, scores)
+    ref = np.empty((p["N"], 1), dtype=object)
+    for i in range(p["N"]):
+        start = (i // b) * b
+        ref[i, 0] = truth.rowsum(w[i:i + 1, start:i + 1])[0, 0] if nm.exact else sum(w[i, start:i + 1])
+    min_bits = ctx.min_bits if ctx.min_bits is not None else default_min_bits(nm)
+    ag = compare(Y, ref, nm, truth, min_bits)
+    led = oracle.ledger
+    shape = led.max_shape("oracle")
+    return Measurement(agree=ag.agree, error_bits=ag.error_bits,
+                       counts={"calls": led.total("oracle"), "rounds": led.rounds("oracle"),
+                               "oracle_len": shape[0], "oracle_dim": shape[1]},
+                       counts_by_tag=led.by_tag("oracle"), rounds=led.rounds("oracle"),
+                       derived={"strict": int(p["length"] == "strict"), "b": b},
+                       length_convention=p["length"], extra={"oracle": spec.describe(), "min_bits": min_bits})
+
+
+def _ctx_with(ctx: CheckContext, **params: Any) -> CheckContext:
+    return CheckContext(ctx.claim, {**ctx.params, **params}, ctx.numerics, ctx.seed, ctx.min_bits)
+
+
+# -- Theorem 3.5 -----------------------------------------------------------------------------------
+def _thm_3_5_grid(quick: bool) -> list[dict]:
+    pts = [dict(N=16, M=4, d=4, H=2, L=2, Hp=2, Lp=2), dict(N=13, M=4, d=4, H=2, L=2, Hp=2, Lp=1, scheme="fused"),
+           dict(N=7, M=3, d=1, H=1, L=1, Hp=1, Lp=2, numerics="symbolic")]
+    sizes = (8, 16, 32, 64) if quick else (8, 16, 32, 64, 128, 256)
+    pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=2, psi="identity", numerics="float64") for N in sizes]
+    if not quick:
+        pts += [dict(N=48, M=8, d=8, H=4, L=3, Hp=2, Lp=2), dict(N=19, M=5, d=6, H=3, L=2, Hp=3, Lp=2, length="strict"),
+                dict(N=12, M=4, d=4, H=2, L=2, Hp=2, Lp=2, psi="quadratic")]
+    return pts
+
+
+@checker("two_heads.thm_3_5", params=THM_3_4_PARAMS, grid=_thm_3_5_grid, numerics=NUMERICS)
+def check_thm_3_5(ctx: CheckContext) -> Measurement:
+    """A causal L-layer H-head model from a causal oracle: A(1)/A(2) offset split, H'·L' jobs per call."""
+    return thm_3_5_measure(ctx)
+
+
+# -- Theorem 5.1 (and 1.4) -------------------------------------------------------------------------
+THM_5_1_PARAMS = shape_params(40, 8, 4, 2, 2, 2, 1) + [
+    Param("window", int, 2, "sliding window r: query i sees keys i-r+1..i", minimum=1),
+    Param("sinks", int, 0, "attention sinks s: the first s tokens stay visible (0: none)", minimum=0),
+]
+
+
+def _thm_5_1_grid(quick: bool) -> list[dict]:
+    pts = [dict(N=24, M=6, d=4, H=2, L=2, Hp=2, Lp=1, window=2), dict(N=23, M=8, d=4, H=2, L=2, window=2, sinks=2),
+           dict(N=17, M=6, d=2, H=1, L=1, Hp=1, Lp=1, window=3, sinks=1, scheme="fused", length="strict"),
+           dict(N=7, M=4, d=1, H=1, L=1, Hp=1, Lp=1, window=1, sinks=1, numerics="symbolic")]
+    sizes = (8, 16, 32, 64) if quick else (8, 16, 32, 64, 128, 256, 512)
+    pts += [dict(N=N, M=4, d=4, H=2, L=1, Hp=2, Lp=1, window=1, sinks=1, psi="identity", numerics="float64")
+            for N in sizes]
+    if not quick:
+        pts += [dict(N=40, M=8, d=4, H=2, L=3, Hp=2, Lp=2, window=3, sinks=2, psi="quadratic")]
+    return pts
+
+
+def thm_5_1_measure(ctx: CheckContext) -> Measurement:
+    p = ctx.params
+    b = block_size(p["M"], p["length"])
+    r, s = p["window"], p["sinks"]
+    window_construction.chunk_size(b, r, s, p["M"])
+    case = model_case(ctx, Sink(s, r) if s else SlidingWindow(r))
+    spec = packed_spec(p, case.spec.m, causal=True)
+    derived = {**base_derived(ctx, case, b), "r": r, "s": s}
+    return measure_packed(ctx, case, spec, derived, lambda oracle, X: window_construction.simulate(
+        case.spec, case.weights, X, oracle, b=b, M=p["M"], scheme=p["scheme"], runner=run_packed))
+
+
+@checker("two_heads.thm_5_1", params=THM_5_1_PARAMS, grid=_thm_5_1_grid, numerics=NUMERICS)
+def check_thm_5_1(ctx: CheckContext) -> Measurement:
+    """Window (and sink) sums as differences of prefix sums local to each oracle window."""
+    return thm_5_1_measure(ctx)
+
+
+@checker("two_heads.thm_1_4", params=THM_5_1_PARAMS, grid=lambda quick: [dict(N=20, M=6, d=4, window=2, sinks=1)],
+         numerics=NUMERICS)
+def check_thm_1_4(ctx: CheckContext) -> Measurement:
+    """Theorem 1.4 is Theorem 5.1."""
+    return thm_5_1_measure(ctx)
+
+
+
+# -- report ----------------------------------------------------------------------------------------
+report_section("two_heads")(two_heads_plots.section)

@@ -11,7 +11,8 @@ a machine's load or clock drift affects both alike. Figures:
 * ``sim/torch``       the fused scheme vs ``torch.nn.functional.scaled_dot_product_attention`` on CPU
                       in float64 (only when torch is installed; otherwise a stated skip);
 * ``fraction/flint``  exact arithmetic: the ``fraction`` numerics over the ``exact`` (python-flint)
-                      numerics, for direct attention (``reference``) and for the Lemma 3.1 simulation;
+                      numerics, for direct attention (``reference``, N = 128) and for the Lemma 3.1
+                      fused simulation (N = 128; N = 32 with ``--quick``);
 * ``dask/serial``     the fused scheme on a 2-worker Dask LocalCluster vs the serial engine
                       (cluster start-up not timed).
 
@@ -40,9 +41,10 @@ from attnsim.verify.cases import random_case
 from attnsim.verify.long_run import random_layer
 
 
-def timed(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
-    """Median seconds of each function, the functions run alternately ``repeats`` times."""
-    for fn in fns.values():  # warm-up (imports, caches, page faults)
+def timed(fns: dict[str, Callable[[], Any]], repeats: int, warm: bool = True) -> dict[str, float]:
+    """Median seconds of each function, the functions run alternately ``repeats`` times (after one
+    untimed warm-up run each when ``warm``)."""
+    for fn in fns.values() if warm else ():  # warm-up (imports, caches, page faults)
         fn()
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeats):
@@ -112,21 +114,24 @@ def torch_figure(X: np.ndarray, hw: Any, fused_seconds: float, repeats: int) -> 
     return {"seconds": t, "sim/torch": fused_seconds / t, "threads": torch.get_num_threads()}
 
 
-def exact_figures(N: int, M: int, d: int, repeats: int) -> dict[str, Any]:
+def exact_figures(N: int, M: int, d: int, repeats: int, sim_N: int) -> dict[str, Any]:
+    """fraction / flint for direct attention at N and for the Lemma 3.1 simulation at ``sim_N``."""
     case = random_case(N, d, 1, 1, Full(), seed=0)
+    sim_case = random_case(sim_N, d, 1, 1, Full(), seed=0)
     flint_nm, frac_nm = get_numerics("exact", 0), get_numerics("fraction", 0)
     Xs = {nm.name: nm.array(case.X, "X") for nm in (flint_nm, frac_nm)}
+    sim_Xs = {nm.name: nm.array(sim_case.X, "X") for nm in (flint_nm, frac_nm)}
 
     def ref(nm):
         return lambda: reference(case.spec, case.weights, Xs[nm.name], nm)
 
     def sim(nm):
-        return lambda: worst_case.simulate(case.spec, case.weights, Xs[nm.name],
+        return lambda: worst_case.simulate(sim_case.spec, sim_case.weights, sim_Xs[nm.name],
                                            Oracle(OracleSpec(M + 1, dim=2 * d + 2), nm), b=M, scheme="fused")
 
-    t_ref = timed({"flint": ref(flint_nm), "fraction": ref(frac_nm)}, repeats)
-    t_sim = timed({"flint": sim(flint_nm), "fraction": sim(frac_nm)}, repeats)
-    return {"N": N, "M": M, "d": d, "reference_seconds": t_ref, "simulation_seconds": t_sim,
+    t_ref = timed({"flint": ref(flint_nm), "fraction": ref(frac_nm)}, repeats, warm=False)
+    t_sim = timed({"flint": sim(flint_nm), "fraction": sim(frac_nm)}, repeats, warm=False)
+    return {"N": N, "M": M, "d": d, "sim_N": sim_N, "reference_seconds": t_ref, "simulation_seconds": t_sim,
             "reference fraction/flint": t_ref["fraction"] / t_ref["flint"],
             "simulation fraction/flint": t_sim["fraction"] / t_sim["flint"]}
 
@@ -158,7 +163,7 @@ def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[s
     }
     sizes = [(4096, 256, 64)] if quick else [(4096, 256, 64), (4096, 128, 64), (8192, 512, 64)]
     rec["float64"] = [float_figures(N, M, d, repeats, threads) for N, M, d in sizes]
-    rec["exact"] = exact_figures(128, 16, 2, repeats)
+    rec["exact"] = exact_figures(128, 16, 2, repeats, sim_N=32 if quick else 128)
     if dask:
         rec["dask"] = dask_figure(4096 if quick else 8192, 256, 64, repeats)
     return rec

@@ -28,7 +28,7 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
     out += [("exact: fraction / flint, attention", f"{e['reference fraction/flint']:.1f}x",
              f"{size}; direct attention (reference)"),
             ("exact: fraction / flint, simulation", f"{e['simulation fraction/flint']:.1f}x",
-             f"{size}; Lemma 3.1 fused scheme")]
+             f"N={e['sim_N']} M={e['M']} d={e['d']}; Lemma 3.1 fused scheme")]
     if "dask" in rec:
         dk = rec["dask"]
         out.append(("Dask (2 workers) / serial", f"{dk['dask/serial']:.2f}",

@@ -89,7 +89,7 @@ class DaskScheduler:
     name = "dask"
 
     def __init__(self, address: str = "local", workers: int = 2, chunk: int = 1, backend: str = "numpy",
-                 in_flight: int | None = None) -> None:
+                 in_flight: int | None = None, timeout: str = "10s") -> None:
         try:
             from distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover
@@ -107,7 +107,7 @@ class DaskScheduler:
                                              dashboard_address=None)
                 self.client = Client(self._cluster)
             elif address.startswith("tcp://"):
-                self.client = Client(address, timeout="10s")
+                self.client = Client(address, timeout=timeout)
             else:
                 raise AttnsimError(f"--scheduler: expected serial, local or tcp://HOST:PORT, got {address!r}")
         except OSError as e:

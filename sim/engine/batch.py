@@ -18,6 +18,7 @@ per-call formula as ``Oracle``), so ``Ledger.total("oracle")`` counts calls.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -113,6 +114,10 @@ ProjectionCache = dict[tuple, np.ndarray]
 MAX_SCORES = 1 << 24
 
 
+def _digest(a: np.ndarray) -> tuple[bytes, tuple[int, ...]]:
+    return hashlib.blake2b(np.ascontiguousarray(a).data, digest_size=16).digest(), a.shape
+
+
 def project(inputs: Gathered, W: np.ndarray, arrays: Mapping[str, np.ndarray],
             cache: ProjectionCache | None = None) -> np.ndarray:
     """Z W for every call: (B, n, k), or (n, k) when every contributing group is shared.
@@ -125,8 +130,7 @@ def project(inputs: Gathered, W: np.ndarray, arrays: Mapping[str, np.ndarray],
     if not groups:
         return np.zeros((n, W.shape[1]))
     wkey = W.tobytes() + bytes(str(W.shape), "ascii")
-    key = (wkey,) + tuple((inputs.sources[g], g, inputs.index[g].tobytes(), inputs.index[g].shape)
-                          for g, _ in groups)
+    key = (wkey,) + tuple((inputs.sources[g], g, _digest(inputs.index[g])) for g, _ in groups)
     if cache is not None and key in cache:
         return cache[key]
     shared = all(B == 1 or bool((inputs.index[g] == inputs.index[g][0]).all()) for g, _ in groups)

@@ -152,3 +152,20 @@ def test_broken_decode_is_caught(monkeypatch):
     assert _bits(good, ref) >= 50
     assert _bits(bad, ref) < 10
 
+
+
+def test_pre_map_and_residual_as_generic():
+    """A layer's pre map (pre-LN stand-in) and the residual addition: same outputs and ledger."""
+    from dataclasses import replace
+
+    from attnsim.sim.model import LayerWeights, TransformerSpec, Weights
+    from attnsim.sim.token_maps import Center
+
+    case = random_case(20, 4, 2, 2, Full(), seed=9, exact_kind=False, residual=True)
+    weights = Weights(tuple(LayerWeights(l.heads, l.psi, pre=Center()) for l in case.weights.layers))
+    case = replace(case, weights=weights) if hasattr(case, "__dataclass_fields__") else case
+    ref, led = _run(case, 8, "paper", "paper", "generic")
+    Y, led2 = _run(case, 8, "paper", "paper", Serial(threads=2))
+    assert _bits(Y, ref) >= 50
+    _same_counts(led2, led)
+    assert led2.total("processing", "pre_norm") > 0 and led2.total("processing", "residual") == 2

@@ -49,11 +49,13 @@ def register(app: typer.Typer) -> None:
         from attnsim.verify.bench import run_bench
 
         rec = run_bench(quick=quick, repeats=repeats, dask=dask)
+        from rich.markup import escape
+
         table = Table(title=f"attnsim bench (medians of {repeats} runs, {rec['machine']['cpus']} CPUs)")
         for col in ("figure", "value", "detail"):
             table.add_column(col)
         for r in rows(rec):
-            table.add_row(*r)
+            table.add_row(*(escape(c) for c in r))
         Console().print(table)
         if json_out is not None:
             json_out.write_text(json.dumps(rec, indent=2))

@@ -3,7 +3,8 @@
 ``run_batched(oracle, jobs)`` is a drop-in for ``run_one_per_call``: one round, the same calls,
 the same ledger counts, but jobs with the same input shape and the same weight arrays run as one
 batch on the engine (stacked inputs, batched attention). Each job's own layer MLP (``decode``) is
-then applied to its rows. Other numerics fall back to ``run_one_per_call``.
+then applied to its rows. Other numerics, and jobs with rotary embeddings, fall back to
+``run_one_per_call``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from attnsim.sim.two_heads.jobs import HeadJob, run_one_per_call
 
 
 def run_batched(oracle: Oracle, jobs: Sequence[HeadJob], backend: str = "numpy") -> list[Array]:
-    if oracle.nm.name != "float64":
+    if oracle.nm.name != "float64" or any(job.rope_dims for job in jobs):
         return run_one_per_call(oracle, jobs)
     if not jobs:
         return []

@@ -11,6 +11,7 @@ number of chunks in flight, so memory stays bounded on both sides.
 from __future__ import annotations
 
 import os
+import uuid
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Mapping, Protocol
@@ -71,12 +72,17 @@ class Serial:
                 yield meta, out
 
 
-def _execute_chunk(batches: list[CallBatch], backend: str, causal: bool,
+_WORKER_CACHE: dict[str, Any] = {"round": None, "cache": {}}
+
+
+def _execute_chunk(batches: list[CallBatch], backend: str, causal: bool, round_id: str,
                    arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Runs on a worker: the chunk's batches in order, sharing one projection cache."""
+    """Runs on a (single-threaded) worker: the chunk's batches in order; projections are cached on
+    the worker for the whole round (``round_id``), as the serial scheduler caches them."""
+    if _WORKER_CACHE["round"] != round_id:
+        _WORKER_CACHE["round"], _WORKER_CACHE["cache"] = round_id, {}
     be = get_backend(backend)
-    cache: ProjectionCache = {}
-    return [execute(b, arrays, be, causal, cache) for b in batches]
+    return [execute(b, arrays, be, causal, _WORKER_CACHE["cache"]) for b in batches]
 
 
 class DaskScheduler:
@@ -88,7 +94,7 @@ class DaskScheduler:
 
     name = "dask"
 
-    def __init__(self, address: str = "local", workers: int = 2, chunk: int = 1, backend: str = "numpy",
+    def __init__(self, address: str = "local", workers: int = 2, chunk: int = 2, backend: str = "numpy",
                  in_flight: int | None = None, timeout: str = "10s") -> None:
         try:
             from distributed import Client, LocalCluster
@@ -116,6 +122,7 @@ class DaskScheduler:
     def run(self, items: Iterable[Item], arrays: Mapping[str, np.ndarray],
             causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]:
         remote = {k: self.client.scatter(v, broadcast=True) for k, v in arrays.items()}
+        round_id = uuid.uuid4().hex
         pending: deque = deque()
         it = iter(items)
 
@@ -123,8 +130,8 @@ class DaskScheduler:
             chunk = [item for _, item in zip(range(self.chunk), it)]
             if not chunk:
                 return False
-            fut = self.client.submit(_execute_chunk, [b for b, _ in chunk], self.backend, causal, remote,
-                                     pure=False)
+            fut = self.client.submit(_execute_chunk, [b for b, _ in chunk], self.backend, causal, round_id,
+                                     remote, pure=False)
             pending.append(([m for _, m in chunk], fut))
             return True
 

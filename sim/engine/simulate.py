@@ -1,7 +1,7 @@
 """two_heads.lemma_3_1 / cor_3_2 on the batched float64 engine: ``worst_case.simulate``, fast.
 
-Same preconditions, same token maps (φ, ψ as processing), one round per layer with every head's
-calls, eq. (1) per head, and the same ledger counts (calls per tag, rounds, flops, shapes, the
+Same preconditions, same token maps (φ, a layer's ``pre`` map, ψ, the residual addition, all as
+processing), one round per layer with every head's calls, eq. (1) per head, and the same ledger counts (calls per tag, rounds, flops, shapes, the
 processing entries of the combination) as ``worst_case.simulate`` with ``run_one_per_call`` —
 but the calls are batches (``blockwise.head_batches``) run by a scheduler (serial or Dask).
 """
@@ -29,6 +29,9 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
     if nm.name != "float64":
         raise AttnsimError(f"--numerics: the batched engine runs float64 only, got {nm.name}; "
                            f"use attnsim.sim.two_heads.worst_case.simulate for other numerics")
+    if getattr(spec, "rope", None) is not None:
+        raise AttnsimError("rope: the batched engine has no rotary embeddings; "
+                           "use attnsim.sim.two_heads.worst_case.simulate")
     reasons = preconditions(spec, oracle, b, scheme)
     if reasons:
         raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
@@ -36,11 +39,12 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
     scheduler = scheduler or Serial()
     X = apply_token_map(nm, oracle, weights.phi, nm.array(X, "X"), b, "input_mlp")
     for li, layer in enumerate(weights.layers):
+        Xa = apply_token_map(nm, oracle, layer.pre, X, b, "pre_norm")
         oracle.round += 1
         arrays: dict[str, np.ndarray] = {}
         heads_w = []
         for h, hw in enumerate(layer.heads):
-            arrays.update(head_sources(X[:, head_columns(spec, h)], h))
+            arrays.update(head_sources(Xa[:, head_columns(spec, h)], h))
             heads_w.append((nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V")))
 
         def items() -> Iterator[Item]:
@@ -61,5 +65,6 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         Hcat = np.concatenate(heads, axis=1)
         if spec.residual:
             Hcat = nm.add(X, Hcat)
+            oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
         X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
     return X

@@ -76,3 +76,11 @@ def test_bench_table_rows_show_each_ratio_or_a_stated_skip():
     assert table["fused / torch SDPA (CPU)"][1] == "skipped" and "not installed" in table["fused / torch SDPA (CPU)"][2]
     assert table["exact: fraction / flint, attention"][1] == "20.0x"
     assert table["Dask (2 workers) / serial"][1] == "1.30"
+
+
+def test_flint_to_grid_matches_fraction_rounding():
+    vals = [Fraction(5, 2), Fraction(7, 2), Fraction(-5, 2), Fraction(1, 3), Fraction(-7, 6), Fraction(3, 4),
+            Fraction(2**200 + 1, 2**199), Fraction(-1, 4), Fraction(0)]
+    a = EX.array(np.array(vals, dtype=object))
+    got = [EX.to_fraction_or_float(x) for x in EX.to_grid(a, 2)]
+    assert got == [Fraction(round(v * 2), 2) for v in vals]

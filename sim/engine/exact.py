@@ -29,6 +29,20 @@ except ImportError:  # pragma: no cover
     flint = None
 
 
+def round_to_grid(a: np.ndarray, denominator: int) -> np.ndarray:
+    """Each fmpq rounded to the nearest multiple of 1/denominator, ties to even (as ``round`` of a
+    Fraction), with integer division only: no Fraction and no gcd of the (often huge) entries."""
+    out = np.empty(a.shape, dtype=object)
+    flat, src = out.reshape(-1), a.reshape(-1)
+    for i, x in enumerate(src):
+        n, d = x.p * denominator, x.q
+        fl, rem = divmod(n, d)
+        twice = 2 * rem
+        r = fl + 1 if twice > d else fl if twice < d else fl + (fl & 1)
+        flat[i] = flint.fmpq(r, denominator)
+    return out
+
+
 def _powers(base: int, top: int, cache: dict[int, list[Any]]) -> np.ndarray:
     table = cache.setdefault(base, [flint.fmpz(1)])
     while len(table) <= top:

@@ -107,6 +107,12 @@ class FlintExact(_RationalBase):
     def _num_den(self, x: Any) -> tuple[int, int]:
         return int(x.p), int(x.q)
 
+    def to_grid(self, a: Array, denominator: int) -> Array:
+        """As the generic rounding (nearest, ties to even) but on the reduced fmpq directly: no gcd."""
+        from attnsim.sim.engine.exact import round_to_grid
+
+        return round_to_grid(a, denominator) if a.size else a
+
     def attention(self, q: Array, k: Array, v: Array, allowed: np.ndarray | None = None) -> Array:
         """Through flint matrices with integer weights (``attnsim.sim.engine.exact``); same result."""
         if q.ndim == 2 and q.size and k.size and v.size:

@@ -88,6 +88,7 @@ class FlintExact(_RationalBase):
     def __init__(self, grid: int = 64, seed: int = 0) -> None:
         self.name = "exact" if grid == 64 else f"exact:{grid}"
         super().__init__(grid, seed)
+        self._int_powers: dict[int, list[Any]] = {}
 
     def scalar(self, value: int | Fraction | float) -> Any:
         if isinstance(value, float):
@@ -105,6 +106,23 @@ class FlintExact(_RationalBase):
 
     def _num_den(self, x: Any) -> tuple[int, int]:
         return int(x.p), int(x.q)
+
+    def to_grid(self, a: Array, denominator: int) -> Array:
+        """As the generic rounding (nearest, ties to even) but on the reduced fmpq directly: no gcd."""
+        from attnsim.sim.engine.exact import round_to_grid
+
+        return round_to_grid(a, denominator) if a.size else a
+
+    def attention(self, q: Array, k: Array, v: Array, allowed: np.ndarray | None = None) -> Array:
+        """Through flint matrices with integer weights (``attnsim.sim.engine.exact``); same result."""
+        if q.ndim == 2 and q.size and k.size and v.size:
+            from attnsim.sim.engine.exact import flint_attention
+
+            z = self.z_fraction
+            out = flint_attention(q, k, v, allowed, z.numerator, z.denominator, self.grid, self._int_powers)
+            if out is not None:
+                return out
+        return super().attention(q, k, v, allowed)
 
     def matmul(self, a: Array, b: Array) -> Array:
         if a.ndim != 2 or b.ndim != 2 or a.size == 0 or b.size == 0:

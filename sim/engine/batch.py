@@ -1,0 +1,170 @@
+"""A batch of same-shaped single-head single-layer oracle calls, checked, counted and executed.
+
+:class:`Gathered` holds the inputs Z of B calls, (B, n, w), without materialising them: the columns
+are split into groups, and group g of call b, row i is row ``index[g][b, i]`` of the source matrix
+``sources[g]``. A construction's inputs are exactly of this kind — blocks of the large input side
+by side, constant and indicator columns, zero padding (digest §1.7, allowed processing) — and the
+projection distributes over the groups, Z W = Σ_g gather(sources[g] · W[cols_g]), so each source
+row is projected once per head, not once per call. Groups whose weight rows are all zero add
+exact zeros and are skipped; when the remaining groups index the same rows in every call the
+projection is *shared* by the batch (2-D), which lets the backend use one GEMM for the batch.
+
+:func:`admit` is the referee: it refuses a batch that breaks the :class:`OracleSpec` exactly as
+``Oracle`` refuses a call (same message), and records the batch as one ledger entry of kind
+``"oracle"`` with ``amount`` = number of calls, the per-call shape and the total flops (the same
+per-call formula as ``Oracle``), so ``Ledger.total("oracle")`` counts calls.
+:func:`execute` is pure (no ledger, no oracle) so that a scheduler may run it anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from attnsim.sim.errors import OracleSpecError
+from attnsim.sim.engine.backend import BatchBackend
+from attnsim.sim.oracle import Oracle, OracleSpec
+
+BatchDecode = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class Gathered:
+    """Inputs of B calls as column groups (see module docstring). ``sources`` are names into a
+    mapping of arrays handed to :func:`execute`, so that a scheduler ships each source once."""
+
+    sources: tuple[str, ...]
+    widths: tuple[int, ...]
+    index: tuple[np.ndarray, ...]  # each (B, n) of row numbers
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        B, n = self.index[0].shape
+        return B, n, sum(self.widths)
+
+    def column_groups(self) -> list[slice]:
+        edges = np.cumsum((0,) + self.widths)
+        return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+    def materialize(self, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Z itself, (B, n, w) — for tests and small sizes only."""
+        return np.concatenate([arrays[s][idx] for s, idx in zip(self.sources, self.index)], axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class CallBatch:
+    """B calls: inputs, one head's W^Q, W^K, W^V (shared by the batch), and a batched layer MLP."""
+
+    tag: str
+    inputs: Gathered
+    WQ: np.ndarray
+    WK: np.ndarray
+    WV: np.ndarray
+    decode: BatchDecode | None = None
+    out_width: int | None = None  # width after decode (defaults to W^V's width)
+
+    @property
+    def calls(self) -> int:
+        return self.inputs.shape[0]
+
+    def flops_per_call(self) -> int:
+        _, n, w = self.inputs.shape
+        kq, kv = self.WQ.shape[1], self.WV.shape[1]
+        return 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)
+
+
+def refusal(spec: OracleSpec, batch: CallBatch) -> str | None:
+    """Why ``Oracle`` would refuse each call of the batch, or None (same checks, same order)."""
+    _, n, w = batch.inputs.shape
+    if n > spec.max_len:
+        return f"sequence length {n} exceeds max_len {spec.max_len}"
+    if w > spec.dim:
+        return f"layer 0 input width {w} exceeds dim {spec.dim}"
+    if spec.heads != 1:
+        return f"layer 0 has 1 heads, the oracle has {spec.heads}"
+    if any(W.shape[0] != w for W in (batch.WQ, batch.WK, batch.WV)):
+        return "layer 0 head 0: weights must have {w} rows (its column block)".format(w=w)
+    if batch.WQ.shape[1] != batch.WK.shape[1]:
+        return "layer 0 head 0: W^Q and W^K widths differ"
+    if max(batch.WQ.shape[1], batch.WV.shape[1]) > spec.dim:
+        return f"layer 0 head 0: head width exceeds dim {spec.dim}"
+    out = batch.out_width if batch.out_width is not None else batch.WV.shape[1]
+    if out > spec.dim:
+        return f"output width {out} exceeds dim {spec.dim}"
+    return None
+
+
+def admit(oracle: Oracle, batch: CallBatch) -> None:
+    """Refuse (OracleSpecError) or record the batch in the oracle's ledger, in the current round."""
+    why = refusal(oracle.spec, batch)
+    if why is not None:
+        raise OracleSpecError(f"oracle refused call '{batch.tag}': {why} ({oracle.spec.describe()})")
+    B, n, w = batch.inputs.shape
+    oracle.ledger.record("oracle", batch.tag, round=oracle.round, shape=(n, w),
+                         flops=B * batch.flops_per_call(), amount=B)
+
+
+ProjectionCache = dict[tuple, np.ndarray]
+
+#: at most this many score entries exist at once (128 MiB of float64): a batch is split into
+#: sub-batches of calls, so peak memory stays O(N·M) whatever the batch size.
+MAX_SCORES = 1 << 24
+
+
+def _digest(a: np.ndarray) -> tuple[bytes, tuple[int, ...]]:
+    return hashlib.blake2b(np.ascontiguousarray(a).data, digest_size=16).digest(), a.shape
+
+
+def project(inputs: Gathered, W: np.ndarray, arrays: Mapping[str, np.ndarray],
+            cache: ProjectionCache | None = None) -> np.ndarray:
+    """Z W for every call: (B, n, k), or (n, k) when every contributing group is shared.
+
+    With a ``cache`` (one per round), each source's product with its weight rows is computed once,
+    and so is each distinct gathered result (e.g. the queries of a column, the same for every key
+    block)."""
+    groups = [(g, cols) for g, cols in enumerate(inputs.column_groups()) if W[cols].any()]  # else exact zeros
+    B, n, _ = inputs.shape
+    if not groups:
+        return np.zeros((n, W.shape[1]))
+    wkey = W.tobytes() + bytes(str(W.shape), "ascii")
+    key = (wkey,) + tuple((inputs.sources[g], g, _digest(inputs.index[g])) for g, _ in groups)
+    if cache is not None and key in cache:
+        return cache[key]
+    shared = all(B == 1 or bool((inputs.index[g] == inputs.index[g][0]).all()) for g, _ in groups)
+    out = None
+    for g, cols in groups:
+        pkey = (inputs.sources[g], g, wkey)
+        P = cache.get(pkey) if cache is not None else None
+        if P is None:
+            P = arrays[inputs.sources[g]] @ W[cols]
+            if cache is not None:
+                cache[pkey] = P
+        idx = inputs.index[g]
+        part = P[idx[0]] if shared else P[idx]
+        out = part if out is None else out + part
+    if cache is not None:
+        cache[key] = out
+    return out
+
+
+def execute(batch: CallBatch, arrays: Mapping[str, np.ndarray], backend: BatchBackend,
+            causal: bool = False, cache: ProjectionCache | None = None) -> np.ndarray:
+    """The calls' outputs, (B, n, out_width): projections, batched attention, batched decode."""
+    B = batch.calls
+    q = project(batch.inputs, batch.WQ, arrays, cache)
+    k = project(batch.inputs, batch.WK, arrays, cache)
+    v = project(batch.inputs, batch.WV, arrays, cache)
+    n = batch.inputs.shape[1]
+    step = max(1, MAX_SCORES // (n * n))
+    outs = []
+    for b0 in range(0, B, step):
+        b1 = min(B, b0 + step)
+        qs = np.broadcast_to(q, (b1 - b0,) + q.shape) if q.ndim == 2 else q[b0:b1]
+        ks = k if k.ndim == 2 else k[b0:b1]
+        vs = v if v.ndim == 2 else v[b0:b1]
+        out = backend.attention(np.ascontiguousarray(qs), ks, vs, causal)
+        outs.append(batch.decode(out) if batch.decode is not None else out)
+    return outs[0] if len(outs) == 1 else np.concatenate(outs)

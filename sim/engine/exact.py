@@ -1,0 +1,91 @@
+"""Exact attention through python-flint matrices (the ``exact`` numerics' fast path).
+
+The ``exact`` numerics puts scores on the grid (1/D)Z and gives a score s the weight z**(D·s) with
+z = p/q. Any row-constant factor cancels in attention (``Numerics.weights``), so row i is scaled by
+q**kmax_i · p**(−kmin_i), where k = D·s: every weight becomes the *integer*
+p**(k − kmin_i) · q**(kmax_i − k). Then
+
+* scores are one ``fmpq_mat`` product, and their exponents come from one ``numer_denom``;
+* the integer weights are built by indexing cached power tables (numpy object arrays, no Python
+  loop over entries) and the numerators are one ``fmpz_mat`` product with the values over their
+  common denominator;
+* the row sums are one ``fmpz_mat`` product with a column of ones; each output entry is then
+  one ``fmpq(numerator, row sum · denominator)``,
+
+so the big rationals are never added one by one. The result is the same rational as the generic
+path (rationals are canonical), so ``simulated == reference`` is unaffected. A score off the grid
+returns None and the caller falls back to the generic path (which names the offending score).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    import flint
+except ImportError:  # pragma: no cover
+    flint = None
+
+
+def round_to_grid(a: np.ndarray, denominator: int) -> np.ndarray:
+    """Each fmpq rounded to the nearest multiple of 1/denominator, ties to even (as ``round`` of a
+    Fraction), with integer division only: no Fraction and no gcd of the (often huge) entries."""
+    out = np.empty(a.shape, dtype=object)
+    flat, src = out.reshape(-1), a.reshape(-1)
+    for i, x in enumerate(src):
+        n, d = x.p * denominator, x.q
+        fl, rem = divmod(n, d)
+        twice = 2 * rem
+        r = fl + 1 if twice > d else fl if twice < d else fl + (fl & 1)
+        flat[i] = flint.fmpq(r, denominator)
+    return out
+
+
+def _powers(base: int, top: int, cache: dict[int, list[Any]]) -> np.ndarray:
+    table = cache.setdefault(base, [flint.fmpz(1)])
+    while len(table) <= top:
+        table.append(table[-1] * base)
+    out = np.empty(top + 1, dtype=object)
+    out[:] = table[:top + 1]
+    return out
+
+
+def flint_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray | None,
+                    p: int, qd: int, grid: int, cache: dict[int, list[Any]]) -> np.ndarray | None:
+    """softmax-by-z attention of 2-D object arrays of fmpq; None when a score is off the grid."""
+    n, dk = q.shape
+    nk, dv = v.shape
+    S = flint.fmpq_mat(n, dk, list(q.reshape(-1))) * flint.fmpq_mat(dk, nk, list(k.T.reshape(-1)))
+    num, den = (S * grid).numer_denom()
+    if den != 1:
+        return None
+    K = np.array([int(x) for x in num.entries()], dtype=object).reshape(n, nk)
+    if allowed is not None:
+        allowed = np.broadcast_to(allowed, (n, nk))
+        big = max(abs(int(x)) for x in K.reshape(-1)) + 1 if K.size else 1
+        kmin = np.where(allowed, K, big).min(axis=1, keepdims=True)
+        kmax = np.where(allowed, K, -big).max(axis=1, keepdims=True)
+        empty = ~allowed.any(axis=1, keepdims=True)
+        kmin, kmax = np.where(empty, 0, kmin), np.where(empty, 0, kmax)
+        K = np.where(allowed, K, kmin)
+    else:
+        kmin, kmax = K.min(axis=1, keepdims=True), K.max(axis=1, keepdims=True)
+    a, b = (K - kmin).astype(np.int64), (kmax - K).astype(np.int64)
+    top = int(max(a.max(initial=0), b.max(initial=0)))
+    W = _powers(p, top, cache)[a] * _powers(qd, top, cache)[b]
+    if allowed is not None:
+        W = np.where(allowed, W, flint.fmpz(0))
+    Wm = flint.fmpz_mat(n, nk, list(W.reshape(-1)))
+    rows = Wm * flint.fmpz_mat(nk, 1, [1] * nk)
+    vnum, vden = flint.fmpq_mat(nk, dv, list(v.reshape(-1))).numer_denom()
+    numer = Wm * vnum  # integer weights times integer values; one common denominator vden
+    sums = np.empty(n, dtype=object)
+    sums[:] = [x * vden for x in rows.entries()]
+    out = np.empty((n, dv), dtype=object)
+    flat = out.reshape(-1)
+    zero = flint.fmpq(0)
+    for i, (s, x) in enumerate(zip(np.repeat(sums, dv), numer.entries())):
+        flat[i] = flint.fmpq(x, s) if s != 0 else zero  # a row with no allowed key outputs 0
+    return out

@@ -1,0 +1,169 @@
+"""``attnsim bench``: every speed figure as a ratio of two timings taken in the same run.
+
+Timings are medians of ``repeats`` (≥ 5) runs, and the two sides of a ratio are run alternately, so
+a machine's load or clock drift affects both alike. Figures:
+
+* ``gemm``            numpy float64 GEMM (n × n · n × n), GFLOP/s — the machine's yardstick;
+* ``fused/direct``    two_heads.lemma_3_1, fused scheme, on the engine vs direct numpy attention
+                      (one layer, one head; both get the same X and weights);
+* ``paper/direct``    the same with the paper's two-call scheme;
+* ``fused/paper``;
+* ``sim/torch``       the fused scheme vs ``torch.nn.functional.scaled_dot_product_attention`` on CPU
+                      in float64 (only when torch is installed; otherwise a stated skip);
+* ``fraction/flint``  exact arithmetic: the ``fraction`` numerics over the ``exact`` (python-flint)
+                      numerics, for direct attention (``reference``, N = 128) and for the Lemma 3.1
+                      fused simulation (N = 128; N = 32 with ``--quick``);
+* ``dask/serial``     the fused scheme on a 2-worker Dask LocalCluster vs the serial engine
+                      (cluster start-up not timed).
+
+Achieved GFLOP/s count attention as 4·N²·d flops per head (halved for causal masks: none here),
+against the GEMM rate measured at start-up. Speed is only ever reported as such ratios.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from attnsim.sim.engine.schedulers import DaskScheduler, Serial
+from attnsim.sim.engine.simulate import simulate
+from attnsim.sim.masks import Full
+from attnsim.sim.model import reference
+from attnsim.sim.numerics import get_numerics
+from attnsim.sim.oracle import Oracle, OracleSpec
+from attnsim.sim.two_heads import worst_case
+from attnsim.verify.cases import random_case
+from attnsim.verify.long_run import random_layer
+
+
+def timed(fns: dict[str, Callable[[], Any]], repeats: int, warm: bool = True) -> dict[str, float]:
+    """Median seconds of each function, the functions run alternately ``repeats`` times (after one
+    untimed warm-up run each when ``warm``)."""
+    for fn in fns.values() if warm else ():  # warm-up (imports, caches, page faults)
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def gemm_gflops(n: int, repeats: int) -> float:
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    return 2 * n**3 / timed({"gemm": lambda: a @ b}, repeats)["gemm"] / 1e9
+
+
+def direct_attention(X: np.ndarray, WQ: np.ndarray, WK: np.ndarray, WV: np.ndarray) -> np.ndarray:
+    """softmax(Q Kᵀ) V written plainly in numpy (the baseline)."""
+    q, k, v = X @ WQ, X @ WK, X @ WV
+    s = q @ k.T
+    s -= s.max(axis=1, keepdims=True)
+    np.exp(s, out=s)
+    return (s @ v) / s.sum(axis=1, keepdims=True)
+
+
+def float_figures(N: int, M: int, d: int, repeats: int, threads: int) -> dict[str, Any]:
+    spec, weights, X = random_layer(N, d, 1, 0)
+    hw = weights.layers[0].heads[0]
+    nm = get_numerics("float64", 0)
+    serial = Serial(threads=threads)
+
+    def sim(scheme: str, sched=serial) -> np.ndarray:
+        return simulate(spec, weights, X, Oracle(OracleSpec(M + 1, dim=2 * d + 2), nm), b=M, scheme=scheme,
+                        scheduler=sched)
+
+    fns: dict[str, Callable[[], Any]] = {
+        "direct": lambda: direct_attention(X, hw.WQ, hw.WK, hw.WV),
+        "fused": lambda: sim("fused"),
+        "paper": lambda: sim("paper"),
+    }
+    t = timed(fns, repeats)
+    flops = 4 * N * N * d
+    out: dict[str, Any] = {
+        "N": N, "M": M, "d": d, "seconds": t,
+        "fused/direct": t["fused"] / t["direct"], "paper/direct": t["paper"] / t["direct"],
+        "fused/paper": t["fused"] / t["paper"],
+        "gflops": {k: flops / v / 1e9 for k, v in t.items()},
+    }
+    out["torch"] = torch_figure(X, hw, t["fused"], repeats)
+    return out
+
+
+def torch_figure(X: np.ndarray, hw: Any, fused_seconds: float, repeats: int) -> dict[str, Any]:
+    try:
+        import torch
+    except ImportError:
+        return {"skipped": "torch is not installed (pip install attnsim[torch])"}
+    x = torch.from_numpy(X)
+    wq, wk, wv = (torch.from_numpy(np.asarray(w, dtype=np.float64)) for w in (hw.WQ, hw.WK, hw.WV))
+
+    def sdpa() -> Any:
+        q, k, v = (x @ w for w in (wq, wk, wv))
+        # attnsim has no 1/sqrt(d) scaling: scale=1
+        return torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None], scale=1.0)
+
+    t = timed({"sdpa": sdpa}, repeats)["sdpa"]
+    return {"seconds": t, "sim/torch": fused_seconds / t, "threads": torch.get_num_threads()}
+
+
+def exact_figures(N: int, M: int, d: int, repeats: int, sim_N: int) -> dict[str, Any]:
+    """fraction / flint for direct attention at N and for the Lemma 3.1 simulation at ``sim_N``."""
+    case = random_case(N, d, 1, 1, Full(), seed=0)
+    sim_case = random_case(sim_N, d, 1, 1, Full(), seed=0)
+    flint_nm, frac_nm = get_numerics("exact", 0), get_numerics("fraction", 0)
+    Xs = {nm.name: nm.array(case.X, "X") for nm in (flint_nm, frac_nm)}
+    sim_Xs = {nm.name: nm.array(sim_case.X, "X") for nm in (flint_nm, frac_nm)}
+
+    def ref(nm):
+        return lambda: reference(case.spec, case.weights, Xs[nm.name], nm)
+
+    def sim(nm):
+        return lambda: worst_case.simulate(sim_case.spec, sim_case.weights, sim_Xs[nm.name],
+                                           Oracle(OracleSpec(M + 1, dim=2 * d + 2), nm), b=M, scheme="fused")
+
+    t_ref = timed({"flint": ref(flint_nm), "fraction": ref(frac_nm)}, repeats, warm=False)
+    t_sim = timed({"flint": sim(flint_nm), "fraction": sim(frac_nm)}, repeats, warm=False)
+    return {"N": N, "M": M, "d": d, "sim_N": sim_N, "reference_seconds": t_ref, "simulation_seconds": t_sim,
+            "reference fraction/flint": t_ref["fraction"] / t_ref["flint"],
+            "simulation fraction/flint": t_sim["fraction"] / t_sim["flint"]}
+
+
+def dask_figure(N: int, M: int, d: int, repeats: int, workers: int = 2) -> dict[str, Any]:
+    spec, weights, X = random_layer(N, d, 1, 0)
+    nm = get_numerics("float64", 0)
+
+    def sim(sched) -> Callable[[], Any]:
+        return lambda: simulate(spec, weights, X, Oracle(OracleSpec(M + 1, dim=2 * d + 2), nm), b=M,
+                                scheme="fused", scheduler=sched)
+
+    with DaskScheduler("local", workers=workers) as dask:
+        t = timed({"serial": sim(Serial(threads=workers)), "dask": sim(dask)}, repeats)
+    return {"N": N, "M": M, "d": d, "workers": workers, "seconds": t, "dask/serial": t["dask"] / t["serial"]}
+
+
+def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[str, Any]:
+    if repeats < 5:
+        from attnsim.verify.registry import UsageError
+
+        raise UsageError(f"--repeats: medians need at least 5 runs, got {repeats}")
+    threads = os.cpu_count() or 1
+    rec: dict[str, Any] = {
+        "machine": {"cpus": threads, "platform": platform.platform(), "numpy": np.__version__,
+                    "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE")},
+        "repeats": repeats, "quick": quick,
+        "gemm_gflops": gemm_gflops(1024 if quick else 2048, repeats),
+    }
+    sizes = [(4096, 256, 64)] if quick else [(4096, 256, 64), (4096, 128, 64), (8192, 512, 64)]
+    rec["float64"] = [float_figures(N, M, d, repeats, threads) for N, M, d in sizes]
+    rec["exact"] = exact_figures(128, 16, 2, repeats, sim_N=32 if quick else 128)
+    if dask:
+        rec["dask"] = dask_figure(4096 if quick else 8192, 256, 64, repeats)
+    return rec

@@ -1,0 +1,61 @@
+"""``attnsim bench``: speed as ratios measured in one run (see ``verify.bench``); a table and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+
+def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(figure, value, detail) rows of the table."""
+    out = [("numpy GEMM", f"{rec['gemm_gflops']:.1f} GFLOP/s", "measured at start-up (yardstick)")]
+    for f in rec["float64"]:
+        size = f"N={f['N']} M={f['M']} d={f['d']}"
+        g = f["gflops"]
+        out += [
+            ("fused / direct", f"{f['fused/direct']:.2f}", f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s"),
+            ("paper / direct", f"{f['paper/direct']:.2f}", f"{size}; paper {g['paper']:.1f} GFLOP/s (4·N²·d counted)"),
+            ("fused / paper", f"{f['fused/paper']:.2f}", size),
+        ]
+        t = f["torch"]
+        out.append(("fused / torch SDPA (CPU)", f"{t['sim/torch']:.2f}" if "sim/torch" in t else "skipped",
+                    size if "sim/torch" in t else t["skipped"]))
+    e = rec["exact"]
+    size = f"N={e['N']} M={e['M']} d={e['d']}"
+    out += [("exact: fraction / flint, attention", f"{e['reference fraction/flint']:.1f}x",
+             f"{size}; direct attention (reference)"),
+            ("exact: fraction / flint, simulation", f"{e['simulation fraction/flint']:.1f}x",
+             f"N={e['sim_N']} M={e['M']} d={e['d']}; Lemma 3.1 fused scheme")]
+    if "dask" in rec:
+        dk = rec["dask"]
+        out.append(("Dask (2 workers) / serial", f"{dk['dask/serial']:.2f}",
+                    f"N={dk['N']} M={dk['M']} d={dk['d']}, fused; cluster start-up not timed"))
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("bench")
+    def bench(quick: bool = typer.Option(False, "--quick", help="one size per figure"),
+              repeats: int = typer.Option(5, help="runs per timing (median; at least 5)"),
+              dask: bool = typer.Option(True, help="include the Dask figure"),
+              json_out: Optional[Path] = typer.Option(None, "--json", help="write the figures here")) -> None:
+        """Engine speed as ratios: simulation / direct attention, fused / paper, flint / Fraction, Dask / serial."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from attnsim.verify.bench import run_bench
+
+        rec = run_bench(quick=quick, repeats=repeats, dask=dask)
+        from rich.markup import escape
+
+        table = Table(title=f"attnsim bench (medians of {repeats} runs, {rec['machine']['cpus']} CPUs)")
+        for col in ("figure", "value", "detail"):
+            table.add_column(col)
+        for r in rows(rec):
+            table.add_row(*(escape(c) for c in r))
+        Console().print(table)
+        if json_out is not None:
+            json_out.write_text(json.dumps(rec, indent=2))

@@ -183,6 +183,14 @@ def from_encoder_layer(layer: Any, N: int, mask: Mask | None = None) -> Imported
     return _build("encoder", [p], N, mask or Full(), layer)
 
 
+def _gpt2_scale(attn: Any, dh: int) -> float:
+    """The attention's score factor: ``scaling`` in recent transformers, else rebuilt from the config flags."""
+    if hasattr(attn, "scaling"):
+        return float(attn.scaling)
+    s = dh ** -0.5 if attn.scale_attn_weights else 1.0
+    return s / float(attn.layer_idx + 1) if attn.scale_attn_by_inverse_layer_idx else s
+
+
 def from_gpt2(model: Any, N: int) -> ImportedModel:
     """A Hugging Face GPT-2 (``GPT2Model`` or ``GPT2LMHeadModel``): causal, pre-norm, tanh-GELU."""
     gpt = getattr(model, "transformer", model)
@@ -201,7 +209,7 @@ def from_gpt2(model: Any, N: int) -> ImportedModel:
         a = block.attn
         W, b = _np(a.c_attn.weight), _np(a.c_attn.bias)  # Conv1D: x W + b already
         layers.append(LayerParams(
-            H=H, scale=float(a.scaling), q=Linear(W[:, :E].copy(), b[:E].copy()),
+            H=H, scale=_gpt2_scale(a, E // H), q=Linear(W[:, :E].copy(), b[:E].copy()),
             k=Linear(W[:, E:2 * E].copy(), b[E:2 * E].copy()), v=Linear(W[:, 2 * E:].copy(), b[2 * E:].copy()),
             out=Linear(_np(a.c_proj.weight), _np(a.c_proj.bias)), style="pre_norm",
             ln1=_layer_norm(block.ln_1), ln2=_layer_norm(block.ln_2),

@@ -66,13 +66,13 @@ def default_engine() -> str:
 def torch_sdpa_ratio(N: int = 8192, M: int = 512, d: int = 64, repeats: int = 3, seed: int = 0,
                      engine: str | None = None) -> dict[str, Any]:
     """Median times of the simulation and of direct SDPA, their ratio, and the output agreement in bits."""
+    for name, v in (("N", N), ("M", M), ("d", d), ("repeats", repeats)):
+        if v < 1:
+            raise AttnsimError(f"--{name}: must be >= 1, got {v}")
     try:
         import torch
     except ImportError:
         raise AttnsimError("torch-bench needs PyTorch: pip install -e '.[torch]'") from None
-    for name, v in (("N", N), ("M", M), ("d", d), ("repeats", repeats)):
-        if v < 1:
-            raise AttnsimError(f"--{name}: must be >= 1, got {v}")
     engine = engine or default_engine()
     if engine not in ("engine", "torch-oracle"):
         raise AttnsimError(f"--engine: must be engine or torch-oracle, got {engine!r}")

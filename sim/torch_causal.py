@@ -43,6 +43,8 @@ def preconditions(spec: TransformerSpec, oracle: Oracle, b: int) -> list[tuple[s
         reasons.append(("oracle", "needs a causal oracle"))
     if b + 1 > o.max_len:
         reasons.append(("M", f"a block of {b} tokens plus the synthetic token exceeds the oracle length {o.max_len}"))
+    if spec.rope is not None:
+        reasons.append(("rope", "rotary embeddings are not supported by this construction"))
     if 2 * spec.m + 2 > o.dim:
         reasons.append(("dim", f"oracle dim {o.dim} < 2·(d/H) + 2 = {2 * spec.m + 2}"))
     return reasons
@@ -139,8 +141,9 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
     X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")
     for li, layer in enumerate(weights.layers):
         jobs, plans, spans = [], [], []
+        Xa = apply_token_map(nm, oracle, layer.pre, X, b, "pre_norm")
         for h, hw in enumerate(layer.heads):
-            j, p = head_jobs(nm, X[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"),
+            j, p = head_jobs(nm, Xa[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"),
                              nm.array(hw.WV, "W^V"), b, f"{tag}.L{li}.H{h}" if spec.L * spec.H > 1 else tag)
             spans.append((len(jobs), len(jobs) + len(j)))
             jobs += j
@@ -150,5 +153,6 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         Hcat = np.concatenate(heads, axis=1)
         if spec.residual:
             Hcat = nm.add(X, Hcat)
+            oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
         X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
     return X

@@ -112,12 +112,15 @@ class TorchOracle(Oracle):
                 raise self._refuse(call, f"layer {li} head {h}: W^Q and W^K widths differ")
             if max(head.WQ.shape[1], head.WV.shape[1]) > spec.dim:
                 raise self._refuse(call, f"layer {li} head {h}: head width exceeds dim {spec.dim}")
+            if head.rope_dims and spec.rope is None:
+                raise self._refuse(call, f"layer {li} head {h} asks for rotary embeddings the oracle lacks")
             flops += _call_flops(n, w, head.WQ.shape[1], head.WV.shape[1])
         return flops
 
     @staticmethod
     def _group_key(call: OracleCall, X: Array) -> tuple[Any, ...]:
-        return (X.shape, tuple(tuple((id(h.WQ), id(h.WK), id(h.WV)) for h in layer.heads) for layer in call.layers))
+        return (X.shape, tuple(tuple((id(h.WQ), id(h.WK), id(h.WV), h.rope_dims) for h in layer.heads)
+                               for layer in call.layers))
 
     # -- execution ----------------------------------------------------------------------------
     def _tensor(self, a: np.ndarray) -> Any:
@@ -142,10 +145,20 @@ class TorchOracle(Oracle):
             for h, head in enumerate(layer.heads):
                 Xh = Xt[:, :, h * w:(h + 1) * w]
                 q, k, v = (Xh @ self._tensor(W) for W in (head.WQ, head.WK, head.WV))
+                if head.rope_dims:
+                    q, k = self._rotate(q, head.rope_dims), self._rotate(k, head.rope_dims)
                 outs.append(F.scaled_dot_product_attention(q, k, v, is_causal=self.spec.causal, scale=1.0))
             Hs = torch.cat(outs, dim=-1).to("cpu", torch.float64).numpy()
             X = [self._layer_mlp(c.layers[li], Hs[b], X[b]) for b, c in enumerate(calls)]
         return list(zip(X, flops))
+
+    def _rotate(self, t: Any, dims: int) -> Any:
+        """Rotary embeddings of the oracle (``OracleSpec.rope``) per call, by row position."""
+        a = t.to("cpu", self._torch.float64).numpy()
+        rope = self.spec.rope
+        assert rope is not None  # refused in _check_layer
+        rows = list(range(a.shape[1]))
+        return self._tensor(np.stack([rope.apply(self.nm, a[b], rows, dims) for b in range(a.shape[0])]))
 
     def _layer_mlp(self, layer: OracleLayer, H: np.ndarray, X: np.ndarray) -> Array:
         if layer.psi is None:

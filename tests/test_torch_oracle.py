@@ -142,3 +142,20 @@ def test_engine_backend_matches_numpy_attention(shared, causal):
     allowed = np.tril(np.ones((6, 6), bool)) if causal else None
     ref = np.stack([NM.attention(q[b], kk[b], vv[b], allowed) for b in range(3)])
     assert np.max(np.abs(got - ref)) < 1e-13
+
+
+def test_rotary_heads_match_numpy_and_are_refused_without_rope():
+    from attnsim.sim.rope import RoPE
+
+    rng = np.random.default_rng(12)
+    head = OracleHead(*(rng.standard_normal((4, 4)) for _ in range(3)), rope_dims=2)
+    calls = [OracleCall(f"r{i}", rng.standard_normal((5, 4)), (OracleLayer((head,)),)) for i in range(3)]
+    spec = OracleSpec(max_len=8, dim=10, rope=RoPE())
+    for a, b in zip(TorchOracle(spec, NM).run(calls), Oracle(spec, NM).run(calls)):
+        assert _bits(a, b) >= 48
+    messages = []
+    for cls in (Oracle, TorchOracle):
+        with pytest.raises(OracleSpecError, match="rotary") as exc:
+            cls(OracleSpec(max_len=8, dim=10), NM).run(calls)
+        messages.append(str(exc.value))
+    assert messages[0] == messages[1]

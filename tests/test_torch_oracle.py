@@ -159,3 +159,21 @@ def test_rotary_heads_match_numpy_and_are_refused_without_rope():
             cls(OracleSpec(max_len=8, dim=10), NM).run(calls)
         messages.append(str(exc.value))
     assert messages[0] == messages[1]
+
+
+def test_engine_with_torch_backend_matches_the_torch_oracle():
+    """When the batched engine (issue 9) is installed, its "torch" backend gives the same simulation."""
+    engine = pytest.importorskip("attnsim.sim.engine.simulate", reason="the batched engine (issue 9) is not here")
+    from attnsim.sim.engine.schedulers import Serial
+    from attnsim.sim.torch_backend import register
+
+    assert register()
+    im, x = _encoder(6, N=32)
+    ospec = OracleSpec(max_len=9, dim=2 * im.spec.m + 2)
+    oracle = Oracle(ospec, NM)
+    Y = engine.simulate(im.spec, im.weights, im.model_input(x), oracle, b=8, scheme="fused",
+                        scheduler=Serial("torch"))
+    ref_oracle = TorchOracle(ospec, NM)
+    ref = worst_case.simulate(im.spec, im.weights, im.model_input(x), ref_oracle, b=8, scheme="fused")
+    assert _bits(Y, ref) >= 45 and _bits(Y, im.torch_forward(x)) >= 40
+    assert oracle.ledger.total("oracle") == ref_oracle.ledger.total("oracle")

@@ -45,7 +45,7 @@ class TorchOracle(Oracle):
     dtype: str = "float64"
     device: str = "cpu"
     max_batch: int = 256
-    batch_elements: int = 1 << 25
+    batch_elements: int = 1 << 22
     _torch: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -1,6 +1,6 @@
 """Import a PyTorch model as the large transformer of two_heads Def 2.2 (``TransformerSpec``/``Weights``).
 
-Supported modules (self-attention, float64, eval mode):
+Supported modules (self-attention; the module is switched to float64 and eval mode in place):
 
 * ``torch.nn.MultiheadAttention`` — one layer, style ``attention`` (output = out-projection of the
   heads; the residual slot is carried but unused);

@@ -1,0 +1,176 @@
+"""An oracle whose small transformer is ``torch.nn.functional.scaled_dot_product_attention``.
+
+:class:`TorchOracle` is an :class:`~attnsim.sim.oracle.Oracle` (two_heads §1.5: same
+:class:`OracleSpec`, same refusals with :class:`OracleSpecError`, same ledger entries — kind
+``"oracle"``, the call's tag, the round, shape (length, width), flops) that executes the attention
+of each call with the library kernel users already trust instead of attnsim's numpy primitives.
+
+Execution: the calls of one round are grouped by shape and by the identity of their weight arrays
+(constructions reuse one set of weights for all block pairs of a head); each group of up to
+``max_batch`` calls (and ``batch_elements`` input numbers) is stacked into one (B, n, width) tensor,
+projected with one batched matmul per head and run through one SDPA call (``scale=1`` — the paper's
+attention has no 1/sqrt(d) factor; ``is_causal`` when the oracle is causal). Measured on CPU, dense
+projections and one batched SDPA call beat skipping zero weight rows and beat stacking the queries of
+calls that share keys into one longer call. The layer MLPs ψ and the input map φ supplied with each
+call are token-wise functions of that call and run per call in numpy. The same code runs on a GPU
+(``device="cuda"``) when one is present.
+
+``dtype``: ``float64`` (default) or ``float32`` (inputs rounded to float32, results returned as
+float64 arrays). The numerics must be ``float64``: the torch oracle is a floating-point engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from attnsim.sim.errors import AttnsimError
+from attnsim.sim.numerics import Array
+from attnsim.sim.oracle import Oracle, OracleCall, OracleLayer
+
+DTYPES = ("float64", "float32")
+
+
+def _call_flops(n: int, w: int, kq: int, kv: int) -> int:
+    """The base oracle's flop count for one head (projections and attention)."""
+    return 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)
+
+
+@dataclass
+class TorchOracle(Oracle):
+    """Oracle executing calls through torch SDPA (float64/float32, CPU or GPU), batched per round."""
+
+    dtype: str = "float64"
+    device: str = "cpu"
+    max_batch: int = 256
+    batch_elements: int = 1 << 22
+    _torch: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        try:
+            import torch
+        except ImportError:  # pragma: no cover - exercised only without the extra
+            raise AttnsimError("the torch oracle needs PyTorch: pip install -e '.[torch]'") from None
+        if self.dtype not in DTYPES:
+            raise AttnsimError(f"--dtype: must be one of {DTYPES}, got {self.dtype!r}")
+        if self.nm.name != "float64":
+            raise AttnsimError(f"--numerics: the torch oracle runs in float64 numerics only, got {self.nm.name}")
+        if self.max_batch < 1:
+            raise AttnsimError(f"--max-batch: must be >= 1, got {self.max_batch}")
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            raise AttnsimError(f"--device: {self.device} requested but no GPU is available")
+        self._torch = torch
+
+    def run(self, calls: Sequence[OracleCall]) -> list[Array]:
+        """One round: validate every call, execute same-shaped groups as batches, record in order."""
+        if not calls:
+            return []
+        self.round += 1
+        inputs = [call.phi(self.nm, call.X) if call.phi is not None else call.X for call in calls]
+        for call, X in zip(calls, inputs):
+            self._validate(call, X)
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for i, (call, X) in enumerate(zip(calls, inputs)):
+            groups.setdefault(self._group_key(call, X), []).append(i)
+        results: list[Any] = [None] * len(calls)
+        for idx in groups.values():
+            n, width = inputs[idx[0]].shape
+            size = max(1, min(self.max_batch, self.batch_elements // max(1, n * width)))
+            for s in range(0, len(idx), size):
+                part = idx[s:s + size]
+                for i, res in zip(part, self._execute_group([calls[i] for i in part], [inputs[i] for i in part])):
+                    results[i] = res
+        for i, (call, X) in enumerate(zip(calls, inputs)):
+            self._check_width(call, results[i][0].shape[1], "output")
+        for i, (call, X) in enumerate(zip(calls, inputs)):
+            self.ledger.record("oracle", call.tag, round=self.round, shape=X.shape, flops=results[i][1])
+        return [r[0] for r in results]  # type: ignore[index]
+
+    # -- spec enforcement (the same refusals as Oracle._execute) --------------------------------
+    def _validate(self, call: OracleCall, X: Array) -> None:
+        """Length, layer count and the first layer, checked for every call before any call runs."""
+        n = X.shape[0]
+        if n > self.spec.max_len:
+            raise self._refuse(call, f"sequence length {n} exceeds max_len {self.spec.max_len}")
+        if len(call.layers) > self.spec.layers:
+            raise self._refuse(call, f"{len(call.layers)} layers exceed the oracle's {self.spec.layers}")
+        if call.layers:
+            self._check_layer(call, 0, call.layers[0], X.shape)
+
+    def _check_layer(self, call: OracleCall, li: int, layer: OracleLayer, shape: tuple[int, ...]) -> int:
+        """Refuse a layer outside the spec; return its flops (the base oracle's count)."""
+        spec = self.spec
+        n, width = shape
+        self._check_width(call, width, f"layer {li} input")
+        if len(layer.heads) != spec.heads:
+            raise self._refuse(call, f"layer {li} has {len(layer.heads)} heads, the oracle has {spec.heads}")
+        if width % spec.heads:
+            raise self._refuse(call, f"layer {li} input width {width} is not divisible by {spec.heads} heads")
+        w = width // spec.heads
+        flops = 0
+        for h, head in enumerate(layer.heads):
+            if head.WQ.shape[0] != w or head.WK.shape[0] != w or head.WV.shape[0] != w:
+                raise self._refuse(call, f"layer {li} head {h}: weights must have {w} rows (its column block)")
+            if head.WQ.shape[1] != head.WK.shape[1]:
+                raise self._refuse(call, f"layer {li} head {h}: W^Q and W^K widths differ")
+            if max(head.WQ.shape[1], head.WV.shape[1]) > spec.dim:
+                raise self._refuse(call, f"layer {li} head {h}: head width exceeds dim {spec.dim}")
+            if head.rope_dims and spec.rope is None:
+                raise self._refuse(call, f"layer {li} head {h} asks for rotary embeddings the oracle lacks")
+            flops += _call_flops(n, w, head.WQ.shape[1], head.WV.shape[1])
+        return flops
+
+    @staticmethod
+    def _group_key(call: OracleCall, X: Array) -> tuple[Any, ...]:
+        return (X.shape, tuple(tuple((id(h.WQ), id(h.WK), id(h.WV), h.rope_dims) for h in layer.heads)
+                               for layer in call.layers))
+
+    # -- execution ----------------------------------------------------------------------------
+    def _tensor(self, a: np.ndarray) -> Any:
+        torch = self._torch
+        return torch.from_numpy(np.ascontiguousarray(a)).to(self.device, getattr(torch, self.dtype))
+
+    def _execute_group(self, calls: list[OracleCall], inputs: list[Array]) -> list[tuple[Array, int]]:
+        """Outputs and flops of calls with equal input shapes and shared weights, as one batch."""
+        torch = self._torch
+        F = torch.nn.functional
+        X = [np.asarray(x, dtype=np.float64) for x in inputs]
+        flops = [0] * len(calls)
+        for li, layer in enumerate(calls[0].layers):
+            if len({x.shape for x in X}) != 1:  # ψ gave calls different widths: finish them one by one
+                rest = [self._execute_group([_from_layer(c, li)], [x])[0] for c, x in zip(calls, X)]
+                return [(out, f + g) for (out, g), f in zip(rest, flops)]
+            for b, c in enumerate(calls):
+                flops[b] += self._check_layer(c, li, layer, X[b].shape)
+            w = X[0].shape[1] // self.spec.heads
+            Xt = self._tensor(np.stack(X))
+            outs = []
+            for h, head in enumerate(layer.heads):
+                Xh = Xt[:, :, h * w:(h + 1) * w]
+                q, k, v = (Xh @ self._tensor(W) for W in (head.WQ, head.WK, head.WV))
+                if head.rope_dims:
+                    q, k = self._rotate(q, head.rope_dims), self._rotate(k, head.rope_dims)
+                outs.append(F.scaled_dot_product_attention(q, k, v, is_causal=self.spec.causal, scale=1.0))
+            Hs = torch.cat(outs, dim=-1).to("cpu", torch.float64).numpy()
+            X = [self._layer_mlp(c.layers[li], Hs[b], X[b]) for b, c in enumerate(calls)]
+        return list(zip(X, flops))
+
+    def _rotate(self, t: Any, dims: int) -> Any:
+        """Rotary embeddings of the oracle (``OracleSpec.rope``) per call, by row position."""
+        a = t.to("cpu", self._torch.float64).numpy()
+        rope = self.spec.rope
+        assert rope is not None  # refused in _check_layer
+        rows = list(range(a.shape[1]))
+        return self._tensor(np.stack([rope.apply(self.nm, a[b], rows, dims) for b in range(a.shape[0])]))
+
+    def _layer_mlp(self, layer: OracleLayer, H: np.ndarray, X: np.ndarray) -> Array:
+        if layer.psi is None:
+            return H
+        return layer.psi(self.nm, H, X) if self.spec.residual else layer.psi(self.nm, H)
+
+
+def _from_layer(call: OracleCall, li: int) -> OracleCall:
+    """The rest of ``call`` from layer ``li`` on (its input already computed)."""
+    return OracleCall(call.tag, call.X, call.layers[li:])

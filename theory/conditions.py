@@ -33,7 +33,6 @@ from attnsim.paper_refs import Claim
 from attnsim.theory.formulas import FUNCTIONS, FormulaError, parse, symbol
 from attnsim.theory.symbolic import tex
 
-THM_4_1_CONDITIONS = ("M >= 8*C**4*log(40*N)/eps**2", "M >= 128*(log(d) + log(40) + log(N))/(eps**2*D**2)")
 _REL = re.compile(r"^\s*([^<>=]+?)\s*(>=|≥|<=|≤)\s*(.+?)\s*$")
 _PAPER = (*standard_transformations, implicit_multiplication, implicit_application, convert_xor)
 
@@ -88,14 +87,12 @@ def solve(text: str, variable: str, paper_notation: bool = False) -> Condition:
 def conditions(claim: Claim) -> list[Condition]:
     """The claim's side conditions solved for their variable (empty when it has none)."""
     var = str(claim.extra.get("solve_for", "M"))
-    given = claim.extra.get("conditions")
+    given = claim.extra.get("conditions") or list((claim.extra.get("min_M") or {}).values())
     if given:
         return [solve(c, var) for c in given]
     from_text = [a for a in claim.assumptions if re.match(rf"^\s*{re.escape(var)}\s*(>=|≥)", a)]
     if from_text:
         return [solve(a, var, paper_notation=True) for a in from_text]
-    if claim.id == "two_heads.thm_4_1":
-        return [solve(c, "M") for c in THM_4_1_CONDITIONS]
     return []
 
 

@@ -214,5 +214,5 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     for claim in dict.fromkeys(r["claim"] for r in failed):
         bad = [r for r in failed if r["claim"] == claim]
         console.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "
-                      f"{bad[0].get('numerics')}: {'; '.join(bad[0]['reasons'])}")
+                      f"{bad[0].get('numerics')}: {'; '.join(bad[0]['reasons'])}", soft_wrap=True)
     return failed

@@ -187,3 +187,14 @@ def test_simulation_pays_for_large_block_sums_and_direct_does_not() -> None:
     assert large["log2_A_max"] > small["log2_A_max"] + 10
     assert large["paper_precision"] >= small["paper_precision"] + 8
     assert abs(large["direct_precision"] - small["direct_precision"]) <= 2
+
+
+def test_thm_5_1_prefix_differences_lose_bits_to_cancellation():
+    """The window construction subtracts prefix sums; at fp32 it agrees to fewer bits than the causal one."""
+    from attnsim.verify.claims.two_heads_precision import _cancellation_table
+
+    rows = [r for r in _cancellation_table(True) if r.startswith("| 3") or r.startswith("| 1")]
+    assert len(rows) == 2
+    for row in rows:
+        _, win, cau, lost = (float(x) for x in row.strip("| ").split(" | "))
+        assert 8 < win < cau and lost > 0

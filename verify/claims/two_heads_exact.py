@@ -34,7 +34,7 @@ from attnsim.verify.model_check import measure_model
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
 EXACT_KINDS = ("exact", "fraction", "symbolic")
-NUMERICS = ("exact", "fraction", "symbolic", "mp", "float64")
+NUMERICS = ("exact", "fraction", "symbolic", "mp", "float64", "float", "fixed")
 
 COMMON = [
     Param("N", int, 64, "length of the large model's input", minimum=1),
@@ -158,7 +158,7 @@ def _lemma_3_1_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.lemma_3_1", params=COMMON, grid=_lemma_3_1_grid, numerics=NUMERICS + ("float", "fixed"))
+@checker("two_heads.lemma_3_1", params=COMMON, grid=_lemma_3_1_grid, numerics=NUMERICS)
 def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     p = ctx.params
     b = block_size(p["M"], p["length"])

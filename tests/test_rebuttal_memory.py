@@ -1,0 +1,84 @@
+"""Issue 11, items 3, 5, 6: memory and hash-table claims from the rebuttals (verify/claims/rebuttal_memory.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attnsim.verify.check import run_check
+from attnsim.verify.claims.rebuttal_memory import (anna_memory_section, loglog_exponent, sweep,
+                                                   two_heads_memory_section)
+from attnsim.verify.registry import UsageError
+
+KV = {"N": 512, "M": 16, "d": 8, "points": 3, "compare": 512}
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    return [run_check("two_heads.rebuttal_kv_memory", KV),
+            run_check("anna.rebuttal_hash_tables", {"table": "reviewer", "emp_N": 16, "runs": 5}),
+            run_check("anna.rebuttal_linear_memory", {"N": 128, "points": 3})]
+
+
+def test_engine_memory_is_linear_and_direct_is_quadratic(records):
+    r = records[0]
+    assert r["verdict"] == "pass", r["reasons"]
+    assert 0.6 < r["extra"]["exponent"] < 1.25
+    assert 1.8 < r["extra"]["direct_exponent"] < 2.2
+    assert r["extra"]["peak_bytes"][-1] < r["extra"]["direct_peak_bytes"][-1]
+
+
+def test_direct_attention_passed_as_the_simulation_is_caught():
+    r = run_check("two_heads.rebuttal_kv_memory", {**KV, "path": "direct", "compare": 0})
+    assert r["verdict"] == "fail"
+    assert any("exponent" in reason for reason in r["reasons"])
+    assert r["extra"]["exponent"] > 1.8
+
+
+def test_reviewer_example_matches_the_toml_formulas(records):
+    r = records[1]
+    assert r["verdict"] == "pass", r["reasons"]
+    assert (r["counts"]["tables"], r["counts"]["z"]) == (40, 46)
+    assert r["predicted"] == {"tables": 40, "z": 46}
+    e = r["extra"]["empirical"]
+    assert e["runs"] == 5 and e["eta_ci95"][0] <= e["eta_proof_bound"]
+
+
+def test_full_table_has_every_cell_and_flags_rho():
+    r = run_check("anna.rebuttal_hash_tables", {"table": "full", "runs": 0})
+    table = r["extra"]["table"]
+    assert len(table) == 20
+    assert [row["theorem_applies"] for row in table if row["N"] == 1000] == [False, True, True, True, True]
+    ells = [row["ell"] for row in table if row["c"] == 10.0]
+    assert ells == sorted(ells)  # more tables as N grows
+
+
+def test_algorithm_2_memory_grows_slower_than_algorithm_1(records):
+    r = records[2]
+    assert r["verdict"] == "pass" and r["agree"], r["reasons"]
+    assert r["extra"]["alg2_exponent"] < r["extra"]["alg1_exponent"]
+    assert all(a > b for a, b in zip(r["extra"]["alg1_words"], r["extra"]["alg2_words"]))
+
+
+def test_report_sections(records, tmp_path: Path):
+    th, an = two_heads_memory_section(records, tmp_path, True), anna_memory_section(records, tmp_path, True)
+    assert th.startswith("### Questions from review — Two Heads (memory and tables)")
+    assert an.startswith("### Questions from review — ANNA (memory and tables)")
+    assert th.count("\n#### ") == 1 and an.count("\n#### ") == 2
+    assert "ℓ = 40 tables" in an and "Verdict: **holds**" in th
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(UsageError, match="--points"):
+        sweep(64, 1)
+    with pytest.raises(UsageError, match="--N, --points"):
+        sweep(4, 4)
+    with pytest.raises(UsageError, match="--c, --r"):
+        run_check("anna.rebuttal_linear_memory", {"c": 20.0})
+    with pytest.raises(UsageError, match="--p2"):
+        run_check("anna.rebuttal_hash_tables", {"p2": 1.5, "runs": 0, "table": "none"})
+
+
+def test_loglog_exponent_recovers_a_power():
+    assert loglog_exponent([10, 20, 40], [3 * n**1.5 for n in (10, 20, 40)]) == pytest.approx(1.5)

@@ -53,7 +53,7 @@ def test_bad_parameters_are_usage_errors(claim, params, flag):
 
 def test_report_section_writes_plots(records, tmp_path):
     extra = [run_check("anna.thm_4_2", {"N": 48}, None, 0), run_check("anna.alg_1", {"N": 24, "runs": 2}, None, 0)]
-    (section,) = report_sections()["anna"]
+    (section,) = [s for s in report_sections()["anna"] if s.__module__.endswith(".anna_report")]
     md = section(list(records.values()) + extra, tmp_path, True)
     assert (tmp_path / "plots" / "anna_thm_4_2_machines.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "anna_alg_1_hash_evaluations.png").exists()

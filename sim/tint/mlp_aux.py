@@ -105,11 +105,6 @@ def loss_gradient(ar: Arith, y: np.ndarray, target: np.ndarray, n_train: int) ->
     return (y - target) * mask
 
 
-def squared_loss(ar: Arith, y: np.ndarray, target: np.ndarray, rows: np.ndarray) -> float:
-    diff = ar.to_float(y - target)[rows]
-    return float(0.5 * (diff * diff).sum())
-
-
 def mlp_gradients(cfg: MLPConfig, ar: Arith, w: MLPWeights, x: np.ndarray, target: np.ndarray, n_train: int,
                   act_fd: Any = None) -> MLPWeights:
     """Exact backprop (``act_fd`` None) or with TinT's one-sided activation difference of step act_fd."""

@@ -223,7 +223,7 @@ def _mlp_section(records: list[dict[str, Any]]) -> str:
     out = ["#### Can TinT fine-tune a simpler auxiliary model, such as a 2-layer MLP?", "",
            f"Claim (our words): {claim.statement}", ""]
     if records:
-        out += ["| width D | activation | steps (reuse) | numerics | reference | agreement | MLP-TinT params "
+        out += ["| width D (MLP params) | activation | steps (reuse) | numerics | reference | agreement | MLP-TinT params "
                 "(built = formula) | 1-layer transformer TinT (built / formula, without embeddings) |",
                 "|---|---|---|---|---|---|---|---|"]
     for r in records:
@@ -238,10 +238,10 @@ def _mlp_section(records: list[dict[str, Any]]) -> str:
         match = "yes" if r["counts"]["total"] == r["predicted"].get("total") else "NO"
         reuse = "yes" if p["reuse_forward"] and p["reuse_backward"] else "no"
         agreement = "bit for bit" if e["bit_for_bit"] else f"{r['error_bits']:.0f} bits"
-        out.append(f"| {p['D']} | {p['activation']} | {p['steps']} ({reuse}) | {r['numerics']} | {e['reference']} | "
+        out.append(f"| {p['D']} ({e['mlp_params']}) | {p['activation']} | {p['steps']} ({reuse}) | {r['numerics']} | {e['reference']} | "
                    f"{agreement} | {r['counts']['total']:,} ({match}) | {peer} |")
-    out += ["", f"Verdict: {_verdict(records)} — the MLP's TinT uses only linear and activation modules; the MLP "
-            "itself has 2D^2 + 2D parameters.", ""]
+    out += ["", f"Verdict: {_verdict(records)} — the MLP's TinT uses only linear and activation modules; the "
+            "transformer's TinT adds layer-norm and attention modules and 4 sub-MLPs per layer.", ""]
     return "\n".join(out)
 
 

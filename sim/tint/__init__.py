@@ -13,4 +13,6 @@ Modules, one idea each:
 * ``pipeline``           run it: forward -> gradient -> backward + descent -> forward
 * ``experiments``        TinT against the reference, one approximation at a time
 * ``cases``              the shared table of named cases
+* ``mlp_aux``            TinT for a 2-layer MLP auxiliary model (tint.rebuttal_mlp_aux)
+* ``fd_end_to_end``      finite differences over all parameters vs the per-layer scheme (tint.rebuttal_fd_end_to_end)
 """

@@ -1,0 +1,156 @@
+"""TinT rebuttal (seed 003): the MLP auxiliary model, size growth in layers x steps, finite differences
+end to end, and the report's "Questions from review" section."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnsim.paper_refs import get
+from attnsim.sim.tint import fd_end_to_end as fd
+from attnsim.sim.tint import mlp_aux as ma
+from attnsim.sim.tint.arith import get_arith
+from attnsim.sim.tint.configs import TinTConfigError
+from attnsim.sim.tint.modules import linear_backward_descent
+from attnsim.theory.formulas import as_number, evaluate
+from attnsim.verify.check import run_check
+from attnsim.verify.claims.tint_rebuttal import fit_line, growth_table, tint_review_report
+from attnsim.verify.registry import UsageError
+
+
+def _step(cfg: ma.MLPConfig, kind: str = "exact", seed: int = 0):
+    ar = get_arith(kind)
+    t = ma.build_mlp(cfg, ar)
+    w, x, target = ma.init_mlp(cfg, ar, seed, cfg.T)
+    return ar, t, w, x, target
+
+
+# ------------------------------------------------------------------------------------ MLP aux model
+@pytest.mark.parametrize("cfg", [ma.MLPConfig(), ma.MLPConfig(activation="gelu_new"),
+                                 ma.MLPConfig(steps=2, reuse_forward=False, reuse_backward=False)])
+def test_mlp_tint_step_is_bit_for_bit_in_exact_numerics(cfg: ma.MLPConfig) -> None:
+    ar, t, w, x, target = _step(cfg)
+    res = ma.run_mlp(t, w, x, target, 4)
+    relu = cfg.activation == "relu"
+    want = ma.mlp_sgd(cfg, ar, w, x, target, 4, None if relu else ar.scalar(1) / cfg.fd_scale)
+    assert all(ar.equal(res.weights[k], want[k]) for k in want)
+    assert ar.equal(res.outputs, ma.mlp_forward(cfg, ar, want, x)[2])
+    assert not ar.equal(want["w1"], w["w1"])  # the step moved the weights
+    if relu:
+        assert ma.kink_margin_ok(cfg, ar, w, x, target, 4)
+
+
+def test_a_wrong_learning_rate_in_one_descent_module_is_caught() -> None:
+    cfg = ma.MLPConfig()
+    ar, t, w, x, target = _step(cfg)
+    broken = linear_backward_descent(ar, replace(t.geo, eta=ar.scalar(1) / 8))
+    t.backs[0] = replace(t.backs[0], proj=broken)
+    res = ma.run_mlp(t, w, x, target, 4)
+    want = ma.mlp_sgd(cfg, ar, w, x, target, 4)
+    assert not ar.equal(res.weights["w2"], want["w2"])
+
+
+def test_a_pre_activation_on_the_relu_kink_is_reported() -> None:
+    cfg = ma.MLPConfig()
+    ar, _, w, x, target = _step(cfg)
+    w["b1"][0] = -(x[0] @ w["w1"][0])  # u[0, 0] = 0 exactly
+    assert not ma.kink_margin_ok(cfg, ar, w, x, target, 4)
+
+
+def test_mlp_counts_match_the_claim_formulas_and_the_transformer_peer_is_larger() -> None:
+    rec = run_check("tint.rebuttal_mlp_aux", {"steps": 2, "reuse_forward": False}, "float64")
+    assert rec["verdict"] == "pass", rec["reasons"]
+    assert rec["counts"] == rec["predicted"]
+    peer = rec["extra"]["transformer"]
+    assert peer["total"] - peer["by_tag"]["Emb"] > rec["counts"]["total"]
+
+
+@pytest.mark.parametrize("bad, name", [(dict(K=3), "--K"), (dict(H_sim=7), "--H_sim"), (dict(steps=0), "--steps"),
+                                       (dict(activation="tanh"), "--activation")])
+def test_mlp_config_errors_name_the_parameter(bad: dict, name: str) -> None:
+    with pytest.raises(TinTConfigError, match=name):
+        ma.build_mlp(replace(ma.MLPConfig(), **bad), get_arith("float64"))
+
+
+def test_copied_definitions_equal_those_of_tint_size() -> None:
+    """Module sizes are copied from tint.size; only the copy counts (an MLP has no L) may differ."""
+    size = get("tint.size").definitions
+    for cid in ("tint.rebuttal_mlp_aux", "tint.rebuttal_size_growth"):
+        for key, value in get(cid).definitions.items():
+            if key in size and key not in ("fwd_copies", "bwd_copies"):
+                assert size[key] == value, (cid, key)
+
+
+# ------------------------------------------------------------------------------------ size growth
+def test_size_growth_is_proportional_to_layers_times_steps_without_reuse() -> None:
+    table, _ = growth_table("tiny", 0, 3)
+    base, unit, off = fit_line(table)
+    assert not off and unit > 0
+    assert {k: (v - base) // unit for k, v in table.items()} == {k: k[0] * k[1] for k in table}
+    rec = run_check("tint.rebuttal_size_growth", {"steps": 3})
+    assert rec["verdict"] == "pass" and rec["counts"] == rec["predicted"] == {"per_unit": unit, "base": base}
+
+
+def test_with_reuse_the_size_is_not_proportional() -> None:
+    reused, _ = growth_table("tiny", 0, 3, reuse=True)
+    assert fit_line(reused)[2]  # points off the line
+    assert reused[(2, 1)] == reused[(2, 3)]
+
+
+def test_a_point_off_the_line_is_caught() -> None:
+    table, _ = growth_table("tiny", 0, 2)
+    table[(1, 2)] += 1
+    assert (1, 2) in fit_line(table)[2]
+
+
+def test_more_layers_than_the_model_has_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="--layers"):
+        run_check("tint.rebuttal_size_growth", {"layers": 3})
+
+
+# ------------------------------------------------------------------------------------ finite differences
+def test_random_direction_variance_grows_with_the_parameter_count() -> None:
+    claim = get("tint.rebuttal_fd_end_to_end")
+    sweep = fd.variance_by_width([1, 2, 4], 1e-4, 1000, 0)
+    for _, n_params, var in sweep:
+        want = float(as_number(evaluate(claim.extra["spsa_relative_variance"], {}, {"n_params": n_params})))
+        assert abs(var / want - 1) < claim.extra["variance_tolerance"]
+    assert sweep[0][2] < sweep[1][2] < sweep[2][2]
+
+
+def test_deterministic_schemes_have_no_variance_and_bias_of_order_eps() -> None:
+    p = fd.problem(2, 0)
+    rows, led = fd.compare(p, [1e-2, 1e-3], 50, 0)
+    by = {(r.estimator, r.eps): r for r in rows}
+    for name in ("coordinate", "tint"):
+        assert by[(name, 1e-2)].variance == 0.0
+        assert 5 < by[(name, 1e-2)].bias / by[(name, 1e-3)].bias < 20
+    assert by[("spsa", 1e-3)].variance > 1
+    assert led.by_tag("forward") == {"coordinate": 2 * (p.n_params + 1), "spsa": 2 * 51}
+
+
+def test_tint_scheme_equals_exact_gradient_as_eps_vanishes() -> None:
+    p = fd.problem(2, 1)
+    assert np.allclose(p.gradient(act_fd=1e-7), p.gradient(), rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("call, name", [(lambda: fd.problem(0, 0), "--D"),
+                                        (lambda: fd.compare(fd.problem(2, 0), [1e-2], 1, 0), "--samples"),
+                                        (lambda: fd.compare(fd.problem(2, 0), [0.0], 5, 0), "--eps")])
+def test_fd_bad_input_names_the_parameter(call, name: str) -> None:
+    with pytest.raises(TinTConfigError, match=name):
+        call()
+
+
+# ------------------------------------------------------------------------------------ report
+def test_report_has_questions_from_review_with_three_subsections(tmp_path: Path) -> None:
+    records = [run_check("tint.rebuttal_mlp_aux", {}, "exact"), run_check("tint.rebuttal_size_growth", {"steps": 2}),
+               run_check("tint.rebuttal_fd_end_to_end", {"samples": 1000, "widths": 4})]
+    text = tint_review_report(records, tmp_path, True)
+    assert text.startswith("### Questions from review — TinT")
+    assert text.count("\n#### ") == 3
+    assert text.count("Claim (our words)") == 3 and text.count("Verdict: **supported**") == 3
+    assert "| 2 | 3 (2) | 6 (4) |" not in text and "(4) |" in text  # (total - base) / per_unit = layers x steps

@@ -60,7 +60,10 @@ def evaluate(formula: str, definitions: Mapping[str, str], values: Mapping[str, 
 
 
 def as_number(value: sp.Expr) -> int | float:
-    """An int when the value is an integer, else a float."""
+    """An int when the value is an integer, else a float; FormulaError when it is not a finite real
+    (e.g. a chunk count divided by a zero chunk size: the construction does not apply there)."""
+    if not (value.is_real and value.is_finite):
+        raise FormulaError(f"formula value {value} is not a finite real number")
     if value.is_integer:
         return int(value)
     return float(value)

@@ -62,9 +62,10 @@ from attnsim.sim.masks import Causal
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import SCHEMES, _decode_A, _decode_AB, _weights_step1, _weights_step2, block_starts
+from attnsim.sim.two_heads.blocks import _decode_A, _decode_AB, _weights_step1, _weights_step2, block_starts
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
 from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
+from attnsim.sim.two_heads.worst_case import block_preconditions
 
 
 @dataclass(frozen=True)
@@ -210,11 +211,7 @@ def causal_head(b: int, scheme: str) -> HeadBuilder:
 def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) -> list[tuple[str, str]]:
     """Reasons Theorem 3.5's construction cannot run, as (what, why) pairs."""
     o = oracle.spec
-    reasons: list[tuple[str, str]] = []
-    if scheme not in SCHEMES:
-        reasons.append(("scheme", f"must be one of {SCHEMES}, got {scheme!r}"))
-    if b < 1:
-        reasons.append(("M", f"block size b = {b} < 1 (M too small for the {o.length_convention} length convention)"))
+    reasons = block_preconditions(oracle, b, scheme)
     if not isinstance(spec.mask, Causal):
         reasons.append(("mask", f"this construction is for causal models; got {spec.mask}"))
     if not o.causal:

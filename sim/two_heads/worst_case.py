@@ -27,14 +27,21 @@ from attnsim.sim.two_heads.blocks import SCHEMES, block_starts, combine, head_jo
 from attnsim.sim.two_heads.jobs import JobRunner, run_one_per_call
 
 
-def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) -> list[tuple[str, str]]:
-    """Reasons the construction cannot run, as (what, why) pairs; empty when it can."""
-    o = oracle.spec
+def block_preconditions(oracle: Oracle, b: int, scheme: str) -> list[tuple[str, str]]:
+    """Reasons shared by every block construction: a known scheme and at least one token per block."""
     reasons: list[tuple[str, str]] = []
     if scheme not in SCHEMES:
         reasons.append(("scheme", f"must be one of {SCHEMES}, got {scheme!r}"))
     if b < 1:
-        reasons.append(("M", f"block size b = {b} < 1 (M too small for the {o.length_convention} length convention)"))
+        reasons.append(("M", f"block size b = {b} < 1 (M too small for the "
+                             f"{oracle.spec.length_convention} length convention)"))
+    return reasons
+
+
+def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) -> list[tuple[str, str]]:
+    """Reasons the construction cannot run, as (what, why) pairs; empty when it can."""
+    o = oracle.spec
+    reasons = block_preconditions(oracle, b, scheme)
     if not isinstance(spec.mask, Full):
         reasons.append(("mask", f"this construction is for unmasked models; got {spec.mask}"))
     if o.causal:

@@ -5,7 +5,8 @@ A GPT-2-small-shaped model (E = 768, 12 heads, 12 layers) with random weights �
 (``attnsim.sim.torch_import.from_gpt2``), the import is verified against the torch forward on a
 short prefix (≤ 1e-10 row-wise relative), and the model is then simulated at sequence length N
 through a causal oracle of length M + 1 whose calls run on ``scaled_dot_product_attention``
-(``attnsim.sim.torch_oracle.TorchOracle``, fused causal construction ``attnsim.sim.torch_causal``).
+(``attnsim.sim.torch_oracle.TorchOracle``; Theorem 3.5's causal construction ``attnsim.sim.two_heads.causal``
+with the fused scheme, n² calls per head and layer).
 It prints the calls, the times and the agreement with the direct torch forward.
 
     python examples/gpt2_long_context.py                      # N = 8192, M = 512, 12 layers
@@ -38,9 +39,10 @@ def main() -> None:
 
     from attnsim.sim.numerics import get_numerics
     from attnsim.sim.oracle import OracleSpec
-    from attnsim.sim.torch_causal import simulate
     from attnsim.sim.torch_import import from_gpt2, relative_error
     from attnsim.sim.torch_oracle import TorchOracle
+    from attnsim.sim.two_heads.causal import simulate
+    from attnsim.sim.two_heads.jobs import run_one_per_call
 
     torch.manual_seed(a.seed)
     cfg = GPT2Config(n_embd=a.embd, n_head=a.heads, n_layer=a.layers, n_positions=a.N, vocab_size=16,
@@ -61,7 +63,7 @@ def main() -> None:
     nm = get_numerics("float64", a.seed)
     oracle = TorchOracle(OracleSpec(max_len=a.M + 1, dim=2 * spec.m + 2, causal=True), nm, device=a.device)
     t0 = time.perf_counter()
-    Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=a.M)
+    Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=a.M, scheme="fused", runner=run_one_per_call)
     t_sim = time.perf_counter() - t0
 
     err = relative_error(Y, ref)

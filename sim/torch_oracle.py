@@ -9,9 +9,11 @@ Execution: the calls of one round are grouped by shape and by the identity of th
 (constructions reuse one set of weights for all block pairs of a head); each group of up to
 ``max_batch`` calls (and ``batch_elements`` input numbers) is stacked into one (B, n, width) tensor,
 projected with one batched matmul per head and run through one SDPA call (``scale=1`` — the paper's
-attention has no 1/sqrt(d) factor; ``is_causal`` when the oracle is causal). Measured on CPU, dense
-projections and one batched SDPA call beat skipping zero weight rows and beat stacking the queries of
-calls that share keys into one longer call. The layer MLPs ψ and the input map φ supplied with each
+attention has no 1/sqrt(d) factor; ``is_causal`` when the oracle is causal). A projection reads only the
+input columns its weight uses when at most half of the weight's rows are non-zero (the head selectors
+of an imported model, ``torch_maps.head_selectors``, use 2·d_h + 1 of 2·(5·d_h) + 2 rows); otherwise
+it is dense. Measured on CPU, one batched SDPA call beat stacking the queries of calls that share keys
+into one longer call. The layer MLPs ψ and the input map φ supplied with each
 call are token-wise functions of that call and run per call in numpy. The same code runs on a GPU
 (``device="cuda"``) when one is present.
 
@@ -149,13 +151,21 @@ class TorchOracle(Oracle):
             outs = []
             for h, head in enumerate(layer.heads):
                 Xh = Xt[:, :, h * w:(h + 1) * w]
-                q, k, v = (Xh @ self._tensor(W) for W in (head.WQ, head.WK, head.WV))
+                q, k, v = (self._project(Xh, W) for W in (head.WQ, head.WK, head.WV))
                 if head.rope_dims:
                     q, k = self._rotate(q, head.rope_dims), self._rotate(k, head.rope_dims)
                 outs.append(F.scaled_dot_product_attention(q, k, v, is_causal=self.spec.causal, scale=1.0))
             Hs = torch.cat(outs, dim=-1).to("cpu", torch.float64).numpy()
             X = [self._layer_mlp(c.layers[li], Hs[b], X[b]) for b, c in enumerate(calls)]
         return list(zip(X, flops))
+
+    def _project(self, Xh: Any, W: np.ndarray) -> Any:
+        """Xh @ W, reading only the input columns W uses when at most half of its rows are non-zero."""
+        used = np.flatnonzero(np.any(np.asarray(W, dtype=np.float64) != 0, axis=1))
+        if 2 * len(used) > W.shape[0]:
+            return Xh @ self._tensor(W)
+        idx = self._torch.from_numpy(used).to(self.device)
+        return Xh.index_select(-1, idx) @ self._tensor(np.asarray(W)[used])
 
     def _rotate(self, t: Any, dims: int) -> Any:
         """Rotary embeddings of the oracle (``OracleSpec.rope``) per call, by row position."""

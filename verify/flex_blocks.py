@@ -14,8 +14,8 @@ in ``paper_refs`` (via ``theory``; "—" where a claim has no formula registered
 * unmasked (two_heads.lemma_3_1): 2 calls per tile (A, then B/A), 1 with fused values;
 * causal (two_heads.thm_3_5): an off-diagonal tile takes 4 calls (A and B/A for the key offsets
   ≤ and > the query's offset, because a causal oracle masks by in-block offset), a diagonal tile 2
-  — 2n² in all, against n(n+1)/2 tiles; the fused causal construction (``attnsim.sim.torch_causal``,
-  measured here while thm_3_5 has no registered formula) needs 2 and 1: n²;
+  — 2n² in all, against n(n+1)/2 tiles; the fused scheme of the same construction (``two_heads.causal`` with
+  ``scheme="fused"``) needs 2 and 1: n²;
 * sliding window / sinks (two_heads.thm_5_1): no tiles at all — overlapping oracle windows of M
   tokens advance by M − r (M − s − r), a constant number of calls each;
 * the synthetic token: an oracle of length M holds M real tokens plus the synthetic one under the
@@ -80,25 +80,6 @@ def flex_tiles(mask: Mask, N: int, block: int) -> tuple[int, int]:
     return partial, full
 
 
-def measured_causal_calls(N: int, M: int) -> int | None:
-    """Calls of the fused causal construction (``attnsim.sim.torch_causal``), one head, read off its ledger."""
-    import numpy as np
-
-    from attnsim.sim import torch_causal
-    from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights
-    from attnsim.sim.numerics import get_numerics
-    from attnsim.sim.oracle import Oracle, OracleSpec
-
-    if N % M:
-        return None
-    spec = TransformerSpec(N=N, d=1, mask=Causal())
-    one = np.ones((1, 1))
-    oracle = Oracle(OracleSpec(max_len=M + 1, dim=4, causal=True), get_numerics("float64", 0))
-    torch_causal.simulate(spec, Weights((LayerWeights((HeadWeights(one, one, one),)),)),
-                          np.linspace(-1, 1, N)[:, None], oracle, b=M)
-    return oracle.ledger.total("oracle")
-
-
 def predicted_calls(mask: Mask, N: int, M: int, fused: bool) -> int | None:
     """Calls of the construction for ``mask`` (one head, one layer) from its paper_refs formula, if any."""
     claim_id = CALL_CLAIMS[_family(mask)]
@@ -144,8 +125,6 @@ def compare(cases: list[tuple[Mask, int, int]]) -> list[Row]:
     for mask, N, M in cases:
         partial, full = flex_tiles(mask, N, M)
         fused = predicted_calls(mask, N, M, fused=True)
-        if fused is None and _family(mask) == "causal":
-            fused = measured_causal_calls(N, M)
         rows.append(Row(str(mask), N, M, mask.block_count(N, M), mask.block_count(N, M - 1), partial, full,
                         predicted_calls(mask, N, M, fused=False), fused))
     return rows

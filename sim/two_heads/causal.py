@@ -103,14 +103,10 @@ def synthetic_first(nm: Numerics, Zkq: Array, bk: int) -> Array:
 
 def reversed_shifted(nm: Numerics, Xk: Array, Xq: Array, b: int) -> Array:
     """Rows m = 0..b: [x_key(b − m), x_query(b − 1 − m)] (zero where the offset does not exist)."""
-    d = Xk.shape[1]
+    d, bk, bq = Xk.shape[1], Xk.shape[0], Xq.shape[0]
     Z = nm.zeros((b + 1, 2 * d))
-    for m in range(b + 1):
-        ko, qo = b - m, b - 1 - m
-        if 0 <= ko < Xk.shape[0]:
-            Z[m, :d] = Xk[ko]
-        if 0 <= qo < Xq.shape[0]:
-            Z[m, d:] = Xq[qo]
+    Z[b + 1 - bk:, :d] = Xk[::-1]     # rows b − bk + 1 .. b hold key offsets bk − 1 .. 0
+    Z[b - bq:b, d:] = Xq[::-1]        # rows b − bq .. b − 1 hold query offsets bq − 1 .. 0
     return Z
 
 

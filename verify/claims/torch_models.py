@@ -3,8 +3,8 @@
 Registered as a ``two_heads`` report section; with torch absent it states why it is skipped.
 The imported-model table shows, per module kind, the row-wise relative error of the attnsim reference
 against the torch forward (must be ≤ 1e-10) and the bits of agreement of the simulation through the
-torch oracle (Lemma 3.1 fused / Thm 3.4 with one head per call for unmasked models, the fused causal
-construction for GPT-2) with the torch forward.
+torch oracle (Lemma 3.1 fused / Thm 3.4 with one head per call for unmasked models, Thm 3.5 with the fused
+scheme for GPT-2) with the torch forward.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ def imported_models_table(seed: int = 0) -> str:
     import torch
     from transformers import GPT2Config, GPT2Model
 
-    from attnsim.sim import torch_causal
     from attnsim.sim.numerics import get_numerics
     from attnsim.sim.oracle import OracleSpec
     from attnsim.sim.torch_import import import_module, relative_error
     from attnsim.sim.torch_oracle import TorchOracle
-    from attnsim.sim.two_heads import worst_case
+    from attnsim.sim.two_heads import causal as causal_construction, worst_case
+    from attnsim.sim.two_heads.jobs import run_one_per_call
 
     torch.manual_seed(seed)
     N, E, H, M = 64, 32, 4, 16
@@ -43,8 +43,9 @@ def imported_models_table(seed: int = 0) -> str:
         causal = im.spec.mask.causal
         oracle = TorchOracle(OracleSpec(max_len=M + 1, dim=2 * im.spec.m + 2, causal=causal), nm)
         if causal:
-            Y = torch_causal.simulate(im.spec, im.weights, im.model_input(x), oracle, b=M)
-            how = "fused causal (thm_3_5 layout)"
+            Y = causal_construction.simulate(im.spec, im.weights, im.model_input(x), oracle, b=M, scheme="fused",
+                                             runner=run_one_per_call)
+            how = "thm_3_5 one head per call, fused"
         else:
             Y = worst_case.simulate(im.spec, im.weights, im.model_input(x), oracle, b=M, scheme="fused")
             how = "thm_3_4 one head per call, fused"

@@ -63,7 +63,8 @@ def main() -> None:
     nm = get_numerics("float64", a.seed)
     oracle = TorchOracle(OracleSpec(max_len=a.M + 1, dim=2 * spec.m + 2, causal=True), nm, device=a.device)
     t0 = time.perf_counter()
-    Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=a.M, scheme="fused", runner=run_one_per_call)
+    Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=a.M, scheme="fused", runner=run_one_per_call,
+                 stream=True)
     t_sim = time.perf_counter() - t0
 
     err = relative_error(Y, ref)

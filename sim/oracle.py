@@ -21,7 +21,8 @@ Length conventions (digest §8.2): ``paper`` — blocks of M real tokens plus on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from itertools import chain
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -109,12 +110,19 @@ class Oracle:
     ledger: Ledger = field(default_factory=Ledger)
     round: int = 0
 
-    def run(self, calls: Sequence[OracleCall]) -> list[Array]:
-        """One round of adaptivity: independent calls, executed and recorded in order."""
-        if not calls:
+    def run(self, calls: Iterable[OracleCall]) -> list[Array]:
+        """One round of adaptivity: independent calls, executed and recorded in order.
+
+        ``calls`` may be a generator: it is consumed once, one call at a time, so a long round need
+        not hold all its inputs at once. No output is returned before the round ends, so the calls
+        of a round cannot depend on each other.
+        """
+        it = iter(calls)
+        first = next(it, None)
+        if first is None:
             return []
         self.round += 1
-        return [self._execute(call) for call in calls]
+        return [self._execute(call) for call in chain([first], it)]
 
     # -- execution -----------------------------------------------------------------------------
     def _refuse(self, call: OracleCall, what: str) -> OracleSpecError:

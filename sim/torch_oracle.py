@@ -24,7 +24,8 @@ float64 arrays). The numerics must be ``float64``: the torch oracle is a floatin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from itertools import chain
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -65,30 +66,44 @@ class TorchOracle(Oracle):
             raise AttnsimError(f"--device: {self.device} requested but no GPU is available")
         self._torch = torch
 
-    def run(self, calls: Sequence[OracleCall]) -> list[Array]:
-        """One round: validate every call, execute same-shaped groups as batches, record in order."""
-        if not calls:
+    def run(self, calls: Iterable[OracleCall]) -> list[Array]:
+        """One round: validate each call as it arrives, execute same-shaped groups as batches.
+
+        ``calls`` may be a generator (consumed once): a group is executed as soon as it holds a
+        full batch, so a long round keeps at most one batch of inputs per group. The ledger entries
+        are written when the round ends, in call order; a refused call aborts the round before
+        anything of it is recorded.
+        """
+        it = iter(calls)
+        first = next(it, None)
+        if first is None:
             return []
         self.round += 1
-        inputs = [call.phi(self.nm, call.X) if call.phi is not None else call.X for call in calls]
-        for call, X in zip(calls, inputs):
+        entries: list[tuple[str, tuple[int, ...]]] = []  # (tag, input shape): the inputs themselves are not kept
+        results: list[Any] = []
+        pending: dict[tuple[Any, ...], list[tuple[int, OracleCall, Array]]] = {}
+        for i, call in enumerate(chain([first], it)):
+            X = call.phi(self.nm, call.X) if call.phi is not None else call.X
             self._validate(call, X)
-        groups: dict[tuple[Any, ...], list[int]] = {}
-        for i, (call, X) in enumerate(zip(calls, inputs)):
-            groups.setdefault(self._group_key(call, X), []).append(i)
-        results: list[Any] = [None] * len(calls)
-        for idx in groups.values():
-            n, width = inputs[idx[0]].shape
-            size = max(1, min(self.max_batch, self.batch_elements // max(1, n * width)))
-            for s in range(0, len(idx), size):
-                part = idx[s:s + size]
-                for i, res in zip(part, self._execute_group([calls[i] for i in part], [inputs[i] for i in part])):
-                    results[i] = res
-        for i, (call, X) in enumerate(zip(calls, inputs)):
-            self._check_width(call, results[i][0].shape[1], "output")
-        for i, (call, X) in enumerate(zip(calls, inputs)):
-            self.ledger.record("oracle", call.tag, round=self.round, shape=X.shape, flops=results[i][1])
-        return [r[0] for r in results]  # type: ignore[index]
+            entries.append((call.tag, X.shape))
+            results.append(None)
+            key = self._group_key(call, X)
+            group = pending.setdefault(key, [])
+            group.append((i, call, X))
+            n, width = X.shape
+            if len(group) >= max(1, min(self.max_batch, self.batch_elements // max(1, n * width))):
+                self._run_group(pending.pop(key), results)
+        for group in pending.values():
+            self._run_group(group, results)
+        for (_, flops), (tag, shape) in zip(results, entries):
+            self.ledger.record("oracle", tag, round=self.round, shape=shape, flops=flops)
+        return [out for out, _ in results]
+
+    def _run_group(self, group: list[tuple[int, OracleCall, Array]], results: list[Any]) -> None:
+        calls = [c for _, c, _ in group]
+        for (i, _, _), call, res in zip(group, calls, self._execute_group(calls, [x for _, _, x in group])):
+            self._check_width(call, res[0].shape[1], "output")
+            results[i] = res
 
     # -- spec enforcement (the same refusals as Oracle._execute) --------------------------------
     def _validate(self, call: OracleCall, X: Array) -> None:

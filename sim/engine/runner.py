@@ -9,7 +9,7 @@ then applied to its rows. Other numerics, and jobs with rotary embeddings, fall 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable
 
 import numpy as np
 
@@ -21,7 +21,8 @@ from attnsim.sim.oracle import Oracle
 from attnsim.sim.two_heads.jobs import HeadJob, run_one_per_call
 
 
-def run_batched(oracle: Oracle, jobs: Sequence[HeadJob], backend: str = "numpy") -> list[Array]:
+def run_batched(oracle: Oracle, jobs: Iterable[HeadJob], backend: str = "numpy") -> list[Array]:
+    jobs = list(jobs)
     if oracle.nm.name != "float64" or any(job.rope_dims for job in jobs):
         return run_one_per_call(oracle, jobs)
     if not jobs:

@@ -52,7 +52,7 @@ share a packed call (``packing.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -113,20 +113,24 @@ def reversed_shifted(nm: Numerics, Xk: Array, Xq: Array, b: int) -> Array:
 def causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
                      tag: str) -> tuple[list[HeadJob], list[CausalPlan]]:
     """All jobs of one causal head (paper: 4 per earlier block pair + 2 per own block; fused: 2 + 1)."""
+    pairs = list(iter_causal_head_jobs(nm, X, WQ, WK, WV, b, scheme, tag))
+    return [job for job, _ in pairs], [plan for _, plan in pairs]
+
+
+def iter_causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
+                          tag: str) -> Iterator[tuple[HeadJob, CausalPlan]]:
+    """The jobs of :func:`causal_head_jobs` with their plans, built one block pair at a time."""
     N = X.shape[0]
     fused = scheme == "fused"
     w_norm = _weights_step1(nm, WQ, WK, WV if fused else None)
     w_ratio = _weights_step2(nm, WQ, WK, WV)
     norm_kind, decode = ("AB", _decode_AB(0)) if fused else ("A", _decode_A(0))
-    jobs: list[HeadJob] = []
-    plans: list[CausalPlan] = []
 
-    def add(part: str, t: int, q0: int, bq: int, Znorm: Array, Zratio: Array) -> None:
-        jobs.append(HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", Znorm, *w_norm, decode=decode))
-        plans.append(CausalPlan(q0, bq, t, part, norm_kind))
+    def add(part: str, t: int, q0: int, bq: int, Znorm: Array, Zratio: Array) -> Iterator[tuple[HeadJob, CausalPlan]]:
+        yield (HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", Znorm, *w_norm, decode=decode),
+               CausalPlan(q0, bq, t, part, norm_kind))
         if not fused:
-            jobs.append(HeadJob(f"{tag}.{part}.ratio", Zratio, *w_ratio))
-            plans.append(CausalPlan(q0, bq, t, part, "R"))
+            yield HeadJob(f"{tag}.{part}.ratio", Zratio, *w_ratio), CausalPlan(q0, bq, t, part, "R")
 
     starts = block_starts(N, b)
     for tq, q0 in enumerate(starts):
@@ -135,14 +139,13 @@ def causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b:
         for t, k0 in enumerate(starts[:tq]):
             Xk = X[k0:k0 + b]
             low = _rows_concat(nm, Xk, Xq, b)
-            add("low", t, q0, bq, synthetic_first(nm, low, b), low)
+            yield from add("low", t, q0, bq, synthetic_first(nm, low, b), low)
             high = reversed_shifted(nm, Xk, Xq, b)
             ind = nm.ones((b + 1, 1))
             ind[0] = nm.zeros((1,))  # the zero-key row has value 0
-            add("high", t, q0, bq, _with_const(nm, high, ind), high)
+            yield from add("high", t, q0, bq, _with_const(nm, high, ind), high)
         own = _rows_concat(nm, Xq, Xq, bq)
-        add("own", tq, q0, bq, synthetic_first(nm, own, bq), own)
-    return jobs, plans
+        yield from add("own", tq, q0, bq, synthetic_first(nm, own, bq), own)
 
 
 def _query_rows(plan: CausalPlan, out: Array, b: int) -> Array:
@@ -190,16 +193,26 @@ def causal_combine(nm: Numerics, ledger: Ledger, N: int, m: int, b: int, plans: 
 
 
 def causal_head(b: int, scheme: str) -> HeadBuilder:
-    """Head builder of Theorem 3.5 for :func:`~attnsim.sim.two_heads.multi_layer.simulate_layers`."""
+    """Head builder of Theorem 3.5 for :func:`~attnsim.sim.two_heads.multi_layer.simulate_layers`.
 
-    def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, tag: str) -> tuple[list[HeadJob], HeadFinish]:
+    The jobs are a generator (each block pair's inputs built when the runner asks for them); the
+    plans fill in as it is consumed, which happens before ``finish`` runs.
+    """
+
+    def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array,
+              tag: str) -> tuple[Iterator[HeadJob], HeadFinish]:
         N, m = X.shape
-        jobs, plans = causal_head_jobs(nm, X, WQ, WK, WV, b, scheme, tag)
+        plans: list[CausalPlan] = []
+
+        def jobs() -> Iterator[HeadJob]:
+            for job, plan in iter_causal_head_jobs(nm, X, WQ, WK, WV, b, scheme, tag):
+                plans.append(plan)
+                yield job
 
         def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
             return causal_combine(nm, ledger, N, m, b, plans, results, tag, round)
 
-        return jobs, finish
+        return jobs(), finish
 
     return build
 
@@ -218,12 +231,16 @@ def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) ->
 
 
 def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int, scheme: str = "paper",
-             runner: JobRunner, tag: str = "thm_3_5") -> Array:
-    """Causal T(X) from calls to a causal oracle (exact identity in exact arithmetic)."""
+             runner: JobRunner, tag: str = "thm_3_5", stream: bool = False) -> Array:
+    """Causal T(X) from calls to a causal oracle (exact identity in exact arithmetic).
+
+    ``stream``: hand the runner each layer's jobs as a generator (see ``simulate_layers``).
+    """
     reasons = preconditions(spec, oracle, b, scheme)
     if reasons:
         raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
-    return simulate_layers(spec, weights, X, oracle, b=b, build_head=causal_head(b, scheme), runner=runner, tag=tag)
+    return simulate_layers(spec, weights, X, oracle, b=b, build_head=causal_head(b, scheme), runner=runner, tag=tag,
+                           stream=stream)
 
 
 def block_denominators(nm: Numerics, X: Array, WQ: Array, WK: Array, b: int, oracle: Oracle,

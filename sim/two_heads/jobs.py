@@ -11,7 +11,7 @@ jobs into one call is Lemma 3.3 (``packing.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Iterable, Protocol
 
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer
@@ -39,11 +39,15 @@ class HeadJob:
 
 
 class JobRunner(Protocol):
-    def __call__(self, oracle: Oracle, jobs: Sequence[HeadJob]) -> list[Array]: ...
+    def __call__(self, oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]: ...
 
 
-def run_one_per_call(oracle: Oracle, jobs: Sequence[HeadJob]) -> list[Array]:
-    """Every job as its own call to a single-head single-layer oracle, all in one round."""
-    calls = [OracleCall(job.tag, job.Z, (OracleLayer((OracleHead(job.WQ, job.WK, job.WV, job.rope_dims),), job.decode),))
-             for job in jobs]
-    return oracle.run(calls)
+def run_one_per_call(oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]:
+    """Every job as its own call to a single-head single-layer oracle, all in one round.
+
+    ``jobs`` may be a generator (a streamed round, ``multi_layer.simulate_layers(stream=True)``):
+    the calls are handed on one by one, so no job input is held longer than the oracle needs it.
+    """
+    return oracle.run(OracleCall(job.tag, job.Z, (OracleLayer((OracleHead(job.WQ, job.WK, job.WV, job.rope_dims),),
+                                                               job.decode),))
+                      for job in jobs)

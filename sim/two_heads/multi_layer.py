@@ -27,7 +27,8 @@ min(N, b) + 1.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Sequence
+from itertools import accumulate
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -42,13 +43,19 @@ from attnsim.sim.two_heads.worst_case import apply_token_map
 
 # finish(nm, ledger, results of the head's jobs, round) -> the head's output (N × d/H)
 HeadFinish = Callable[[Numerics, Ledger, Sequence[Array], int], Array]
-# build(nm, X_h, W^Q, W^K, W^V, tag) -> (jobs, finish)
-HeadBuilder = Callable[[Numerics, Array, Array, Array, Array, str], tuple[list[HeadJob], HeadFinish]]
+# build(nm, X_h, W^Q, W^K, W^V, tag) -> (jobs, finish); jobs may be a generator (built when consumed)
+HeadBuilder = Callable[[Numerics, Array, Array, Array, Array, str], tuple[Iterable[HeadJob], HeadFinish]]
 
 
 def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
-                    build_head: HeadBuilder, runner: JobRunner, tag: str) -> Array:
-    """T(X) layer by layer: all head jobs of a layer in one round of ``runner``."""
+                    build_head: HeadBuilder, runner: JobRunner, tag: str, stream: bool = False) -> Array:
+    """T(X) layer by layer: all head jobs of a layer in one round of ``runner``.
+
+    ``stream=True`` hands the runner the layer's jobs as one generator instead of a list, so a
+    runner that consumes it call by call (``jobs.run_one_per_call``) never holds all job inputs of
+    a layer at once (the N = 8192 GPT-2 example: ~8 GB of inputs per layer otherwise). The calls
+    and the round are the same either way.
+    """
     if spec.rope is not None:
         raise PreconditionError("rope: rotary embeddings are supported by Lemma 3.1's construction only "
                                 "(two_heads.rebuttal_rope), not by the packed, causal or window ones")
@@ -56,16 +63,21 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
     nm = oracle.nm
     X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")
     for li, layer in enumerate(weights.layers):
-        jobs: list[HeadJob] = []
-        finishers: list[tuple[HeadFinish, int, int]] = []
         Xa = apply_token_map(nm, oracle, layer.pre, X, b, "pre_norm")
-        for h, hw in enumerate(layer.heads):
-            j, finish = build_head(nm, Xa[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"),
-                                   nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V"), f"{tag}.L{li}.H{h}")
-            finishers.append((finish, len(jobs), len(jobs) + len(j)))
-            jobs += j
-        results = runner(oracle, jobs)
-        heads = [finish(nm, oracle.ledger, results[s:e], oracle.round) for finish, s, e in finishers]
+        built = [build_head(nm, Xa[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"),
+                            nm.array(hw.WV, "W^V"), f"{tag}.L{li}.H{h}") for h, hw in enumerate(layer.heads)]
+        counts = [0] * len(built)
+
+        def layer_jobs() -> Iterator[HeadJob]:
+            for h, (head_jobs_h, _) in enumerate(built):
+                for job in head_jobs_h:
+                    counts[h] += 1
+                    yield job
+
+        results = runner(oracle, layer_jobs() if stream else list(layer_jobs()))
+        ends = list(accumulate(counts))
+        heads = [finish(nm, oracle.ledger, results[e - c:e], oracle.round)
+                 for (_, finish), c, e in zip(built, counts, ends)]
         Hcat = np.concatenate(heads, axis=1)
         if spec.residual:
             Hcat = nm.add(X, Hcat)

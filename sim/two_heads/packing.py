@@ -33,7 +33,7 @@ in ``multi_layer.py`` makes Lemma 3.1's jobs equally long).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.sim.numerics import Array, Numerics
@@ -119,12 +119,13 @@ def _read_slot(out: Array, job: HeadJob, k: int, layers: int, w: int, o: int) ->
     return out[:job.Z.shape[0], start:start + job.out_width]
 
 
-def run_packed(oracle: Oracle, jobs: Sequence[HeadJob]) -> list[Array]:
+def run_packed(oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]:
     """A :class:`~attnsim.sim.two_heads.jobs.JobRunner`: H'·L' jobs per call, all calls in one round.
 
     Needs an oracle with a residual stream (see the module docstring). Each job is also recorded in
     the ledger (kind ``"job"``) for the abstract "H'L' jobs per call" count.
     """
+    jobs = list(jobs)
     if not jobs:
         return []
     spec = oracle.spec

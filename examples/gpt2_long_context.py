@@ -46,7 +46,7 @@ def main() -> None:
 
     torch.manual_seed(a.seed)
     cfg = GPT2Config(n_embd=a.embd, n_head=a.heads, n_layer=a.layers, n_positions=a.N, vocab_size=16,
-                     attn_implementation="sdpa")
+                     bos_token_id=0, eos_token_id=0, attn_implementation="sdpa")
     model = GPT2Model(cfg).double().eval()
     x = np.random.default_rng(a.seed).standard_normal((a.N, a.embd)) * 0.1
 
@@ -62,8 +62,13 @@ def main() -> None:
 
     nm = get_numerics("float64", a.seed)
     oracle = TorchOracle(OracleSpec(max_len=a.M + 1, dim=2 * spec.m + 2, causal=True), nm, device=a.device)
+    def runner(oracle, jobs):  # one round per layer; say when each ends (the full run takes many minutes)
+        out = run_one_per_call(oracle, jobs)
+        print(f"  layer {oracle.round}/{a.layers}: {len(out)} calls, {time.perf_counter() - t0:.0f} s", flush=True)
+        return out
+
     t0 = time.perf_counter()
-    Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=a.M, scheme="fused", runner=run_one_per_call,
+    Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=a.M, scheme="fused", runner=runner,
                  stream=True)
     t_sim = time.perf_counter() - t0
 

@@ -1,0 +1,25 @@
+"""examples/gpt2_long_context.py runs end to end at a tiny size and reports ≥ 40 bits (issue 10)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers", reason="the torch extra is not installed (pip install -e '.[torch]')")
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpt2_long_context.py"
+
+
+def test_example_runs_and_agrees():
+    out = subprocess.run([sys.executable, str(EXAMPLE), "--N", "96", "--M", "32", "--layers", "2", "--embd", "32",
+                          "--heads", "2"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    calls = re.search(r"oracle calls: (\d+)", out.stdout)
+    assert calls and int(calls.group(1)) == 3 * 3 * 2 * 2  # n² per head and layer, n = 96/32
+    assert out.stdout.count("  layer ") == 2
+    bits = re.search(r"= ([\d.]+) bits", out.stdout)
+    assert bits and float(bits.group(1)) >= 40

@@ -18,7 +18,8 @@ from typing import Mapping
 import sympy as sp
 
 from attnsim.paper_refs import Claim
-from attnsim.theory.formulas import FormulaError, parse, symbol
+from attnsim.theory.conditions import solve
+from attnsim.theory.formulas import FormulaError, symbol
 
 
 @dataclass(frozen=True)
@@ -29,27 +30,16 @@ class Condition:
 
 
 def conditions(claim: Claim) -> list[Condition]:
-    """Each ``M >= ...`` inequality of ``claim.extra['min_M']``, solved for M (cached)."""
+    """Each ``M >= ...`` inequality of ``claim.extra['min_M']``, solved for M by ``theory.conditions.solve``."""
     raw = claim.extra.get("min_M")
     if not isinstance(raw, dict) or not raw:
         raise FormulaError(f"{claim.id}: paper_refs has no [claims.extra.min_M] conditions")
-    return list(_solved(claim.id, tuple(sorted((str(k), str(v)) for k, v in raw.items()))))
+    return list(_solved(tuple(sorted((str(k), str(v)) for k, v in raw.items()))))
 
 
 @lru_cache(maxsize=None)
-def _solved(claim_id: str, raw: tuple[tuple[str, str], ...]) -> tuple[Condition, ...]:
-    M = symbol("M")
-    out = []
-    for name, text in raw:
-        lhs, sep, rhs = str(text).partition(">=")
-        if not sep:
-            raise FormulaError(f"{claim_id}: condition {name!r} must read 'lhs >= rhs', got {text!r}")
-        expr = sp.expand(parse(lhs.strip()) - parse(rhs.strip()))
-        slope, rest = expr.coeff(M, 1), expr.coeff(M, 0)
-        if slope == 0 or M in slope.free_symbols or M in rest.free_symbols or not slope.is_positive:
-            raise FormulaError(f"{claim_id}: condition {name!r} must be linear in M with a positive slope: {text!r}")
-        out.append(Condition(name, text, -rest / slope))
-    return tuple(out)
+def _solved(raw: tuple[tuple[str, str], ...]) -> tuple[Condition, ...]:
+    return tuple(Condition(name, text, solve(text, "M").lower) for name, text in raw)
 
 
 def minimum_M(claim: Claim, values: Mapping[str, float]) -> dict[str, float]:

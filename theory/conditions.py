@@ -10,9 +10,9 @@ Where the conditions come from, in order of preference:
 
 1. ``[claims.extra] conditions = ["M >= 8*C**4*log(40*N)/eps**2", ...]`` in the claim's TOML
    (sympy syntax), with ``solve_for = "M"`` (default ``"M"``);
+   or the named table ``[claims.extra.min_M]`` (``theory.average_case`` reads it by name);
 2. the claim's ``assumptions`` that read ``M >= ...`` (paper notation: ``^`` for powers, juxtaposition
-   for products, ``log x`` for ``log(x)``);
-3. for ``two_heads.thm_4_1`` only, the two inequalities above, hard-coded from the digest.
+   for products, ``log x`` for ``log(x)``).
 
 Each condition is solved for the variable with sympy (the boundary ``lhs = rhs``, the direction
 checked at a sample point), and :func:`minimum` is the ``Max`` of the lower bounds.

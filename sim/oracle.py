@@ -131,15 +131,11 @@ class Oracle:
     def _execute(self, call: OracleCall) -> Array:
         spec, nm = self.spec, self.nm
         X = call.phi(nm, call.X) if call.phi is not None else call.X
+        self._check_call(call, X)
         n, width = X.shape
-        if n > spec.max_len:
-            raise self._refuse(call, f"sequence length {n} exceeds max_len {spec.max_len}")
-        if len(call.layers) > spec.layers:
-            raise self._refuse(call, f"{len(call.layers)} layers exceed the oracle's {spec.layers}")
         allowed = np.tril(np.ones((n, n), dtype=bool)) if spec.causal else None
         flops = 0
         for li, layer in enumerate(call.layers):
-            self._check_width(call, X.shape[1], f"layer {li} input")
             outs, flops_l = self._heads(call, li, layer, X, allowed)
             flops += flops_l
             H = np.concatenate(outs, axis=1)
@@ -153,20 +149,28 @@ class Oracle:
         self.ledger.record("oracle", call.tag, round=self.round, shape=(n, width), flops=flops)
         return X
 
+    def _check_call(self, call: OracleCall, X: Array) -> None:
+        """Refuse a call longer than ``max_len`` or with more layers than the oracle has."""
+        if X.shape[0] > self.spec.max_len:
+            raise self._refuse(call, f"sequence length {X.shape[0]} exceeds max_len {self.spec.max_len}")
+        if len(call.layers) > self.spec.layers:
+            raise self._refuse(call, f"{len(call.layers)} layers exceed the oracle's {self.spec.layers}")
+
     def _check_width(self, call: OracleCall, width: int, where: str) -> None:
         if width > self.spec.dim:
             raise self._refuse(call, f"{where} width {width} exceeds dim {self.spec.dim}")
 
-    def _heads(self, call: OracleCall, li: int, layer: OracleLayer, X: Array,
-               allowed: np.ndarray | None) -> tuple[list[Array], int]:
-        spec, nm = self.spec, self.nm
+    def _check_layer(self, call: OracleCall, li: int, layer: OracleLayer, shape: tuple[int, ...]) -> int:
+        """Refuse a layer outside the spec (heads, widths, rotary embeddings); return its flops."""
+        spec = self.spec
+        n, width = shape
+        self._check_width(call, width, f"layer {li} input")
         if len(layer.heads) != spec.heads:
             raise self._refuse(call, f"layer {li} has {len(layer.heads)} heads, the oracle has {spec.heads}")
-        n, width = X.shape
         if width % spec.heads:
             raise self._refuse(call, f"layer {li} input width {width} is not divisible by {spec.heads} heads")
         w = width // spec.heads
-        outs, flops = [], 0
+        flops = 0
         for h, head in enumerate(layer.heads):
             if head.WQ.shape[0] != w or head.WK.shape[0] != w or head.WV.shape[0] != w:
                 raise self._refuse(call, f"layer {li} head {h}: weights must have {w} rows (its column block)")
@@ -174,14 +178,25 @@ class Oracle:
                 raise self._refuse(call, f"layer {li} head {h}: W^Q and W^K widths differ")
             if max(head.WQ.shape[1], head.WV.shape[1]) > spec.dim:
                 raise self._refuse(call, f"layer {li} head {h}: head width exceeds dim {spec.dim}")
+            if head.rope_dims and spec.rope is None:
+                raise self._refuse(call, f"layer {li} head {h} asks for rotary embeddings the oracle lacks")
+            kq, kv = head.WQ.shape[1], head.WV.shape[1]
+            flops += 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)
+        return flops
+
+    def _heads(self, call: OracleCall, li: int, layer: OracleLayer, X: Array,
+               allowed: np.ndarray | None) -> tuple[list[Array], int]:
+        spec, nm = self.spec, self.nm
+        flops = self._check_layer(call, li, layer, X.shape)
+        n, width = X.shape
+        w = width // spec.heads
+        outs = []
+        for h, head in enumerate(layer.heads):
             Xh = X[:, h * w:(h + 1) * w]
             q, k, v = nm.matmul(Xh, head.WQ), nm.matmul(Xh, head.WK), nm.matmul(Xh, head.WV)
             if head.rope_dims:
-                if spec.rope is None:
-                    raise self._refuse(call, f"layer {li} head {h} asks for rotary embeddings the oracle lacks")
+                assert spec.rope is not None  # refused in _check_layer
                 q = spec.rope.apply(nm, q, list(range(n)), head.rope_dims)
                 k = spec.rope.apply(nm, k, list(range(n)), head.rope_dims)
             outs.append(nm.attention(q, k, v, allowed))
-            kq, kv = head.WQ.shape[1], head.WV.shape[1]
-            flops += 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)
         return outs, flops

@@ -36,11 +36,6 @@ from attnsim.sim.oracle import Oracle, OracleCall, OracleLayer
 DTYPES = ("float64", "float32")
 
 
-def _call_flops(n: int, w: int, kq: int, kv: int) -> int:
-    """The base oracle's flop count for one head (projections and attention)."""
-    return 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)
-
-
 @dataclass
 class TorchOracle(Oracle):
     """Oracle executing calls through torch SDPA (float64/float32, CPU or GPU), batched per round."""
@@ -105,39 +100,12 @@ class TorchOracle(Oracle):
             self._check_width(call, res[0].shape[1], "output")
             results[i] = res
 
-    # -- spec enforcement (the same refusals as Oracle._execute) --------------------------------
+    # -- spec enforcement: the numpy oracle's checks (Oracle._check_call, Oracle._check_layer) ----------
     def _validate(self, call: OracleCall, X: Array) -> None:
-        """Length, layer count and the first layer, checked for every call before any call runs."""
-        n = X.shape[0]
-        if n > self.spec.max_len:
-            raise self._refuse(call, f"sequence length {n} exceeds max_len {self.spec.max_len}")
-        if len(call.layers) > self.spec.layers:
-            raise self._refuse(call, f"{len(call.layers)} layers exceed the oracle's {self.spec.layers}")
+        """Length, layer count and the first layer, checked for every call before it runs."""
+        self._check_call(call, X)
         if call.layers:
             self._check_layer(call, 0, call.layers[0], X.shape)
-
-    def _check_layer(self, call: OracleCall, li: int, layer: OracleLayer, shape: tuple[int, ...]) -> int:
-        """Refuse a layer outside the spec; return its flops (the base oracle's count)."""
-        spec = self.spec
-        n, width = shape
-        self._check_width(call, width, f"layer {li} input")
-        if len(layer.heads) != spec.heads:
-            raise self._refuse(call, f"layer {li} has {len(layer.heads)} heads, the oracle has {spec.heads}")
-        if width % spec.heads:
-            raise self._refuse(call, f"layer {li} input width {width} is not divisible by {spec.heads} heads")
-        w = width // spec.heads
-        flops = 0
-        for h, head in enumerate(layer.heads):
-            if head.WQ.shape[0] != w or head.WK.shape[0] != w or head.WV.shape[0] != w:
-                raise self._refuse(call, f"layer {li} head {h}: weights must have {w} rows (its column block)")
-            if head.WQ.shape[1] != head.WK.shape[1]:
-                raise self._refuse(call, f"layer {li} head {h}: W^Q and W^K widths differ")
-            if max(head.WQ.shape[1], head.WV.shape[1]) > spec.dim:
-                raise self._refuse(call, f"layer {li} head {h}: head width exceeds dim {spec.dim}")
-            if head.rope_dims and spec.rope is None:
-                raise self._refuse(call, f"layer {li} head {h} asks for rotary embeddings the oracle lacks")
-            flops += _call_flops(n, w, head.WQ.shape[1], head.WV.shape[1])
-        return flops
 
     @staticmethod
     def _group_key(call: OracleCall, X: Array) -> tuple[Any, ...]:

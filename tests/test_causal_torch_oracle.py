@@ -1,6 +1,10 @@
-"""two_heads.thm_3_5 (``two_heads.causal``) with its calls on torch SDPA (the GPT-2 example's path, issue 10)."""
+"""two_heads.thm_3_5 (``two_heads.causal``) with its calls on torch SDPA (the GPT-2 example's path, issue 10),
+and a round handed to the oracle as a generator (``simulate_layers(stream=True)``) being the same round."""
 
 from __future__ import annotations
+
+import importlib.util
+import types
 
 import numpy as np
 import pytest
@@ -8,14 +12,13 @@ import pytest
 from attnsim.sim.masks import Causal
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights, reference
 from attnsim.sim.numerics import get_numerics
-from attnsim.sim.oracle import OracleSpec
+from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.token_maps import random_affine
+from attnsim.sim.torch_oracle import TorchOracle
 from attnsim.sim.two_heads import causal
 from attnsim.sim.two_heads.jobs import run_one_per_call
 
-pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
-from attnsim.sim.torch_oracle import TorchOracle  # noqa: E402
-
+NO_TORCH = "the torch extra is not installed (pip install -e '.[torch]')"
 NM = get_numerics("float64", 0)
 
 
@@ -36,6 +39,7 @@ def _bits(y, ref) -> float:
 @pytest.mark.parametrize("N, M, H, L, residual, scheme", [(32, 8, 2, 1, False, "fused"), (30, 4, 1, 2, True, "fused"),
                                                           (24, 8, 2, 2, True, "paper")])
 def test_causal_model_on_torch_sdpa(N, M, H, L, residual, scheme):
+    pytest.importorskip("torch", reason=NO_TORCH)
     spec, w, X = _model(N, 4, H, L, seed=N + M, residual=residual)
     oracle = TorchOracle(OracleSpec(max_len=M + 1, dim=2 * spec.m + 2, causal=True), NM)
     Y = causal.simulate(spec, w, X, oracle, b=M, scheme=scheme, runner=run_one_per_call)
@@ -47,6 +51,7 @@ def test_causal_model_on_torch_sdpa(N, M, H, L, residual, scheme):
 
 def test_swapping_the_reversed_call_is_caught_on_torch():
     """A runner that answers every offsets-> call with the offsets-<= one must fail the comparison."""
+    pytest.importorskip("torch", reason=NO_TORCH)
     spec, w, X = _model(16, 2, 1, 1, seed=5)
 
     def broken(oracle, jobs):
@@ -56,3 +61,37 @@ def test_swapping_the_reversed_call_is_caught_on_torch():
     oracle = TorchOracle(OracleSpec(max_len=5, dim=6, causal=True), NM)
     Y = causal.simulate(spec, w, X, oracle, b=4, scheme="fused", runner=broken)
     assert _bits(Y, reference(spec, w, X, NM)) < 10
+
+
+def _oracles():
+    yield lambda spec: Oracle(spec, NM)
+    if importlib.util.find_spec("torch") is None:  # the torch extra is optional; the numpy oracle still runs
+        return
+    yield lambda spec: TorchOracle(spec, NM, batch_elements=64)  # tiny batches: many flushes mid-round
+
+
+@pytest.mark.parametrize("scheme", ["fused", "paper"])
+def test_streamed_round_equals_listed_round(scheme):
+    spec, w, X = _model(22, 4, 2, 2, seed=7, residual=True)
+    for make in _oracles():
+        seen = []
+
+        def spy(oracle, jobs):
+            seen.append(isinstance(jobs, types.GeneratorType))
+            return run_one_per_call(oracle, jobs)
+
+        outs, ledgers = [], []
+        for stream in (False, True):
+            oracle = make(OracleSpec(max_len=5, dim=2 * spec.m + 2, causal=True))
+            outs.append(causal.simulate(spec, w, X, oracle, b=4, scheme=scheme, runner=spy, stream=stream))
+            ledgers.append(oracle.ledger.entries)
+        assert seen == [False, False, True, True]
+        assert np.array_equal(outs[0], outs[1])
+        assert ledgers[0] == ledgers[1]
+        err = np.max(np.abs(outs[1] - reference(spec, w, X, NM)) / np.abs(reference(spec, w, X, NM)).max())
+        assert err < 2.0 ** -40
+
+
+def test_empty_generator_is_no_round():
+    oracle = Oracle(OracleSpec(max_len=4, dim=4), NM)
+    assert oracle.run(c for c in []) == [] and oracle.round == 0

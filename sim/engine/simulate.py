@@ -19,7 +19,7 @@ from attnsim.sim.errors import AttnsimError, PreconditionError
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.worst_case import apply_token_map, preconditions
+from attnsim.sim.two_heads.worst_case import apply_token_map, close_layer, preconditions
 
 
 def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
@@ -62,9 +62,5 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         for acc in accs:
             heads.append(acc.result(nm))
             record_combine(oracle.ledger, spec.N, spec.m, b, tag, oracle.round)
-        Hcat = np.concatenate(heads, axis=1)
-        if spec.residual:
-            Hcat = nm.add(X, Hcat)
-            oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
-        X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
+        X = close_layer(nm, oracle, spec, X, heads, layer.psi, b)
     return X

@@ -31,7 +31,7 @@ Calls: 2·n_q·n_k (paper) or n_q·n_k (fused) per head, n = ceil(N/b) blocks; a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Hashable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -41,6 +41,8 @@ from attnsim.sim.rope import RoPE
 from attnsim.sim.two_heads.jobs import HeadJob
 
 SCHEMES = ("paper", "fused")
+
+K = TypeVar("K", bound=Hashable)
 
 
 def block_starts(N: int, b: int) -> list[int]:
@@ -151,23 +153,33 @@ def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, s
     return jobs, plans
 
 
+def sort_parts(nm: Numerics, parts: Iterable[tuple[K, str, Array, int]]) -> tuple[dict[K, Array], dict[K, Array]]:
+    """The terms A and B of eq. (1) per part key, from decoded call outputs ``(key, kind, rows, shift)``.
+
+    kind ``"A"``: a normaliser call, rows [A]; ``"AB"``: a fused call, rows [B, A]; ``"R"``: a ratio
+    call, rows B/(A + shift) (shift = the zero rows padded into the call), so B = rows·(A + shift)
+    once the part's A is known.
+    """
+    A: dict[K, Array] = {}
+    B: dict[K, Array] = {}
+    ratio: dict[K, tuple[Array, int]] = {}
+    for key, kind, rows, shift in parts:
+        if kind == "A":
+            A[key] = rows[:, :1]
+        elif kind == "R":
+            ratio[key] = (rows, shift)
+        else:
+            B[key], A[key] = rows[:, :-1], rows[:, -1:]
+    for key, (r, shift) in ratio.items():
+        B[key] = nm.mul(r, nm.add(A[key], nm.const(shift, A[key].shape)))
+    return A, B
+
+
 def combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence[PairPlan],
             results: Sequence[Array], tag: str, round: int) -> Array:
     """Eq. (1): y_i = Σ_t B_{i,t} / Σ_t A_{i,t}, outside the oracle, recorded as processing."""
-    A: dict[tuple[int, int], Array] = {}
-    Bs: dict[tuple[int, int], Array] = {}
-    ratio: dict[tuple[int, int], tuple[Array, int]] = {}
-    for plan, out in zip(plans, results):
-        key = (plan.q0, plan.t)
-        rows = out[:plan.bq]
-        if plan.kind == "A":
-            A[key] = rows[:, :1]
-        elif plan.kind == "R":
-            ratio[key] = (rows, plan.pad)
-        else:
-            Bs[key], A[key] = rows[:, :-1], rows[:, -1:]
-    for key, (r, pad) in ratio.items():
-        Bs[key] = nm.mul(r, nm.add(A[key], nm.const(pad, A[key].shape)))
+    A, Bs = sort_parts(nm, (((plan.q0, plan.t), plan.kind, out[:plan.bq], plan.pad)
+                            for plan, out in zip(plans, results)))
     Y = nm.zeros((N, m))
     for q0 in sorted({k[0] for k in A}):
         ts = sorted(t for (q, t) in A if q == q0)

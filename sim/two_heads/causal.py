@@ -62,7 +62,8 @@ from attnsim.sim.masks import Causal
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import _decode_A, _decode_AB, _weights_step1, _weights_step2, block_starts
+from attnsim.sim.two_heads.blocks import (_decode_A, _decode_AB, _weights_step1, _weights_step2, block_starts,
+                                         sort_parts)
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
 from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
 from attnsim.sim.two_heads.worst_case import block_preconditions
@@ -159,22 +160,9 @@ def _query_rows(plan: CausalPlan, out: Array, b: int) -> Array:
 def causal_combine(nm: Numerics, ledger: Ledger, N: int, m: int, b: int, plans: Sequence[CausalPlan],
                    results: Sequence[Array], tag: str, round: int) -> Array:
     """y_i = Σ B / Σ A over own block, low and high parts (processing, one entry per query block)."""
-    A: dict[tuple[int, int, str], Array] = {}
-    B: dict[tuple[int, int, str], Array] = {}
-    ratio: dict[tuple[int, int, str], Array] = {}
-    for plan, out in zip(plans, results):
-        key = (plan.q0, plan.t, plan.part)
-        rows = _query_rows(plan, out, b)
-        if plan.kind == "A":
-            A[key] = rows[:, :1]
-        elif plan.kind == "R":
-            ratio[key] = rows
-        else:
-            B[key], A[key] = rows[:, :-1], rows[:, -1:]
-    for key, r in ratio.items():
-        # low / own: the call returns B/A; high: the zero-key row makes it B/(A + 1)
-        shift = nm.const(1 if key[2] == "high" else 0, A[key].shape)
-        B[key] = nm.mul(r, nm.add(A[key], shift))
+    # low / own ratio calls return B/A; high ones B/(A + 1), because of the zero-key row
+    A, B = sort_parts(nm, (((plan.q0, plan.t, plan.part), plan.kind, _query_rows(plan, out, b),
+                            int(plan.part == "high")) for plan, out in zip(plans, results)))
     for key in A:
         if key[2] == "high" and A[key].shape[0] == b:
             # offset b − 1 (the paper's offset M): the key set {o(j) > o(i)} is empty

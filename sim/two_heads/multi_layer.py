@@ -39,7 +39,7 @@ from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.two_heads.blocks import PairPlan, _decode_A, _decode_AB, combine, head_jobs
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
-from attnsim.sim.two_heads.worst_case import apply_token_map
+from attnsim.sim.two_heads.worst_case import apply_token_map, close_layer
 
 # finish(nm, ledger, results of the head's jobs, round) -> the head's output (N × d/H)
 HeadFinish = Callable[[Numerics, Ledger, Sequence[Array], int], Array]
@@ -78,11 +78,7 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
         ends = list(accumulate(counts))
         heads = [finish(nm, oracle.ledger, results[e - c:e], oracle.round)
                  for (_, finish), c, e in zip(built, counts, ends)]
-        Hcat = np.concatenate(heads, axis=1)
-        if spec.residual:
-            Hcat = nm.add(X, Hcat)
-            oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
-        X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
+        X = close_layer(nm, oracle, spec, X, heads, layer.psi, b)
     return X
 
 

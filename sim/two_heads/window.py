@@ -41,7 +41,7 @@ from attnsim.sim.masks import Sink, SlidingWindow
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import SCHEMES, _decode_A, _decode_AB, _weights_step1, _weights_step2
+from attnsim.sim.two_heads.blocks import SCHEMES, _decode_A, _decode_AB, _weights_step1, _weights_step2, sort_parts
 from attnsim.sim.two_heads.causal import synthetic_first
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
 from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
@@ -121,20 +121,8 @@ def window_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b:
 def window_combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence[WindowPlan],
                    results: Sequence[Array], tag: str, round: int) -> Array:
     """First rows y = B/A; chunk rows y = (B_P − B_S)/(A_P − A_S) (processing, one entry per chunk)."""
-    A: dict[tuple[int, str], Array] = {}
-    B: dict[tuple[int, str], Array] = {}
-    ratio: dict[tuple[int, str], Array] = {}
-    for plan, out in zip(plans, results):
-        rows = out[plan.row0:plan.row0 + plan.nq]
-        key = (plan.q0, plan.part)
-        if plan.kind == "A":
-            A[key] = rows[:, :1]
-        elif plan.kind == "R":
-            ratio[key] = rows
-        else:
-            B[key], A[key] = rows[:, :-1], rows[:, -1:]
-    for key, rt in ratio.items():
-        B[key] = nm.mul(rt, A[key])
+    A, B = sort_parts(nm, (((plan.q0, plan.part), plan.kind, out[plan.row0:plan.row0 + plan.nq], 0)
+                           for plan, out in zip(plans, results)))
     Y = nm.zeros((N, m))
     for q0, part in sorted(k for k in A if k[1] != "S"):
         if part == "head":

@@ -67,6 +67,17 @@ def apply_token_map(nm: Numerics, oracle: Oracle, fmap: TokenMap, X: Array, b: i
     return out
 
 
+def close_layer(nm: Numerics, oracle: Oracle, spec: TransformerSpec, X: Array, heads: list[Array], psi: TokenMap,
+                b: int) -> Array:
+    """End of a simulated layer (processing): concatenate the heads, add the residual if the model has
+    one, apply ψ_ℓ token-wise."""
+    Hcat = np.concatenate(heads, axis=1)
+    if spec.residual:
+        Hcat = nm.add(X, Hcat)
+        oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
+    return apply_token_map(nm, oracle, psi, Hcat, b, "layer_mlp")
+
+
 def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
              scheme: str = "paper", runner: JobRunner = run_one_per_call, tag: str = "lemma_3_1") -> Array:
     """T(X) from oracle calls (exact identity in exact arithmetic)."""
@@ -89,9 +100,5 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         results = runner(oracle, jobs)
         heads = [combine(nm, oracle.ledger, spec.N, spec.m, plans[s:e], results[s:e], tag, oracle.round)
                  for s, e in spans]
-        Hcat = np.concatenate(heads, axis=1)
-        if spec.residual:
-            Hcat = nm.add(X, Hcat)
-            oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
-        X = apply_token_map(nm, oracle, layer.psi, Hcat, b, "layer_mlp")
+        X = close_layer(nm, oracle, spec, X, heads, layer.psi, b)
     return X

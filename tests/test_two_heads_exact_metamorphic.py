@@ -189,14 +189,12 @@ def test_uncorrected_row_padding_is_caught(monkeypatch):
 
 
 def test_skipping_a_job_is_caught(monkeypatch):
-    original = causal.causal_head_jobs
+    original = causal.iter_causal_head_jobs
 
-    def skip_last(*args, **kwargs):
-        jobs, plans = original(*args, **kwargs)
-        keep = [i for i, p in enumerate(plans) if not (p.part == "high" and p.kind == "R")][: len(plans) - 1]
-        return [jobs[i] for i in keep], [plans[i] for i in keep]
+    def skip_high_ratio(*args, **kwargs):
+        return ((job, plan) for job, plan in original(*args, **kwargs) if not (plan.part == "high" and plan.kind == "R"))
 
-    monkeypatch.setattr(causal, "causal_head_jobs", skip_last)
+    monkeypatch.setattr(causal, "iter_causal_head_jobs", skip_high_ratio)
     with pytest.raises(KeyError):
         run_check("two_heads.thm_3_5", dict(N=8, M=4, d=2, H=1, L=1, Hp=1, Lp=1), "exact")
 

@@ -85,28 +85,28 @@ def plot_claims(study: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, axes = plt.subplots(1, 2 if study["blocks"] else 1, figsize=(11 if study["blocks"] else 6, 4), squeeze=False)
-    for label, claim, con, mask in _rows_spec():
+    fig, axes = plt.subplots(1, 2 if study["blocks"] else 1, figsize=(11 if study["blocks"] else 6, 4.6),
+                             squeeze=False)
+    markers = "oxs^vD<>"  # Lemma 3.1 paper/fused and Thm 3.4 often coincide; distinct markers keep all visible
+    for k, (label, claim, con, mask) in enumerate(_rows_spec()):
         v = study["studies"][claim]["constructions"][con]
         pts = [(N, w) for N, w in zip(v["N"], v["width"]) if w is not None]
-        style = "--" if con == "direct" else "-"
+        style = markers[k] + ("--" if con == "direct" else "-")
         if pts:
-            axes[0][0].plot(np.log2([p[0] for p in pts]), [p[1] for p in pts], "o" + style,
-                            label=f"{label} ({mask})", alpha=0.8)
+            axes[0][0].plot(np.log2([p[0] for p in pts]), [p[1] for p in pts], style, label=f"{label} ({mask})",
+                            alpha=0.8)
         bl = study["blocks"].get(claim)
         if bl and con in bl["rows"]:
             good = [(r["n"], r["error_bits"]) for r in bl["rows"][con] if math.isfinite(r["error_bits"])]
-            axes[0][1].plot(np.log2([g[0] for g in good]), [g[1] for g in good], "o" + style,
-                            label=f"{label} ({mask})", alpha=0.8)
+            axes[0][1].plot(np.log2([g[0] for g in good]), [g[1] for g in good], style, alpha=0.8)
     axes[0][0].set_xlabel("log2 N")
     axes[0][0].set_ylabel("bits needed (float width, E = 8)")
     axes[0][0].set_title(f"bits needed for error <= 2^{math.log2(TARGET):.0f}, M = {study['M']}")
-    axes[0][0].legend(fontsize=6)
     if study["blocks"]:
         axes[0][1].set_xlabel("log2 (N/M), merged blocks")
         axes[0][1].set_ylabel("error bits at float:fp32")
         axes[0][1].set_title("error vs merged blocks")
-        axes[0][1].legend(fontsize=6)
-    fig.tight_layout()
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=7)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

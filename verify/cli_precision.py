@@ -5,6 +5,11 @@ Example::
     attnsim precision two_heads.lemma_3_1 --N 64,256,1024,4096 --M 32
     attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --format-family fixed --target 2^-12
     attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --blocks-format float:fp32 --decode float:fp32
+    attnsim precision two_heads.thm_3_5 --N 64,256,1024 --M 32
+    attnsim precision two_heads.thm_5_1 --N 64,256,1024,4096 --M 32 --window 8 --sinks 2
+
+Claims: two_heads.lemma_3_1, two_heads.thm_3_4 (unmasked, packed), two_heads.thm_3_5 (causal),
+two_heads.thm_5_1 (sliding window r + s sinks); ``direct`` is attention under the claim's mask.
 """
 
 from __future__ import annotations
@@ -18,11 +23,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from attnsim.verify.precision import (CONSTRUCTIONS, FAMILIES, blocks_study, bits_study, decode_study,
+from attnsim.verify.precision import (CLAIMS, CONSTRUCTIONS, FAMILIES, blocks_study, bits_study, decode_study,
                                       parse_target, scale_study)
 from attnsim.verify.registry import UsageError
 
-SUPPORTED = ("two_heads.lemma_3_1",)
+SUPPORTED = CLAIMS
 console = Console()
 
 
@@ -53,7 +58,7 @@ def _fmt_bits(v: float) -> str:
 def register(app: typer.Typer) -> None:
     @app.command()
     def precision(
-        claim: str = typer.Argument(..., help="claim id (two_heads.lemma_3_1)"),
+        claim: str = typer.Argument(..., help="claim id: " + ", ".join(CLAIMS)),
         N: str = typer.Option("64,256,1024,4096", "--N", help="comma-separated sequence lengths"),
         M: int = typer.Option(32, "--M", help="oracle length (block size)"),
         target: str = typer.Option("2^-10", help="row-wise relative error to stay below, e.g. 2^-10"),
@@ -72,6 +77,8 @@ def register(app: typer.Typer) -> None:
         scales: Optional[str] = typer.Option(None, help="also: bits needed as W^Q is scaled by these factors "
                                                           "(e.g. 0.5,1,2,4), at N = --scale-N"),
         scale_N: int = typer.Option(256, "--scale-N", help="N of the --scales study"),
+        window: Optional[int] = typer.Option(None, "--window", help="two_heads.thm_5_1: window r (default M/4)"),
+        sinks: Optional[int] = typer.Option(None, "--sinks", help="two_heads.thm_5_1: attention sinks s (default 1)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
@@ -87,13 +94,17 @@ def register(app: typer.Typer) -> None:
         bad = [c for c in cons if c not in CONSTRUCTIONS]
         if bad or not cons:
             raise UsageError(f"--constructions: choose from {', '.join(CONSTRUCTIONS)}; got {constructions!r}")
+        if scales and claim != "two_heads.lemma_3_1":
+            raise UsageError(f"--scales: the score-scaling study runs two_heads.lemma_3_1 only; got {claim}")
         Ns = _ints(N, "N")
         tgt = parse_target(target)
+        where = dict(claim=claim, window=window, sinks=sinks)
         result = {"claim": claim, "bits": bits_study(
             Ns, M, format_family, tgt, cons, d, seed, exp_bits, int_bits, options, sample_blocks or None, input_kind,
-            progress=None if as_json else lambda s: console.print(f"[dim]  {s}[/dim]"))}
+            progress=None if as_json else lambda s: console.print(f"[dim]  {s}[/dim]"), **where)}
         if blocks_format:
-            result["blocks"] = blocks_study(Ns, M, blocks_format, cons, d, seed, sample_blocks or None, input_kind)
+            result["blocks"] = blocks_study(Ns, M, blocks_format, cons, d, seed, sample_blocks or None, input_kind,
+                                            **where)
         if decode:
             result["decode"] = decode_study(decode, seed=seed)
         if scales:
@@ -109,10 +120,11 @@ def register(app: typer.Typer) -> None:
 
 def print_result(result: dict) -> None:
     b = result["bits"]
+    win = f", window r={b['window']}, sinks s={b['sinks']}" if result["claim"] == "two_heads.thm_5_1" else ""
     console.print(f"[bold]{result['claim']}[/bold]: bits needed for row-wise relative error <= "
-                  f"2^{math.log2(b['target']):.4g}, {b['family']} formats, M={b['M']}, d={b['d']}, seed={b['seed']}, "
-                  f"input={b['input']}, error over {b['sample_blocks'] or 'all'} sampled query blocks per N "
-                  "(truth: float64 direct attention)")
+                  f"2^{math.log2(b['target']):.4g}, {b['family']} formats, M={b['M']}, d={b['d']}{win}, seed={b['seed']}, "
+                  f"input={b['input']}, error over {b['sample_blocks'] or 'all'} sampled query groups per N "
+                  "(truth: exact scores, mp exp; direct = attention under the same mask, same format)")
     table = Table(show_header=True)
     table.add_column("N")
     table.add_column("n = N/M")

@@ -1,29 +1,28 @@
 """How many bits do the constructions need? Measured answers to two_heads digest §1.7 and §5.
 
-The paper assumes O(log N)-bit numbers and gives no rounding analysis. This module runs
-two_heads.lemma_3_1 (the paper's two-call scheme and the fused one-call scheme) and the direct
-attention of the same model in the fixed-width numerics (``attnsim.sim.numerics.fixed``) and
-measures the row-wise relative L2 error (digest §1.7) against a float64 truth:
+The paper assumes O(log N)-bit numbers and gives no rounding analysis. This module runs the Two
+Heads constructions — two_heads.lemma_3_1, two_heads.thm_3_4 (unmasked, packed), two_heads.thm_3_5
+(causal) and two_heads.thm_5_1 (sliding window + sinks), each in its paper and its fused scheme —
+and the direct attention of the same model under the same mask, in the fixed-width numerics
+(``attnsim.sim.numerics.fixed``), and measures the row-wise relative L2 error (digest §1.7)
+against the exact/mp reference:
 
 * :func:`bits_study` — for each N, the narrowest format of a family (``float``: E exponent bits,
   mantissa bits searched; ``fixed``: I integer bits sized from the run, fraction bits searched)
   whose error stays ≤ a target, found by a galloping bisection; then a least-squares fit of
-  bits-needed against log2 N (slope in bits per doubling of N, R²).
+  bits-needed against log2 N (slope in bits per doubling of N, R²) and a plain verdict.
 * :func:`blocks_study` — error at one fixed format against the number of merged blocks n = N/M.
 * :func:`decode_study` — the conditioning of the decode A = p/(1 − p) as A grows.
 
-Truth and sampling. The truth is direct attention in float64 (relative error below 2^-40 at these
-sizes, tests/test_precision.py checks it against mp:192), so errors down to 2^-30 are measured
-faithfully. Rows are independent in both the construction and direct attention, so at large N the
-error is measured on a seeded sample of query blocks (``sample_blocks``; every block when N/M is
-small): the construction runs its own ``head_jobs``/``combine`` for those query blocks against
-*every* key block, and direct attention computes those rows against every key — the same rounded
-values a full run produces for those rows (tested). The maximum is over the sampled rows.
+Truth. ``verify/precision_truth.py``: exact rational scores and values, exp in mpmath with at least
+64 guard bits, exact integer sums, rounded once to float64 — its own error is below 2^-52, so
+targets down to 2^-36 (the accepted range) are measured faithfully. The constructions and the row
+sampling are in ``verify/precision_constructions.py``; the maximum is over the sampled rows.
 
 Failure modes are results, not crashes: a NumericsError (p rounding to 1 in the decode, overflow,
 a constant the format cannot hold) makes that width fail with the error as its reason, and a row
-whose every block normaliser A rounded to 0 (exp underflow), leaving an output of 0, is reported
-as such.
+that came out 0 although its true value is not (every normaliser rounded to 0 — exp underflow, or
+Thm 5.1's prefix difference A_P − A_S cancelling to 0) is reported as such.
 """
 
 from __future__ import annotations
@@ -35,71 +34,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from attnsim.sim.masks import Full
-from attnsim.sim.model import HeadWeights, LayerWeights, Weights
-from attnsim.sim.numerics import Numerics, NumericsError, get_numerics
-from attnsim.sim.oracle import Oracle, OracleSpec
-from attnsim.sim.two_heads.blocks import combine, head_jobs
-from attnsim.verify.cases import Case, random_case
-from attnsim.verify.precision_runner import run_batched
+from attnsim.sim.numerics import NumericsError, get_numerics
+from attnsim.verify.precision_constructions import (CLAIMS, CONSTRUCTIONS, Setup, make_setup,  # noqa: F401
+                                                    run_construction)
 from attnsim.verify.registry import UsageError
 
 TARGET = 2.0 ** -10
-CONSTRUCTIONS = ("paper", "fused", "direct")
 FAMILIES = ("float", "fixed")
 ACCELERATION = 1.0  # bits per doubling by which the last step may exceed the first (see verdict)
-
-
-@dataclass(frozen=True, eq=False)
-class Setup:
-    """One case at one N: the model, the block size, the sampled query blocks and the float64 truth."""
-
-    N: int
-    M: int
-    case: Case
-    q_blocks: tuple[int, ...]
-    rows: np.ndarray
-    truth: np.ndarray
-
-
-def make_setup(N: int, M: int, d: int = 4, seed: int = 0, sample_blocks: int | None = 16,
-               input_kind: str = "random", score_scale: Fraction = Fraction(1)) -> Setup:
-    """The seeded random case at N; ``score_scale`` multiplies W^Q, and so every score."""
-    if N < 1 or M < 2 or d < 1:
-        raise UsageError(f"--N/--M/--d: need N >= 1, M >= 2, d >= 1; got N={N}, M={M}, d={d}")
-    case = random_case(N, d, 1, 1, Full(), seed, layer_mlp="identity", input_kind=input_kind, exact_kind=False)
-    if score_scale != 1:
-        hw = case.weights.layers[0].heads[0]
-        scaled = HeadWeights(hw.WQ * Fraction(score_scale), hw.WK, hw.WV)
-        case = Case(case.spec, Weights((LayerWeights((scaled,), case.weights.layers[0].psi),)), case.X)
-    starts = list(range(0, N, M))
-    if sample_blocks and len(starts) > sample_blocks:
-        pick = np.random.default_rng(seed + 1).choice(len(starts), size=sample_blocks, replace=False)
-        starts = [starts[i] for i in sorted(pick)]
-    rows = np.concatenate([np.arange(s, min(s + M, N)) for s in starts])
-    setup = Setup(N, M, case, tuple(starts), rows, np.zeros(0))
-    truth = run_construction("direct", get_numerics("float64"), setup)
-    return Setup(N, M, case, tuple(starts), rows, truth)
-
-
-def run_construction(name: str, nm: Numerics, setup: Setup) -> np.ndarray:
-    """Output rows ``setup.rows`` of construction ``name`` in numerics ``nm``."""
-    case = setup.case
-    hw = case.weights.layers[0].heads[0]
-    X = nm.array(case.X, "X")
-    WQ, WK, WV = nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V")
-    if name == "direct":
-        q = nm.matmul(X[setup.rows], WQ)
-        return nm.attention(q, nm.matmul(X, WK), nm.matmul(X, WV))
-    if name not in ("paper", "fused"):
-        raise UsageError(f"--constructions: unknown construction {name!r}; choose from {', '.join(CONSTRUCTIONS)}")
-    d = case.spec.d
-    oracle = Oracle(OracleSpec(setup.M + 1, 1, 1, 2 * d + 2), nm)
-    jobs, plans = head_jobs(nm, X, WQ, WK, WV, setup.M, name, "lemma_3_1")
-    keep = [i for i, p in enumerate(plans) if p.q0 in set(setup.q_blocks)]
-    results = run_batched(oracle, [jobs[i] for i in keep])
-    Y = combine(nm, oracle.ledger, case.spec.N, d, [plans[i] for i in keep], results, "lemma_3_1", oracle.round)
-    return Y[setup.rows]
 
 
 @dataclass
@@ -129,8 +71,11 @@ def evaluate(name: str, fmt: str, width: int, setup: Setup, seed: int = 0) -> Ev
     zero = (np.abs(Y).max(axis=1) == 0) & (np.abs(setup.truth).max(axis=1) > 0)
     reason = None
     if zero.any():
-        reason = (f"{fmt}: exp underflow: every block normaliser A of row {int(setup.rows[np.argmax(zero)])} "
-                  "rounded to 0, so the row came out 0")
+        row = int(setup.rows[np.argmax(zero)])
+        why = ("its normaliser A_P − A_S cancelled to 0 or its block normalisers underflowed (exp underflow)"
+               if setup.claim == "two_heads.thm_5_1" and name != "direct" else
+               "exp underflow: every block normaliser A rounded to 0")
+        reason = f"{fmt}: row {row} came out 0: {why}"
     return Eval(fmt, width, error_bits(Y, setup.truth), reason)
 
 
@@ -279,15 +224,18 @@ def verdict(needs: list[Need], fit: Fit) -> str:
 def bits_study(Ns: list[int], M: int, kind: str = "float", target: float = TARGET,
                constructions: tuple[str, ...] = CONSTRUCTIONS, d: int = 4, seed: int = 0, exp_bits: int = 8,
                int_bits: int | None = None, options: str = "", sample_blocks: int | None = 16,
-               input_kind: str = "random", progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Bits needed per N and construction, the fits and the verdicts (a JSON-able dict)."""
+               input_kind: str = "random", progress: Callable[[str], None] | None = None, *,
+               claim: str = "two_heads.lemma_3_1", window: int | None = None,
+               sinks: int | None = None) -> dict[str, Any]:
+    """Bits needed per N and construction of ``claim``, the fits and the verdicts (a JSON-able dict)."""
     if not 0 < target < 1 or target < 2.0 ** -36:
-        raise UsageError(f"--target: must lie in [2^-36, 1) (the float64 truth resolves ~2^-40); got {target}")
+        raise UsageError(f"--target: must lie in [2^-36, 1) (formats are carried in float64 and the truth is "
+                         f"rounded once to float64); got {target}")
     hints: dict[str, int | None] = {c: None for c in constructions}
     needs: dict[str, list[Need]] = {c: [] for c in constructions}
     families: dict[int, str] = {}
     for N in sorted(Ns):
-        setup = make_setup(N, M, d, seed, sample_blocks, input_kind)
+        setup = make_setup(N, M, d, seed, sample_blocks, input_kind, claim=claim, window=window, sinks=sinks)
         family = make_family(kind, setup, exp_bits, int_bits, options)
         families[N] = f"fixed:q{family.fixed_bits}.F" if kind == "fixed" else f"float:{family.fixed_bits}.M"
         for c in constructions:
@@ -296,7 +244,8 @@ def bits_study(Ns: list[int], M: int, kind: str = "float", target: float = TARGE
             need = bits_needed(c, setup, family, target, hints[c], seed)
             hints[c] = need.precision
             needs[c].append(need)
-    out: dict[str, Any] = {"Ns": sorted(Ns), "M": M, "family": kind, "target": target, "d": d, "seed": seed,
+    out: dict[str, Any] = {"claim": claim, "window": setup.window, "sinks": setup.sinks, "Ns": sorted(Ns), "M": M,
+                           "family": kind, "target": target, "d": d, "seed": seed,
                            "sample_blocks": sample_blocks, "input": input_kind, "formats": families,
                            "constructions": {}}
     for c, ns in needs.items():
@@ -312,12 +261,13 @@ def bits_study(Ns: list[int], M: int, kind: str = "float", target: float = TARGE
 
 def blocks_study(Ns: list[int], M: int, fmt: str = "float:fp32", constructions: tuple[str, ...] = CONSTRUCTIONS,
                  d: int = 4, seed: int = 0, sample_blocks: int | None = 16,
-                 input_kind: str = "random") -> dict[str, Any]:
+                 input_kind: str = "random", *, claim: str = "two_heads.lemma_3_1", window: int | None = None,
+                 sinks: int | None = None) -> dict[str, Any]:
     """Error bits at one format against the number of merged blocks n = N/M (fit: bits per doubling of n)."""
     get_numerics(fmt)  # a clear error for a bad name
     rows: dict[str, list[dict[str, Any]]] = {c: [] for c in constructions}
     for N in sorted(Ns):
-        setup = make_setup(N, M, d, seed, sample_blocks, input_kind)
+        setup = make_setup(N, M, d, seed, sample_blocks, input_kind, claim=claim, window=window, sinks=sinks)
         for c in constructions:
             e = evaluate(c, fmt, 0, setup, seed)
             rows[c].append({"N": N, "n": math.ceil(N / M), "error_bits": e.error_bits, "reason": e.reason})
@@ -326,7 +276,7 @@ def blocks_study(Ns: list[int], M: int, fmt: str = "float:fp32", constructions: 
         good = [r for r in rs if math.isfinite(r["error_bits"])]
         f = fit_log2([r["n"] for r in good], [r["error_bits"] for r in good])
         fits[c] = {"slope": f.slope, "r2": f.r2}
-    return {"format": fmt, "M": M, "rows": rows, "fits": fits}
+    return {"claim": claim, "format": fmt, "M": M, "rows": rows, "fits": fits}
 
 
 def log2_block_sum_max(setup: Setup) -> float:

@@ -15,8 +15,9 @@ in this backend sees exactly the values a machine with that format would hold:
   rounded difference and rounded into the format. The largest weight of a row is exp(0) = 1, so one
   softmax row never underflows entirely; the construction-level failure — every block's normaliser A
   rounding to 0 for a row — is diagnosed by ``attnsim.verify.precision``.
-* ``div`` by an exact zero raises :class:`NumericsError` naming the format: in two_heads.lemma_3_1
-  this is p rounding to exactly 1, so that the decode p/(1 − p) has nothing left to divide by.
+* ``div`` by an exact zero raises :class:`NumericsError` naming the format: in the Two Heads
+  constructions (two_heads.lemma_3_1 and every construction built on its Step 1: thm_3_4, thm_3_5,
+  thm_5_1) this is p rounding to exactly 1, so that the decode p/(1 − p) has nothing left to divide by.
 * Overflow past the largest finite value raises (default, option ``raise``) or saturates
   (``sat``). Constants (``zeros``, ``ones``, ``const``) must be exactly representable: a format
   too narrow for the synthetic constant 1 (``fixed:q1.F``) is an error, never a silent 1 − 2^-F.
@@ -126,8 +127,9 @@ class FixedWidth(Numerics):
     def div(self, a: Array, b: Array) -> Array:
         b = np.asarray(b)
         if (b == 0).any():
-            raise NumericsError(f"{self.name}: division by a value that rounded to exactly 0 (in two_heads.lemma_3_1: "
-                                "p rounded to 1, so the decode p/(1 - p) divides by zero); use a wider format")
+            raise NumericsError(f"{self.name}: division by a value that rounded to exactly 0 (in the Two Heads "
+                                "constructions: p rounded to 1, so the decode A = p/(1 - p) of Lemma 3.1 Step 1, "
+                                "used by every block construction, divides by zero); use a wider format")
         return self.round(np.divide(a, b))
 
     def matmul(self, a: Array, b: Array) -> Array:

@@ -15,8 +15,9 @@ from typing import Any
 
 from fractions import Fraction
 
+from attnsim.verify.claims.two_heads_precision_claims import blocks_lines, claims_study, claims_table, plot_claims
 from attnsim.verify.precision import (ACCELERATION, CONSTRUCTIONS, TARGET, blocks_study, bits_study, decode_study,
-                                      scale_study)
+                                      evaluate, make_setup, scale_study)
 from attnsim.verify.registry import report_section
 
 DECODE_FORMATS = ("float:bf16", "float:fp16", "float:fp32", "fixed:q16.16")
@@ -104,11 +105,17 @@ def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) 
     studies = {fam: bits_study(g[fam][0], g[fam][1], fam, TARGET, CONSTRUCTIONS, sample_blocks=g["sample"])
                for fam in ("float", "fixed")}
     blocks = blocks_study(g["blocks"][0], g["blocks"][1], "float:fp32", CONSTRUCTIONS, sample_blocks=g["sample"])
+    per_claim = claims_study(g["float"][0], g["float"][1], g["sample"], studies["float"],
+                             blocks if g["blocks"] == g["float"] else None)
+    plot_claims(per_claim, out / "plots" / "precision_per_construction.png")
     decodes = [decode_study(f) for f in DECODE_FORMATS]
     sN, sM, sc = g["scales"]
     scales = scale_study(sN, sM, [Fraction(c) for c in sc], "float", TARGET, CONSTRUCTIONS, sample_blocks=g["sample"])
     (out / "tables" / "precision.json").write_text(json.dumps(
-        {"bits": studies, "blocks": blocks, "decode": decodes, "scales": scales}, indent=1, default=str))
+        {"bits": studies, "blocks": blocks, "decode": decodes, "scales": scales,
+         "per_construction": {k: v for k, v in per_claim.items() if k != "studies"} | {
+             "studies": {c: st for c, st in per_claim["studies"].items() if c != "two_heads.lemma_3_1"}}},
+        indent=1, default=str))
     _plot_bits(studies, out / "plots" / "precision_bits_vs_log2N.png")
     _plot_lines({c: [(math.log2(r["n"]), r["error_bits"]) for r in rows] for c, rows in blocks["rows"].items()},
                 "log2 (N/M)", "error bits (−log2 rel. error)", f"error vs merged blocks at {blocks['format']}",
@@ -121,10 +128,17 @@ def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) 
           "two-call scheme and fused one-call scheme) and direct attention of the same model in fixed-width "
           "formats, rounding after every operation (nearest-even, accumulator = storage format), and finds for "
           f"each N the narrowest format whose row-wise relative error stays <= 2^{math.log2(TARGET):.0f} "
-          f"(truth: float64; max over {g['sample']} sampled query blocks per N). Bits needed that grow by a "
+          f"(truth: exact scores with the exp in mp, error < 2^-52; max over {g['sample']} sampled query blocks "
+          "per N). Bits needed that grow by a "
           "constant amount per doubling of N are O(log N); growth polynomial in N would show as bits per "
           f"doubling that keep increasing (more than {ACCELERATION:g} bit over the first step). "
           "See docs/precision.md.", ""]
+    md += [f"**Bits needed per construction** (float formats, 8 exponent bits; M = {per_claim['M']}; Thm 5.1 with "
+           f"window r = {per_claim['window']} and {per_claim['sinks']} sink; direct attention under the same mask in "
+           "the same format; the widths are 1 + 8 + mantissa bits):", "", *claims_table(per_claim), "",
+           "![bits needed per construction](plots/precision_per_construction.png)", "",
+           "Error against the number of merged blocks n = N/M at float:fp32 (error bits, worst sampled row):", "",
+           *blocks_lines(per_claim), ""]
     for fam, st in studies.items():
         md += [f"**{fam} formats** ({'1 + 8 exponent bits + mantissa' if fam == 'float' else 'I integer bits, sized from the run, + F fraction bits'}; "
                f"M = {st['M']}):", ""] + _bits_table(st) + [""]
@@ -165,16 +179,15 @@ def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) 
 
 def _cancellation_table(quick: bool) -> list[str]:
     """Thm 5.1's window sums are differences of local prefix sums; compare its error at fp32 with the
-    causal construction (Thm 3.5), which only adds, on the same shapes (M = 16, d = 4, window 4)."""
-    from attnsim.verify.check import run_check
-
-    rows = ["**Cancellation in Thm 5.1's prefix differences** (float:fp32, M = 16, d = 4, window r = 4; bits of "
-            "row-wise agreement with the mp reference):", "",
+    causal construction (Thm 3.5), which only adds, on the same single-head model shapes (M = 16, d = 4,
+    window r = 4, no sinks), every query row, against the exact/mp truth of ``precision_truth``."""
+    rows = ["**Cancellation in Thm 5.1's prefix differences** (float:fp32, M = 16, d = 4, window r = 4, one head; "
+            "bits of row-wise agreement with the exact/mp reference, worst row):", "",
             "| N | Thm 5.1 (window, prefix differences) | Thm 3.5 (causal, sums only) | bits lost to cancellation |",
             "|---|---|---|---|"]
     for N in ((32, 128) if quick else (32, 128, 512)):
-        win = run_check("two_heads.thm_5_1", dict(N=N, M=16, d=4, window=4, psi="identity"), "float:fp32")
-        cau = run_check("two_heads.thm_3_5", dict(N=N, M=16, d=4, psi="identity"), "float:fp32")
-        rows.append(f"| {N} | {win['error_bits']:.1f} | {cau['error_bits']:.1f} | "
-                    f"{cau['error_bits'] - win['error_bits']:.1f} |")
+        win = evaluate("paper", "float:fp32", 0, make_setup(N, 16, 4, 0, None, claim="two_heads.thm_5_1", window=4,
+                                                            sinks=0)).error_bits
+        cau = evaluate("paper", "float:fp32", 0, make_setup(N, 16, 4, 0, None, claim="two_heads.thm_3_5")).error_bits
+        rows.append(f"| {N} | {win:.1f} | {cau:.1f} | {cau - win:.1f} |")
     return rows

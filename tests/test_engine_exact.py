@@ -16,6 +16,7 @@ from attnsim.verify.bench import direct_attention
 from attnsim.verify.cli_bench import rows
 
 EX = get_numerics("exact", 7)
+SEEDED = get_numerics("exact:64:seeded", 7)  # z = p/q with q > 1: the denominator powers are used too
 
 
 def _qkv(rng, n, nk, dk, dv, den=4):
@@ -24,31 +25,33 @@ def _qkv(rng, n, nk, dk, dv, den=4):
     return f((n, dk)), f((nk, dk)), f((nk, dv))
 
 
-def generic(q, k, v, allowed=None):
-    return Numerics.attention(EX, q, k, v, allowed)
+def generic(q, k, v, allowed=None, nm=EX):
+    return Numerics.attention(nm, q, k, v, allowed)
 
 
+@pytest.mark.parametrize("nm", [EX, SEEDED], ids=["z=2", "seeded"])
 @pytest.mark.parametrize("n, nk, allowed", [
     (5, 5, None), (6, 9, None), (7, 7, Causal().materialize(7)), (8, 8, SlidingWindow(2).materialize(8)),
     (3, 4, np.array([[True, False, True, False], [False] * 4, [True] * 4])),  # a fully masked row -> 0
 ])
-def test_flint_attention_equals_generic(n, nk, allowed):
+def test_flint_attention_equals_generic(nm, n, nk, allowed):
     rng = np.random.default_rng(n * nk)
     q, k, v = _qkv(rng, n, nk, 3, 2)
-    fast = EX.attention(q, k, v, allowed)
-    slow = generic(q, k, v, allowed)
+    fast = nm.attention(q, k, v, allowed)
+    slow = generic(q, k, v, allowed, nm)
     assert fast.shape == slow.shape
     assert all(a == b for a, b in zip(fast.reshape(-1), slow.reshape(-1)))
     if allowed is not None and not allowed.all(axis=1).all() and not allowed.any(axis=1).all():
         assert all(x == 0 for x in fast[1])
 
 
-def test_wrong_weights_would_be_caught():
-    """A base different from the numerics' z gives different rationals: equality is a real test."""
+@pytest.mark.parametrize("other", ["exact:64:3", "exact:64:seeded", "exact:32"])
+def test_wrong_weights_would_be_caught(other):
+    """Another base (or grid) gives different rationals: equality is a real test."""
     rng = np.random.default_rng(0)
     q, k, v = _qkv(rng, 4, 4, 2, 2)
-    other = get_numerics("exact", 8)
-    assert any(a != b for a, b in zip(EX.attention(q, k, v).reshape(-1), other.attention(q, k, v).reshape(-1)))
+    nm = get_numerics(other, 8)
+    assert any(a != b for a, b in zip(EX.attention(q, k, v).reshape(-1), nm.attention(q, k, v).reshape(-1)))
 
 
 def test_off_grid_scores_still_raise():
@@ -68,13 +71,14 @@ def test_bench_table_rows_show_each_ratio_or_a_stated_skip():
     f = {"N": 8, "M": 2, "d": 2, "fused/direct": 1.05, "paper/direct": 2.0, "fused/paper": 0.52,
          "gflops": {"direct": 1.0, "fused": 1.0, "paper": 1.0}, "torch": {"skipped": "torch is not installed"}}
     rec = {"gemm_gflops": 10.0, "float64": [f],
-           "exact": {"N": 128, "M": 16, "d": 2, "sim_N": 32, "reference fraction/flint": 20.0,
-                     "simulation fraction/flint": 6.0},
+           "exact": {"N": 128, "M": 16, "d": 4, "z": "2", "reference fraction/flint": 20.0,
+                     "simulation fraction/flint": 15.0},
            "dask": {"N": 8, "M": 2, "d": 2, "dask/serial": 1.3}}
     table = {r[0]: r for r in rows(rec)}
     assert table["fused / direct"][1] == "1.05" and table["paper / direct"][1] == "2.00"
     assert table["fused / torch SDPA (CPU)"][1] == "skipped" and "not installed" in table["fused / torch SDPA (CPU)"][2]
     assert table["exact: fraction / flint, attention"][1] == "20.0x"
+    assert table["exact: fraction / flint, simulation"][1] == "15.0x" and "N=128" in table["exact: fraction / flint, simulation"][2]
     assert table["Dask (2 workers) / serial"][1] == "1.30"
 
 
@@ -84,3 +88,12 @@ def test_flint_to_grid_matches_fraction_rounding():
     a = EX.array(np.array(vals, dtype=object))
     got = [EX.to_fraction_or_float(x) for x in EX.to_grid(a, 2)]
     assert got == [Fraction(round(v * 2), 2) for v in vals]
+
+
+def test_bench_exact_figures_compare_the_same_rationals():
+    """The bench's exact figures run both backends on one case (equality asserted inside); no timing asserted."""
+    from attnsim.verify.bench import exact_figures
+
+    rec = exact_figures(12, 4, 2, 5)
+    assert (rec["N"], rec["z"]) == (12, "2")
+    assert rec["simulation fraction/flint"] > 0 and rec["reference fraction/flint"] > 0

@@ -24,11 +24,11 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         out.append(("fused / torch SDPA (CPU)", f"{t['sim/torch']:.2f}" if "sim/torch" in t else "skipped",
                     size if "sim/torch" in t else t["skipped"]))
     e = rec["exact"]
-    size = f"N={e['N']} M={e['M']} d={e['d']}"
-    out += [("exact: fraction / flint, attention", f"{e['reference fraction/flint']:.1f}x",
-             f"{size}; direct attention (reference)"),
-            ("exact: fraction / flint, simulation", f"{e['simulation fraction/flint']:.1f}x",
-             f"N={e['sim_N']} M={e['M']} d={e['d']}; Lemma 3.1 fused scheme")]
+    size = f"N={e['N']} M={e['M']} d={e['d']}, z={e['z']}"
+    out += [("exact: fraction / flint, simulation", f"{e['simulation fraction/flint']:.1f}x",
+             f"{size}; Lemma 3.1 fused scheme, same rationals"),
+            ("exact: fraction / flint, attention", f"{e['reference fraction/flint']:.1f}x",
+             f"{size}; direct attention (reference)")]
     if "dask" in rec:
         dk = rec["dask"]
         out.append(("Dask (2 workers) / serial", f"{dk['dask/serial']:.2f}",

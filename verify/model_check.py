@@ -4,11 +4,14 @@
 :class:`~attnsim.sim.oracle.Oracle` with a fresh ledger, computes the reference T(X) in the truth
 numerics (``agreement.truth_numerics``), and returns a Measurement whose counts are read off the
 ledger: oracle calls (``calls``), oracle rounds, processing entries by tag, and the longest and
-widest call (``oracle_len``, ``oracle_dim``) — the sizes the claim's bound is about.
+widest call (``oracle_len``, ``oracle_dim``) — the sizes the claim's bound is about. In exact
+numerics it also compares each layer's output before its grid-rounding ψ when the case records them
+(``layer_record``): agreement then means every layer agrees exactly, not only the rounded output.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from attnsim.sim.model import reference
@@ -16,6 +19,7 @@ from attnsim.sim.numerics import Array, get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.cases import Case
+from attnsim.verify.layer_record import layer_mismatches
 from attnsim.verify.registry import CheckContext, Measurement
 
 Simulate = Callable[[Oracle, Array], Array]
@@ -41,18 +45,21 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
         "oracle_len": shape[0] if shape else 0,
         "oracle_dim": shape[1] if len(shape) > 1 else 0,
     }
+    layers_compared, layer_reasons, layer_bits = layer_mismatches(case) if nm.exact else (0, [], math.inf)
     reasons = []
     if not ag.agree:
         where = f" (worst row {ag.worst_row})" if ag.worst_row is not None else ""
         reasons.append(f"row-wise relative error {ag.error_bits:.1f} bits{where} below the required "
                        f"{min_bits} bits" if min_bits is not None else f"exact outputs differ{where}")
+    agree = ag.agree and not layer_reasons
     return Measurement(
-        agree=ag.agree, error_bits=ag.error_bits, counts=counts,
+        agree=agree, error_bits=min(ag.error_bits, layer_bits), counts=counts,
         counts_by_tag={**led.by_tag("oracle"), **{f"processing:{k}": v for k, v in led.by_tag("processing").items()}},
         rounds=led.rounds("oracle"), derived=derived, length_convention=oracle_spec.length_convention,
-        reasons=reasons[:0] if ag.agree else [], extra={
+        reasons=layer_reasons + (reasons[:0] if ag.agree else []), extra={
             "oracle": oracle_spec.describe(), "min_bits": min_bits, "truth_numerics": truth.name,
             "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
             "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,
+            "layers_compared_before_rounding": layers_compared,
         },
     )

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from attnsim.sim.numerics.base import NumericsError
+
 try:
     import flint
 except ImportError:  # pragma: no cover
@@ -43,17 +45,22 @@ def round_to_grid(a: np.ndarray, denominator: int) -> np.ndarray:
     return out
 
 
-def _powers(base: int, top: int, cache: dict[int, list[Any]]) -> np.ndarray:
-    table = cache.setdefault(base, [flint.fmpz(1)])
-    while len(table) <= top:
-        table.append(table[-1] * base)
-    out = np.empty(top + 1, dtype=object)
-    out[:] = table[:top + 1]
-    return out
+def _powers(base: int, top: int, cache: dict[int, np.ndarray]) -> np.ndarray:
+    """base**0 .. base**top as a numpy object array of fmpz (cached, grown by doubling; read-only use)."""
+    table = cache.get(base)
+    if table is None or len(table) <= top:
+        old = [flint.fmpz(1)] if table is None else list(table)
+        size = max(2 * len(old), top + 1)
+        while len(old) < size:
+            old.append(old[-1] * base)
+        table = np.empty(size, dtype=object)
+        table[:] = old
+        cache[base] = table
+    return table
 
 
 def flint_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray | None,
-                    p: int, qd: int, grid: int, cache: dict[int, list[Any]]) -> np.ndarray | None:
+                    p: int, qd: int, grid: int, cache: dict[int, np.ndarray]) -> np.ndarray | None:
     """softmax-by-z attention of 2-D object arrays of fmpq; None when a score is off the grid."""
     n, dk = q.shape
     nk, dv = v.shape
@@ -61,20 +68,26 @@ def flint_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.nda
     num, den = (S * grid).numer_denom()
     if den != 1:
         return None
-    K = np.array([int(x) for x in num.entries()], dtype=object).reshape(n, nk)
+    try:
+        K = np.fromiter(map(int, num.entries()), dtype=np.int64, count=n * nk).reshape(n, nk)
+    except OverflowError:
+        raise NumericsError(f"exact: a score exponent D·s beyond 2**63 (scores up to "
+                            f"{max(abs(int(x)) for x in num.entries()) / grid}): no weight z**(D·s) fits "
+                            "in memory") from None
     if allowed is not None:
         allowed = np.broadcast_to(allowed, (n, nk))
-        big = max(abs(int(x)) for x in K.reshape(-1)) + 1 if K.size else 1
-        kmin = np.where(allowed, K, big).min(axis=1, keepdims=True)
-        kmax = np.where(allowed, K, -big).max(axis=1, keepdims=True)
+        kmin = np.where(allowed, K, K.max()).min(axis=1, keepdims=True)
+        kmax = np.where(allowed, K, K.min()).max(axis=1, keepdims=True)
         empty = ~allowed.any(axis=1, keepdims=True)
         kmin, kmax = np.where(empty, 0, kmin), np.where(empty, 0, kmax)
         K = np.where(allowed, K, kmin)
     else:
         kmin, kmax = K.min(axis=1, keepdims=True), K.max(axis=1, keepdims=True)
-    a, b = (K - kmin).astype(np.int64), (kmax - K).astype(np.int64)
+    a, b = K - kmin, kmax - K
     top = int(max(a.max(initial=0), b.max(initial=0)))
-    W = _powers(p, top, cache)[a] * _powers(qd, top, cache)[b]
+    W = _powers(p, top, cache)[a]
+    if qd != 1:  # an integer base z needs no denominator powers
+        W = W * _powers(qd, top, cache)[b]
     if allowed is not None:
         W = np.where(allowed, W, flint.fmpz(0))
     Wm = flint.fmpz_mat(n, nk, list(W.reshape(-1)))

@@ -1,16 +1,17 @@
 """Numerics backends, chosen by name (DESIGN.md "Numerics").
 
-=================  ===========================================================================
-name               arithmetic
-=================  ===========================================================================
-``exact[:D]``      rationals (python-flint), softmax numerator z**(D*s) with a rational z
-``fraction[:D]``   the same with ``fractions.Fraction`` (the fallback, and a speed baseline)
-``symbolic[:D]``   rational functions in a symbol z
-``mp:BITS``        mpmath reals at BITS bits of precision, real exp
-``float64``        numpy float64
-``float:FMT``      fixed-width binary floating point (fp32, bf16, fp16, e4m3, e5m2, E.M), see ``fixed.py``
-``fixed:qI.F``     fixed point, I integer bits (with sign) and F fraction bits, see ``fixed.py``
-=================  ===========================================================================
+=====================  =======================================================================================
+name                   arithmetic
+=====================  =======================================================================================
+``exact[:D[:z]]``      rationals (python-flint), softmax numerator z**(D*s); z = 2 by default, a rational
+                       > 1, or ``seeded`` (a 16-bit rational in (1, 2] from the seed), see ``exact.py``
+``fraction[:D[:z]]``   the same with ``fractions.Fraction`` (the fallback, and a speed baseline)
+``symbolic[:D]``       rational functions in a symbol z
+``mp:BITS``            mpmath reals at BITS bits of precision, real exp
+``float64``            numpy float64
+``float:FMT``          fixed-width binary floating point (fp32, bf16, fp16, e4m3, e5m2, E.M), see ``fixed.py``
+``fixed:qI.F``         fixed point, I integer bits (with sign) and F fraction bits, see ``fixed.py``
+=====================  =======================================================================================
 
 D is the score-grid denominator (default 64). Fixed-bit-width formats plug in through
 :func:`register_backend`.
@@ -21,7 +22,7 @@ from __future__ import annotations
 from typing import Callable
 
 from attnsim.sim.numerics.base import Array, Numerics, NumericsError
-from attnsim.sim.numerics.exact import FractionExact, make_exact
+from attnsim.sim.numerics.exact import DEFAULT_GRID, FractionExact, make_exact, parse_base
 from attnsim.sim.numerics.fixed import make_fixed_width
 from attnsim.sim.numerics.floating import Float64
 from attnsim.sim.numerics.mp import MP
@@ -50,14 +51,18 @@ def _int_arg(kind: str, arg: str | None, default: int | None) -> int:
         raise NumericsError(f"--numerics: {kind}:{arg}: expected an integer after the colon") from None
 
 
-def _exact(arg: str | None, seed: int) -> Numerics:
-    nm = make_exact(_int_arg("exact", arg, 64), seed)
-    nm.name = "exact" if arg is None else f"exact:{arg}"
+def _rational(kind: str, arg: str | None, seed: int) -> Numerics:
+    """``exact[:D[:z]]`` or ``fraction[:D[:z]]``; the name keeps the user's spelling."""
+    grid, _, base = (arg or "").partition(":")
+    D = _int_arg(kind, grid or None, DEFAULT_GRID)
+    z = parse_base(base or None, seed, kind)
+    nm = make_exact(D, seed, z) if kind == "exact" else FractionExact(D, seed, z)
+    nm.name = kind if arg is None else f"{kind}:{arg}"
     return nm
 
 
-register_backend("exact", _exact)
-register_backend("fraction", lambda arg, seed: FractionExact(_int_arg("fraction", arg, 64), seed))
+register_backend("exact", lambda arg, seed: _rational("exact", arg, seed))
+register_backend("fraction", lambda arg, seed: _rational("fraction", arg, seed))
 register_backend("symbolic", lambda arg, seed: Symbolic(_int_arg("symbolic", arg, 64), seed))
 register_backend("mp", lambda arg, seed: MP(_int_arg("mp", arg, None)))
 

@@ -1,9 +1,22 @@
 """``exact``: rational arithmetic (python-flint ``fmpq``; ``fractions.Fraction`` as fallback).
 
 exp is not rational, so scores live on a grid (1/D)Z and the softmax numerator of a score s is
-``z**(D*s)`` for a rational base z > 0 drawn from the seed (DESIGN.md "Numerics"). Every identity the
-constructions use needs only w(a + b) = w(a)·w(b), so simulated == reference holds exactly, and a
-random z makes each equality a Schwartz–Zippel test of the identity in z (z = e^(1/D) is the model).
+``z**(D*s)`` for a rational base z > 1 (DESIGN.md "Numerics"). Every identity the constructions use
+needs only w(a + b) = w(a)·w(b), so simulated == reference holds exactly for *any* such z.
+
+Names: ``exact[:D[:z]]`` (and ``fraction[:D[:z]]``), z an integer or fraction > 1, or ``seeded``.
+
+**Default base z = 2** (D = 64). Until issue 9 the default was a rational z in (1, 2] with 16-bit
+numerator and denominator drawn from the seed (now ``exact:64:seeded``). That z makes each equality a
+Schwartz–Zippel test of the identity as a rational function of z, but a weight z**k then has ~32·k
+bits, and exact checks at useful sizes (Thm 3.4 at N = 256) spend their time on gcds of
+hundred-thousand-bit numbers. With z = 2 a weight is 2**k (k bits, 32x smaller), the row-scaled
+weights are integers and every sum of weights is an integer. The check stays exact: simulated and
+reference are the *same* rationals for softmax with base 2**(D·s), a well-defined attention function
+(temperature D·ln 2), and ``==`` is decided without rounding or reduction modulo a prime. What a
+fixed base gives up is the probabilistic argument over z; deliberately broken constructions are still
+caught under the default (``tests/test_exact_base.py``), and ``exact:64:seeded`` remains for the
+stronger test.
 
 A score off the grid raises :class:`~attnsim.sim.numerics.base.NumericsError` naming D.
 """
@@ -27,24 +40,59 @@ except ImportError:  # pragma: no cover
     HAVE_FLINT = False
 
 
+DEFAULT_GRID = 64
+DEFAULT_BASE = Fraction(2)
+
+
 def draw_base(seed: int) -> Fraction:
-    """A rational z in (1, 2] with 16-bit numerator and denominator, from the seed."""
+    """A rational z in (1, 2] with 16-bit numerator and denominator, from the seed (``exact:D:seeded``)."""
     rng = random.Random(seed)
     den = rng.randrange(2**15, 2**16)
     return Fraction(den + rng.randrange(1, den + 1), den)
 
 
+def parse_base(text: str | None, seed: int, kind: str = "exact") -> Fraction | None:
+    """The base z named after ``kind:D:`` — ``seeded``, an integer or a fraction p/q > 1; None: the default."""
+    if text is None:
+        return None
+    if text == "seeded":
+        return draw_base(seed)
+    try:
+        z = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        z = None
+    if z is None or z <= 1:
+        raise NumericsError(f"--numerics: {kind}:D:{text}: the base z must be 'seeded' or a rational > 1 "
+                            f"(e.g. {kind}:64:2, {kind}:64:3/2)")
+    return z
+
+
 class _RationalBase(Numerics):
     exact = True
+    kind = "exact"
 
-    def __init__(self, grid: int = 64, seed: int = 0) -> None:
+    def __init__(self, grid: int = DEFAULT_GRID, seed: int = 0, base: Fraction | None = None) -> None:
         if grid < 1:
-            raise NumericsError(f"exact: the score grid denominator D must be >= 1, got {grid}")
+            raise NumericsError(f"{self.kind}: the score grid denominator D must be >= 1, got {grid}")
         self.grid = grid
         self.seed = seed
-        self.z_fraction = draw_base(seed)
+        self.z_fraction = DEFAULT_BASE if base is None else Fraction(base)
+        if self.z_fraction <= 1:
+            raise NumericsError(f"{self.kind}: the base z must be a rational > 1, got {self.z_fraction}")
+        label = None if self.z_fraction == DEFAULT_BASE else str(self.z_fraction)
+        self.name = self.kind + (f":{grid}" if grid != DEFAULT_GRID or label else "") + (f":{label}" if label else "")
         self.z = self.scalar(self.z_fraction)
         self._powers: dict[int, Any] = {}
+
+    # constants: one shared immutable scalar per array, not a conversion per entry
+    def zeros(self, shape: tuple[int, ...]) -> Array:
+        return np.full(shape, self.scalar(0), dtype=object)
+
+    def ones(self, shape: tuple[int, ...]) -> Array:
+        return np.full(shape, self.scalar(1), dtype=object)
+
+    def const(self, value: int | Fraction, shape: tuple[int, ...]) -> Array:
+        return np.full(shape, self.scalar(value), dtype=object)
 
     def _power(self, k: int) -> Any:
         p = self._powers.get(k)
@@ -85,10 +133,9 @@ class _RationalBase(Numerics):
 class FlintExact(_RationalBase):
     """Rationals as python-flint ``fmpq``; 2-D products through ``fmpq_mat`` (C speed)."""
 
-    def __init__(self, grid: int = 64, seed: int = 0) -> None:
-        self.name = "exact" if grid == 64 else f"exact:{grid}"
-        super().__init__(grid, seed)
-        self._int_powers: dict[int, list[Any]] = {}
+    def __init__(self, grid: int = DEFAULT_GRID, seed: int = 0, base: Fraction | None = None) -> None:
+        super().__init__(grid, seed, base)
+        self._int_powers: dict[int, np.ndarray] = {}
 
     def scalar(self, value: int | Fraction | float) -> Any:
         if isinstance(value, float):
@@ -130,6 +177,11 @@ class FlintExact(_RationalBase):
         (n, k), (k2, m) = a.shape, b.shape
         if k != k2:
             raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align")
+        used = (b != 0).any(axis=1)  # an all-zero row of b makes its column of a irrelevant (exactly)
+        if not used.all():  # e.g. packed oracle heads reading one slot of a wide stream (packing.py)
+            if not used.any():
+                return self.zeros((n, m))
+            a, b, k = a[:, used], b[used], int(used.sum())
         prod = flint.fmpq_mat(n, k, list(a.reshape(-1))) * flint.fmpq_mat(k, m, list(b.reshape(-1)))
         return np.array(prod.entries(), dtype=object).reshape(n, m)
 
@@ -137,9 +189,7 @@ class FlintExact(_RationalBase):
 class FractionExact(_RationalBase):
     """Rationals as ``fractions.Fraction`` (the fallback when python-flint is missing; slower)."""
 
-    def __init__(self, grid: int = 64, seed: int = 0) -> None:
-        self.name = "fraction" if grid == 64 else f"fraction:{grid}"
-        super().__init__(grid, seed)
+    kind = "fraction"
 
     def scalar(self, value: int | Fraction | float) -> Any:
         if isinstance(value, (int, np.integer, Fraction, float)):
@@ -155,5 +205,5 @@ class FractionExact(_RationalBase):
         return x.numerator, x.denominator
 
 
-def make_exact(grid: int = 64, seed: int = 0) -> _RationalBase:
-    return FlintExact(grid, seed) if HAVE_FLINT else FractionExact(grid, seed)
+def make_exact(grid: int = DEFAULT_GRID, seed: int = 0, base: Fraction | None = None) -> _RationalBase:
+    return FlintExact(grid, seed, base) if HAVE_FLINT else FractionExact(grid, seed, base)

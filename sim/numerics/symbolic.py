@@ -5,7 +5,7 @@ two results is equality of rational functions, i.e. a proof of the identity for 
 every base z, including z = e^(1/D). Use small sizes: arithmetic in Q(z) grows with the degree.
 
 ``to_grid`` (used by grid-rounding layer maps) first evaluates at the seed's rational point z0 (the
-``exact`` backend's base), so later layers start from numbers again; the identity checked is then
+``exact:D:seeded`` backend's base), so later layers start from numbers again; the identity checked is then
 that of the last layer, in z, given the earlier layers at z0.
 """
 
@@ -59,7 +59,7 @@ class Symbolic(Numerics):
         return Fraction(int(v.numerator), int(v.denominator))
 
     def to_fraction_or_float(self, value: Any) -> Fraction:
-        """The value at z = z0 (the exact backend's base for the same seed)."""
+        """The value at z = z0 (the exact:D:seeded base for the same seed)."""
         return self._at_z0(value)
 
     def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:

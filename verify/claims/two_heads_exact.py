@@ -30,6 +30,7 @@ from attnsim.sim.two_heads.packing import abstract_calls, run_packed
 from attnsim.sim.two_heads.worst_case import simulate
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.cases import INPUT_KINDS, Case, random_case
+from attnsim.verify.layer_record import record_layers
 from attnsim.verify.model_check import measure_model
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
@@ -70,13 +71,15 @@ def block_size(M: int, length: str) -> int:
 
 
 def model_case(ctx: CheckContext, mask: Any) -> Case:
-    """A random model; its affine layer MLPs are scaled by 1/d (see :func:`bounded_layers`)."""
+    """A random model; its affine layer MLPs are scaled by 1/d (see :func:`bounded_layers`). In exact
+    numerics every layer MLP records its input, so each layer is compared before rounding (``layer_record``)."""
     p = ctx.params
     psi = "affine" if p["psi"] == "quadratic" else p["psi"]
+    exact = backend_kind(ctx.numerics) in EXACT_KINDS
     case = random_case(p["N"], p["d"], p.get("H", 1), p.get("L", 1), mask, ctx.seed, layer_mlp=psi,
-                       input_kind=p["input"], exact_kind=backend_kind(ctx.numerics) in EXACT_KINDS,
-                       input_file=p["input_file"])
-    return bounded_layers(case, quadratic=p["psi"] == "quadratic")
+                       input_kind=p["input"], exact_kind=exact, input_file=p["input_file"])
+    case = bounded_layers(case, quadratic=p["psi"] == "quadratic")
+    return record_layers(case) if exact else case
 
 
 def bounded_layers(case: Case, quadratic: bool) -> Case:

@@ -1,4 +1,5 @@
-"""pytest-benchmark: exact attention at N = 128 in python-flint and in fractions.Fraction.
+"""pytest-benchmark: exact arithmetic at N = 128 in python-flint and in fractions.Fraction — direct
+attention, and the Lemma 3.1 fused simulation (the bench's ``fraction / flint, simulation`` figure).
 
 Run with ``python -m pytest benchmarks -n 0``.
 """
@@ -10,6 +11,8 @@ import pytest
 from attnsim.sim.masks import Full
 from attnsim.sim.model import reference
 from attnsim.sim.numerics import get_numerics
+from attnsim.sim.oracle import Oracle, OracleSpec
+from attnsim.sim.two_heads import worst_case
 from attnsim.verify.cases import random_case
 
 
@@ -19,3 +22,18 @@ def test_exact_reference_attention(benchmark, numerics):
     nm = get_numerics(numerics, 0)
     X = nm.array(case.X, "X")
     benchmark.pedantic(reference, args=(case.spec, case.weights, X, nm), rounds=5, iterations=1)
+
+
+@pytest.mark.parametrize("numerics", ["exact", "fraction"])
+def test_exact_lemma_3_1_simulation(benchmark, numerics):
+    N, M, d = 128, 16, 4
+    case = random_case(N, d, 1, 1, Full(), seed=0)
+    nm = get_numerics(numerics, 0)
+    X = nm.array(case.X, "X")
+
+    def run():
+        return worst_case.simulate(case.spec, case.weights, X, Oracle(OracleSpec(M + 1, dim=2 * d + 2), nm), b=M,
+                                   scheme="fused")
+
+    Y = benchmark.pedantic(run, rounds=5, iterations=1)
+    assert (Y == reference(case.spec, case.weights, X, nm)).all()

@@ -7,19 +7,19 @@ p**(k − kmin_i) · q**(kmax_i − k). Then
 
 * scores are one ``fmpq_mat`` product, and their exponents come from one ``numer_denom``;
 * the integer weights are built by indexing cached power tables (numpy object arrays, no Python
-  loop over entries) and the numerators are one ``fmpz_mat`` product with the values over their
-  common denominator;
+  loop over entries; with an integer base — the default z = 2 — q = 1 and only p's table is used)
+  and the numerators are one ``fmpz_mat`` product with the values over their common denominator;
 * the row sums are one ``fmpz_mat`` product with a column of ones; each output entry is then
   one ``fmpq(numerator, row sum · denominator)``,
 
-so the big rationals are never added one by one. The result is the same rational as the generic
-path (rationals are canonical), so ``simulated == reference`` is unaffected. A score off the grid
-returns None and the caller falls back to the generic path (which names the offending score).
+so the big rationals are never added one by one: the only gcds on big numbers are the n·d_v
+canonicalisations of the outputs (the per-entry path does one per addition). The result is the same
+rational as the generic path (rationals are canonical), so ``simulated == reference`` is unaffected.
+A score off the grid returns None and the caller falls back to the generic path (which names the
+offending score); a score exponent beyond 2**63 is a NumericsError (no such weight fits in memory).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 

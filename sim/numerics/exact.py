@@ -10,13 +10,14 @@ Names: ``exact[:D[:z]]`` (and ``fraction[:D[:z]]``), z an integer or fraction > 
 numerator and denominator drawn from the seed (now ``exact:64:seeded``). That z makes each equality a
 Schwartz–Zippel test of the identity as a rational function of z, but a weight z**k then has ~32·k
 bits, and exact checks at useful sizes (Thm 3.4 at N = 256) spend their time on gcds of
-hundred-thousand-bit numbers. With z = 2 a weight is 2**k (k bits, 32x smaller), the row-scaled
+10⁴–10⁵-bit numbers. With z = 2 a weight is 2**k (k bits, 32x smaller), the row-scaled
 weights are integers and every sum of weights is an integer. The check stays exact: simulated and
 reference are the *same* rationals for softmax with base 2**(D·s), a well-defined attention function
 (temperature D·ln 2), and ``==`` is decided without rounding or reduction modulo a prime. What a
 fixed base gives up is the probabilistic argument over z; deliberately broken constructions are still
-caught under the default (``tests/test_exact_base.py``), and ``exact:64:seeded`` remains for the
-stronger test.
+caught under the default (``tests/test_exact_base.py``; multi-layer checks compare every layer before
+its grid rounding, ``verify/layer_record.py``), and ``exact:64:seeded`` remains for the stronger
+test. More in ``docs/exact_numerics.md``.
 
 A score off the grid raises :class:`~attnsim.sim.numerics.base.NumericsError` naming D.
 """

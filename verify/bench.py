@@ -13,6 +13,9 @@ a machine's load or clock drift affects both alike. Figures:
 * ``fraction/flint``  exact arithmetic: the ``fraction`` numerics over the ``exact`` (python-flint)
                       numerics, for direct attention (``reference``) and for the Lemma 3.1 fused
                       simulation, both at N = 128, M = 16, d = 4 (outputs asserted equal);
+* ``torch oracle``    fused Thm 3.4 with every call run by the torch oracle (SDPA) vs one direct SDPA
+                      call, float64, CPU, N = 8192, M = 512, d = 64 (``bench_torch.torch_sdpa_ratio``;
+                      target ≤ 1.5; skipped with a reason without torch);
 * ``dask/serial``     the fused scheme on a 2-worker Dask LocalCluster vs the serial engine
                       (cluster start-up not timed).
 
@@ -172,6 +175,18 @@ def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[s
     sizes = [(4096, 256, 64)] if quick else [(4096, 256, 64), (4096, 128, 64), (8192, 512, 64)]
     rec["float64"] = [float_figures(N, M, d, repeats, threads) for N, M, d in sizes]
     rec["exact"] = exact_figures(128, 16, 4, repeats)
+    rec["torch_oracle"] = torch_oracle_figure(repeats)
     if dask:
         rec["dask"] = dask_figure(4096 if quick else 8192, 256, 64, repeats)
     return rec
+
+
+def torch_oracle_figure(repeats: int) -> dict[str, Any]:
+    """Issue 10's figure: fused Thm 3.4 with every call on the torch oracle / one direct SDPA call."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return {"skipped": "torch is not installed (pip install attnsim[torch])"}
+    from attnsim.verify.bench_torch import torch_sdpa_ratio
+
+    return torch_sdpa_ratio(8192, 512, 64, repeats=repeats, engine="torch-oracle")

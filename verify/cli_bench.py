@@ -29,6 +29,13 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
              f"{size}; Lemma 3.1 fused scheme, same rationals"),
             ("exact: fraction / flint, attention", f"{e['reference fraction/flint']:.1f}x",
              f"{size}; direct attention (reference)")]
+    t = rec["torch_oracle"]
+    if "skipped" in t:
+        out.append(("torch oracle / torch SDPA (CPU)", "skipped", t["skipped"]))
+    else:
+        out.append(("torch oracle / torch SDPA (CPU)", f"{t['ratio']:.2f}",
+                    f"N={t['N']} M={t['M']} d={t['d']}; fused thm_3_4, every call on SDPA; target <= {t['target']}, "
+                    f"{t['error_bits']:.1f} bits"))
     if "dask" in rec:
         dk = rec["dask"]
         out.append(("Dask (2 workers) / serial", f"{dk['dask/serial']:.2f}",

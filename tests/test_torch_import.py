@@ -44,7 +44,8 @@ def test_encoder_layer_reproduced(norm_first, activation):
 def test_gpt2_reproduced():
     transformers = pytest.importorskip("transformers", reason="the torch extra's transformers is not installed")
     torch.manual_seed(3)
-    cfg = transformers.GPT2Config(n_embd=E, n_head=H, n_layer=3, n_positions=32, vocab_size=8)
+    cfg = transformers.GPT2Config(n_embd=E, n_head=H, n_layer=3, n_positions=32, vocab_size=8,
+                                  bos_token_id=0, eos_token_id=0)
     im = import_module(transformers.GPT2Model(cfg), N)
     assert im.kind == "gpt2" and im.spec.L == 3 and isinstance(im.spec.mask, Causal)
     assert im.verify(_x(5)) <= IMPORT_RTOL

@@ -4,6 +4,8 @@ The CLI prints ``error: <message>`` and exits 2 for any :class:`AttnsimError`; n
 reach a user as a traceback.
 """
 
+from typing import Sequence
+
 
 class AttnsimError(ValueError):
     """Base of every user-facing error in attnsim."""
@@ -11,6 +13,12 @@ class AttnsimError(ValueError):
 
 class PreconditionError(AttnsimError):
     """A construction's preconditions do not hold (the message lists the reasons)."""
+
+
+def require(reasons: Sequence[tuple[str, str]]) -> None:
+    """Raise one :class:`PreconditionError` listing every (parameter, why) reason; none: return."""
+    if reasons:
+        raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
 
 
 class OracleSpecError(AttnsimError):

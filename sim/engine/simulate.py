@@ -15,7 +15,7 @@ import numpy as np
 from attnsim.sim.engine.batch import admit
 from attnsim.sim.engine.blockwise import ColumnGroup, HeadAccumulator, head_batches, head_sources, record_combine
 from attnsim.sim.engine.schedulers import Item, Scheduler, Serial
-from attnsim.sim.errors import AttnsimError, PreconditionError
+from attnsim.sim.errors import AttnsimError, require
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array
 from attnsim.sim.oracle import Oracle
@@ -33,8 +33,7 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         raise AttnsimError("rope: the batched engine has no rotary embeddings; "
                            "use attnsim.sim.two_heads.worst_case.simulate")
     reasons = preconditions(spec, oracle, b, scheme)
-    if reasons:
-        raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
+    require(reasons)
     weights.validate(spec)
     scheduler = scheduler or Serial()
     X = apply_token_map(nm, oracle, weights.phi, nm.array(X, "X"), b, "input_mlp")

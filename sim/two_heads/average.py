@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnsim.sim.errors import PreconditionError
+from attnsim.sim.errors import require
 from attnsim.sim.masks import Full
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
@@ -99,8 +99,7 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
              runner: JobRunner = run_one_per_call) -> AverageRun:
     """The average-case estimate of T(X) through the oracle (one head, one layer)."""
     reasons = preconditions(spec, oracle, b, tau)
-    if reasons:
-        raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
+    require(reasons)
     weights.validate(spec)
     nm = oracle.nm
     X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")

@@ -56,7 +56,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from attnsim.sim.errors import PreconditionError
+from attnsim.sim.errors import PreconditionError, require
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.masks import Causal
 from attnsim.sim.model import TransformerSpec, Weights
@@ -225,8 +225,7 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
     ``stream``: hand the runner each layer's jobs as a generator (see ``simulate_layers``).
     """
     reasons = preconditions(spec, oracle, b, scheme)
-    if reasons:
-        raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
+    require(reasons)
     return simulate_layers(spec, weights, X, oracle, b=b, build_head=causal_head(b, scheme), runner=runner, tag=tag,
                            stream=stream)
 

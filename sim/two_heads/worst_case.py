@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnsim.sim.errors import PreconditionError
+from attnsim.sim.errors import require
 from attnsim.sim.masks import Full
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array, Numerics
@@ -82,8 +82,7 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
              scheme: str = "paper", runner: JobRunner = run_one_per_call, tag: str = "lemma_3_1") -> Array:
     """T(X) from oracle calls (exact identity in exact arithmetic)."""
     reasons = preconditions(spec, oracle, b, scheme)
-    if reasons:
-        raise PreconditionError("; ".join(f"{what}: {why}" for what, why in reasons))
+    require(reasons)
     weights.validate(spec)
     nm = oracle.nm
     X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -125,9 +125,6 @@ class Oracle:
         return [self._execute(call) for call in chain([first], it)]
 
     # -- execution -----------------------------------------------------------------------------
-    def _refuse(self, call: OracleCall, what: str) -> OracleSpecError:
-        return OracleSpecError(f"oracle refused call '{call.tag}': {what} ({self.spec.describe()})")
-
     def _execute(self, call: OracleCall) -> Array:
         spec, nm = self.spec, self.nm
         X = call.phi(nm, call.X) if call.phi is not None else call.X
@@ -145,44 +142,27 @@ class Oracle:
                 X = layer.psi(nm, H, X)
             else:
                 X = layer.psi(nm, H)
-        self._check_width(call, X.shape[1], "output")
+        self._check_output(call, X.shape[1])
         self.ledger.record("oracle", call.tag, round=self.round, shape=(n, width), flops=flops)
         return X
 
     def _check_call(self, call: OracleCall, X: Array) -> None:
         """Refuse a call longer than ``max_len`` or with more layers than the oracle has."""
-        if X.shape[0] > self.spec.max_len:
-            raise self._refuse(call, f"sequence length {X.shape[0]} exceeds max_len {self.spec.max_len}")
-        if len(call.layers) > self.spec.layers:
-            raise self._refuse(call, f"{len(call.layers)} layers exceed the oracle's {self.spec.layers}")
+        self._raise_if(call, refusal(self.spec, length=X.shape[0], layers=len(call.layers)))
 
-    def _check_width(self, call: OracleCall, width: int, where: str) -> None:
-        if width > self.spec.dim:
-            raise self._refuse(call, f"{where} width {width} exceeds dim {self.spec.dim}")
+    def _check_output(self, call: OracleCall, width: int) -> None:
+        self._raise_if(call, refusal(self.spec, output=width))
 
     def _check_layer(self, call: OracleCall, li: int, layer: OracleLayer, shape: tuple[int, ...]) -> int:
         """Refuse a layer outside the spec (heads, widths, rotary embeddings); return its flops."""
-        spec = self.spec
         n, width = shape
-        self._check_width(call, width, f"layer {li} input")
-        if len(layer.heads) != spec.heads:
-            raise self._refuse(call, f"layer {li} has {len(layer.heads)} heads, the oracle has {spec.heads}")
-        if width % spec.heads:
-            raise self._refuse(call, f"layer {li} input width {width} is not divisible by {spec.heads} heads")
-        w = width // spec.heads
-        flops = 0
-        for h, head in enumerate(layer.heads):
-            if head.WQ.shape[0] != w or head.WK.shape[0] != w or head.WV.shape[0] != w:
-                raise self._refuse(call, f"layer {li} head {h}: weights must have {w} rows (its column block)")
-            if head.WQ.shape[1] != head.WK.shape[1]:
-                raise self._refuse(call, f"layer {li} head {h}: W^Q and W^K widths differ")
-            if max(head.WQ.shape[1], head.WV.shape[1]) > spec.dim:
-                raise self._refuse(call, f"layer {li} head {h}: head width exceeds dim {spec.dim}")
-            if head.rope_dims and spec.rope is None:
-                raise self._refuse(call, f"layer {li} head {h} asks for rotary embeddings the oracle lacks")
-            kq, kv = head.WQ.shape[1], head.WV.shape[1]
-            flops += 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)
-        return flops
+        self._raise_if(call, refusal(self.spec, layer=li, width=width, heads=layer.heads))
+        w = width // self.spec.heads
+        return sum(head_flops(n, w, head.WQ.shape[1], head.WV.shape[1]) for head in layer.heads)
+
+    def _raise_if(self, call: OracleCall, why: str | None) -> None:
+        if why is not None:
+            raise refused(self.spec, call.tag, why)
 
     def _heads(self, call: OracleCall, li: int, layer: OracleLayer, X: Array,
                allowed: np.ndarray | None) -> tuple[list[Array], int]:
@@ -200,3 +180,52 @@ class Oracle:
                 k = spec.rope.apply(nm, k, list(range(n)), head.rope_dims)
             outs.append(nm.attention(q, k, v, allowed))
         return outs, flops
+
+
+def head_flops(n: int, width: int, kq: int, kv: int) -> int:
+    """Flops of one attention head on an n × ``width`` input: the three projections (query and key
+    ``kq`` wide, value ``kv`` wide), the n × n scores and the weighted sum of the values."""
+    return 2 * n * width * (2 * kq + kv) + 2 * n * n * (kq + kv)
+
+
+def refused(spec: OracleSpec, tag: str, why: str) -> OracleSpecError:
+    """The error for call ``tag`` refused for reason ``why`` (a :func:`refusal`)."""
+    return OracleSpecError(f"oracle refused call '{tag}': {why} ({spec.describe()})")
+
+
+def refusal(spec: OracleSpec, *, length: int | None = None, layers: int | None = None, layer: int = 0,
+            width: int | None = None, heads: Sequence[OracleHead] | None = None,
+            output: int | None = None) -> str | None:
+    """Why an oracle with ``spec`` refuses a call, or None: the one set of refusal checks.
+
+    Checks what is given, in the order a call meets them: its ``length`` and number of ``layers``;
+    the input ``width`` of layer ``layer`` and that layer's ``heads`` (count, weight shapes, head
+    width, rotary embeddings); the ``output`` width. Every executor (``Oracle``, the engine's
+    batches, the torch oracle, the batched runner) asks this function, so all refuse alike.
+    """
+    if length is not None and length > spec.max_len:
+        return f"sequence length {length} exceeds max_len {spec.max_len}"
+    if layers is not None and layers > spec.layers:
+        return f"{layers} layers exceed the oracle's {spec.layers}"
+    li = layer
+    if width is not None and width > spec.dim:
+        return f"layer {li} input width {width} exceeds dim {spec.dim}"
+    if heads is not None:
+        if len(heads) != spec.heads:
+            return f"layer {li} has {len(heads)} heads, the oracle has {spec.heads}"
+        assert width is not None, "a layer's heads are checked against its input width"
+        if width % spec.heads:
+            return f"layer {li} input width {width} is not divisible by {spec.heads} heads"
+        w = width // spec.heads
+        for h, head in enumerate(heads):
+            if head.WQ.shape[0] != w or head.WK.shape[0] != w or head.WV.shape[0] != w:
+                return f"layer {li} head {h}: weights must have {w} rows (its column block)"
+            if head.WQ.shape[1] != head.WK.shape[1]:
+                return f"layer {li} head {h}: W^Q and W^K widths differ"
+            if max(head.WQ.shape[1], head.WV.shape[1]) > spec.dim:
+                return f"layer {li} head {h}: head width exceeds dim {spec.dim}"
+            if head.rope_dims and spec.rope is None:
+                return f"layer {li} head {h} asks for rotary embeddings the oracle lacks"
+    if output is not None and output > spec.dim:
+        return f"output width {output} exceeds dim {spec.dim}"
+    return None

@@ -19,7 +19,7 @@ from attnsim.sim.two_heads.jobs import run_one_per_call
 from attnsim.sim.two_heads.worst_case import simulate
 from attnsim.verify.cases import Case, random_case
 from attnsim.verify.precision import constructions as precision_constructions
-from attnsim.verify.precision.runner import run_batched
+from attnsim.sim.engine.runner import run_batched
 from attnsim.verify.precision.study import (
     Family,
     Setup,

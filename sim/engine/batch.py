@@ -25,8 +25,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from attnsim.sim.engine.backend import BatchBackend
-from attnsim.sim.errors import OracleSpecError
-from attnsim.sim.oracle import Oracle, OracleSpec
+from attnsim.sim.oracle import Oracle, OracleHead, head_flops, refusal, refused
 
 BatchDecode = Callable[[np.ndarray], np.ndarray]
 
@@ -72,37 +71,19 @@ class CallBatch:
 
     def flops_per_call(self) -> int:
         _, n, w = self.inputs.shape
-        kq, kv = self.WQ.shape[1], self.WV.shape[1]
-        return 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)
-
-
-def refusal(spec: OracleSpec, batch: CallBatch) -> str | None:
-    """Why ``Oracle`` would refuse each call of the batch, or None (same checks, same order)."""
-    _, n, w = batch.inputs.shape
-    if n > spec.max_len:
-        return f"sequence length {n} exceeds max_len {spec.max_len}"
-    if w > spec.dim:
-        return f"layer 0 input width {w} exceeds dim {spec.dim}"
-    if spec.heads != 1:
-        return f"layer 0 has 1 heads, the oracle has {spec.heads}"
-    if any(W.shape[0] != w for W in (batch.WQ, batch.WK, batch.WV)):
-        return "layer 0 head 0: weights must have {w} rows (its column block)".format(w=w)
-    if batch.WQ.shape[1] != batch.WK.shape[1]:
-        return "layer 0 head 0: W^Q and W^K widths differ"
-    if max(batch.WQ.shape[1], batch.WV.shape[1]) > spec.dim:
-        return f"layer 0 head 0: head width exceeds dim {spec.dim}"
-    out = batch.out_width if batch.out_width is not None else batch.WV.shape[1]
-    if out > spec.dim:
-        return f"output width {out} exceeds dim {spec.dim}"
-    return None
+        return head_flops(n, w, self.WQ.shape[1], self.WV.shape[1])
 
 
 def admit(oracle: Oracle, batch: CallBatch) -> None:
-    """Refuse (OracleSpecError) or record the batch in the oracle's ledger, in the current round."""
-    why = refusal(oracle.spec, batch)
-    if why is not None:
-        raise OracleSpecError(f"oracle refused call '{batch.tag}': {why} ({oracle.spec.describe()})")
+    """Refuse (OracleSpecError) or record the batch in the oracle's ledger, in the current round.
+
+    Each call of the batch is refused exactly as ``Oracle`` refuses it (:func:`attnsim.sim.oracle.refusal`)."""
     B, n, w = batch.inputs.shape
+    out = batch.out_width if batch.out_width is not None else batch.WV.shape[1]
+    why = refusal(oracle.spec, length=n, layers=1, width=w, heads=(OracleHead(batch.WQ, batch.WK, batch.WV),),
+                  output=out)
+    if why is not None:
+        raise refused(oracle.spec, batch.tag, why)
     oracle.ledger.record("oracle", batch.tag, round=oracle.round, shape=(n, w),
                          flops=B * batch.flops_per_call(), amount=B)
 

@@ -97,7 +97,7 @@ class TorchOracle(Oracle):
     def _run_group(self, group: list[tuple[int, OracleCall, Array]], results: list[Any]) -> None:
         calls = [c for _, c, _ in group]
         for (i, _, _), call, res in zip(group, calls, self._execute_group(calls, [x for _, _, x in group])):
-            self._check_width(call, res[0].shape[1], "output")
+            self._check_output(call, res[0].shape[1])
             results[i] = res
 
     # -- spec enforcement: the numpy oracle's checks (Oracle._check_call, Oracle._check_layer) ----------

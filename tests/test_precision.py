@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from attnsim.sim.engine.runner import run_batched
 from attnsim.sim.masks import Full
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights, reference
 from attnsim.sim.numerics import get_numerics
@@ -19,7 +20,6 @@ from attnsim.sim.two_heads.jobs import run_one_per_call
 from attnsim.sim.two_heads.worst_case import simulate
 from attnsim.verify.cases import Case, random_case
 from attnsim.verify.precision import constructions as precision_constructions
-from attnsim.sim.engine.runner import run_batched
 from attnsim.verify.precision.study import (
     Family,
     Setup,

@@ -31,6 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from attnsim.sim.engine.runner import run_batched
 from attnsim.sim.masks import Causal, Full, Mask, Sink, SlidingWindow
 from attnsim.sim.model import HeadWeights, LayerWeights, Weights
 from attnsim.sim.numerics import Numerics
@@ -40,7 +41,6 @@ from attnsim.sim.two_heads.causal import causal_combine, causal_head_jobs
 from attnsim.sim.two_heads.multi_layer import uniform_rows
 from attnsim.sim.two_heads.window import chunk_size, window_combine, window_head_jobs
 from attnsim.verify.cases import Case, random_case
-from attnsim.sim.engine.runner import run_batched
 from attnsim.verify.precision.truth import attention_truth
 from attnsim.verify.registry import UsageError
 

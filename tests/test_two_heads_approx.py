@@ -17,7 +17,7 @@ from attnsim.sim.two_heads.assumptions import measure
 from attnsim.theory.average_case import conditions, minimum_M, smallest_eps
 from attnsim.verify.approx_cases import approx_case, needle_position, qkv_float
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.two_heads_approx import taus, wilson
+from attnsim.verify.claims.two_heads_approx import taus
 
 CLAIM = "two_heads.thm_4_1"
 SMALL_OK = dict(N=256, M=128, d=2, eps=4.0, seeds=40, input="bounded")  # both conditions hold here
@@ -82,13 +82,6 @@ def test_step1_estimate_is_unbiased_on_average():
     _, logden = average.direct(q, k, v)
     ests = np.mean([np.exp(average.estimate(q, k, v, t, 8)[1]) for t in taus(64, 0, 3000)], axis=0)
     assert np.allclose(ests / np.exp(logden), 1.0, atol=0.03)
-
-
-def test_wilson_interval():
-    lo, hi = wilson(200, 200)
-    assert 0.98 < lo < 0.982 and hi == 1.0
-    lo, hi = wilson(90, 100)
-    assert lo < 0.9 < hi
 
 
 def test_passes_when_conditions_hold():

@@ -3,7 +3,7 @@
 ``run_batched(oracle, jobs)`` is a drop-in for ``run_one_per_call``: one round, the same calls, the same
 refusals (:func:`attnsim.sim.oracle.refusal`, checked for every job before any runs) and the same ledger
 totals by tag, rounds, flops and shapes (consecutive calls with equal tag and shape share one entry whose
-``amount`` counts them). Jobs of equal shapes are then evaluated together:
+``amount`` counts them; a refused round records nothing). Jobs of equal shapes are then evaluated together:
 
 * float64 numerics: jobs with the same input shape and the same weight arrays run as one batch on the
   engine (:func:`~attnsim.sim.engine.batch.execute`: stacked inputs, batched attention on ``backend``);
@@ -49,10 +49,12 @@ def run_batched(oracle: Oracle, jobs: Iterable[HeadJob], backend: str = "numpy")
         if why is not None:
             raise refused(oracle.spec, job.tag, why)
     oracle.round += 1
-    _record(oracle, jobs)
     if oracle.nm.name == "float64":
-        return _run_on_engine(oracle, jobs, backend)
-    return _run_in_numerics(oracle, jobs)
+        results = _run_on_engine(oracle, jobs, backend)
+    else:
+        results = _run_in_numerics(oracle, jobs)
+    _record(oracle, jobs)
+    return results
 
 
 def _record(oracle: Oracle, jobs: list[HeadJob]) -> None:

@@ -147,11 +147,6 @@ def thm25_sweep(ar: Arith, eps_list: list[float], seed: int = 0, n: int = 6, dim
     return [max_abs_diff(softmax_simulation(ar, q, k, v, allowed, e), exact) for e in eps_list]
 
 
-def slope(xs: list[float], ys: list[float]) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)), 1)[0])
-
-
 def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: int = 3,
                   seed: int = 0, eta: Any = 0.25) -> tuple[np.ndarray, np.ndarray, int]:
     """tint.linear_forward / linear_backward / linear_descent on random rationals.

@@ -39,27 +39,9 @@ from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.stats import binomial_interval
 
 EXACT = ("exact",)
-
-
-def _binom_cdf(k: int, n: int, p: float) -> float:
-    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
-
-
-def _decreasing_root(f, target: float) -> float:
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if f(mid) > target else (lo, mid)
-    return (lo + hi) / 2
-
-
-def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """The exact (Clopper-Pearson) 1 - alpha interval for a binomial proportion k/n."""
-    upper = 1.0 if k == n else _decreasing_root(lambda p: _binom_cdf(k, n, p), alpha / 2)
-    lower = 0.0 if k == 0 else 1.0 - _decreasing_root(lambda p: _binom_cdf(n - k, n, p), alpha / 2)
-    return lower, upper
 
 
 # ---------------------------------------------------------------- Theorem 5.2: Match2
@@ -164,7 +146,7 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
         hashes_per_run.add(own.total("hash"))
         memory = max(memory, own.total("memory_words"))
         last = own
-    lo, hi = clopper_pearson(failures, runs)
+    lo, hi = binomial_interval(failures, runs, method="exact")
     reasons = []
     if disagree:
         reasons.append(f"Algorithms 1 and 2 differ on {disagree} of {runs} runs")

@@ -33,6 +33,7 @@ from attnsim.theory.formulas import evaluate
 from attnsim.theory.lsh import hyperplane_probabilities, ideal_parameters, proof_parameters
 from attnsim.verify.long_run import random_layer, run_layer
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, get_checker
+from attnsim.verify.stats import loglog_fit
 
 EXPONENT_SLACK = 0.25
 """How far a fitted log-log exponent may exceed the claimed one (fits over 3-5 doublings carry log factors)."""
@@ -42,7 +43,7 @@ def loglog_exponent(ns: list[int], values: list[float]) -> float:
     """Least-squares slope of log(value) against log(N)."""
     if len(ns) < 2:
         raise UsageError("--points: an exponent needs at least 2 sizes")
-    return float(np.polyfit(np.log(np.asarray(ns, float)), np.log(np.asarray(values, float)), 1)[0])
+    return loglog_fit(ns, values).slope
 
 
 def claimed_exponent(claim_id: str, name: str = "exponent") -> float:

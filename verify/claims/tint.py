@@ -20,6 +20,7 @@ from attnsim.sim.tint.cases import CASES, case
 from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, published
 from attnsim.theory import tint_size
 from attnsim.verify.registry import CheckContext, CheckFn, Measurement, Param, checker
+from attnsim.verify.stats import loglog_fit
 from attnsim.verify.tint_size import case_configs, size_values
 
 ALL = ("exact", "mp", "float64")
@@ -105,7 +106,7 @@ def check_thm_2_5(ctx: CheckContext) -> Measurement:
     ar = get_arith(ctx.numerics)
     eps = [ctx.params["eps"] / 2 ** i for i in range(ctx.params["halvings"])]
     errs = ex.thm25_sweep(ar, eps, ctx.seed)
-    slope = ex.slope(eps, errs)
+    slope = loglog_fit(eps, errs).slope
     reasons = [] if abs(slope - 1) <= 0.15 else [f"error slope in eps is {slope:.3f}, expected 1 (O(eps))"]
     return Measurement(agree=not reasons, derived={"slope": slope}, reasons=reasons,
                        extra={"eps": eps, "errors": errs, "slope": slope})
@@ -123,7 +124,7 @@ def _fd(which: str) -> CheckFn:
             ok = max(errs) <= 1e-9
             reasons = [] if ok else [f"ReLU finite difference should be exact away from the kink; error {max(errs):.3g}"]
             return Measurement(agree=ok, reasons=reasons, extra=extra)
-        slope = extra["slope"] = ex.slope([1 / n for n in scales], errs)
+        slope = extra["slope"] = loglog_fit([1 / n for n in scales], errs).slope
         reasons = [] if abs(slope - 1) <= 0.15 else [f"error slope in eps = 1/N is {slope:.3f}, expected 1"]
         return Measurement(agree=not reasons, derived={"slope": slope}, reasons=reasons, extra=extra)
     return fn

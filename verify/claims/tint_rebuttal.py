@@ -27,9 +27,9 @@ from attnsim.sim.tint import mlp_aux as ma
 from attnsim.sim.tint.arith import bits_of_agreement, get_arith, max_abs_diff
 from attnsim.sim.tint.builder import build
 from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, TinTConfigError, validate
-from attnsim.sim.tint.experiments import slope
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.stats import loglog_fit
 from attnsim.verify.tint_size import case_configs, size_values
 
 ALL = ("exact", "mp", "float64")
@@ -197,7 +197,7 @@ def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
         if abs(var / want - 1) > tol:
             reasons.append(f"D = {D}: SPSA relative variance {var:.3g} is not within {tol:.0%} of {want:g}")
     tint_rows = [r for r in rows if r.estimator == "tint"]
-    tint_slope = slope([r.eps for r in tint_rows], [r.bias for r in tint_rows])
+    tint_slope = loglog_fit([r.eps for r in tint_rows], [r.bias for r in tint_rows]).slope
     if any(r.variance for r in tint_rows) or abs(tint_slope - 1) > 0.15:
         reasons.append(f"TinT's per-layer scheme should be deterministic with bias O(eps); slope {tint_slope:.3f}")
     forwards = led.by_tag("forward")

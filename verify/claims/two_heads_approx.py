@@ -35,17 +35,9 @@ from attnsim.theory.lower_bound import conditional_bound, information_bound
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.approx_cases import APPROX_INPUTS, approx_case, qkv_float
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.stats import binomial_interval
 
 ONE = {"H": 1, "L": 1, "Hp": 1, "Lp": 1}
-
-
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """95% Wilson score interval for k successes in n trials."""
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (0.0 if k == 0 else max(0.0, mid - half)), (1.0 if k == n else min(1.0, mid + half))
 
 
 def taus(N: int, seed: int, count: int) -> list[np.ndarray]:
@@ -97,7 +89,7 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
     cross = float(average.row_errors(np.asarray(run.Y, dtype=float), Y0).max())
     sw = average.sweep(q, k, v, perms, M, eps)
     ok = int((sw.max_error <= eps).sum())
-    lo, hi = wilson(ok, K)
+    lo, hi = binomial_interval(ok, K, method="wilson")
     promised = float(claim.extra["success_probability"])
     row_fail = float(sw.row_fail_fraction.mean())
     eps90 = float(np.quantile(sw.max_error, promised))

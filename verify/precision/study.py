@@ -37,6 +37,7 @@ import numpy as np
 from attnsim.sim.numerics import NumericsError, get_numerics
 from attnsim.verify.precision.constructions import CLAIMS, CONSTRUCTIONS, Setup, make_setup, run_construction  # noqa: F401
 from attnsim.verify.registry import UsageError
+from attnsim.verify.stats import LineFit, linear_fit
 
 TARGET = 2.0 ** -10
 FAMILIES = ("float", "fixed")
@@ -179,22 +180,9 @@ def bits_needed(name: str, setup: Setup, family: Family, target: float = TARGET,
     return Need(name, setup.N, good, family.width(good), [cache[k] for k in sorted(cache)])
 
 
-@dataclass(frozen=True)
-class Fit:
-    slope: float  # bits per doubling of N
-    intercept: float
-    r2: float
-
-
-def fit_log2(xs: list[float], ys: list[float]) -> Fit:
-    """Least squares y = a + b·log2 x. R² is 1 for a perfect (also a flat) fit."""
-    lx, y = np.log2(np.asarray(xs, float)), np.asarray(ys, float)
-    if len(lx) < 2:
-        return Fit(math.nan, math.nan, math.nan)
-    b, a = np.polyfit(lx, y, 1)
-    ss_res, ss_tot = float(((y - (a + b * lx)) ** 2).sum()), float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 if ss_tot == 0 else 1 - ss_res / ss_tot
-    return Fit(float(b), float(a), r2)
+def fit_log2(xs: list[float], ys: list[float]) -> LineFit:
+    """Least squares y = a + b·log2 x: b is in bits per doubling of N. R² is 1 for a perfect (also a flat) fit."""
+    return linear_fit(np.log2(np.asarray(xs, float)), ys)
 
 
 def per_doubling(Ns: list[int], widths: list[int]) -> list[float]:
@@ -202,7 +190,7 @@ def per_doubling(Ns: list[int], widths: list[int]) -> list[float]:
     return [(w2 - w1) / math.log2(n2 / n1) for (n1, w1), (n2, w2) in zip(zip(Ns, widths), zip(Ns[1:], widths[1:]))]
 
 
-def verdict(needs: list[Need], fit: Fit) -> str:
+def verdict(needs: list[Need], fit: LineFit) -> str:
     """Plain words: is the measured growth of bits-needed consistent with O(log N)?
 
     Growth linear in log2 N — a constant number of bits per doubling of N, whatever the constant —
@@ -311,8 +299,7 @@ def scale_study(N: int, M: int, scales: list[Fraction], kind: str = "float", tar
     for name in constructions:
         pts = [(r["log2_A_max"], r[f"{name}_precision"]) for r in rows if r[f"{name}_precision"] is not None]
         if len(pts) >= 2:
-            b, a = np.polyfit([p[0] for p in pts], [p[1] for p in pts], 1)
-            fits[name] = float(b)
+            fits[name] = linear_fit([p[0] for p in pts], [p[1] for p in pts]).slope
     return {"N": N, "M": M, "family": kind, "target": target, "rows": rows, "bits_per_log2_A": fits}
 
 

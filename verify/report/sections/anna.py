@@ -8,14 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from attnsim.verify.stats import loglog_fit
 
 
 def _fit_exponent(xs: list[float], ys: list[float]) -> float | None:
     pts = [(x, y) for x, y in zip(xs, ys) if x and y and x > 0 and y > 0]
     if len(pts) < 2 or len({x for x, _ in pts}) < 2:
         return None
-    return float(np.polyfit(np.log([x for x, _ in pts]), np.log([y for _, y in pts]), 1)[0])
+    return loglog_fit([x for x, _ in pts], [y for _, y in pts]).slope
 
 
 def _loglog_plot(path: Any, title: str, series: dict[str, tuple[list[float], list[float]]], xlabel: str, ylabel: str) -> None:

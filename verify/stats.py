@@ -1,0 +1,68 @@
+"""Line fits and binomial intervals: the one implementation every checker and report section uses.
+
+Both come from ``scipy.stats``: :func:`linear_fit` and :func:`loglog_fit` are least-squares lines
+(``linregress``), :func:`binomial_interval` is a confidence interval for a proportion
+(``binomtest(k, n).proportion_ci``: Clopper-Pearson "exact" or Wilson score).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats
+
+from attnsim.sim.errors import AttnsimError
+
+INTERVAL_METHODS = ("exact", "wilson")
+
+
+@dataclass(frozen=True)
+class LineFit:
+    """y ≈ intercept + slope · x by least squares over ``n`` points, with its coefficient of determination.
+
+    ``r2`` is 1 for a perfect fit, including a flat one (every y equal). With fewer than two distinct
+    x there is no line: slope, intercept and r2 are NaN.
+    """
+
+    slope: float
+    intercept: float
+    r2: float
+    n: int
+
+
+def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> LineFit:
+    """The least-squares line through the points (xs[i], ys[i])."""
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise AttnsimError(f"linear_fit: xs and ys must be equally long sequences, got shapes {x.shape} and {y.shape}")
+    if len(np.unique(x)) < 2:
+        return LineFit(math.nan, math.nan, math.nan, len(x))
+    res = stats.linregress(x, y)
+    r2 = 1.0 if bool(np.all(y == y[0])) else float(res.rvalue) ** 2
+    return LineFit(float(res.slope), float(res.intercept), r2, len(x))
+
+
+def loglog_fit(xs: Sequence[float], ys: Sequence[float]) -> LineFit:
+    """The least-squares line of log y against log x (natural logs): its slope is the fitted exponent.
+
+    Every x and y must be positive; callers drop the points where a measurement is zero.
+    """
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if not (np.all(x > 0) and np.all(y > 0)):
+        raise AttnsimError("loglog_fit: every x and y must be positive")
+    return linear_fit(np.log(x), np.log(y))
+
+
+def binomial_interval(k: int, n: int, level: float = 0.95, method: str = "exact") -> tuple[float, float]:
+    """A ``level`` confidence interval for a proportion from k successes in n trials.
+
+    ``method`` "exact" is Clopper-Pearson (coverage at least ``level`` for every proportion);
+    "wilson" is the Wilson score interval (no continuity correction).
+    """
+    if method not in INTERVAL_METHODS:
+        raise AttnsimError(f"binomial_interval: method must be one of {INTERVAL_METHODS}, got {method!r}")
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method=method)
+    return float(ci.low), float(ci.high)

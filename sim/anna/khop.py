@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from attnsim.sim.anna.errors import require
-from attnsim.sim.anna.mpc import MPC, Deliver
+from attnsim.sim.anna.mpc import MPC, Deliver, Place, Record
 from attnsim.sim.anna.mpc_sort import sample_sort
 from attnsim.sim.anna.tasks import SINK
 from attnsim.sim.ledger import Ledger
@@ -43,11 +43,19 @@ class KHopRun:
     pointers: np.ndarray    # sigma^k(i) or SINK
     rounds: int
     machines: int
+    memory: tuple[tuple[Record, ...], ...] = ()  # every machine's final memory (its "state" records)
+
+
+Sorter = Callable[..., None]
 
 
 def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None,
-             deliver: Deliver | None = None) -> KHopRun:
-    """Run k-hop on an MPC machine with local memory ``memory`` words (``deliver``: see :class:`MPC`)."""
+             deliver: Deliver | None = None, place: Place | None = None, sort: Sorter = sample_sort) -> KHopRun:
+    """Run k-hop on an MPC machine with local memory ``memory`` words (``deliver``, ``place``: see :class:`MPC`).
+
+    ``sort`` sorts the 1-hop items; it takes :func:`sample_sort`'s arguments (another sort may need
+    less memory than the one-level sample sort's order of P^2 words).
+    """
     s = np.asarray(s, dtype=np.int64)
     N = len(s)
     require(N >= 2, "N", f"need at least 2 letters, got {N}")
@@ -55,7 +63,7 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
     b = memory // _TOKEN_WORDS
     require(b >= 1, "s", f"local memory {memory} is below {_TOKEN_WORDS} words (one token's state and messages)")
     P = -(-N // b)
-    mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver)
+    mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver, place=place)
 
     def home(i: int) -> int:
         return i // b
@@ -79,7 +87,7 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
         return items
 
     mpc.local(to_items)
-    sample_sort(mpc, range(P), key=lambda r: (r[1],), block=b, record_words=5, key_words=1)
+    sort(mpc, range(P), key=lambda r: (r[1],), block=b, record_words=5, key_words=1)
 
     def neighbour(m, mem):
         out = [(m, r) for r in mem]
@@ -115,7 +123,8 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
         mpc.local(lambda m, mem, bit=bit: _doubling_update(mem, bit))
         level += 1
     states = sorted((r for mem in mpc.memory for r in mem if r[0] == "state"), key=lambda r: r[1])
-    return KHopRun(np.array([r[5] for r in states]), np.array([r[4] for r in states]), mpc.rounds, P)
+    return KHopRun(np.array([r[5] for r in states]), np.array([r[4] for r in states]), mpc.rounds, P,
+                   tuple(tuple(mem) for mem in mpc.memory))
 
 
 def _doubling_step(home: Callable[[int], int]) -> Callable:

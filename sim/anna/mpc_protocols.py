@@ -164,7 +164,7 @@ def prefix_sum_protocol(x: object, *, machines: int, fan_in: int = 4, memory: in
     levels = 0
     while fan_in ** levels < machines:
         levels += 1
-    s = _memory(2 * (3 * b + 4 * fan_in * levels + 4), memory)
+    s = _memory(3 * b + (4 * fan_in + 3) * levels + 12, memory)  # tokens, subtree sums, children, offsets
     mpc = MPC(machines, s, ledger=ledger, tag="sum", deliver=deliver, place=place)
     mpc.load({m: [("tok", i, int(xs[i])) for i in range(m * b, (m + 1) * b)] for m in range(machines)})
     mpc.local(lambda m, mem: mem + [("sub", 0, sum(r[2] for r in mem if r[0] == "tok"))])

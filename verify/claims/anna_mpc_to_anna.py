@@ -135,10 +135,16 @@ def _only(ledger: Ledger, prefix: str) -> Ledger:
     return Ledger([e for e in ledger.entries if e.tag.startswith(prefix)])
 
 
+def grid_machines(N: int, protocol: str) -> int:
+    """P for the report's sweep: about sqrt(N) machines (twice that for k-hop's 16 words per token), at most 64,
+    so that s grows like a power of N below 1."""
+    return min(64, 1 << (((N.bit_length() - 1) + 1) // 2 + (protocol == "khop")))
+
+
 def _thm_4_1_grid(quick: bool) -> list[dict[str, Any]]:
     sizes = (256, 512, 1024, 2048) if quick else (256, 512, 1024, 2048, 4096)
     protocols = ("sum", "sort") if quick else ("sum", "sort", "khop")
-    return [{"protocol": p, "N": n, "P": 64} for p in protocols for n in sizes]
+    return [{"protocol": p, "N": n, "P": grid_machines(n, p)} for p in protocols for n in sizes]
 
 
 _THM_4_1_PARAMS = [Param("protocol", str, "sort", "the MPC protocol to execute", choices=PROTOCOLS),
@@ -189,8 +195,8 @@ _THM_4_4_PARAMS = [*_COMMON,
 
 for _claim in ("anna.thm_4_4", "anna.cor_d_3"):
     checker(_claim, numerics=EXACT, params=_THM_4_4_PARAMS,
-            grid=lambda quick: [{"N": n, "P": 64, "depth": L} for n in ((256, 1024) if quick else (256, 1024, 4096))
-                                for L in (1, 3)])(_thm_4_4)
+            grid=lambda quick: [{"N": n, "P": grid_machines(n, "lowrank"), "depth": L}
+                                for n in ((256, 1024) if quick else (256, 1024, 4096)) for L in (1, 3)])(_thm_4_4)
 
 
 # ---------------------------------------------------------------- Lemma B.4: the sparse averaging code

@@ -96,7 +96,8 @@ def bitonic_sort(mpc: MPC, machines: range, key: Callable[[Record], tuple], bloc
                                                     "words of two blocks")
     index = {m: j for j, m in enumerate(machines)}
     counts = {len(mpc.memory[m]) for m in machines}
-    require(counts == {block}, "block", f"every machine must hold exactly {block} records, found sizes {sorted(counts)}")
+    require(counts == {block}, "block",
+            f"every machine must hold exactly {block} records, found sizes {sorted(counts)}")
     mpc.local(lambda m, mem: sorted(mem, key=key) if m in index else mem)
     p = P.bit_length() - 1
     for stage in range(1, p + 1):
@@ -124,8 +125,8 @@ def _sorted_outputs(mpc: MPC, P: int, block: int, word: int) -> Outputs:
     return {m: {m * block + t: (int(rec[word]),) for t, rec in enumerate(mpc.memory[m])} for m in range(P)}
 
 
-def sort_protocol(x: object, *, machines: int, memory: int | None = None, ledger: Ledger | None = None, place: Place | None = None,
-                  deliver: Deliver | None = None) -> ProtocolRun:
+def sort_protocol(x: object, *, machines: int, memory: int | None = None, ledger: Ledger | None = None,
+                  place: Place | None = None, deliver: Deliver | None = None) -> ProtocolRun:
     """Sort the integers ``x`` (output i = the i-th smallest) by :func:`bitonic_sort`."""
     xs = _int_vector(x, "x")
     N = len(xs)
@@ -138,8 +139,8 @@ def sort_protocol(x: object, *, machines: int, memory: int | None = None, ledger
     return ProtocolRun(_sorted_outputs(mpc, machines, b, 2), mpc.rounds, machines, s, b)
 
 
-def samplesort_protocol(x: object, *, machines: int, memory: int | None = None, ledger: Ledger | None = None, place: Place | None = None,
-                        deliver: Deliver | None = None) -> ProtocolRun:
+def samplesort_protocol(x: object, *, machines: int, memory: int | None = None, ledger: Ledger | None = None,
+                        place: Place | None = None, deliver: Deliver | None = None) -> ProtocolRun:
     """Sort the integers ``x`` by the one-level sample sort (six rounds, s of order P^2 words)."""
     xs = _int_vector(x, "x")
     N = len(xs)
@@ -154,8 +155,9 @@ def samplesort_protocol(x: object, *, machines: int, memory: int | None = None, 
 
 # ---------------------------------------------------------------- prefix sums by an f-ary tree
 
-def prefix_sum_protocol(x: object, *, machines: int, fan_in: int = 4, memory: int | None = None, ledger: Ledger | None = None,
-                        place: Place | None = None, deliver: Deliver | None = None) -> ProtocolRun:
+def prefix_sum_protocol(x: object, *, machines: int, fan_in: int = 4, memory: int | None = None,
+                        ledger: Ledger | None = None, place: Place | None = None,
+                        deliver: Deliver | None = None) -> ProtocolRun:
     """Inclusive prefix sums of ``x``: subtree sums up an f-ary tree, offsets down it; 2 ceil(log_f P) rounds."""
     xs = _int_vector(x, "x")
     N = len(xs)

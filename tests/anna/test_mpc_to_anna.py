@@ -185,6 +185,8 @@ def test_heads_grow_with_n_and_width_grows_sublinearly():
     ({"N": 100}, "--N"),
     ({"N": 256, "P": 16, "eps1": 0.5}, "--eps1"),
     ({"N": 256, "P": 16, "protocol": "bogus"}, "--protocol"),
+    ({"N": 256, "P": 16, "eps": 0.3}, "--eps"),
+    ({"N": 1024, "P": 32, "relay_slack": 1, "protocol": "sort"}, "--relay_slack"),
 ])
 def test_bad_checker_parameters_are_usage_errors(params, flag):
     with pytest.raises(UsageError, match=f"^{flag}"):

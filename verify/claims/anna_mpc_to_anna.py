@@ -26,7 +26,8 @@ from attnsim.sim.anna.message_code import DecodingError, MessageCode
 from attnsim.sim.anna.mpc_protocols import (LowRankLayer, ProtocolRun, khop_protocol, lowrank_protocol,
                                             lowrank_reference, prefix_sum_protocol, samplesort_protocol,
                                             sort_protocol)
-from attnsim.sim.anna.mpc_to_anna import MPCTransformer, TransformerRun, run_protocol
+from attnsim.sim.anna.errors import AnnaInputError
+from attnsim.sim.anna.mpc_to_anna import MPCTransformer, RelayOverflowError, TransformerRun, run_protocol
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
@@ -61,7 +62,8 @@ def _memory_for(ctx: CheckContext) -> int | None:
 
 def _heads(N: int, eps: Fraction, eps1: float, scale: float) -> int:
     """ceiling(heads_scale * N^((eps' - eps)/4)), evaluated exactly as the toml formula is."""
-    value = sp.nsimplify(scale) * sp.Integer(N) ** ((sp.nsimplify(eps1) - sp.Rational(eps.numerator, eps.denominator)) / 4)
+    rho = (sp.nsimplify(eps1) - sp.Rational(eps.numerator, eps.denominator)) / 4
+    value = sp.nsimplify(scale) * sp.Integer(N) ** rho
     return int(sp.ceiling(value))
 
 
@@ -88,7 +90,12 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
     N, eps1 = ctx.params["N"], ctx.params["eps1"]
     log2n = _power_of_two(N, "N")
     direct_ledger = Ledger()
-    direct = protocol(ledger=direct_ledger)
+    try:
+        direct = protocol(ledger=direct_ledger)
+    except AnnaInputError as exc:
+        if ctx.params["eps"] is not None and str(exc).startswith("s:"):
+            raise UsageError(f"--eps: s = 2^round(eps log2 N) = {_memory_for(ctx)} is too small ({exc})") from None
+        raise
     s = direct.memory
     if s & (s - 1):
         raise UsageError(f"--eps: the protocol's memory {s} is not a power of two")
@@ -106,6 +113,8 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
     except DecodingError as exc:
         return Measurement(agree=False, error_bits=0.0, counts={"decoding_failures": ledger.total("decode_failure")},
                            reasons=[f"the transformer stopped: {exc}"])
+    except RelayOverflowError as exc:
+        raise UsageError(f"--relay_slack: {ctx.params['relay_slack']} * s words per bundle is too few ({exc})") from None
     reasons = []
     if direct.vector() != reference:
         reasons.append("the protocol run directly differs from the reference answer")
@@ -162,8 +171,10 @@ def _thm_4_1(ctx: CheckContext) -> Measurement:
     return m
 
 
-for _claim in ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14"):
-    checker(_claim, numerics=EXACT, params=_THM_4_1_PARAMS, grid=_thm_4_1_grid)(_thm_4_1)
+checker("anna.thm_4_1", numerics=EXACT, params=_THM_4_1_PARAMS, grid=_thm_4_1_grid)(_thm_4_1)
+for _claim in ("anna.thm_b_10", "anna.cor_b_14"):  # the same construction: one case each in the report's sweep
+    checker(_claim, numerics=EXACT, params=_THM_4_1_PARAMS,
+            grid=lambda quick: [{"protocol": "khop", "N": 1024, "P": 64}])(_thm_4_1)
 
 
 # ---------------------------------------------------------------- Thm 4.4 (= Cor D.3): low-rank inside ANNA
@@ -265,7 +276,8 @@ def check_lemma_b_5(ctx: CheckContext) -> Measurement:
     size = size_from_ledger(ledger)
     return Measurement(agree=same, error_bits=math.inf if same else 0.0,
                        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
-                       derived={"machines": P}, reasons=[] if same else ["a machine holds other records than its block"],
+                       derived={"machines": P},
+                       reasons=[] if same else ["a machine holds other records than its block"],
                        extra={"machines": P, "qk_dim": size["qk_dim"]})
 
 

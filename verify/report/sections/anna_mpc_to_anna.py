@@ -50,8 +50,12 @@ def _plot(path: Path, series: dict[str, tuple[list[float], list[float], str]], t
 
 
 def _mpc_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = [r for r in records if r["claim"] in MPC_CLAIMS and r.get("counts", {}).get("layers")]
-    return sorted(rows, key=lambda r: (r["extra"].get("protocol", ""), r["params"]["N"]))
+    """The records of the first of Thm 4.1 / B.10 / B.14 that has any (they run the same checker)."""
+    for claim in MPC_CLAIMS:
+        rows = [r for r in records if r["claim"] == claim and r.get("counts", {}).get("layers")]
+        if rows:
+            return sorted(rows, key=lambda r: (r["extra"].get("protocol", ""), r["params"]["N"]))
+    return []
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
@@ -81,7 +85,8 @@ def _width_plot(rows: list[dict[str, Any]], out_dir: Path) -> list[str]:
         Ns = [r["params"]["N"] for r in rs]
         widths = [r["counts"]["embedding_dim"] for r in rs]
         series[f"width, {name}"] = (Ns, widths, style)
-        fits.append(f"{name}: **{_fmt(_fit(Ns, widths))}** (s grows as N^{_fmt(_fit(Ns, [r['extra']['s'] for r in rs]))})")
+        s_fit = _fit(Ns, [r["extra"]["s"] for r in rs])
+        fits.append(f"{name}: **{_fmt(_fit(Ns, widths))}** (s grows as N^{_fmt(s_fit)})")
     if not series:
         return []
     Ns = sorted({r["params"]["N"] for r in rows})
@@ -96,7 +101,8 @@ def _width_plot(rows: list[dict[str, Any]], out_dir: Path) -> list[str]:
 
 
 def _lowrank_table(records: list[dict[str, Any]]) -> list[str]:
-    rows = sorted((r for r in records if r["claim"] in ("anna.thm_4_4", "anna.cor_d_3") and r.get("counts", {}).get("layers")),
+    rows = sorted((r for r in records
+                   if r["claim"] in ("anna.thm_4_4", "anna.cor_d_3") and r.get("counts", {}).get("layers")),
                   key=lambda r: (r["params"]["depth"], r["params"]["N"]))
     if not rows:
         return []
@@ -105,9 +111,9 @@ def _lowrank_table(records: list[dict[str, Any]]) -> list[str]:
           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         e, c = r["extra"], r["counts"]
+        same = "yes" if r["agree"] else "NO"
         md.append(f"| {r['params']['N']} | {r['params']['depth']} | {e['R']} | {e['D']} | {c['layers']} | "
-                  f"{_fmt(_bound(r, 'layers'))} | {c['heads']} | {c['embedding_dim']} | {'yes' if r['agree'] else 'NO'} | "
-                  f"{r['verdict']} |")
+                  f"{_fmt(_bound(r, 'layers'))} | {c['heads']} | {c['embedding_dim']} | {same} | {r['verdict']} |")
     return md
 
 

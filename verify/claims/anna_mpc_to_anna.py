@@ -204,7 +204,7 @@ _THM_4_4_PARAMS = [*_COMMON,
                    Param("rank", int, 2, "feature rank r", minimum=1),
                    Param("modulus", int, 97, "each layer's token-wise map reduces mod this", minimum=2)]
 
-for _claim in ("anna.thm_4_4", "anna.cor_d_3"):
+for _claim in ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1"):
     checker(_claim, numerics=EXACT, params=_THM_4_4_PARAMS,
             grid=lambda quick: [{"N": n, "P": grid_machines(n, "lowrank"), "depth": L}
                                 for n in ((256, 1024) if quick else (256, 1024, 4096)) for L in (1, 3)])(_thm_4_4)

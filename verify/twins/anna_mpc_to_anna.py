@@ -22,7 +22,7 @@ from attnsim.verify.claims import anna_mpc_to_anna as checks
 from attnsim.verify.twins import twin
 
 MPC_CLAIMS = ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")
-LOWRANK_CLAIMS = ("anna.thm_4_4", "anna.cor_d_3")
+LOWRANK_CLAIMS = ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1")
 _MPC_PARAMS = {"protocol": "sort", "N": 256, "P": 16}
 _LOWRANK_PARAMS = {"N": 256, "P": 16, "depth": 2}
 

@@ -35,7 +35,6 @@ import numpy as np
 from attnsim.sim.anna.errors import require
 from attnsim.sim.errors import AttnsimError
 
-
 _PAYLOAD_MAX = 2 ** 40
 
 

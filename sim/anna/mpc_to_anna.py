@@ -63,6 +63,7 @@ class RelayPlan:
 
     @classmethod
     def design(cls, machines: int, base: int, bundle_words: int) -> "RelayPlan":
+        """D = the fewest base-k digits that number P machines; the code for alpha = k - 1 and such bundles."""
         require(isinstance(machines, int) and machines >= 1, "P", f"must be a positive integer, got {machines!r}")
         require(isinstance(base, int) and base >= 2, "k", f"the relay base must be an integer >= 2, got {base!r}")
         require(isinstance(bundle_words, int) and bundle_words >= 1, "bundle_words",
@@ -80,12 +81,15 @@ class RelayPlan:
 
     @property
     def heads(self) -> int:
+        """Heads of a relay layer: one per neighbour, k - 1."""
         return self.base - 1
 
     def digit(self, x: int, t: int) -> int:
+        """Digit t (0 = least significant) of id x in base k."""
         return (x // self.base ** t) % self.base
 
     def neighbour(self, x: int, t: int, value: int) -> int:
+        """The id x with digit t replaced by ``value``."""
         return x + (value - self.digit(x, t)) * self.base ** t
 
 
@@ -97,6 +101,7 @@ class WordCodec:
         self.names: list[str] = []
 
     def encode(self, record: Record) -> list[int]:
+        """[length, (kind, value) per word]: kind 0 for an int, 1 for a tag's codebook index."""
         out = [len(record)]
         for w in record:
             if isinstance(w, str):
@@ -141,6 +146,7 @@ class MPCTransformer:
 
     @property
     def tokens(self) -> int:
+        """Tokens of the transformer: the N input tokens and the k^D relay tokens overlap (ids from 0)."""
         return max(self.N, self.plan.tokens)
 
     # ------------------------------------------------------------------ Lemma B.5: input layer

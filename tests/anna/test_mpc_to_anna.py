@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.message_code import DecodingError, MessageCode
 from attnsim.sim.anna.mpc import MPC
-from attnsim.sim.anna.mpc_protocols import (LowRankLayer, khop_protocol, lowrank_protocol, lowrank_reference,
-                                            prefix_sum_protocol, samplesort_protocol, sort_protocol)
+from attnsim.sim.anna.mpc_protocols import (
+    LowRankLayer,
+    khop_protocol,
+    lowrank_protocol,
+    lowrank_reference,
+    prefix_sum_protocol,
+    samplesort_protocol,
+    sort_protocol,
+)
 from attnsim.sim.anna.mpc_to_anna import MPCTransformer, RelayOverflowError, RelayPlan, run_protocol
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.sim.anna.transformer import size_from_ledger

@@ -22,11 +22,18 @@ from typing import Any, Callable
 import numpy as np
 import sympy as sp
 
-from attnsim.sim.anna.message_code import DecodingError, MessageCode
-from attnsim.sim.anna.mpc_protocols import (LowRankLayer, ProtocolRun, khop_protocol, lowrank_protocol,
-                                            lowrank_reference, prefix_sum_protocol, samplesort_protocol,
-                                            sort_protocol)
 from attnsim.sim.anna.errors import AnnaInputError
+from attnsim.sim.anna.message_code import DecodingError, MessageCode
+from attnsim.sim.anna.mpc_protocols import (
+    LowRankLayer,
+    ProtocolRun,
+    khop_protocol,
+    lowrank_protocol,
+    lowrank_reference,
+    prefix_sum_protocol,
+    samplesort_protocol,
+    sort_protocol,
+)
 from attnsim.sim.anna.mpc_to_anna import MPCTransformer, RelayOverflowError, TransformerRun, run_protocol
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.sim.anna.transformer import size_from_ledger
@@ -114,7 +121,8 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
         return Measurement(agree=False, error_bits=0.0, counts={"decoding_failures": ledger.total("decode_failure")},
                            reasons=[f"the transformer stopped: {exc}"])
     except RelayOverflowError as exc:
-        raise UsageError(f"--relay_slack: {ctx.params['relay_slack']} * s words per bundle is too few ({exc})") from None
+        slack = ctx.params["relay_slack"]
+        raise UsageError(f"--relay_slack: {slack} * s words per bundle is too few ({exc})") from None
     reasons = []
     if direct.vector() != reference:
         reasons.append("the protocol run directly differs from the reference answer")
@@ -122,6 +130,10 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
     if wrong:
         reasons.append(f"the transformer's output differs from the protocol's at {wrong} of {N} tokens")
     size = size_from_ledger(_only(ledger, tag))
+    state = 1 + 2 * run.max_token_words  # a token's memory and messages in transit, two numbers per word
+    if state > size["v_dim"]:
+        reasons.append(f"a token holds {run.max_token_words} words ({state} numbers), "
+                       f"more than the width {size['v_dim']}")
     R = direct_ledger.rounds("mpc_round")
     derived = {"R": R, "D": run.plan.hops, "k": run.plan.base, "s": s, "eps": eps, "P": direct.machines,
                "block": direct.block, "bundle_words": bundle}
@@ -136,6 +148,7 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
                         "delta": run.plan.code.delta, "width": run.plan.code.width},
                "tokens": max(N, run.plan.tokens), "bundles_decoded": decoded, "max_alpha": run.max_alpha,
                "max_bundle_words": run.max_bundle_words, "max_token_words": run.max_token_words,
+               "token_state_numbers": state,
                "qk_dim": size["qk_dim"], "value_dim": size["v_dim"]},
     )
 

@@ -167,6 +167,7 @@ def test_protocol_bad_input_names_the_parameter(call, param):
     ("anna.thm_4_1", {"protocol": "sort", "N": 256, "P": 16}),
     ("anna.thm_4_1", {"protocol": "sum", "N": 256, "P": 64}),
     ("anna.thm_4_1", {"protocol": "khop", "N": 512, "P": 64, "k": 6}),
+    ("anna.thm_4_1", {"protocol": "khop", "N": 512, "P": 64, "heads_scale": 3.0}),
     ("anna.cor_b_14", {"protocol": "samplesort", "N": 4096, "P": 16}),
     ("anna.thm_b_10", {"protocol": "sum", "N": 1024, "P": 64, "eps": 0.9, "eps1": 0.99}),
     ("anna.thm_4_4", {"N": 512, "P": 64, "depth": 2}),

@@ -1,7 +1,7 @@
 """The ledger: an append-only record of everything a construction spends.
 
 Every oracle call, every MPC round, every hash evaluation and every piece of arithmetic done
-outside an oracle ("processing", DESIGN.md "Construction") is written here as an :class:`Entry`.
+outside an oracle ("processing", two_heads §1.1) is written here as an :class:`Entry`.
 Counts reported by ``attnsim check`` are read from the ledger and nowhere else, so a construction
 cannot report a count it did not spend.
 

@@ -5,7 +5,8 @@
 * φ (input MLP) token-wise, then L layers;
 * layer ℓ splits its input by columns into H blocks of width m = d/H (block h is head h), computes
   softmax((X_h W^Q_h)(X_h W^K_h)^T)(X_h W^V_h) under the mask — no 1/sqrt(d) scaling — concatenates
-  the heads and applies the layer MLP ψ_ℓ once (digest §8.5);
+  the heads and applies the layer MLP ψ_ℓ once (Def 2.2 lists ψ_ℓ both
+  inside f_ℓ and outside it; once per layer is the consistent reading);
 * with ``residual=True`` the layer output is ψ_ℓ(X + heads) (a residual stream; not in the paper);
 * a layer may apply a token-wise ``pre`` map (e.g. pre-LN) to its input before the heads; with a
   residual stream the un-normalised X is what is added back;

@@ -8,13 +8,14 @@ An :class:`OracleCall` is executed as the small transformer of Def 2.2: the inpu
 layer the heads (head h reads the h-th equal column block of the layer input), concatenation, and
 the layer MLP ψ. ``OracleSpec.residual`` gives the oracle a residual stream: its layer MLPs then
 also read the layer input (``psi(nm, heads, layer_input)``). The paper's model has none; Lemma 3.3
-needs one (digest §3.3, §8.8), and constructions that use it say so.
+needs one (docs/reconstructions.md, "A residual stream for the packed oracle"), and constructions
+that use it say so.
 
 :meth:`Oracle.run` executes a *batch* of independent calls — one round of adaptivity — and writes
 every call to the :class:`~attnsim.sim.ledger.Ledger` (kind ``"oracle"``, the call's tag, the round,
 shape (length, width), flops).
 
-Length conventions (digest §8.2): ``paper`` — blocks of M real tokens plus one synthetic token, so
+Length conventions (docs/reconstructions.md, "Oracle length"): ``paper`` — blocks of M real tokens plus one synthetic token, so
 ``max_len = M + 1``; ``strict`` — ``max_len = M`` and blocks of M − 1.
 """
 

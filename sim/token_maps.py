@@ -1,6 +1,6 @@
 """Token-wise maps: the input MLP φ and the layer MLPs ψ of two_heads Def 2.2.
 
-The paper models MLPs as arbitrary token-wise functions (digest §1.2). attnsim uses three:
+The paper models MLPs as arbitrary token-wise functions (two_heads §2, Def 2.2). attnsim uses three:
 
 * :class:`Identity`;
 * :class:`Affine` — x ↦ x A + c;

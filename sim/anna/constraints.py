@@ -1,10 +1,11 @@
-"""The ANNA definition as a checker that returns reasons (anna.def_anna, digest §1.4, §8).
+"""The ANNA definition as a checker that returns reasons (anna.def_anna, the ANNA definition of §3).
 
 For weights w (N_q x N_k), queries q and keys k, an ANNA mechanism with parameters (r, c, ell)
 must satisfy, for every row i:
 
 * ``nonnegative``: w_ij >= 0;
-* ``normalized``: sum_j w_ij = 1, or the row is all zero (no key retrieved; digest §7.3);
+* ``normalized``: sum_j w_ij = 1, or the row is all zero (no key retrieved;
+  docs/reconstructions.md, "A query that retrieves nothing outputs zero");
 * ``locality``:   w_ij > 0 implies ||q_i - k_j|| <= c r;
 * ``coverage``:   ||q_i - k_j|| <= r implies w_ij >= 1 / ((n_i - 1) ell + 1), n_i = |N(q_i, c r)|.
 

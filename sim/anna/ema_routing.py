@@ -1,4 +1,4 @@
-"""One MPC round's messages delivered by one EMA layer (anna.thm_b_2 / Lemma B.3, digest §4.1).
+"""One MPC round's messages delivered by one EMA layer (anna.thm_b_2 / Lemma B.3).
 
 Every MPC machine is one token with id p_i = i. Head h carries the h-th message of every machine:
 the query of token i is p_i ("messages for me"), the key of token j is the id of the destination
@@ -6,7 +6,7 @@ of its h-th message (or -1, which no token asks for, when it has none), and the 
 message's encoding. Exact-match attention then hands token i the *average* of the encodings of
 all h-th messages addressed to it.
 
-[Deviation, digest §4.1 RECON] Instead of the sparse multi-hash encoding of Lemma B.4
+[Deviation: docs/reconstructions.md, "Routing without the encoding of Lemma B.4"] Instead of the sparse multi-hash encoding of Lemma B.4
 (dimension O(alpha^4 Delta log q)) every sender writes into its own block of the value vector:
 block j = (1, length, word encodings ..., 0 padding). The receiver reads the block's first entry,
 1/n for n messages averaged together, multiplies the block by n and decodes exactly (the EMA

@@ -1,4 +1,4 @@
-"""Locality-sensitive hash families and their collision probabilities (digest §1.3, §3.1).
+"""Locality-sensitive hash families and their collision probabilities (§3.1, Algorithm 1, Thm 3.4 / A.1).
 
 A family ``H`` of maps R^m -> Z is (r, cr, p1, p2)-sensitive when points within r collide with
 probability >= p1 and points farther than cr with probability <= p2. Algorithm 1 (anna.alg_1)
@@ -15,7 +15,7 @@ Two families are provided:
   ``h(x) = floor((<a, x> + b) / w)`` with ``a ~ N(0, I)``, ``b ~ U[0, w)``.
 
 Identical points always get identical codes, whatever the draw: this is what lets Algorithm 1
-reproduce exact-match attention at r = 0 (digest §1.6).
+reproduce exact-match attention at r = 0 (App. B).
 """
 
 from __future__ import annotations

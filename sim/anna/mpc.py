@@ -1,4 +1,4 @@
-"""A referee MPC machine (digest §1.2): P machines with s words of local memory each.
+"""A referee MPC machine (the MPC model of Thm 4.1 / 4.2): P machines with s words of local memory each.
 
 A protocol runs in rounds. In a round every machine computes, from its memory only, a list of
 messages ``(destination, record)``; a record is a tuple whose entries are words. The machine

@@ -1,4 +1,4 @@
-"""MPC simulation of one ANNA layer implemented by Algorithm 1 (anna.thm_4_2 / Thm C.3, digest §4.2).
+"""MPC simulation of one ANNA layer implemented by Algorithm 1 (anna.thm_4_2 / Thm C.3).
 
 Machines: T token machines (b tokens each) followed by P sort machines. All machines share the
 hash draws g_1..g_ell (the theorem assumes shared seeds). Ten rounds:

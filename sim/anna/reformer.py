@@ -1,4 +1,4 @@
-"""Fixed-chunk Reformer and why it cannot compute SUM in O(1) layers (anna.prop_e_3, digest §1.8, §4.6).
+"""Fixed-chunk Reformer and why it cannot compute SUM in O(1) layers (anna.prop_e_3; Def E.1, Prop E.3).
 
 A fixed chunk pattern assigns each position a chunk label per layer; every chunk has exactly B
 members (Def. E.1: f_l(i) is a set of B indices containing i, and chunks partition [N]). A token

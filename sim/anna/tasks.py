@@ -1,8 +1,8 @@
-"""Task generators and reference answers: Match2, k-hop induction heads, SUM (digest §1.9, §5).
+"""Task generators and reference answers: Match2, k-hop induction heads, SUM (§5, App. F, App. E).
 
 Letters of a k-hop string are integers 0..A-1; ``-1`` stands for the paper's ``~`` (does not exist).
 
-k-hop semantics follow the generator of Sanford et al. 2024 (digest §1.9, 0-based): hop 0 is the
+k-hop semantics follow the generator of Sanford et al. 2024 (0-based): hop 0 is the
 string; hop h at position i looks up the last occurrence t of the previous hop's letter strictly
 before the previous hop's position and answers s[t + 1] at position t + 1, or ``~`` (sink) when
 there is none. Equivalently hop_k(i) = s[sigma^k(i)] with sigma(i) = 1 + (last t < i with

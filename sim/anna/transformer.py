@@ -1,9 +1,10 @@
-"""ANNA-transformers (digest §1.1, §1.4): arbitrary token-wise maps around ANNA/EMA heads.
+"""ANNA-transformers (the ANNA definition of §3, used in §4): arbitrary token-wise maps around ANNA/EMA heads.
 
 A layer has heads; each head has token-wise query, key and value maps and a mechanism (EMA or
 Algorithm 1 with fixed hash draws). The layer's ``mix`` maps each token's row and its head outputs
 to the next row (the paper's sum of W_h-projected heads, generalised to an arbitrary token-wise map
-as the element-wise assumption allows; residuals add no power, digest §7.7). ``readout`` is psi.
+as the element-wise assumption allows; residuals add no power;
+docs/reconstructions.md, "Residual connections in ANNA-transformers"). ``readout`` is psi.
 
 Token-wise maps take the whole N x d array for speed but must act row by row (a row may carry its
 position, as the paper allows). Every head call is written to the ledger as an ``anna_head`` entry

@@ -3,7 +3,7 @@
 :class:`Gathered` holds the inputs Z of B calls, (B, n, w), without materialising them: the columns
 are split into groups, and group g of call b, row i is row ``index[g][b, i]`` of the source matrix
 ``sources[g]``. A construction's inputs are exactly of this kind — blocks of the large input side
-by side, constant and indicator columns, zero padding (digest §1.7, allowed processing) — and the
+by side, constant and indicator columns, zero padding (two_heads §1.1, allowed processing) — and the
 projection distributes over the groups, Z W = Σ_g gather(sources[g] · W[cols_g]), so each source
 row is projected once per head, not once per call. Groups whose weight rows are all zero add
 exact zeros and are skipped; when the remaining groups index the same rows in every call the

@@ -1,4 +1,4 @@
-"""Numerics backends, chosen by name (DESIGN.md "Numerics").
+"""Numerics backends, chosen by name (docs/exact_numerics.md, docs/precision.md).
 
 =====================  =======================================================================================
 name                   arithmetic

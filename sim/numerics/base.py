@@ -2,14 +2,14 @@
 
 A backend holds arrays as numpy arrays (``dtype=object`` of its scalar type for the exact, symbolic
 and mp backends; ``float64`` for the fast path) and performs every arithmetic operation through its
-methods, so that a fixed-bit-width backend can round after each primitive (DESIGN.md "Numerics").
+methods, so that a fixed-bit-width backend can round after each primitive (docs/precision.md).
 Structural operations — slicing, concatenation, reshaping — use numpy directly: they compute nothing.
 
 Attention is written once, here, from the primitives::
 
     scores  = Q @ K^T
     w       = weights(scores, allowed)       # softmax numerator, 0 where not allowed
-    out     = (w @ V) / rowsum(w)            # a row with no allowed key outputs 0 (DESIGN.md)
+    out     = (w @ V) / rowsum(w)            # a row with no allowed key outputs 0
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """``exact``: rational arithmetic (python-flint ``fmpq``; ``fractions.Fraction`` as fallback).
 
 exp is not rational, so scores live on a grid (1/D)Z and the softmax numerator of a score s is
-``z**(D*s)`` for a rational base z > 1 (DESIGN.md "Numerics"). Every identity the constructions use
+``z**(D*s)`` for a rational base z > 1 (docs/reconstructions.md, "Exact arithmetic on a score grid"). Every identity the constructions use
 needs only w(a + b) = w(a)·w(b), so simulated == reference holds exactly for *any* such z.
 
 Names: ``exact[:D[:z]]`` (and ``fraction[:D[:z]]``), z an integer or fraction > 1, or ``seeded``.
 
-**Default base z = 2** (D = 64). Until issue 9 the default was a rational z in (1, 2] with 16-bit
+**Default base z = 2** (D = 64). Earlier the default was a rational z in (1, 2] with 16-bit
 numerator and denominator drawn from the seed (now ``exact:64:seeded``). That z makes each equality a
 Schwartz–Zippel test of the identity as a rational function of z, but a weight z**k then has ~32·k
 bits, and exact checks at useful sizes (Thm 3.4 at N = 256) spend their time on gcds of

@@ -1,4 +1,4 @@
-"""``float:FMT[:opts]`` and ``fixed:qI.F[:opts]``: fixed-bit-width arithmetic (DESIGN.md "Numerics").
+"""``float:FMT[:opts]`` and ``fixed:qI.F[:opts]``: fixed-bit-width arithmetic (docs/precision.md).
 
 Every primitive of the Numerics protocol rounds its result into the format, so a construction run
 in this backend sees exactly the values a machine with that format would hold:

@@ -1,7 +1,7 @@
 """Number formats of fixed bit width and rounding into them, vectorised on float64 carriers.
 
-Two families (DESIGN.md "Numerics", two_heads digest §5 "a fixed-bit-width mode has to choose a
-rounding rule"):
+Two families (two_heads §1.1 gives no rounding rule, so a fixed-bit-width mode has to choose one;
+docs/reconstructions.md, "Exact arithmetic on a score grid"):
 
 * :class:`FloatFormat` ``E.M`` — binary floating point with E exponent bits and M stored mantissa
   bits (precision M + 1 with the hidden bit), subnormals, IEEE-style: the all-ones exponent is

@@ -1,11 +1,12 @@
 """The auxiliary model TinT fine-tunes: a pre-LN GPT-2/OPT-style decoder with hand-derived gradients.
 
-Forward (digest §2.1): h <- h + O Attn(LN1 h); h <- h + MLP(LN2 h); logits = E LN_f(h), tied
+Forward (the authors' code; docs/reconstructions.md): h <- h + O Attn(LN1 h); h <- h + MLP(LN2 h); logits = E LN_f(h), tied
 embeddings E, causal softmax attention scaled by 1/sqrt(d_a), MLP width 4D with GELU-new or ReLU.
-Loss: the *summed* next-token cross-entropy over the chosen positions (digest §2.9 item I).
+Loss: the *summed* next-token cross-entropy over the chosen positions (approximation I of §2.2 as
+lettered in docs/reconstructions.md).
 
 :func:`gradients` is the reference backward pass of tint.sgd_step. Its :class:`Approx` switches turn
-on, one at a time, the approximations TinT makes (digest §2.9): stop-gradient through the attention
+on, one at a time, the approximations TinT makes (§2.2; letters as in docs/reconstructions.md): stop-gradient through the attention
 scores (E), first-order finite differences for the LN and activation backward (D, Def 2.8), and
 bias-only LN updates (G). With every switch off it is the exact gradient (checked against finite
 differences in tests). :func:`sgd_step` updates the top ``n_sim`` layers and ln_f as TinT does
@@ -30,7 +31,7 @@ LAYER_KEYS = ("ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo",
 
 @dataclass(frozen=True)
 class Approx:
-    """Which of TinT's approximations the reference step applies (digest §2.9)."""
+    """Which of TinT's approximations the reference step applies (§2.2, lettered in docs/reconstructions.md)."""
 
     stop_grad: bool = False         # E: attention probabilities treated as constants (W_Q, W_K then get no gradient)
     ln_fd: Any = None               # D: LN backward by (f(x + eps g) - f(x)) / eps; None = exact Jacobian
@@ -143,7 +144,7 @@ def forward(cfg: AuxConfig, ar: Arith, w: Weights, ids: np.ndarray, start: int =
 
 def loss_gradient(ar: Arith, w: Weights, logits: np.ndarray, ids: np.ndarray,
                   positions: np.ndarray) -> np.ndarray:
-    """d(sum of -log p(next token)) / d(ln_f output), zero outside ``positions`` (digest §2.6, K)."""
+    """d(sum of -log p(next token)) / d(ln_f output), zero outside ``positions`` (approximation K)."""
     n, V = logits.shape
     allowed = np.ones((n, V), dtype=bool)
     p = softmax_rows(ar, logits, allowed)

@@ -1,16 +1,16 @@
 """Assemble TinT for an auxiliary config and run it: forward -> loss gradient -> backward + descent ->
-forward with the updated weights, for one or more SGD steps (tint.sgd_step, digest §2.7).
+forward with the updated weights, for one or more SGD steps (tint.sgd_step, Fig. 1).
 
 The modules are the attention / MLP layers of ``modules`` and ``modules_nonlinear``. Between modules
-the builder does what the authors' code does in Python (digest §5-6): it loads the relevant prefix set
+the builder does what the authors' code does in Python (docs/reconstructions.md): it loads the relevant prefix set
 into the K prefix rows, writes the forward pass's memory back into the tail of the token rows before
 a backward module, adds residuals, concatenates Q/K/V for the softmax module, sums the 4 sub-MLPs,
 and computes the loss gradient with the exact softmax outside TinT (approximation K).
 
 Parameters are counted into a :class:`~attnsim.sim.ledger.Ledger` (kind "param") with one tag per
-module type (digest §3.3 names): LinFwd, LinBwd, LinDesc, LNFwd, LNBwdDesc, AttnFwd, AttnBwdDesc,
+module type (the code's names): LinFwd, LinBwd, LinDesc, LNFwd, LNBwdDesc, AttnFwd, AttnBwdDesc,
 ActFwd, ActBwd, Prefix, Grad, Emb. Shared modules are counted once, per-layer copies each time, as
-``torch``'s parameter list does (digest §3.2).
+``torch``'s parameter list does (docs/reconstructions.md, Table 3).
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ from attnsim.sim.tint.modules_nonlinear import (
     ln_normalise,
 )
 
-N_SUB = 4  # sub-MLPs of width D (digest §2.6, MLP)
+N_SUB = 4  # sub-MLPs of width D (the MLP of width 4D, shared as in §2.7)
 
 
 def _sets_of_layer() -> list[str]:
     subs = [f"{kind}{k}" for k in range(N_SUB) for kind in ("fc", "act", "proj")]
-    return ["ln1", "q", "k", "v", "o", "ln2"] + subs  # 18 prefix sets (digest §2.3)
+    return ["ln1", "q", "k", "v", "o", "ln2"] + subs  # 18 prefix sets (docs/reconstructions.md)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""TinT against its reference, one approximation at a time (tint.sgd_step, digest §2.9).
+"""TinT against its reference, one approximation at a time (tint.sgd_step, §2.2).
 
 Each function runs the construction and the reference SGD step of ``aux_model`` side by side and
 returns plain numbers; ``attnsim.verify.claims.tint`` turns them into check records. Errors are the
@@ -93,7 +93,8 @@ def update_scale(c: Case, ar: Arith, w: am.Weights) -> float:
 
 def approximation_errors(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float = 10.0,
                          softmax_eps: float = 1e-3) -> dict[str, dict[str, Any]]:
-    """Each approximation's error alone, relative to the exact SGD update (digest §2.9 D, E, G, J, C).
+    """Each approximation's error alone, relative to the exact SGD update (§2.2: D, E, G, J, C as
+lettered in docs/reconstructions.md).
 
     stop_grad and ln_bias_only are structural in TinT, so they are measured on the reference; the
     finite differences, the tanh gates and Thm 2.5 are measured on TinT itself against the reference

@@ -1,4 +1,5 @@
-"""TinT's primitive layers, parameterised as in the authors' code (digest §2.4, §3.3).
+"""TinT's primitive layers, parameterised as in the authors' code (Def 2.3;
+layout in docs/reconstructions.md, "What comes from the authors' code").
 
 Every TinT module of ``attnsim.sim.tint.modules`` is a stack of these, acting on the rows of a
 sequence [K prefix rows; n token rows] of width H = D_sim, with one-hot positions p in R^P
@@ -193,7 +194,7 @@ class TinTAttention:
 
 @dataclass
 class TinTMLP:
-    """second(act(first(x))) with the auxiliary model's activation (digest §2.6, items 10-11)."""
+    """second(act(first(x))) with the auxiliary model's activation (activation forward / backward modules)."""
 
     first: Mixer | BlockDiag
     activation: str
@@ -241,7 +242,7 @@ class Module:
 
 @dataclass
 class Parallel:
-    """Two modules in one TinT layer, outputs summed (backward || descent, digest §2.6 item 3)."""
+    """Two modules in one TinT layer, outputs summed (backward || descent, as the linear descent module does)."""
 
     name: str
     branches: tuple[Module, Module]

@@ -11,8 +11,8 @@ existing modules of ``modules`` / ``modules_nonlinear``, unchanged:
 
 The auxiliary model is y_t = W2 act(W1 x_t + b1) + b2 per token (W1, W2 are D x D: the linear modules
 simulate D x D layers), trained on the squared error 1/2 sum_{t < n_train} |y_t - target_t|^2. As in
-the transformer pipeline, the loss gradient dy_t = y_t - target_t is computed outside TinT (digest
-§2.9, approximation K); every other operation runs through TinT's attention / MLP layers.
+the transformer pipeline, the loss gradient dy_t = y_t - target_t is computed outside TinT (§2.2,
+approximation K in docs/reconstructions.md); every other operation runs through TinT's attention / MLP layers.
 
 With ReLU the one-sided difference of ActBwd equals relu'(u) dg *exactly* unless a pre-activation lies
 within |dg| / N of the kink (or on it); :func:`kink_margin_ok` says whether a run is clear of it, and

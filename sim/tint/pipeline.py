@@ -1,4 +1,4 @@
-"""Run a built TinT on one sequence: tint.sgd_step end to end (digest §2.7).
+"""Run a built TinT on one sequence: tint.sgd_step end to end (Fig. 1).
 
 :func:`run` returns the auxiliary weights TinT holds in its prefix rows after ``steps`` simulated SGD
 steps on the training part, and the logits of the final forward pass. The sequence fed to every

@@ -1,4 +1,4 @@
-"""torch SDPA as a backend of the batched float64 engine (``attnsim.sim.engine``, issue 9).
+"""torch SDPA as a backend of the batched float64 engine (``attnsim.sim.engine``).
 
 The engine hands a backend the attention of a batch of same-shaped single-head calls: queries
 (B, n, k), keys/values per call (B, n, ·) or shared by the batch (n, ·). :class:`TorchBackend`

@@ -7,12 +7,12 @@ every ordered pair (query block t', key block t), with a_{ij} = exp(<q_i, k_j>):
   ``[x_key, x_query, 1, indicator]`` plus one synthetic row ``[0, 0, 1, 0]`` at the end. Queries
   ``[q, 1]`` and keys ``[k, 1]`` give scores <q,k> + 1; the synthetic key scores 1 and has value 0,
   real keys have value 1 (the indicator, Lemma A.1). The head outputs p = A/(A + 1) and the oracle's
-  layer MLP decodes A = p/(1 − p) (digest §3.1).
+  layer MLP decodes A = p/(1 − p) (proof of Lemma 3.1).
 * **Step 2** (one call): rows ``[x_key, x_query]`` with the original weights give the in-block ratio
   R = B/A.
 * **Combination** (eq. 1, outside the oracle, counted as processing): y_i = Σ_t R·A / Σ_t A.
 
-``scheme="fused"`` (not in the paper, digest §3.1): values ``[v, 1]`` on real keys make one call
+``scheme="fused"`` (not in the paper; docs/reconstructions.md, "Fused values"): values ``[v, 1]`` on real keys make one call
 return B/(A+1) and A/(A+1) together, so each pair costs one call.
 
 A partial last block (N not divisible by b) leaves k = R − b_key rows with no key. They are padded

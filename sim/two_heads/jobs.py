@@ -1,7 +1,7 @@
 """Single-head jobs and the simplest way to run them: one oracle call per job.
 
 A :class:`HeadJob` is what one single-layer single-head oracle would compute: an input Z already
-arranged by allowed processing (padding fixed numbers, concatenating, digest §1.7), the head's
+arranged by allowed processing (padding fixed numbers, concatenating, §1.1), the head's
 W^Q, W^K, W^V, and the oracle's layer MLP ``decode`` (e.g. p ↦ p/(1-p), Lemma 3.1). Constructions
 produce jobs; an executor turns them into oracle calls. :func:`run_one_per_call` is the executor
 for an oracle with one head and one layer (two_heads.lemma_3_1, two_heads.cor_3_2); packing H'·L'

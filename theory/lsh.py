@@ -1,6 +1,7 @@
-"""Closed forms for the LSH parameters of Theorem 3.4 / A.1 (anna.alg_1), digest §3.1 and §7.2.
+"""Closed forms for the LSH parameters of Theorem 3.4 / A.1 (anna.alg_1), Algorithm 1.
 
-The proof of Theorem A.1 fixes its hidden constants as follows (digest §7.2, [RECON]):
+The proof of Theorem A.1 fixes its hidden constants as follows (our reconstruction;
+docs/reconstructions.md, "Hidden constants of Theorem A.1"):
 
 * z   = ceil(log_{1/p2}(10 N^3))      -- a far pair collides in one table w.p. <= p2^z <= 0.1/N^3;
 * p   = p1^z  ~ N^{-3 rho}             -- a near pair collides in one table w.p. >= p;

@@ -1,4 +1,4 @@
-"""TinT parameter counts as sympy expressions (tint.size, digest §3.3), per module type and in total.
+"""TinT parameter counts as sympy expressions (tint.size, Table 3; formulas from the authors' code), per module type and in total.
 
 The formulas live in ``paper_refs/tint.toml`` (claim ``tint.size``); this module expands their
 definitions into expressions of the base symbols
@@ -41,7 +41,7 @@ def expression(resource: str, reuse_forward: bool | None = None, reuse_backward:
 
 
 def module_expression(module: str) -> sp.Expr:
-    """Parameters of one instance of a module type (digest §3.3 names: LinFwd, LNBwdDesc, ...)."""
+    """Parameters of one instance of a module type (the code's names: LinFwd, LNBwdDesc, ...)."""
     claim = size_claim()
     return expand_definitions(symbol("m_" + module), claim.definitions)
 

@@ -1,4 +1,4 @@
-"""Output agreement: exact equality, or the row-wise relative L2 error in bits (digest §1.7).
+"""Output agreement: exact equality, or the row-wise relative L2 error in bits (two_heads §1.1).
 
 error_bits = -log2( max_i ||y_i - t_i||_2 / ||t_i||_2 ) against a reference t computed in a
 *truth* numerics: the same backend for exact kinds (compared with ==), mp at more than twice the

@@ -12,8 +12,8 @@ hold, and two adversarial ones where they fail. Each is one head, one layer, fro
   ≈ +1 (relative error ≈ 4), so a fraction ≈ 1 - M/N of the rows fail. Scores are integers (exact
   numerics can run it).
 * ``sqrtlog`` — tokens σ_j ∈ {±1}^d, W^Q = W^K = √(ln N / d)·I, W^V = I: scores ln N·<σ_i,σ_j>/d
-  span [-ln N, ln N] — Alman–Song's hard regime (entries √log N in their 1/d convention; digest
-  as24 §1). Irrational weights: float64 and mp only.
+  span [-ln N, ln N] — Alman–Song's hard regime (entries √log N in their 1/d convention;
+  Alman & Song 2023, Lemma 4.7). Irrational weights: float64 and mp only.
 * ``random`` — ``verify.cases.random_case`` (small grid values; the assumptions usually fail
   through D, since random values cancel).
 """

@@ -6,7 +6,7 @@ two_heads.lemma_3_1 (paper or fused scheme) on :mod:`attnsim.sim.engine` under a
 scheduler, reads the calls and rounds off the ledger, and checks ``check_rows`` rows chosen from
 the seed against a direct per-row computation of attention in extended precision
 (``numpy.longdouble``; only those rows' scores exist, never N × N). Errors are row-wise relative
-L2, in bits (digest §1.7). Peak memory is the process's peak resident set size.
+L2, in bits (two_heads §1.1). Peak memory is the process's peak resident set size.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[s
 
 
 def torch_oracle_figure(repeats: int) -> dict[str, Any]:
-    """Issue 10's figure: fused Thm 3.4 with every call on the torch oracle / one direct SDPA call."""
+    """The torch figure: fused Thm 3.4 with every call on the torch oracle / one direct SDPA call."""
     try:
         import torch  # noqa: F401
     except ImportError:

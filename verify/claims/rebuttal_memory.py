@@ -1,16 +1,16 @@
-"""Checkers for what the authors told reviewers about memory and hash tables (issue 11, items 3, 5, 6).
+"""Checkers for what the authors told reviewers about memory and hash tables.
 
-* ``two_heads.rebuttal_kv_memory`` (seed 000/001): the simulation needs O(N·d) storage like a KV
+* ``two_heads.rebuttal_kv_memory``: the simulation needs O(N·d) storage like a KV
   cache. We measure the peak live memory (``tracemalloc``; numpy reports its buffers to it) of the
   float64 simulation of one head on the streaming engine (:mod:`attnsim.sim.engine`) over a doubling
   sweep of N and fit the log-log exponent. The engine streams by key-block column, so its memory is
   O(N·M + N·d): linear in N at fixed M, but not O(N·d) independently of M. ``path=direct`` measures
   direct attention materialising N × N scores (exponent ≈ 2) -- the comparison, and the deliberately
   wrong "simulation" that the exponent check must reject.
-* ``anna.rebuttal_hash_tables`` (seed 002): ell, z and the failure bound eta from the proof's formulas
+* ``anna.rebuttal_hash_tables``: ell, z and the failure bound eta from the proof's formulas
   (:func:`attnsim.theory.lsh.ideal_parameters`, rho = 1/c^2, p2 given) for the reviewer's grid, and the
   empirical eta of Algorithm 1 at small N via the ``anna.alg_1`` checker.
-* ``anna.rebuttal_linear_memory`` (seed 002): peak memory words of Algorithm 2 (one table reused) and
+* ``anna.rebuttal_linear_memory``: peak memory words of Algorithm 2 (one table reused) and
   Algorithm 1 (ell tables) from their ledgers over a doubling sweep of N, both exponents fitted.
 
 The target exponents come from paper_refs (``[claims.extra] exponent``); a checker only compares.

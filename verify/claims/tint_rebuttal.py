@@ -1,4 +1,4 @@
-"""Checkers of what the TinT authors told reviewers (seed 003), kind ``rebuttal``, and the report's
+"""Checkers of what the TinT authors told reviewers, kind ``rebuttal``, and the report's
 "Questions from review" section for TinT:
 
 * ``tint.rebuttal_mlp_aux``      — TinT assembled for a 2-layer MLP auxiliary model (``sim.tint.mlp_aux``)

@@ -7,7 +7,8 @@
 * ``two_heads.thm_1_1`` — Theorem 3.4, or Theorem 3.5 with ``--causal true``.
 
 The packed oracle has a residual stream with per-instance output slots (``packing.py``): the
-paper's model has none and Lemma 3.3 needs one (digest §3.3, §8.8). The abstract "H'L' jobs per
+paper's model has none and Lemma 3.3 needs one (docs/reconstructions.md, "A residual stream for the packed
+oracle"). The abstract "H'L' jobs per
 call" count is measured beside it (``jobs``, ``abstract_calls``).
 """
 

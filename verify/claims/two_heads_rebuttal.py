@@ -1,4 +1,4 @@
-"""Checkers of what the Two Heads authors told reviewers (seed 000/001), kind ``rebuttal``:
+"""Checkers of what the Two Heads authors told reviewers, kind ``rebuttal``:
 
 * ``two_heads.rebuttal_rope`` — the worst-case simulation stays exact with rotary embeddings: the
   oracle rotates by row, each block pair's relative rotation is folded into its W^K. Exact numerics

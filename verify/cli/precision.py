@@ -1,4 +1,4 @@
-"""``attnsim precision CLAIM``: bits needed per N, the fit against log2 N, and the verdict (issue 5).
+"""``attnsim precision CLAIM``: bits needed per N, the fit against log2 N, and the verdict.
 
 Example::
 

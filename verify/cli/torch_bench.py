@@ -1,6 +1,6 @@
-"""``attnsim torch-bench``: the issue-10 speed figure (simulation on torch SDPA / direct torch SDPA).
+"""``attnsim torch-bench``: the torch speed figure (simulation on torch SDPA / direct torch SDPA).
 
-Kept as its own command until ``attnsim bench`` (issue 9) can call
+Kept as its own command until ``attnsim bench`` can call
 :func:`attnsim.verify.bench.torch_sdpa.torch_sdpa_ratio` itself.
 """
 

@@ -1,4 +1,4 @@
-"""Report part "bits needed per Two Heads construction" (issue 5): one table over all constructions.
+"""Report part "bits needed per Two Heads construction": one table over all constructions.
 
 Rows: two_heads.lemma_3_1 (paper and fused schemes), two_heads.thm_3_4 (unmasked, packed),
 two_heads.thm_3_5 (causal), two_heads.thm_5_1 (sliding window r + s sinks), each beside direct

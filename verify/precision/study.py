@@ -1,10 +1,10 @@
-"""How many bits do the constructions need? Measured answers to two_heads digest §1.7 and §5.
+"""How many bits do the constructions need? Measured answers to two_heads §1.1.
 
 The paper assumes O(log N)-bit numbers and gives no rounding analysis. This module runs the Two
 Heads constructions — two_heads.lemma_3_1, two_heads.thm_3_4 (unmasked, packed), two_heads.thm_3_5
 (causal) and two_heads.thm_5_1 (sliding window + sinks), each in its paper and its fused scheme —
 and the direct attention of the same model under the same mask, in the fixed-width numerics
-(``attnsim.sim.numerics.fixed``), and measures the row-wise relative L2 error (digest §1.7)
+(``attnsim.sim.numerics.fixed``), and measures the row-wise relative L2 error (two_heads §1.1)
 against the exact/mp reference:
 
 * :func:`bits_study` — for each N, the narrowest format of a family (``float``: E exponent bits,

@@ -18,7 +18,7 @@ def _mib(b: float) -> str:
     return f"{b / 2**20:.2f}"
 
 def two_heads_memory_section(records: list[dict], out_dir, quick: bool) -> str:
-    """Issue 11, item 3: KV-cache memory of the simulation."""
+    """Review question: KV-cache memory of the simulation."""
     r = _latest(records, "two_heads.rebuttal_kv_memory")
     md = ["#### Does the simulation need only KV-cache memory?", "",
           "A reviewer asked what the simulation costs in memory; the authors answered that it stores only keys, "
@@ -50,7 +50,7 @@ def _nearby(table: list[dict], n: int) -> str:
     return (" For comparison, the same formulas give " + " and ".join(out) + ".") if out else ""
 
 def anna_memory_section(records: list[dict], out_dir, quick: bool) -> str:
-    """Issue 11, items 5 and 6: hash tables in practice and the linear-memory Algorithm 2."""
+    """Review questions: hash tables in practice and the linear-memory Algorithm 2."""
     t = _latest(records, "anna.rebuttal_hash_tables")
     md = ["### Questions from review — ANNA (memory and tables)", "",
           "#### How many hash tables, and how likely is a failure, in practice?", "",

@@ -88,7 +88,7 @@ def _fd_section(records: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 def tint_review_report(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
-    """### Questions from review — TinT: one subsection per reviewer question (seed 003)."""
+    """### Questions from review — TinT: one subsection per reviewer question."""
     pick = lambda cid: [r for r in records if r["claim"] == cid]  # noqa: E731
     return "\n".join(["### Questions from review — TinT", "",
                       _mlp_section(pick("tint.rebuttal_mlp_aux")),

@@ -119,7 +119,7 @@ def section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
     lines = ["### Exact constructions: measured calls against the registry's formula and the paper's bound", "",
              "The packed constructions (Lemma 3.3, Theorems 3.4, 3.5, 5.1, 1.1, 1.4) run on an oracle with a "
              "residual stream and per-instance output slots: the paper's model has no residual connection, and "
-             "packing needs one (digest §3.3). The abstract \"H'L' jobs per call\" count is listed beside the "
+             "packing needs one (docs/reconstructions.md). The abstract \"H'L' jobs per call\" count is listed beside the "
              "calls. The ratio calls/bound tends to the leading constant (2 − fused for Theorems 3.4 and 3.5).", ""]
     out = Path(out_dir)
     for claim_id in CLAIMS:

@@ -1,4 +1,4 @@
-"""Report section "Limited precision" for two_heads (issue 5; digest §1.7, §5).
+"""Report section "Limited precision" for two_heads (§1.1 models O(log N)-bit numbers).
 
 Bits needed against log2 N for two_heads.lemma_3_1 (paper and fused schemes) and for direct
 attention in the same formats, with fits and plain verdicts; error against the number of merged

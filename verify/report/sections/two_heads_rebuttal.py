@@ -22,7 +22,8 @@ def _leading_constants(records: list[dict]) -> list[str]:
     return rows
 
 def questions_from_review(records: list[dict], out_dir, quick: bool) -> str:
-    """The Two Heads part of "Questions from review" (issue 11, items 1, 2 and 4)."""
+    """The Two Heads part of "Questions from review" (rotary embeddings, skip connections and
+    layer norm, and the constant in front of the call count)."""
 
     def verdicts(claim: str) -> str:
         rs = [r for r in records if r["claim"] == claim]

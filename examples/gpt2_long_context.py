@@ -1,4 +1,4 @@
-"""A long-context GPT-2 simulated by short attention calls on torch SDPA (issue 10; not a test).
+"""A long-context GPT-2 simulated by short attention calls on torch SDPA (not a test).
 
 A GPT-2-small-shaped model (E = 768, 12 heads, 12 layers) with random weights — built from a
 ``GPT2Config``, nothing downloaded — is imported as attnsim's large transformer

@@ -33,7 +33,7 @@ LEMMA_3_1_CASES = [
 ]
 
 
-# two_heads exact constructions (issue 3): (claim, case); small enough for exact numerics in tests
+# two_heads exact constructions: (claim, case); small enough for exact numerics in tests
 TWO_HEADS_EXACT_CASES = [
     ("two_heads.cor_3_2", NamedCase("cor_multi_layer_partial", dict(N=10, M=4, d=4, H=2, L=2))),
     ("two_heads.cor_3_2", NamedCase("cor_symbolic_two_heads", dict(N=4, M=2, d=2, H=2, L=1), numerics="symbolic")),

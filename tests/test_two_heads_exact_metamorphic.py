@@ -1,4 +1,4 @@
-"""Issue 3: metamorphic properties, broken constructions that the checks catch, and bad input.
+"""Metamorphic properties, broken constructions that the checks catch, and bad input.
 
 * permuting whole blocks of an unmasked model's input permutes the simulated output the same way
   (the key blocks are summed in a different order), exactly; the packed slot order does not matter;

@@ -15,8 +15,8 @@ that use it say so.
 every call to the :class:`~attnsim.sim.ledger.Ledger` (kind ``"oracle"``, the call's tag, the round,
 shape (length, width), flops).
 
-Length conventions (docs/reconstructions.md, "Oracle length"): ``paper`` — blocks of M real tokens plus one synthetic token, so
-``max_len = M + 1``; ``strict`` — ``max_len = M`` and blocks of M − 1.
+Length conventions (docs/reconstructions.md, "Oracle length"): ``paper`` — blocks of M real tokens plus one
+synthetic token, so ``max_len = M + 1``; ``strict`` — ``max_len = M`` and blocks of M − 1.
 """
 
 from __future__ import annotations

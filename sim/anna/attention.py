@@ -66,7 +66,11 @@ def qkv_inputs(q: object, k: object, v: object) -> tuple[np.ndarray, np.ndarray,
 
 
 def _zeros(rows: int, v: np.ndarray) -> np.ndarray:
-    return np.zeros((rows, v.shape[1]), dtype=v.dtype) if v.dtype != object else np.full((rows, v.shape[1]), 0, dtype=object)
+    return (
+        np.zeros((rows, v.shape[1]), dtype=v.dtype)
+        if v.dtype != object
+        else np.full((rows, v.shape[1]), 0, dtype=object)
+    )
 
 
 def anna_tables(q: object, k: object, v: object, hashes: Sequence[TableHash], *,

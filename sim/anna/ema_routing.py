@@ -6,8 +6,8 @@ of its h-th message (or -1, which no token asks for, when it has none), and the 
 message's encoding. Exact-match attention then hands token i the *average* of the encodings of
 all h-th messages addressed to it.
 
-[Deviation: docs/reconstructions.md, "Routing without the encoding of Lemma B.4"] Instead of the sparse multi-hash encoding of Lemma B.4
-(dimension O(alpha^4 Delta log q)) every sender writes into its own block of the value vector:
+[Deviation: docs/reconstructions.md, "Routing without the encoding of Lemma B.4"] Instead of the sparse multi-hash
+encoding of Lemma B.4 (dimension O(alpha^4 Delta log q)) every sender writes into its own block of the value vector:
 block j = (1, length, word encodings ..., 0 padding). The receiver reads the block's first entry,
 1/n for n messages averaged together, multiplies the block by n and decodes exactly (the EMA
 output is an exact rational). The value dimension is q (2 Delta + 2) for q machines and records of

@@ -43,8 +43,12 @@ class MPC:
 
     def __init__(self, machines: int, memory: int, *, ledger: Ledger | None = None, tag: str = "mpc",
                  deliver: Deliver | None = None) -> None:
-        require(isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}")
-        require(isinstance(memory, int) and memory >= 1, "s", f"local memory must be a positive integer, got {memory!r}")
+        require(
+            isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}"
+        )
+        require(
+            isinstance(memory, int) and memory >= 1, "s", f"local memory must be a positive integer, got {memory!r}"
+        )
         self.P, self.s = machines, memory
         self.ledger = ledger if ledger is not None else Ledger()
         self.tag = tag

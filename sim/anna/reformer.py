@@ -24,7 +24,11 @@ def validate_pattern(labels: np.ndarray, B: int) -> np.ndarray:
     labels = np.asarray(labels, dtype=np.int64)
     require(labels.ndim == 1, "patterns", f"each layer's labels must be 1-D, got shape {labels.shape}")
     _, sizes = np.unique(labels, return_counts=True)
-    require(bool(np.all(sizes == B)), "patterns", f"every chunk must have exactly B = {B} members, got sizes {sorted(set(sizes.tolist()))}")
+    require(
+        bool(np.all(sizes == B)),
+        "patterns",
+        f"every chunk must have exactly B = {B} members, got sizes {sorted(set(sizes.tolist()))}",
+    )
     return labels
 
 

@@ -80,7 +80,9 @@ class AnnaTransformer:
             for hi, head in enumerate(layer.heads):
                 q, k, v = (as_matrix(f(x), name, rows=x.shape[0])
                            for f, name in ((head.query, "query"), (head.key, "key"), (head.value, "value")))
-                ledger.record("anna_head", f"{tag}.layer{li}.head{hi}", round=li, shape=(x.shape[0], q.shape[1], v.shape[1]))
+                ledger.record(
+                    "anna_head", f"{tag}.layer{li}.head{hi}", round=li, shape=(x.shape[0], q.shape[1], v.shape[1])
+                )
                 outs.append(head.mechanism(q, k, v, ledger=ledger, tag=f"{tag}.layer{li}.head{hi}").output_exact())
             x = as_matrix(layer.mix(x, outs), "layer output", rows=x.shape[0])
         return self.readout(x)

@@ -1,8 +1,8 @@
 """``exact``: rational arithmetic (python-flint ``fmpq``; ``fractions.Fraction`` as fallback).
 
 exp is not rational, so scores live on a grid (1/D)Z and the softmax numerator of a score s is
-``z**(D*s)`` for a rational base z > 1 (docs/reconstructions.md, "Exact arithmetic on a score grid"). Every identity the constructions use
-needs only w(a + b) = w(a)·w(b), so simulated == reference holds exactly for *any* such z.
+``z**(D*s)`` for a rational base z > 1 (docs/reconstructions.md, "Exact arithmetic on a score grid"). Every identity
+the constructions use needs only w(a + b) = w(a)·w(b), so simulated == reference holds exactly for *any* such z.
 
 Names: ``exact[:D[:z]]`` (and ``fraction[:D[:z]]``), z an integer or fraction > 1, or ``seeded``.
 

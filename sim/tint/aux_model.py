@@ -1,13 +1,13 @@
 """The auxiliary model TinT fine-tunes: a pre-LN GPT-2/OPT-style decoder with hand-derived gradients.
 
-Forward (the authors' code; docs/reconstructions.md): h <- h + O Attn(LN1 h); h <- h + MLP(LN2 h); logits = E LN_f(h), tied
-embeddings E, causal softmax attention scaled by 1/sqrt(d_a), MLP width 4D with GELU-new or ReLU.
+Forward (the authors' code; docs/reconstructions.md): h <- h + O Attn(LN1 h); h <- h + MLP(LN2 h); logits = E
+LN_f(h), tied embeddings E, causal softmax attention scaled by 1/sqrt(d_a), MLP width 4D with GELU-new or ReLU.
 Loss: the *summed* next-token cross-entropy over the chosen positions (approximation I of §2.2 as
 lettered in docs/reconstructions.md).
 
 :func:`gradients` is the reference backward pass of tint.sgd_step. Its :class:`Approx` switches turn
-on, one at a time, the approximations TinT makes (§2.2; letters as in docs/reconstructions.md): stop-gradient through the attention
-scores (E), first-order finite differences for the LN and activation backward (D, Def 2.8), and
+on, one at a time, the approximations TinT makes (§2.2; letters as in docs/reconstructions.md): stop-gradient
+through the attention scores (E), first-order finite differences for the LN and activation backward (D, Def 2.8), and
 bias-only LN updates (G). With every switch off it is the exact gradient (checked against finite
 differences in tests). :func:`sgd_step` updates the top ``n_sim`` layers and ln_f as TinT does
 (embeddings frozen, design choice H).
@@ -54,13 +54,26 @@ def init_weights(cfg: AuxConfig, ar: Arith, seed: int, grid: int = 64) -> Weight
 
     layers = []
     for _ in range(cfg.layers):
-        layers.append({
-            "ln1_g": draw(D, scale=0.25, center=1.0), "ln1_b": draw(D, scale=0.25),
-            "wq": draw(D, D), "bq": draw(D, scale=0.25), "wk": draw(D, D), "bk": draw(D, scale=0.25),
-            "wv": draw(D, D), "bv": draw(D, scale=0.25), "wo": draw(D, D), "bo": draw(D, scale=0.25),
-            "ln2_g": draw(D, scale=0.25, center=1.0), "ln2_b": draw(D, scale=0.25),
-            "wfc": draw(4 * D, D), "bfc": draw(4 * D, scale=0.25), "wproj": draw(D, 4 * D), "bproj": draw(D, scale=0.25),
-        })
+        layers.append(
+            {
+                "ln1_g": draw(D, scale=0.25, center=1.0),
+                "ln1_b": draw(D, scale=0.25),
+                "wq": draw(D, D),
+                "bq": draw(D, scale=0.25),
+                "wk": draw(D, D),
+                "bk": draw(D, scale=0.25),
+                "wv": draw(D, D),
+                "bv": draw(D, scale=0.25),
+                "wo": draw(D, D),
+                "bo": draw(D, scale=0.25),
+                "ln2_g": draw(D, scale=0.25, center=1.0),
+                "ln2_b": draw(D, scale=0.25),
+                "wfc": draw(4 * D, D),
+                "bfc": draw(4 * D, scale=0.25),
+                "wproj": draw(D, 4 * D),
+                "bproj": draw(D, scale=0.25),
+            }
+        )
     return {"wte": draw(cfg.vocab, D), "wpe": draw(cfg.positions, D, scale=0.25), "layers": layers,
             "lnf_g": draw(D, scale=0.25, center=1.0), "lnf_b": draw(D, scale=0.25)}
 
@@ -203,7 +216,9 @@ def layer_backward(cfg: AuxConfig, ar: Arith, lw: dict, c: dict, dout: np.ndarra
     grads["wproj"], grads["bproj"] = dout.T @ c["g"], dout.sum(0)
     du = act_backward(cfg, ar, c["u"], dout @ lw["wproj"], approx.act_fd)
     grads["wfc"], grads["bfc"] = du.T @ c["ln2"], du.sum(0)
-    dx2, grads["ln2_g"], grads["ln2_b"] = ln_backward(ar, c["m"], c["s2"], c["h1"], lw["ln2_g"], du @ lw["wfc"], approx.ln_fd)
+    dx2, grads["ln2_g"], grads["ln2_b"] = ln_backward(
+        ar, c["m"], c["s2"], c["h1"], lw["ln2_g"], du @ lw["wfc"], approx.ln_fd
+    )
     dh1 = dout + dx2
     # attention branch
     grads["wo"], grads["bo"] = dh1.T @ c["o"], dh1.sum(0)

@@ -89,7 +89,9 @@ def backward_block(ar: Arith, geo: Geometry) -> BackwardBlock:
 
 
 def _count_forward(led: Ledger, b: ForwardBlock) -> None:
-    led.record("param", "LNFwd", amount=b.ln1[0].n_params() + b.ln1[1].n_params() + b.ln2[0].n_params() + b.ln2[1].n_params())
+    led.record(
+        "param", "LNFwd", amount=b.ln1[0].n_params() + b.ln1[1].n_params() + b.ln2[0].n_params() + b.ln2[1].n_params()
+    )
     led.record("param", "AttnFwd", amount=b.qkv.n_params() + b.softmax.n_params())
     led.record("param", "LinFwd", amount=b.o.n_params() + b.fc.n_params() + b.proj.n_params())
     led.record("param", "ActFwd", amount=b.act.n_params())
@@ -174,7 +176,10 @@ def prefix_sets(t: TinT, w: am.Weights) -> list[dict[str, np.ndarray]]:
     ar, geo, D = t.ar, t.geo, t.aux.D
     out = []
     for lw in w["layers"]:
-        s = {"ln1": pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"]), "ln2": pack(ar, geo, diag_matrix(ar, lw["ln2_g"]), lw["ln2_b"])}
+        s = {
+            "ln1": pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"]),
+            "ln2": pack(ar, geo, diag_matrix(ar, lw["ln2_g"]), lw["ln2_b"]),
+        }
         for name in ("q", "k", "v", "o"):
             s[name] = pack(ar, geo, lw["w" + name], lw["b" + name])
         for k in range(N_SUB):
@@ -200,7 +205,10 @@ def weights_from_sets(t: TinT, base: am.Weights, sets: list[dict[str, np.ndarray
         fcs = [unpack(geo, s[f"fc{k}"]) for k in range(N_SUB)]
         projs = [unpack(geo, s[f"proj{k}"]) for k in range(N_SUB)]
         lw["wfc"], lw["bfc"] = np.concatenate([f[0] for f in fcs]), np.concatenate([f[1] for f in fcs])
-        lw["wproj"], lw["bproj"] = np.concatenate([p[0] for p in projs], axis=1), sum(p[1] for p in projs[1:]) + projs[0][1]
+        lw["wproj"], lw["bproj"] = (
+            np.concatenate([p[0] for p in projs], axis=1),
+            sum(p[1] for p in projs[1:]) + projs[0][1],
+        )
         new["layers"].append(lw)
     W, b = unpack(geo, lnf)
     new["lnf_g"], new["lnf_b"] = np.diagonal(W).copy(), b

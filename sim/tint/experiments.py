@@ -200,7 +200,9 @@ def nonlinear_module(ar: Arith, c: Case, which: str) -> tuple[np.ndarray, np.nda
         s = pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"])
         return r(linear_forward(ar, geo), r(ln_normalise(ar, geo), h, s)[0], s)[0], cache["ln1"]
     if which == "attn_forward":
-        return r(attention_softmax(ar, geo), np.concatenate([cache["q"], cache["k"], cache["v"]], axis=1))[0], cache["o"]
+        return r(attention_softmax(ar, geo), np.concatenate([cache["q"], cache["k"], cache["v"]], axis=1))[0], cache[
+            "o"
+        ]
     if which == "attn_backward":
         got = r(attention_backward(ar, geo), g, None, np.concatenate([cache["q"], cache["k"], cache["ln1"]], axis=1))[0]
         da = c.aux.d_head

@@ -10,7 +10,8 @@ against its exact gradient g:
   n_params + 1 forward passes, deterministic (no variance), bias O(eps).
 * ``spsa``       – random directions, one-sided, as in MeZO / SPSA: g ~ (L(theta + eps z) - L(theta)) / eps * z
   with z ~ N(0, I) over all parameters, one direction per estimate (2 forward passes per estimate;
-  the base value L(theta) is computed once and shared by the samples). Unbiased as eps -> 0, but E|g_hat - g|^2 = (n_params + 1) |g|^2.
+  the base value L(theta) is computed once and shared by the samples). Unbiased as eps -> 0, but E|g_hat - g|^2 =
+  (n_params + 1) |g|^2.
 * ``tint``       – TinT's scheme: exact backprop through the linear layers, the activation's backward
   by the one-sided difference of step eps (tint.act_backward). Deterministic, bias O(eps).
 

@@ -189,7 +189,9 @@ class TinTAttention:
         return bd(ar, mx(ar, x))
 
     def n_params(self) -> int:
-        return sum(m.n_params() + b.n_params() for m, b in self.maps.values()) + self.pos.n_params() + self.out.n_params()
+        return (
+            sum(m.n_params() + b.n_params() for m, b in self.maps.values()) + self.pos.n_params() + self.out.n_params()
+        )
 
 
 @dataclass

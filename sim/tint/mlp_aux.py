@@ -208,7 +208,9 @@ class MLPResult:
     first_outputs: np.ndarray
 
 
-def _forward(r: Runner, b: MLPForward, s: dict[str, np.ndarray], x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _forward(
+    r: Runner, b: MLPForward, s: dict[str, np.ndarray], x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     u = r(b.fc, x, s["fc"])[0]
     g = r(b.act, u, s["act"])[0]
     return u, g, r(b.proj, g, s["proj"])[0]

@@ -45,7 +45,9 @@ class Runner:
         tok[K:, K:] = np.tril(np.ones((n, n), dtype=bool))
         return Runner(ar, geo, Context(ar.array(pos), {"lin": lin, "desc": desc, "aux": tok}, softmax_eps), n)
 
-    def rows(self, content: np.ndarray, prefix: np.ndarray | None = None, memory: np.ndarray | None = None) -> np.ndarray:
+    def rows(
+        self, content: np.ndarray, prefix: np.ndarray | None = None, memory: np.ndarray | None = None
+    ) -> np.ndarray:
         geo = self.geo
         x = self.ar.zeros((geo.K + self.n, geo.H))
         if prefix is not None:
@@ -121,7 +123,9 @@ def run(t: TinT, w: am.Weights, ids: np.ndarray, n_train: int, softmax_eps: Any 
     if not 1 <= n <= aux.positions:
         raise TinTConfigError(f"--ids: {n} tokens, but the auxiliary model has {aux.positions} positions")
     if not 2 <= n_train <= n:
-        raise TinTConfigError(f"--n_train: the training part needs 2..{n} tokens (one loss term at least), got {n_train}")
+        raise TinTConfigError(
+            f"--n_train: the training part needs 2..{n} tokens (one loss term at least), got {n_train}"
+        )
     if t.cfg.steps and not t.backward_blocks:
         raise TinTConfigError("--count_only: a TinT built for counting cannot run")
     start = aux.layers - n_sim

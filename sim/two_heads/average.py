@@ -2,7 +2,8 @@
 
 One uniformly random permutation τ of the N positions is drawn **once** and shared by both steps
 (the paper re-says "pick a random permutation" at Step 2, but its analysis needs the same τ;
-docs/reconstructions.md, "One permutation for both steps of Thm 4.1"). With blocks S_t of b consecutive positions (b = M; the last block may be shorter):
+docs/reconstructions.md, "One permutation for both steps of Thm 4.1"). With blocks S_t of b consecutive positions (b
+= M; the last block may be shorter):
 
 * **Permutation** (Lemma A.3, one lookup per block): x_i ↦ [x_i, x_τ(i)]. An exact lookup through
   softmax attention is impossible (every attention weight is positive; Lemma A.3 is exact only after

@@ -12,8 +12,8 @@ every ordered pair (query block t', key block t), with a_{ij} = exp(<q_i, k_j>):
   R = B/A.
 * **Combination** (eq. 1, outside the oracle, counted as processing): y_i = Σ_t R·A / Σ_t A.
 
-``scheme="fused"`` (not in the paper; docs/reconstructions.md, "Fused values"): values ``[v, 1]`` on real keys make one call
-return B/(A+1) and A/(A+1) together, so each pair costs one call.
+``scheme="fused"`` (not in the paper; docs/reconstructions.md, "Fused values"): values ``[v, 1]`` on real keys make
+one call return B/(A+1) and A/(A+1) together, so each pair costs one call.
 
 A partial last block (N not divisible by b) leaves k = R − b_key rows with no key. They are padded
 with a zero key: in Step 1 they score 1 like the synthetic token, so p = A/(A + 1 + k) and the

@@ -6,9 +6,9 @@ oracle layer ℓ computes it.
 
 **Residual stream with output slots (our choice; not in the paper).** The paper's transformer has
 no residual connection (Def 2.2), yet the inputs of the jobs of layers 2..L' have to survive layer 1
-unchanged, which plain softmax attention cannot do (docs/reconstructions.md, "A residual stream for the packed oracle"). attnsim therefore uses an
-oracle with a residual stream (``OracleSpec(residual=True)``): the layer MLP ψ_ℓ reads the layer
-input and the heads' outputs, copies the input through and writes the decoded output of job (h, ℓ)
+unchanged, which plain softmax attention cannot do (docs/reconstructions.md, "A residual stream for the packed
+oracle"). attnsim therefore uses an oracle with a residual stream (``OracleSpec(residual=True)``): the layer MLP ψ_ℓ
+reads the layer input and the heads' outputs, copies the input through and writes the decoded output of job (h, ℓ)
 into that job's own output slot. The stream of one call is laid out head-major::
 
     [ head 1: in(1,1) … in(1,L') out(1,1) … out(1,L') | head 2: … | … | head H': … ]

@@ -25,8 +25,8 @@ size C = b − s − r (M − r without sinks), the scheme as implemented (docs/
   exact in rationals and cancels in floating point.
 
 Count per head: 2 + 4·⌈(N − s − r)/C⌉ (``scheme="fused"``: value [v, indicator] makes
-every normaliser call return B too, 1 + 2·⌈(N − s − r)/C⌉); O(N/M) for constant r and s. A window or sink set that leaves no
-query per chunk (s + r ≥ b) is refused, naming r, s and M.
+every normaliser call return B too, 1 + 2·⌈(N − s − r)/C⌉); O(N/M) for constant r and s. A window or sink set that
+leaves no query per chunk (s + r ≥ b) is refused, naming r, s and M.
 """
 
 from __future__ import annotations

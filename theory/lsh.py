@@ -83,7 +83,10 @@ def pstable_probabilities(radius: float, approx: float, width: float) -> tuple[f
         raise ValueError(f"c: the approximation factor must be > 1, got {approx}")
     if radius <= 0 or width <= 0:
         raise ValueError(f"r, w: must be positive, got r={radius}, w={width}")
-    vals = [float(_num(PSTABLE_COLLISION.subs({u: sp.nsimplify(d), w: sp.nsimplify(width)}))) for d in (radius, radius * approx)]
+    vals = [
+        float(_num(PSTABLE_COLLISION.subs({u: sp.nsimplify(d), w: sp.nsimplify(width)})))
+        for d in (radius, radius * approx)
+    ]
     return vals[0], vals[1]
 
 

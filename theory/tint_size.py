@@ -1,4 +1,5 @@
-"""TinT parameter counts as sympy expressions (tint.size, Table 3; formulas from the authors' code), per module type and in total.
+"""TinT parameter counts as sympy expressions (tint.size, Table 3; formulas from the authors' code), per module type
+and in total.
 
 The formulas live in ``paper_refs/tint.toml`` (claim ``tint.size``); this module expands their
 definitions into expressions of the base symbols
@@ -48,11 +49,15 @@ def module_expression(module: str) -> sp.Expr:
 
 def _int(value: sp.Expr) -> int:
     if not value.is_integer:
-        raise ValueError(f"a parameter count evaluated to the non-integer {value}; check the divisibility of D, K, H_sim")
+        raise ValueError(
+            f"a parameter count evaluated to the non-integer {value}; check the divisibility of D, K, H_sim"
+        )
     return int(value)
 
 
-def _value(formula: str, definitions: Mapping[str, str], values: Mapping[str, int], memo: dict[str, sp.Expr]) -> sp.Expr:
+def _value(
+    formula: str, definitions: Mapping[str, str], values: Mapping[str, int], memo: dict[str, sp.Expr]
+) -> sp.Expr:
     """The formula at the given values, resolving definitions bottom-up (fast: no global expansion)."""
     expr = parse(formula)
     subs = {}
@@ -83,7 +88,10 @@ def breakdown(values: Mapping[str, int]) -> dict[str, int]:
     """Count per ledger tag, and "total"."""
     claim = size_claim()
     memo: dict[str, sp.Expr] = {}
-    return {tag: _int(_value(claim.resources[tag].exact or "", claim.definitions, values, memo)) for tag in TAGS + ("total",)}
+    return {
+        tag: _int(_value(claim.resources[tag].exact or "", claim.definitions, values, memo))
+        for tag in TAGS + ("total",)
+    }
 
 
 def ceiling() -> int:

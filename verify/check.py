@@ -63,7 +63,10 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
                 reasons.append(f"{name}: measured {m.counts[name]} != exact formula {res.exact} = {predicted[name]}")
         if res.bound:
             try:
-                bounds[name] = {"formula": res.bound, "value": as_number(evaluate(res.bound, claim.definitions, values))}
+                bounds[name] = {
+                    "formula": res.bound,
+                    "value": as_number(evaluate(res.bound, claim.definitions, values)),
+                }
             except FormulaError:
                 bounds[name] = {"formula": res.bound, "value": None}
         c = contained(claim, name)

@@ -167,15 +167,31 @@ def _tables_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"table": "full", "emp_N": 32, "runs": 100}, {"table": "full", "emp_N": 64, "runs": 50}]
 
 
-@checker("anna.rebuttal_hash_tables", numerics=("exact",), grid=_tables_grid, params=[
-    Param("N", int, 16_000, "context length of the reviewer's example", minimum=2),
-    Param("c", float, 10.0, "approximation factor of the reviewer's example", minimum=1.0),
-    Param("p2", float, 0.5, "far-collision probability of one hash (the paper leaves it open)", minimum=1e-9),
-    Param("table", str, "full", "full (N in 1e3..1e6, c in 1.1..1000), reviewer (its N only), none",
-          choices=("full", "reviewer", "none")),
-    Param("emp_N", int, 32, "N of the empirical eta runs (anna.alg_1's checker, hyperplane LSH, r=0.2, c=7)", minimum=2),
-    Param("runs", int, 50, "seeds of the empirical eta runs (0: skip them)", minimum=0),
-])
+@checker(
+    "anna.rebuttal_hash_tables",
+    numerics=("exact",),
+    grid=_tables_grid,
+    params=[
+        Param("N", int, 16_000, "context length of the reviewer's example", minimum=2),
+        Param("c", float, 10.0, "approximation factor of the reviewer's example", minimum=1.0),
+        Param("p2", float, 0.5, "far-collision probability of one hash (the paper leaves it open)", minimum=1e-9),
+        Param(
+            "table",
+            str,
+            "full",
+            "full (N in 1e3..1e6, c in 1.1..1000), reviewer (its N only), none",
+            choices=("full", "reviewer", "none"),
+        ),
+        Param(
+            "emp_N",
+            int,
+            32,
+            "N of the empirical eta runs (anna.alg_1's checker, hyperplane LSH, r=0.2, c=7)",
+            minimum=2,
+        ),
+        Param("runs", int, 50, "seeds of the empirical eta runs (0: skip them)", minimum=0),
+    ],
+)
 def check_hash_tables(ctx: CheckContext) -> Measurement:
     """The proof's ell, z, eta for an ideal family (rho = 1/c^2), and Algorithm 1's empirical eta."""
     p = ctx.params

@@ -111,7 +111,9 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
                            f"measured: {K - ok}/{K} seeds fail, {row_fail:.3f} of rows beyond eps)")
     all_hold = all(holds.values())
     if all_hold and hi < promised:
-        reasons.append(f"success rate {ok}/{K}: the 95% interval [{lo:.3f}, {hi:.3f}] lies below the promised {promised}")
+        reasons.append(
+            f"success rate {ok}/{K}: the 95% interval [{lo:.3f}, {hi:.3f}] lies below the promised {promised}"
+        )
     if cross > 1e-9:
         reasons.append(f"the oracle path and the vectorised estimator differ on the same tau (relative {cross:.3g})")
     led = oracle.ledger
@@ -277,11 +279,24 @@ def run_reduction(N: int, M: int, d0: int, radius: int, count: int, numerics: st
         worst_margin = min(worst_margin, float(np.abs(T1[:inst.n] - dec.theta).min() / dec.admissible))
     D = spec.d
     n = N // 2
-    return {"instances": count, "yes": yes_instances, "rows": rows, "correct": correct,
-            "wrong_answers": wrong_answers, "calls": sorted(calls), "beta": b, "width": D,
-            "cost_oracle": max(calls) * (M + 1) ** 2, "cost_brute": n * n * d0, "cost_direct": N * N * D,
-            "worst_margin": worst_margin, "worst_bits": worst_bits, "nonfinite": nonfinite, "by_tag": oracle.ledger.by_tag("oracle"),
-            "rounds": oracle.ledger.rounds("oracle")}
+    return {
+        "instances": count,
+        "yes": yes_instances,
+        "rows": rows,
+        "correct": correct,
+        "wrong_answers": wrong_answers,
+        "calls": sorted(calls),
+        "beta": b,
+        "width": D,
+        "cost_oracle": max(calls) * (M + 1) ** 2,
+        "cost_brute": n * n * d0,
+        "cost_direct": N * N * D,
+        "worst_margin": worst_margin,
+        "worst_bits": worst_bits,
+        "nonfinite": nonfinite,
+        "by_tag": oracle.ledger.by_tag("oracle"),
+        "rounds": oracle.ledger.rounds("oracle"),
+    }
 
 
 def run_adversarial(kind: str, N: int, M: int, d: int, eps: float, count: int, numerics: str, seed: int) -> dict:

@@ -295,8 +295,12 @@ def _thm_1_1_grid(quick: bool) -> list[dict]:
     return [dict(N=12, M=4, d=4, H=2, L=2, Hp=2, Lp=2, causal=c) for c in (False, True)]
 
 
-@checker("two_heads.thm_1_1", params=THM_3_4_PARAMS + [Param("causal", bool, False, "causal model and oracle (Thm 3.5)")],
-         grid=_thm_1_1_grid, numerics=NUMERICS)
+@checker(
+    "two_heads.thm_1_1",
+    params=THM_3_4_PARAMS + [Param("causal", bool, False, "causal model and oracle (Thm 3.5)")],
+    grid=_thm_1_1_grid,
+    numerics=NUMERICS,
+)
 def check_thm_1_1(ctx: CheckContext) -> Measurement:
     """Theorem 3.4 (unmasked) or, with --causal true, Theorem 3.5."""
     return thm_3_5_measure(ctx) if ctx.params["causal"] else thm_3_4_measure(ctx)

@@ -23,7 +23,10 @@ def render_md(rows: list[dict[str, Any]]) -> str:
         out += [f"## {c['label']} — `{c['id']}`", ""]
         if c["definitions"]:
             out += ["Definitions: " + ", ".join(f"${d}$" for d in c["definitions_latex"]), ""]
-        out += ["| resource | bound | exact count | leading constant | verdict | factors |", "|---|---|---|---|---|---|"]
+        out += [
+            "| resource | bound | exact count | leading constant | verdict | factors |",
+            "|---|---|---|---|---|---|",
+        ]
         for name, r in c["resources"].items():
             factors = ", ".join(f"{k}: {v}" for k, v in r["factors"].items()) or "—"
             out.append(f"| {name} | O({r['bound'] or '—'}) | {r['exact'] or '—'} | {r['leading_constant'] or '—'} "

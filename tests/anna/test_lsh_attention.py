@@ -19,7 +19,9 @@ def _setup(params: dict, seed: int):
     N, Nk, m = params["N"], params.get("Nk", params["N"]), params["m"]
     fam = HyperplaneLSH(m) if params["family"] == "hyperplane" else PStableLSH(m, params["width"])
     q = rng.standard_normal((N, m))
-    k = np.vstack([q[: min(N, Nk)] + 0.05 * rng.standard_normal((min(N, Nk), m)), rng.standard_normal((max(0, Nk - N), m))])
+    k = np.vstack(
+        [q[: min(N, Nk)] + 0.05 * rng.standard_normal((min(N, Nk), m)), rng.standard_normal((max(0, Nk - N), m))]
+    )
     v = rng.integers(-50, 51, size=(Nk, 3))
     return q, k, v, draw_tables(fam, params["ell"], params["z"], rng)
 

@@ -66,6 +66,7 @@ class HeadWeights:
 
 @dataclass(frozen=True, eq=False)
 class LayerWeights:
+    """One layer's heads, its layer MLP ψ and an optional token-wise map applied before the heads."""
     heads: tuple[HeadWeights, ...]
     psi: TokenMap = field(default_factory=Identity)
     pre: TokenMap = field(default_factory=Identity)
@@ -73,10 +74,12 @@ class LayerWeights:
 
 @dataclass(frozen=True, eq=False)
 class Weights:
+    """All parameters of a model: the input MLP φ and the layers."""
     layers: tuple[LayerWeights, ...]
     phi: TokenMap = field(default_factory=Identity)
 
     def validate(self, spec: TransformerSpec) -> None:
+        """Raise an error naming the first layer or head whose shapes do not fit ``spec``."""
         if len(self.layers) != spec.L:
             raise AttnsimError(f"weights: {len(self.layers)} layers given, spec has L={spec.L}")
         for li, layer in enumerate(self.layers):

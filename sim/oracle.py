@@ -37,6 +37,7 @@ LENGTH_CONVENTIONS = ("paper", "strict")
 
 @dataclass(frozen=True)
 class OracleSpec:
+    """What an oracle accepts: length, heads, layers, width, masking, residual stream, length convention."""
     max_len: int
     heads: int = 1
     layers: int = 1
@@ -62,9 +63,11 @@ class OracleSpec:
 
     @staticmethod
     def max_len_for(M: int, convention: str) -> int:
+        """The oracle length for blocks of M under a length convention (``paper``: M + 1)."""
         return M + 1 if convention == "paper" else M
 
     def describe(self) -> str:
+        """A one-line description of the spec, for error messages and records."""
         return (f"oracle(max_len={self.max_len}, heads={self.heads}, layers={self.layers}, dim={self.dim}, "
                 f"causal={self.causal}, residual={self.residual}, length={self.length_convention})")
 
@@ -88,6 +91,7 @@ class OracleHead:
 
 @dataclass(frozen=True, eq=False)
 class OracleLayer:
+    """One layer of a call: its heads' weights and the layer MLP ψ (None for the identity)."""
     heads: tuple[OracleHead, ...]
     psi: LayerMLP | None = None
 

@@ -39,6 +39,8 @@ _HP.prec = 600
 
 @dataclass(frozen=True)
 class RoPE:
+    """Rotary embeddings: ``kind`` is ``real`` (cos/sin) or an exact rational rotation (``quarter``,
+    ``pythagorean``); ``base`` sets the frequencies of the real kind."""
     kind: str = "real"
     base: int = 10000
 

@@ -41,6 +41,7 @@ class RationalWeights:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the weight matrix."""
         return tuple(self.num.shape)  # type: ignore[return-value]
 
 

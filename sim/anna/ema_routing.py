@@ -33,6 +33,7 @@ class EMARouter:
     """A ``deliver`` function for :class:`~attnsim.sim.anna.mpc.MPC`: each round is one EMA layer."""
 
     def __init__(self, *, ledger: Ledger, tag: str = "route") -> None:
+        """A router that writes each delivered round to ``ledger`` under ``tag``."""
         self.ledger, self.tag = ledger, tag
         self.P = 0
         self.codebook: dict[str, int] = {}
@@ -51,6 +52,7 @@ class EMARouter:
         return self.names[value] if kind == 1 else value
 
     def __call__(self, outboxes: list[list[Message]], r: int) -> list[list[Record]]:
+        """Deliver round ``r``'s outboxes with one EMA layer; returns each machine's inbox."""
         self.P = len(outboxes)
         heads = max((len(o) for o in outboxes), default=0)
         delta = max((len(rec) for o in outboxes for _, rec in o), default=0)

@@ -39,6 +39,7 @@ _TOKEN_WORDS = 16  # per token and round: its state (7 words) + at most two mess
 
 @dataclass(frozen=True)
 class KHopRun:
+    """Result of a k-hop run on the MPC machine: labels and pointers after k hops, rounds and machines used."""
     labels: np.ndarray      # s[sigma^k(i)] or SINK
     pointers: np.ndarray    # sigma^k(i) or SINK
     rounds: int

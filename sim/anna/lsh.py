@@ -42,6 +42,7 @@ class TableHash:
 
     @property
     def z(self) -> int:
+        """Number of concatenated hash functions in this table."""
         return int(self.a.shape[0])
 
     def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
@@ -76,6 +77,7 @@ class HyperplaneLSH:
         require(isinstance(self.dim, int) and self.dim >= 1, "dim", f"must be a positive integer, got {self.dim!r}")
 
     def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        """Draw one table of ``z`` random-hyperplane hashes."""
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z, self.dim)), np.zeros(z), None)
 
@@ -97,6 +99,7 @@ class PStableLSH:
         require(math.isfinite(self.width) and self.width > 0, "width", f"must be a positive number, got {self.width}")
 
     def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        """Draw one table of ``z`` p-stable (Gaussian projection, random offset) hashes."""
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z, self.dim)), rng.uniform(0, self.width, z), self.width)
 

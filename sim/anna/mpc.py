@@ -43,6 +43,7 @@ class MPC:
 
     def __init__(self, machines: int, memory: int, *, ledger: Ledger | None = None, tag: str = "mpc",
                  deliver: Deliver | None = None) -> None:
+        """A machine with ``machines`` processors of ``memory`` words each; rounds go to ``ledger``."""
         require(
             isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}"
         )

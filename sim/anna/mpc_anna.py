@@ -37,6 +37,7 @@ from attnsim.sim.ledger import Ledger
 
 @dataclass(frozen=True)
 class MPCLayerRun:
+    """Result of one ANNA layer run on the MPC machine: the retrieval, rounds and machine counts."""
     retrieval: Retrieval
     rounds: int
     machines: int

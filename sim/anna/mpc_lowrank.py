@@ -26,6 +26,7 @@ from attnsim.sim.ledger import Ledger
 
 @dataclass(frozen=True)
 class LowRankRun:
+    """Result of low-rank attention on the MPC machine: output, rounds, machines and tree fan-in."""
     output: np.ndarray
     rounds: int
     machines: int

@@ -46,6 +46,7 @@ class NumpyBackend:
     name = "numpy"
 
     def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
+        """Softmax attention of a batch (B, n, ·) of queries against shared or per-call keys."""
         B, n, _ = q.shape
         allowed = np.tril(np.ones((n, k.shape[-2]), dtype=bool)) if causal else None
         if k.ndim == 2 and v.ndim == 2:
@@ -72,6 +73,7 @@ BACKENDS: dict[str, type] = {"numpy": NumpyBackend}
 
 
 def get_backend(name: str = "numpy") -> BatchBackend:
+    """The registered backend called ``name``; an error names the known ones."""
     from attnsim.sim.errors import AttnsimError
 
     if name not in BACKENDS:

@@ -42,10 +42,12 @@ class Gathered:
 
     @property
     def shape(self) -> tuple[int, int, int]:
+        """(calls, rows, width) of the gathered inputs."""
         B, n = self.index[0].shape
         return B, n, sum(self.widths)
 
     def column_groups(self) -> list[slice]:
+        """The column slice of each group in a call's input."""
         edges = np.cumsum((0,) + self.widths)
         return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 
@@ -68,9 +70,11 @@ class CallBatch:
 
     @property
     def calls(self) -> int:
+        """Number of calls in the batch."""
         return self.inputs.shape[0]
 
     def flops_per_call(self) -> int:
+        """Multiply-adds of one call, counted twice (projections and attention), as the ledger records."""
         _, n, w = self.inputs.shape
         kq, kv = self.WQ.shape[1], self.WV.shape[1]
         return 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)

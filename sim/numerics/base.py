@@ -61,12 +61,15 @@ class Numerics(ABC):
         return arr
 
     def zeros(self, shape: tuple[int, ...]) -> Array:
+        """An array of zeros in this arithmetic."""
         return self.array(np.zeros(shape, dtype=np.int64))
 
     def ones(self, shape: tuple[int, ...]) -> Array:
+        """An array of ones in this arithmetic."""
         return self.array(np.ones(shape, dtype=np.int64))
 
     def const(self, value: int | Fraction, shape: tuple[int, ...]) -> Array:
+        """An array filled with ``value``."""
         return self.array(np.full(shape, value, dtype=object))
 
     @abstractmethod
@@ -75,18 +78,23 @@ class Numerics(ABC):
 
     # -- arithmetic (every primitive goes through one of these) -------------------------------
     def add(self, a: Array, b: Array) -> Array:
+        """Element-wise a + b."""
         return a + b
 
     def sub(self, a: Array, b: Array) -> Array:
+        """Element-wise a − b."""
         return a - b
 
     def mul(self, a: Array, b: Array) -> Array:
+        """Element-wise a · b."""
         return a * b
 
     def div(self, a: Array, b: Array) -> Array:
+        """Element-wise a / b."""
         return a / b
 
     def matmul(self, a: Array, b: Array) -> Array:
+        """Matrix product a @ b."""
         return a @ b
 
     def rowsum(self, a: Array) -> Array:
@@ -98,6 +106,7 @@ class Numerics(ABC):
         raise NumericsError(f"{self.name}: square roots are not available in this numerics (use mp or float64)")
 
     def is_zero(self, a: Array) -> np.ndarray:
+        """Element-wise test for exact zero."""
         return np.vectorize(lambda x: x == 0, otypes=[bool])(a) if a.size else np.zeros(a.shape, bool)
 
     def to_grid(self, a: Array, denominator: int) -> Array:

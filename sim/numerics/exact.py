@@ -135,10 +135,12 @@ class FlintExact(_RationalBase):
     """Rationals as python-flint ``fmpq``; 2-D products through ``fmpq_mat`` (C speed)."""
 
     def __init__(self, grid: int = DEFAULT_GRID, seed: int = 0, base: Fraction | None = None) -> None:
+        """Exact arithmetic on python-flint rationals with grid D = ``grid`` and base z."""
         super().__init__(grid, seed, base)
         self._int_powers: dict[int, np.ndarray] = {}
 
     def scalar(self, value: int | Fraction | float) -> Any:
+        """``value`` as an ``fmpq``."""
         if isinstance(value, float):
             value = Fraction(value)
         if isinstance(value, Fraction):
@@ -150,6 +152,7 @@ class FlintExact(_RationalBase):
         raise NumericsError(f"{self.name}: cannot represent {value!r} ({type(value).__name__}) exactly")
 
     def to_fraction_or_float(self, value: Any) -> Fraction:
+        """An ``fmpq`` as a ``Fraction``."""
         return Fraction(int(value.p), int(value.q))
 
     def _num_den(self, x: Any) -> tuple[int, int]:
@@ -173,6 +176,7 @@ class FlintExact(_RationalBase):
         return super().attention(q, k, v, allowed)
 
     def matmul(self, a: Array, b: Array) -> Array:
+        """Exact matrix product through flint's matrix kernel (object arrays fall back to numpy)."""
         if a.ndim != 2 or b.ndim != 2 or a.size == 0 or b.size == 0:
             return super().matmul(a, b)
         (n, k), (k2, m) = a.shape, b.shape
@@ -193,6 +197,7 @@ class FractionExact(_RationalBase):
     kind = "fraction"
 
     def scalar(self, value: int | Fraction | float) -> Any:
+        """``value`` as a ``Fraction``."""
         if isinstance(value, (int, np.integer, Fraction, float)):
             return Fraction(value)
         if HAVE_FLINT and isinstance(value, flint.fmpq):
@@ -200,6 +205,7 @@ class FractionExact(_RationalBase):
         raise NumericsError(f"{self.name}: cannot represent {value!r} exactly")
 
     def to_fraction_or_float(self, value: Any) -> Fraction:
+        """The value itself (already a ``Fraction``)."""
         return value
 
     def _num_den(self, x: Any) -> tuple[int, int]:
@@ -207,4 +213,5 @@ class FractionExact(_RationalBase):
 
 
 def make_exact(grid: int = DEFAULT_GRID, seed: int = 0, base: Fraction | None = None) -> _RationalBase:
+    """The fastest exact backend available: python-flint if installed, else ``fractions``."""
     return FlintExact(grid, seed, base) if HAVE_FLINT else FractionExact(grid, seed, base)

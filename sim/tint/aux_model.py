@@ -105,6 +105,7 @@ def softmax_rows(ar: Arith, scores: np.ndarray, allowed: np.ndarray) -> np.ndarr
 
 
 def causal(n: int) -> np.ndarray:
+    """The n × n causal mask (True where a key is visible)."""
     return np.tril(np.ones((n, n), dtype=bool))
 
 
@@ -117,10 +118,12 @@ def attention_scale(ar: Arith, d_head: int) -> Any:
 # forward with cache
 # ---------------------------------------------------------------------------------------------------
 def embed(cfg: AuxConfig, w: Weights, ids: np.ndarray) -> np.ndarray:
+    """Token plus positional embeddings of ``ids``."""
     return w["wte"][ids] + w["wpe"][: len(ids)]
 
 
 def layer_forward(cfg: AuxConfig, ar: Arith, lw: dict, h: np.ndarray) -> tuple[np.ndarray, dict]:
+    """One pre-LN decoder layer; returns the output and what the backward pass needs."""
     n, H, da = h.shape[0], cfg.heads, cfg.d_head
     a, s1 = normalize(ar, h)
     ln1 = a * lw["ln1_g"] + lw["ln1_b"]
@@ -196,6 +199,7 @@ def ln_backward(ar: Arith, hat: np.ndarray, sigma: np.ndarray, x: np.ndarray, g:
 
 
 def act_backward(cfg: AuxConfig, ar: Arith, u: np.ndarray, dy: np.ndarray, fd: Any) -> np.ndarray:
+    """The activation's backward: exact, or the first-order finite difference of Def 2.8 when ``fd`` is set."""
     act = ar.activation(cfg.activation)
     if fd is not None:
         eps = ar.scalar(fd)

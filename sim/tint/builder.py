@@ -44,6 +44,7 @@ def _sets_of_layer() -> list[str]:
 
 @dataclass
 class ForwardBlock:
+    """The TinT modules of one auxiliary layer's forward pass."""
     ln1: tuple[Module, Module]
     qkv: Module
     softmax: Module
@@ -56,6 +57,7 @@ class ForwardBlock:
 
 @dataclass
 class BackwardBlock:
+    """The TinT modules of one auxiliary layer's backward pass and descent."""
     proj: Parallel
     act: Module
     fc: Parallel
@@ -68,11 +70,13 @@ class BackwardBlock:
 
 @dataclass
 class GradBlock:
+    """The modules of the final layer norm's forward and backward."""
     ln: tuple[Module, Module]
     back: tuple[Parallel, Module]
 
 
 def forward_block(ar: Arith, geo: Geometry) -> ForwardBlock:
+    """Build the forward modules of one auxiliary layer."""
     return ForwardBlock((ln_normalise(ar, geo), linear_forward(ar, geo)), linear_forward(ar, geo),
                         attention_softmax(ar, geo), linear_forward(ar, geo),
                         (ln_normalise(ar, geo), linear_forward(ar, geo)), linear_forward(ar, geo),
@@ -80,6 +84,7 @@ def forward_block(ar: Arith, geo: Geometry) -> ForwardBlock:
 
 
 def backward_block(ar: Arith, geo: Geometry) -> BackwardBlock:
+    """Build the backward-and-descent modules of one auxiliary layer."""
     ln = lambda: (linear_backward_descent(ar, geo, weights=False), ln_fd_backward(ar, geo))  # noqa: E731
     # each sub-MLP holds b_proj / 4, so its bias takes a quarter step: the four shares sum to one SGD step
     quarter = ar.scalar(geo.eta) / N_SUB
@@ -122,6 +127,7 @@ class TinT:
 
     @property
     def n_params(self) -> int:
+        """TinT's parameter count, read from its ledger."""
         return self.ledger.total("param")
 
 
@@ -173,6 +179,7 @@ def build(aux: AuxConfig, cfg: TinTConfig, ar: Arith, fd_scale: int = 1000, gate
 # prefix sets <-> aux weights
 # ---------------------------------------------------------------------------------------------------
 def prefix_sets(t: TinT, w: am.Weights) -> list[dict[str, np.ndarray]]:
+    """Pack every auxiliary weight into its prefix sets (Def 2.1), one dict per layer."""
     ar, geo, D = t.ar, t.geo, t.aux.D
     out = []
     for lw in w["layers"]:

@@ -36,10 +36,12 @@ class AuxConfig:
 
     @property
     def d_head(self) -> int:
+        """Width of one auxiliary head."""
         return self.D // self.heads
 
     @property
     def pos_rows(self) -> int:
+        """Rows of the positional table (OPT stores an offset of 2)."""
         return self.positions if self.pos_table is None else self.pos_table
 
 
@@ -56,15 +58,19 @@ class TinTConfig:
     inner_lr: float = 1e-6
 
     def S(self, aux: AuxConfig) -> int:
+        """Weight rows stacked per prefix, S = D/K (§2.4)."""
         return aux.D // self.K
 
     def width(self, aux: AuxConfig) -> int:
+        """TinT's width D_sim = (S + 1)·D."""
         return (self.S(aux) + 1) * aux.D
 
     def simulated(self, aux: AuxConfig) -> int:
+        """How many top auxiliary layers are simulated."""
         return aux.layers if self.n_sim is None else self.n_sim
 
     def position_dim(self, aux: AuxConfig) -> int:
+        """Width of the one-hot position vectors: token positions plus prefixes."""
         return aux.positions + self.K
 
 

@@ -40,6 +40,7 @@ def group_errors(got: am.Weights, want: am.Weights) -> dict[str, float]:
 
 
 def worst(errors: dict[str, float]) -> float:
+    """The largest of a set of errors."""
     return max(errors.values())
 
 
@@ -52,6 +53,7 @@ def reference(c: Case, ar: Arith, w: am.Weights, approx: am.Approx) -> am.Weight
 
 
 def fd_eps(ar: Arith, fd_scale: int) -> Any:
+    """The finite-difference step 1/``fd_scale`` in this arithmetic."""
     return ar.scalar(1) / fd_scale
 
 
@@ -71,6 +73,7 @@ class StepRun:
 
 def sgd_step(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None,
              softmax_eps: Any = None) -> StepRun:
+    """Run TinT's SGD step on case ``c`` and the reference step, and compare their weights."""
     t = build(c.aux, c.tint, ar, fd_scale=fd_scale, gate_scale=gate_scale)
     w = am.init_weights(c.aux, ar, c.seed)
     res = run(t, w, c.tokens, c.n_train, softmax_eps)

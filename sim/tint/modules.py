@@ -44,28 +44,34 @@ class Geometry:
     @staticmethod
     def of(aux: AuxConfig, tint: TinTConfig, fd_scale: int = 1000, gate_scale: float | None = None,
            eta: Any = None) -> "Geometry":
+        """The geometry of a validated (auxiliary, TinT) pair."""
         check(aux, tint)
         return Geometry(aux.D, tint.K, aux.positions, tint.H_sim, aux.heads, aux.activation,
                         tint.inner_lr if eta is None else eta, fd_scale, gate_scale)
 
     @property
     def S(self) -> int:
+        """Weight rows stacked per prefix, S = D/K."""
         return self.D // self.K
 
     @property
     def H(self) -> int:
+        """TinT's width (S + 1)·D."""
         return (self.S + 1) * self.D
 
     @property
     def P(self) -> int:
+        """Positions: T token positions plus K prefixes."""
         return self.T + self.K
 
     @property
     def d(self) -> int:
+        """Width of one TinT head."""
         return self.H // self.H_sim
 
     @property
     def d_a(self) -> int:
+        """Width of one auxiliary head."""
         return self.D // self.aux_heads
 
     def chunk(self, r: int, s: int) -> int:
@@ -73,6 +79,7 @@ class Geometry:
         return r * (self.D // self.K) + s
 
     def gate(self, ar: Arith, prefix: tuple[int, int], token: tuple[int, int]) -> Gate:
+        """A gate that switches on the given prefix and token position ranges."""
         return Gate.keyed(ar, self.P, self.T, prefix, token, self.gate_scale)
 
 

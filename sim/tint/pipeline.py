@@ -31,6 +31,7 @@ class Runner:
 
     @staticmethod
     def of(ar: Arith, geo: Geometry, n: int, n_train: int, softmax_eps: Any = None) -> "Runner":
+        """A runner for sequences of ``n`` tokens, ``n_train`` of them trained on."""
         K, N = geo.K, geo.K + n
         pos = np.zeros((N, geo.P), dtype=int)
         for j in range(K):
@@ -48,6 +49,7 @@ class Runner:
     def rows(
         self, content: np.ndarray, prefix: np.ndarray | None = None, memory: np.ndarray | None = None
     ) -> np.ndarray:
+        """TinT's input rows: prefix rows, token content, and memory in the tail coordinates."""
         geo = self.geo
         x = self.ar.zeros((geo.K + self.n, geo.H))
         if prefix is not None:
@@ -111,6 +113,7 @@ def backward_layer(run: Runner, b: BackwardBlock, s: dict, mem: dict, dh: np.nda
 
 @dataclass
 class Result:
+    """Result of a TinT run: updated weights and the logits of the first and final forward passes."""
     weights: am.Weights          # aux weights read back from the prefix sets after the last step
     logits: np.ndarray           # final forward pass with those weights
     first_logits: np.ndarray     # first forward pass (original weights)

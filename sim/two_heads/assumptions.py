@@ -28,6 +28,7 @@ CHUNK = 512
 
 @dataclass(frozen=True)
 class Assumptions:
+    """Thm 4.1's constants measured on an input: C, its shift-invariant variant and D."""
     C: float             # exp(max |score|): the literal constant of the theorem
     C_row_range: float   # exp(max row range / 2): the shift-invariant constant
     D: float             # value non-cancellation ratio

@@ -48,6 +48,7 @@ TAG = "thm_4_1"
 
 @dataclass(frozen=True, eq=False)
 class AverageRun:
+    """Result of the average-case construction: the output and Step 1's denominator estimates."""
     Y: Array             # the output: Step 2's self-normalised estimates (N × m)
     denominators: Array  # Step 1's (N/|S_t|)·Â_i, estimates of Σ_j a_ij (N × 1)
 
@@ -183,6 +184,7 @@ def row_errors(Y: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 
 def sweep(q: np.ndarray, k: np.ndarray, v: np.ndarray, taus: list[np.ndarray], b: int, eps: float) -> Sweep:
+    """Run the sampling estimator for each permutation and summarise its errors against the direct head."""
     truth, logden = direct(q, k, v)
     mx, frac, dens = [], [], []
     for tau in taus:

@@ -46,6 +46,7 @@ K = TypeVar("K", bound=Hashable)
 
 
 def block_starts(N: int, b: int) -> list[int]:
+    """First position of each block of size ``b``."""
     return list(range(0, N, b))
 
 
@@ -80,6 +81,7 @@ def weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None) -> tuple
 
 
 def weights_step2(nm: Numerics, WQ: Array, WK: Array, WV: Array) -> tuple[Array, Array, Array]:
+    """Step 2's weights of Lemma 3.1: queries from the first half of the input, keys and values from the second."""
     d = WQ.shape[0]
     zq, zv = nm.zeros((d, WQ.shape[1])), nm.zeros((d, WV.shape[1]))
     return np.concatenate([zq, WQ]), np.concatenate([WK, zq]), np.concatenate([WV, zv])

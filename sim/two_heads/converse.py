@@ -61,6 +61,7 @@ def code_sets(n: int, r: int) -> list[tuple[int, ...]]:
 
 
 def small_products(nm: Numerics, oracle: Oracle, inst: Instance) -> tuple[Array, Array, Array]:
+    """Each small instance's X W^Q, X W^K, X W^V as M × d × d products, written to the ledger."""
     X = nm.array(inst.X, "X_i")
     out = []
     for name, W in (("W^Q", inst.WQ), ("W^K", inst.WK), ("W^V", inst.WV)):

@@ -48,6 +48,7 @@ class GapInstance:
 
     @property
     def n(self) -> int:
+        """Number of query vectors."""
         return int(self.A0.shape[0])
 
     @property
@@ -135,6 +136,7 @@ def encode(inst: GapInstance, b: float) -> tuple[TransformerSpec, Weights, np.nd
 
 @dataclass(frozen=True)
 class Decision:
+    """The decoded answer per row, the threshold and the additive error it tolerates."""
     close: np.ndarray      # per row of A
     theta: float           # threshold on T_{i,1}
     admissible: float      # the additive error the rule tolerates, (y_L - y_U)/2

@@ -21,6 +21,7 @@ Decode = Callable[[Numerics, Array], Array]
 
 @dataclass(frozen=True, eq=False)
 class HeadJob:
+    """One single-head job: its input Z, weights, an optional decoder of its output, and its RoPE width."""
     tag: str
     Z: Array
     WQ: Array
@@ -31,15 +32,20 @@ class HeadJob:
 
     @property
     def width(self) -> int:
+        """Width of the job's input."""
         return int(self.Z.shape[1])
 
     @property
     def out_width(self) -> int:
+        """Width of the job's output."""
         return int(self.WV.shape[1])
 
 
 class JobRunner(Protocol):
-    def __call__(self, oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]: ...
+    """How a construction's single-head jobs reach the oracle (one call each, packed, or batched)."""
+
+    def __call__(self, oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]:
+        """Run ``jobs`` as one round on ``oracle``; outputs in job order."""
 
 
 def run_one_per_call(oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]:

@@ -21,6 +21,7 @@ from attnsim.theory.symbolic import analyse
 
 @dataclass(frozen=True)
 class Containment:
+    """Whether a claim's exact count lies in its bound's class, with the limit that decides it."""
     claim: str
     resource: str
     exact: str
@@ -32,6 +33,7 @@ class Containment:
 
     @property
     def verdict(self) -> str:
+        """``tight``, ``within bound (not tight)`` or ``outside bound``."""
         if not self.finite:
             return "outside bound"
         return "tight" if self.tight else "within bound (not tight)"

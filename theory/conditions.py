@@ -44,14 +44,17 @@ _PAPER = (*standard_transformations, implicit_multiplication, implicit_applicati
 
 @dataclass(frozen=True)
 class Condition:
+    """A side condition solved for one variable: it holds iff the variable is at least ``lower``."""
     source: str
     variable: str
     lower: sp.Expr  # the condition holds iff variable >= lower
 
     def latex(self) -> str:
+        """The condition as LaTeX."""
         return f"{tex(symbol(self.variable))} \\geq {tex(self.lower)}"
 
     def as_dict(self) -> dict[str, Any]:
+        """The condition as a JSON-ready dict."""
         return {"source": self.source, "variable": self.variable, "lower": str(self.lower), "latex": self.latex()}
 
 

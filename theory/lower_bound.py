@@ -23,5 +23,6 @@ def information_bound(N: int, oracle_len: int) -> int:
 
 
 def conditional_bound(N: int, M: int) -> float:
+    """The conditional (SETH) lower bound (N/M)^2 on calls at these N and M, from paper_refs."""
     claim = get_claim(CLAIM)
     return float(as_number(evaluate(claim.extra["conditional_bound"], {}, {"N": N, "M": M})))

@@ -60,6 +60,7 @@ class LSHParameters:
 
     @property
     def hash_evaluations(self) -> int:
+        """Hash evaluations of Algorithm 1: 2·N·ell·z (queries and keys, every table)."""
         return 2 * self.N * self.ell * self.z
 
 

@@ -26,6 +26,7 @@ TAGS = ("LinFwd", "LNFwd", "AttnFwd", "ActFwd", "LinBwd", "LinDesc", "ActBwd", "
 
 
 def size_claim() -> Claim:
+    """The ``tint.size`` claim (Table 3) from paper_refs."""
     return get("tint.size")
 
 
@@ -74,11 +75,13 @@ def _value(
 
 
 def count(resource: str, values: Mapping[str, int]) -> int:
+    """The exact count of ``resource`` at the given values."""
     claim = size_claim()
     return _int(_value(claim.resources[resource].exact or "", claim.definitions, values, {}))
 
 
 def per_module(values: Mapping[str, int]) -> dict[str, int]:
+    """Parameters of one instance of each module type at the given values."""
     claim = size_claim()
     memo: dict[str, sp.Expr] = {}
     return {m: _int(_value("m_" + m, claim.definitions, values, memo)) for m in MODULES}

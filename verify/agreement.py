@@ -20,6 +20,7 @@ from attnsim.sim.numerics import Numerics, get_numerics
 
 @dataclass(frozen=True)
 class Agreement:
+    """Outcome of a comparison: agree or not, the error in bits (inf when equal) and the worst row."""
     agree: bool
     error_bits: float  # math.inf when equal
     worst_row: int | None
@@ -55,6 +56,7 @@ def _to_mp(ctx: Any, x: Any) -> Any:
 
 
 def compare(y: np.ndarray, ref: np.ndarray, nm: Numerics, truth: Numerics, min_bits: float | None) -> Agreement:
+    """Compare ``y`` with ``ref``: ``==`` in exact numerics, else the row-wise relative error against ``min_bits``."""
     if y.shape != ref.shape:
         return Agreement(False, 0.0, None, min_bits)
     if nm.exact:

@@ -28,6 +28,7 @@ SCHEMES = ("fused", "paper")
 
 
 def random_layer(N: int, d: int, H: int, seed: int) -> tuple[TransformerSpec, Weights, np.ndarray]:
+    """A random float64 layer of H heads on N tokens of width d."""
     spec = TransformerSpec(N, d, H, 1)
     rng = np.random.default_rng(seed)
     m = spec.m
@@ -65,6 +66,7 @@ def error_bits(Y: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 
 def validate(N: int, M: int, d: int, H: int, check_rows: int, scheme: str, workers: int) -> None:
+    """Raise a usage error naming the first bad parameter of a long run."""
     for name, v, lo in (("N", N, 1), ("M", M, 2), ("d", d, 1), ("H", H, 1), ("workers", workers, 1)):
         if v < lo:
             raise UsageError(f"--{name}: must be >= {lo}, got {v}")

@@ -56,6 +56,7 @@ def _simulator(engine: str, spec: TransformerSpec, weights: Weights, M: int) -> 
 
 
 def default_engine() -> str:
+    """``engine`` when the batched engine is installed, else ``torch-oracle``."""
     try:
         import attnsim.sim.engine.simulate  # noqa: F401
     except ImportError:

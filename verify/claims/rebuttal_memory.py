@@ -51,6 +51,7 @@ def claimed_exponent(claim_id: str, name: str = "exponent") -> float:
 
 
 def exponent_reason(what: str, fitted: float, claimed: float) -> list[str]:
+    """A failure reason when a fitted exponent exceeds the claimed one by more than the slack."""
     if fitted > claimed + EXPONENT_SLACK:
         return [f"{what}: fitted log-log exponent {fitted:.3f} exceeds the claimed {claimed:g} "
                 f"(+{EXPONENT_SLACK} slack)"]
@@ -94,6 +95,7 @@ def direct_attention(N: int, d: int, seed: int) -> np.ndarray:
 
 
 def simulation_peak(path: str, N: int, M: int, d: int, seed: int) -> int:
+    """Peak live bytes of one head: the streaming engine (``path=engine``) or direct attention."""
     if path == "engine":
         return peak_bytes(lambda: run_layer(N, M, d, scheme="fused", scheduler="serial", workers=1, seed=seed))
     return peak_bytes(lambda: direct_attention(N, d, seed))

@@ -50,6 +50,7 @@ def transformer_peer(cfg: ma.MLPConfig) -> tuple[AuxConfig, TinTConfig] | str:
 
 
 def mlp_values(cfg: ma.MLPConfig) -> dict[str, int]:
+    """The values of the size formula's symbols for an MLP auxiliary config."""
     return {"D": cfg.D, "K": cfg.K, "H_sim": cfg.H_sim, "T": cfg.T, "steps": cfg.steps,
             "rf": int(cfg.reuse_forward), "rb": int(cfg.reuse_backward)}
 

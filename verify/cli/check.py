@@ -35,6 +35,7 @@ def parse_extra_args(args: list[str]) -> dict[str, str]:
 
 
 def print_record(r: dict[str, Any]) -> None:
+    """Print one record: verdict, agreement, counts against formula and bound."""
     bits = r["error_bits"]
     bits_s = "" if bits is None else (" (exact)" if bits == math.inf else f" ({bits:.1f} bits)")
     agree = {True: "exact" if bits == math.inf else f"yes{bits_s}", False: f"NO{bits_s}", None: "n/a"}[r["agree"]]

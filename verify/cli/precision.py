@@ -63,6 +63,7 @@ def _fmt_bits(v: float) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``precision`` command to ``app``."""
     @app.command()
     def precision(
         claim: str = typer.Argument(..., help="claim id: " + ", ".join(CLAIMS)),
@@ -126,6 +127,7 @@ def register(app: typer.Typer) -> None:
 
 
 def print_result(result: dict) -> None:
+    """Print a precision study: bits needed per N, the fit and the verdict."""
     b = result["bits"]
     win = f", window r={b['window']}, sinks s={b['sinks']}" if result["claim"] == "two_heads.thm_5_1" else ""
     console.print(

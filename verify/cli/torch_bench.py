@@ -13,6 +13,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``torch-bench`` command to ``app``."""
     @app.command("torch-bench")
     def torch_bench(N: int = typer.Option(8192, "--N", help="sequence length"),
                     M: int = typer.Option(512, "--M", help="oracle length (blocks of M tokens + 1 synthetic)"),

@@ -66,6 +66,7 @@ class Setup:
 
     @property
     def mask(self) -> Mask:
+        """The case's mask."""
         return self.case.spec.mask
 
     def allowed_rows(self) -> np.ndarray | None:

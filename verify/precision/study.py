@@ -54,6 +54,7 @@ class Eval:
 
 
 def error_bits(Y: np.ndarray, T: np.ndarray) -> float:
+    """−log2 of the worst row-wise relative L2 error of Y against T."""
     diff = np.linalg.norm(Y - T, axis=1)
     norm = np.linalg.norm(T, axis=1)
     rel = np.where(norm > 0, diff / np.where(norm > 0, norm, 1), diff)
@@ -62,6 +63,7 @@ def error_bits(Y: np.ndarray, T: np.ndarray) -> float:
 
 
 def evaluate(name: str, fmt: str, width: int, setup: Setup, seed: int = 0) -> Eval:
+    """Run a construction in format ``fmt`` and measure its error in bits (or why it failed)."""
     try:
         nm = get_numerics(fmt, seed)
         Y = run_construction(name, nm, setup)
@@ -87,14 +89,17 @@ class Family:
     options: str = ""
 
     def name(self, p: int) -> str:
+        """The numerics name of this family at precision ``p``."""
         head = f"float:{self.fixed_bits}.{p}" if self.kind == "float" else f"fixed:q{self.fixed_bits}.{p}"
         return head + (f":{self.options}" if self.options else "")
 
     def width(self, p: int) -> int:
+        """Total bits at precision ``p``."""
         return 1 + self.fixed_bits + p if self.kind == "float" else self.fixed_bits + p
 
     @property
     def bounds(self) -> tuple[int, int]:
+        """The range of precisions a float64 carrier can represent."""
         return (1, 52) if self.kind == "float" else (0, 53 - self.fixed_bits)
 
 
@@ -120,6 +125,7 @@ def make_family(kind: str, setup: Setup, exp_bits: int = 8, int_bits: int | None
 
 @dataclass
 class Need:
+    """The smallest passing precision of one construction at one N, with every evaluation tried."""
     construction: str
     N: int
     precision: int | None  # smallest passing precision bits (None: not reached)
@@ -128,6 +134,7 @@ class Need:
 
     @property
     def reasons(self) -> list[str]:
+        """The distinct failure reasons of the evaluations."""
         return sorted({e.reason for e in self.evals if e.reason})
 
 
@@ -181,6 +188,7 @@ def bits_needed(name: str, setup: Setup, family: Family, target: float = TARGET,
 
 @dataclass(frozen=True)
 class Fit:
+    """A line through bits needed against log2 N: slope per doubling, intercept and R²."""
     slope: float  # bits per doubling of N
     intercept: float
     r2: float

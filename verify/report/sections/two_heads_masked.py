@@ -48,6 +48,7 @@ def _bound_value(r: dict[str, Any]) -> float | None:
 
 
 def table(claim_id: str, records: list[dict[str, Any]]) -> list[str]:
+    """The table of one exact claim: measured calls against the exact formula and the bound."""
     claim = get_claim(claim_id)
     calls = claim.resources.get("calls")
     lines = [f"#### {claim.label} (`{claim_id}`)", "",
@@ -83,6 +84,7 @@ def series(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def plot(claim_id: str, groups: list[list[dict[str, Any]]], path: Path) -> None:
+    """Log-log plot of calls against N/M for one claim."""
     import matplotlib
 
     matplotlib.use("Agg")

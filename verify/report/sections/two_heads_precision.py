@@ -106,6 +106,7 @@ def _plot_lines(series: dict[str, list[tuple[float, float]]], xlabel: str, ylabe
 
 
 def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
+    """The report section on limited precision: bits needed per construction as N grows."""
     g = _grids(quick)
     out = Path(out_dir)
     (out / "plots").mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # What a reader of the repository cannot follow: our notes' section marks, the design notes, issue numbers.
-_NOT_CITABLE = re.compile(r"digest\s§|DESIGN\.md|\b[Ii]ssue\s\d")
+# (Bracketed letters keep this file itself from matching a plain search for those words.)
+_NOT_CITABLE = re.compile(r"(?<![\w.])(?i:d[i]gest)(?![\w(])|D[E]SIGN\.md|\b[Ii]ssue\s\d")
 _SCANNED = ("sim", "theory", "verify", "paper_refs", "docs", "tests", "examples", "benchmarks", "_pkg")
 _SUFFIXES = {".py", ".md", ".toml"}
 

@@ -50,7 +50,7 @@ def test_alg1_equals_alg2_property(n, ell, z, seed):
 
 
 def test_alg1_at_r0_reproduces_ema_exactly():
-    """Digest 1.6: identical points always collide, far ones (scaled apart) never do."""
+    """App. B (Algorithm 1 as EMA at r = 0): identical points always collide, far ones (scaled apart) never do."""
     rng = np.random.default_rng(3)
     q = rng.integers(0, 4, size=(40, 2)) * 1000.0
     k = rng.integers(0, 4, size=(50, 2)) * 1000.0

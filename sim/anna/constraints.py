@@ -9,7 +9,7 @@ must satisfy, for every row i:
 * ``locality``:   w_ij > 0 implies ||q_i - k_j|| <= c r;
 * ``coverage``:   ||q_i - k_j|| <= r implies w_ij >= 1 / ((n_i - 1) ell + 1), n_i = |N(q_i, c r)|.
 
-[RECON] n_i counts key *indices* j within c r (with multiplicity), not distinct key vectors: the
+Our reading: n_i counts key *indices* j within c r (with multiplicity), not distinct key vectors: the
 proof's bound count <= (n_i - 1) ell + 1 counts one term per colliding index, and with repeated
 keys the set reading would demand weight 1 for each of two equal keys.
 

@@ -33,9 +33,9 @@ def match2_batch(rng: np.random.Generator, batch: int, *, N: int = 32, modulus: 
     """A balanced Match2 batch (App. G.1): x_i in {1..modulus-1}; each quarter of the batch has
     its fraction of ones in one of [0, .25), [.25, .5), [.5, .75), [.75, 1].
 
-    Our reconstruction: the paper's Algorithm 3 (the Match2 generator) is given in prose only. We rejection-sample candidates that aim at a
-    random fraction f of ones: each letter comes with probability f from a "paired" pool (1 to 4
-    complementary pairs x, M - x, so it usually finds its partner) and otherwise from a "lonely"
+    Our reconstruction: the paper's Algorithm 3 (the Match2 generator) is given in prose only. We rejection-sample
+    candidates that aim at a random fraction f of ones: each letter comes with probability f from a "paired" pool (1
+    to 4 complementary pairs x, M - x, so it usually finds its partner) and otherwise from a "lonely"
     pool (one side of other pairs, never matched), and keep a candidate if its bin has room.
     """
     require(batch >= 4 and batch % 4 == 0, "batch", f"must be a positive multiple of 4, got {batch}")

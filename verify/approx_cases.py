@@ -48,7 +48,7 @@ def needle_position(N: int, seed: int) -> int:
 
 
 def needle_height(N: int) -> int:
-    """The needle's score, ⌈ln N⌉ + 6: high enough that a block missing it errs by far."""
+    """The needle's score, ⌈ln N⌉ + 6."""
     return math.ceil(math.log(N)) + 6
 
 

@@ -74,7 +74,7 @@ class CallBatch:
         return self.inputs.shape[0]
 
     def flops_per_call(self) -> int:
-        """Multiply-adds of one call, counted twice (projections and attention), as the ledger records."""
+        """Flops of one call as the ledger records them: the Q/K/V projections and the two attention products."""
         _, n, w = self.inputs.shape
         kq, kv = self.WQ.shape[1], self.WV.shape[1]
         return 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)

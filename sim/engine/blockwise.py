@@ -132,7 +132,8 @@ class HeadAccumulator:
         return (group.q0s[:, None] + i[None, :])[keep], out[:, :group.R][keep]
 
     def add(self, group: ColumnGroup, out: np.ndarray) -> None:
-        """Add one call's decoded output to the rows of its query block (eq. 1)."""
+        """Take one call's decoded output: a Step-1 output (A) is held until its Step-2 partner arrives; then
+        B and A are added to the numerator and denominator rows of the query block (eq. 1)."""
         if group.kind == "A":
             self._A = out
             return

@@ -1,4 +1,4 @@
-"""1-hop and k-hop induction heads on the MPC machine (anna.lemma_f_3, anna.thm_f_4; digest §4.5).
+"""1-hop and k-hop induction heads on the MPC machine (anna.lemma_f_3, anna.thm_f_4; App. F.2).
 
 Input: a string s of N letters, token i on machine i // b (b tokens per machine).
 
@@ -14,7 +14,7 @@ k-hop (Theorem F.4) by pointer doubling, one round per bit of k. Token i holds t
 pointer f = sigma^(2^l)(i), its inverse g = sigma^(-2^l)(i) and the partial answer
 a = sigma^(k mod 2^l)(i) with the letters at f and a. In round l, token j sends (f(j), a(j))
 to g(j) and g(j) to f(j); so token i learns f(f(i)), a(f(i)) and g(g(i)) in one round, and takes
-a <- a(f(i)) when bit l of k is 1. sigma is injective off the sink (digest §4.5), so each token
+a <- a(f(i)) when bit l of k is 1. sigma is injective off the sink (App. F.2), so each token
 sends and receives at most two messages. [Deviation] The paper's step asks and answers in two
 rounds; keeping the inverse pointer halves that: floor(log2 k) + 1 doubling rounds.
 
@@ -39,6 +39,7 @@ _TOKEN_WORDS = 16  # per token and round: its state (7 words) + at most two mess
 
 @dataclass(frozen=True)
 class KHopRun:
+    """Result of a k-hop run on the MPC machine: labels and pointers after k hops, rounds and machines used."""
     labels: np.ndarray      # s[sigma^k(i)] or SINK
     pointers: np.ndarray    # sigma^k(i) or SINK
     rounds: int

@@ -1,4 +1,4 @@
-"""A referee MPC machine (digest §1.2): P machines with s words of local memory each.
+"""A referee MPC machine (the MPC model of Thm 4.1 / 4.2): P machines with s words of local memory each.
 
 A protocol runs in rounds. In a round every machine computes, from its memory only, a list of
 messages ``(destination, record)``; a record is a tuple whose entries are words. The machine
@@ -45,8 +45,13 @@ class MPC:
 
     def __init__(self, machines: int, memory: int, *, ledger: Ledger | None = None, tag: str = "mpc",
                  deliver: Deliver | None = None, place: Place | None = None) -> None:
-        require(isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}")
-        require(isinstance(memory, int) and memory >= 1, "s", f"local memory must be a positive integer, got {memory!r}")
+        """A machine with ``machines`` processors of ``memory`` words each; rounds go to ``ledger``."""
+        require(
+            isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}"
+        )
+        require(
+            isinstance(memory, int) and memory >= 1, "s", f"local memory must be a positive integer, got {memory!r}"
+        )
         self.P, self.s = machines, memory
         self.ledger = ledger if ledger is not None else Ledger()
         self.tag = tag

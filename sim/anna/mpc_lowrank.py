@@ -1,6 +1,6 @@
-"""Low-rank attention on the MPC machine by tree summation (anna.lemma_d_2, digest §4.3).
+"""Low-rank attention on the MPC machine by tree summation (anna.lemma_d_2, App. D).
 
-Low-rank attention outputs Q'(X) K'(X)^T V(X) (no normaliser, digest §1.7), computed as
+Low-rank attention outputs Q'(X) K'(X)^T V(X) (no normaliser, §4.3), computed as
 Q' (K'^T V) with K'^T V = sum_i k'_i v_i^T, an r x mv matrix. Token i lives on machine i // b.
 
 1. every machine forms the partial sum of k'_i v_i^T over its tokens (local);
@@ -26,6 +26,7 @@ from attnsim.sim.ledger import Ledger
 
 @dataclass(frozen=True)
 class LowRankRun:
+    """Result of low-rank attention on the MPC machine: output, rounds, machines and tree fan-in."""
     output: np.ndarray
     rounds: int
     machines: int

@@ -97,6 +97,7 @@ class WordCodec:
     """Words (ints, or short string tags of a protocol) as pairs of integers; tags get a fixed codebook."""
 
     def __init__(self) -> None:
+        """An empty codebook: tags get codes in the order they are first seen."""
         self.codes: dict[str, int] = {}
         self.names: list[str] = []
 
@@ -131,6 +132,7 @@ class MPCTransformer:
 
     def __init__(self, *, inputs: int, machines: int, block: int, base: int, bundle_words: int,
                  ledger: Ledger, tag: str = "thm_4_1") -> None:
+        """The layers for ``inputs`` tokens on ``machines`` machines (base-``base`` relay, ``block`` words)."""
         require(isinstance(inputs, int) and inputs >= 1, "N", f"must be a positive integer, got {inputs!r}")
         require(isinstance(block, int) and block >= 1, "block", f"must be a positive integer, got {block!r}")
         require(-(-inputs // block) <= machines, "P", f"{machines} machines cannot hold {inputs} inputs in blocks "
@@ -182,6 +184,7 @@ class MPCTransformer:
 
     # ------------------------------------------------------------------ Lemma B.13: one round in D layers
     def __call__(self, outboxes: list[list[Message]], r: int) -> list[list[Record]]:
+        """Deliver round ``r``'s messages through the relay layers (the MPC machine's ``deliver`` hook)."""
         plan = self.plan
         at: list[list[tuple[int, int, int, Record]]] = [[] for _ in range(plan.tokens)]
         for src, out in enumerate(outboxes):

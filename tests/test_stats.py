@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.stats import binomial_interval, linear_fit, loglog_fit
+from attnsim.verify.stats import binomial_interval, fitted_exponent, linear_fit, loglog_fit
 
 
 def test_linear_fit_recovers_a_line_and_agrees_with_least_squares() -> None:
@@ -54,3 +54,8 @@ def test_wilson_interval() -> None:
     assert binomial_interval(90, 100, level=0.5, method="wilson")[0] > lo  # a lower level is narrower
     with pytest.raises(AttnsimError, match="method"):
         binomial_interval(1, 2, method="normal")
+
+
+def test_fitted_exponent_drops_empty_points() -> None:
+    assert fitted_exponent([1, 2, 4, 8], [0, 2, 8, 32]) == pytest.approx(2.0)  # the zero measurement is left out
+    assert fitted_exponent([4, 4, 8], [1, 2, 0]) is None  # one distinct x among the positive points

@@ -56,6 +56,15 @@ def loglog_fit(xs: Sequence[float], ys: Sequence[float]) -> LineFit:
     return linear_fit(np.log(x), np.log(y))
 
 
+def fitted_exponent(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """The :func:`loglog_fit` slope over the points where both x and y are positive; None when those
+    points have fewer than two distinct x (no exponent can be fitted)."""
+    pts = [(float(x), float(y)) for x, y in zip(xs, ys) if x and y and x > 0 and y > 0]
+    if len({x for x, _ in pts}) < 2:
+        return None
+    return loglog_fit([x for x, _ in pts], [y for _, y in pts]).slope
+
+
 def binomial_interval(k: int, n: int, level: float = 0.95, method: str = "exact") -> tuple[float, float]:
     """A ``level`` confidence interval for a proportion from k successes in n trials.
 

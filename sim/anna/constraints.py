@@ -58,9 +58,14 @@ class Violation:
 
 
 def distances(q: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Euclidean distances ||q_i - k_j|| as an N_q x N_k float matrix."""
-    diff = q.astype(np.float64)[:, None, :] - k.astype(np.float64)[None, :, :]
-    return np.sqrt((diff * diff).sum(axis=2))
+    """Euclidean distances ||q_i - k_j|| as an N_q x N_k float matrix (rows in blocks: bounded scratch memory)."""
+    qf, kf = q.astype(np.float64), k.astype(np.float64)
+    out = np.empty((qf.shape[0], kf.shape[0]))
+    step = max(1, 2**22 // max(1, kf.shape[0] * kf.shape[1]))
+    for lo in range(0, qf.shape[0], step):
+        diff = qf[lo:lo + step, None, :] - kf[None, :, :]
+        out[lo:lo + step] = np.sqrt((diff * diff).sum(axis=2))
+    return out
 
 
 def check_anna(weights: np.ndarray | RationalWeights, q: object, k: object, *, r: float, c: float,

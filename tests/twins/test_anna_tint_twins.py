@@ -1,0 +1,43 @@
+"""Every ANNA and TinT twin is caught by its claim's check, for a reason the unbroken run does not give."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+
+from attnsim.verify.check import run_check
+from attnsim.verify.teeth import run_twin
+from attnsim.verify.twins import all_twins
+
+OURS = ("anna.", "tint.")
+MPC_OWNED_ELSEWHERE = ("anna.thm_4_2",)
+TWINS = [t for t in all_twins() if t.claim.startswith(OURS)]
+
+
+@lru_cache(maxsize=None)
+def _baseline(claim: str, params: tuple, numerics: str | None) -> tuple[str, frozenset[str]]:
+    record = run_check(claim, dict(params), numerics, 0)
+    return record["verdict"], frozenset(record["reasons"])
+
+
+@pytest.mark.parametrize("t", TWINS, ids=[f"{t.claim}:{t.name}" for t in TWINS])
+def test_twin_is_caught_for_its_own_reason(t):
+    result = run_twin(t)
+    assert result.caught, result.reason
+    _, before = _baseline(t.claim, tuple(sorted(t.params.items())), t.numerics)
+    if result.reason.startswith("refused:"):
+        return
+    new = [r for r in result.reason.split("; ") if r not in before]
+    assert new, f"{t.claim}:{t.name} fails only for reasons the unbroken run gives too: {result.reason}"
+
+
+def test_every_anna_and_tint_checker_has_two_twins_of_different_names():
+    from attnsim.verify.registry import all_checkers
+
+    ours = [c for c in all_checkers() if c.startswith(OURS) and c not in MPC_OWNED_ELSEWHERE]
+    by_claim: dict[str, set[str]] = {}
+    for t in TWINS:
+        by_claim.setdefault(t.claim, set()).add(t.name)
+    short = {c: sorted(by_claim.get(c, ())) for c in ours if len(by_claim.get(c, ())) < 2}
+    assert not short, f"claims with fewer than 2 twins: {short}"

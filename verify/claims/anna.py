@@ -281,10 +281,13 @@ def check_thm_b_2(ctx: CheckContext) -> Measurement:
     size = size_from_ledger(_only(routed, "route"))
     delta = max(e.amount for e in plain.entries if e.kind == "mpc_record")
     derived = {"R": want.rounds, "P": want.machines, "Delta": delta}
+    reasons = [] if same else ["EMA-routed protocol disagrees with direct delivery"]
+    if size["heads"] > s:  # Thm B.2: one head per message slot, and a machine sends at most s words
+        reasons.append(f"heads: {size['heads']} routing heads exceed the local memory s = {s}")
     return Measurement(
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
-        derived=derived, reasons=[] if same else ["EMA-routed protocol disagrees with direct delivery"],
+        derived=derived, reasons=reasons,
         extra={**derived, "qk_dim": size["qk_dim"]},
     )
 

@@ -68,6 +68,15 @@ def distances(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     return out
 
 
+def _fits_int64(w: RationalWeights, floor_den: int) -> bool:
+    """Whether every product num * floor_den and every row sum of ``w`` stays exact in int64."""
+    num = np.asarray(w.num)
+    if num.dtype == object or num.size == 0:
+        return False
+    biggest = int(np.abs(num).max())
+    return biggest * max(floor_den, num.shape[1]) < 2**62
+
+
 def check_anna(weights: np.ndarray | RationalWeights, q: object, k: object, *, r: float, c: float,
                ell: int, rtol: float = 1e-9) -> list[Violation]:
     """Every violation of the ANNA constraints by ``weights`` (an empty list means none)."""
@@ -82,10 +91,11 @@ def check_anna(weights: np.ndarray | RationalWeights, q: object, k: object, *, r
     near, inside = dist <= r, dist <= c * r
     n_inside = inside.sum(axis=1)
     out: list[Violation] = []
+    small = isinstance(weights, RationalWeights) and _fits_int64(weights, km.shape[0] * ell + 1)
     for i in range(qm.shape[0]):
         floor_den = (int(n_inside[i]) - 1) * ell + 1
         if isinstance(weights, RationalWeights):
-            num, den = weights.num[i].astype(object), int(weights.den[i])
+            num, den = weights.num[i].astype(np.int64 if small else object), int(weights.den[i])
             positive, negative = num > 0, num < 0
             row_sum_ok = int(num.sum()) == den if den else not positive.any()
             too_small = [j for j in np.flatnonzero(near[i]) if den == 0 or num[j] * floor_den < den]

@@ -35,6 +35,7 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
     ),
     "anna": (
         anna.anna_section,
+        anna.eta_sweep_section,
         rebuttal_memory.anna_memory_section,
     ),
     "tint": (

@@ -129,7 +129,8 @@ def eta_sweep_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) 
           "The verdict of `anna.alg_1` fails when the whole 95% Clopper-Pearson interval of eta-hat lies above "
           "the proof's eta at that N (its union bound with the proof's ell(N) and z(N)). The paper's rate "
           "N^(3 rho - 1) is shown without a constant.", "",
-          "| N | z | ell | runs | violating runs | eta-hat | 95% Clopper-Pearson | proof's eta | N^(3rho-1) | eta decides |",
+          "| N | z | ell | runs | violating runs | eta-hat | 95% Clopper-Pearson | proof's eta | N^(3rho-1) "
+          "| eta decides |",
           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lo, hi = r["eta_ci95"]

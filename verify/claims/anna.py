@@ -335,11 +335,15 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     Param("N", int, 1000, "tokens", minimum=1),
     Param("rank", int, 2, "feature rank r", minimum=1),
     Param("mv", int, 3, "value dimension", minimum=1),
-    Param("s", int, 200, "local memory per machine, words", minimum=8),
+    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps') words", minimum=0.01),
+    Param("s_scale", float, 6.4, "constant in front of N^eps'", minimum=0.01),
 ], grid=lambda quick: [{"N": n} for n in ((100, 1000) if quick else (100, 1000, 4000, 16000))])
 def check_lemma_d_2(ctx: CheckContext) -> Measurement:
     """Q'(K'^T V) by f-ary tree summation on the MPC machine, against the direct integer product."""
-    N, rank, mv, s = (ctx.params[x] for x in ("N", "rank", "mv", "s"))
+    N, rank, mv, eps1, scale = (ctx.params[x] for x in ("N", "rank", "mv", "eps1", "s_scale"))
+    if eps1 >= 1:
+        raise UsageError(f"--eps1: Lemma D.2 needs eps' < 1 (sublinear local memory), got {eps1}")
+    s = math.ceil(scale * N ** eps1)
     rng = np.random.default_rng(ctx.seed)
     Q, K, V = (rng.integers(-9, 10, size=shape) for shape in ((N, rank), (N, rank), (N, mv)))
     ledger = Ledger()
@@ -349,7 +353,7 @@ def check_lemma_d_2(ctx: CheckContext) -> Measurement:
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round")},
         rounds=ledger.rounds("mpc_round"), reasons=[] if same else ["tree-summed output differs from Q'(K'^T V)"],
-        extra={"fan_in": run.fan_in},
+        extra={"fan_in": run.fan_in, "s": s},
     )
 
 

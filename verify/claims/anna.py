@@ -251,6 +251,8 @@ def check_khop(ctx: CheckContext) -> Measurement:
         machines.add(ledger.total("mpc_machine"))
         load = max(load, max(e.amount for e in ledger.entries if e.kind == "mpc_load"))
     reasons = [f"wrong k-hop answer on {wrong} of {n} strings"] if wrong else []
+    if load > s:  # held here too, not only by the MPC machine
+        reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")
     if len(rounds) != 1:
         reasons.append(f"round count varies between strings: {sorted(rounds)}")
     return Measurement(
@@ -349,11 +351,15 @@ def check_lemma_d_2(ctx: CheckContext) -> Measurement:
     ledger = Ledger()
     run = lowrank_mpc(Q, K, V, memory=s, ledger=ledger)
     same = bool(np.array_equal(run.output, Q @ (K.T @ V)))
+    reasons = [] if same else ["tree-summed output differs from Q'(K'^T V)"]
+    load = max(e.amount for e in ledger.entries if e.kind == "mpc_load")
+    if load > s:  # held here too, not only by the MPC machine: a machine that lets a round through is caught
+        reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")
     return Measurement(
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round")},
-        rounds=ledger.rounds("mpc_round"), reasons=[] if same else ["tree-summed output differs from Q'(K'^T V)"],
-        extra={"fan_in": run.fan_in, "s": s},
+        rounds=ledger.rounds("mpc_round"), reasons=reasons,
+        extra={"fan_in": run.fan_in, "s": s, "max_words_received": load},
     )
 
 

@@ -136,6 +136,14 @@ def _khop_ledger() -> Iterator[None]:
         yield
 
 
+@twin("anna.khop", "machine_limit_quadrupled", "the MPC machine admits 4 s words a round and the protocol uses them",
+      params={"strings": 3})
+@contextmanager
+def _khop_limit() -> Iterator[None]:
+    with wrapped(f"{_C}.khop_mpc", args=lambda text, k, memory, **kw: ((text, k), {**kw, "memory": 4 * memory})):
+        yield
+
+
 # ---------------------------------------------------------------- Theorem B.2: EMA routing
 
 def _keys_to_next_machine(q: Any, keys: Any, values: Any, **kw: Any) -> tuple[tuple, dict]:
@@ -178,6 +186,14 @@ def _lowrank_doubled() -> Iterator[None]:
 @contextmanager
 def _lowrank_formula() -> Iterator[None]:
     with formula_shifted("anna.lemma_d_2", "machines"):
+        yield
+
+
+@twin("anna.lemma_d_2", "machine_limit_quadrupled", "the MPC machine admits 4 s words a round and the tree uses "
+      "them", params={"N": 100})
+@contextmanager
+def _lowrank_limit() -> Iterator[None]:
+    with wrapped(f"{_C}.lowrank_mpc", args=lambda qp, kp, v, memory, **kw: ((qp, kp, v), {**kw, "memory": 4 * memory})):
         yield
 
 

@@ -54,3 +54,13 @@ def test_ratio_of_count_to_bound_grows_with_n():
         ratios.append(as_number(evaluate(res.exact, claim.definitions, values))
                       / as_number(evaluate(res.bound, claim.definitions, values)))
     assert ratios == sorted(ratios) and ratios[-1] > 1.5 * ratios[0]
+
+
+def test_eta_sweep_table_in_the_report(tmp_path):
+    from attnsim.verify.report.sections.anna import eta_sweep_section
+
+    assert eta_sweep_section([], tmp_path, True) == ""
+    md = eta_sweep_section([{"claim": "anna.alg_1"}], tmp_path, True)
+    rows = [line for line in md.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) >= 5 and "Clopper-Pearson" in md
+    assert (tmp_path / "tables" / "anna_eta_sweep.json").exists()

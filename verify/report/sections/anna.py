@@ -120,7 +120,10 @@ def _log_factors(records: list[dict[str, Any]]) -> list[str]:
 
 
 def eta_sweep_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
-    """eta-hat with its interval against N beside the proof's eta, from a sweep run here (verify.anna_eta)."""
+    """eta-hat with its interval against N beside the proof's eta, from a sweep run here (verify.anna_eta);
+    only in a report whose sweep ran anna.alg_1."""
+    if not any(r["claim"] == "anna.alg_1" for r in records):
+        return ""
     rows = eta_sweep(quick)
     out = Path(out_dir) / "tables"
     out.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from typing import Any
 from attnsim.verify.check import run_check
 
 FULL = ((256, 40), (512, 20), (1024, 10), (2048, 5), (4096, 3))
-QUICK = ((16, 20), (32, 20), (64, 10), (128, 10), (256, 5))
+QUICK = ((16, 10), (32, 10), (64, 5), (128, 5), (256, 3))
 
 
 def eta_sweep(quick: bool, seed: int = 0, sizes: tuple[tuple[int, int], ...] | None = None) -> list[dict[str, Any]]:

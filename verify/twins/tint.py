@@ -286,7 +286,7 @@ def _wq_moved(res: Any) -> Any:
 
 
 @twin("tint.sgd_step", "step_sign_flipped", "TinT's inner SGD step goes up the gradient",
-      params={"approximations": False})
+      params={"approximations": False}, numerics="float64")
 @contextmanager
 def _sgd_sign() -> Iterator[None]:
     with wrapped(f"{_EX}.build", args=_lr_scaled(-1)):

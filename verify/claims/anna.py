@@ -5,7 +5,9 @@ Each checker runs a construction of ``attnsim.sim.anna`` against an independent 
 its counts off a ledger; the bounds and exact-count formulas live in paper_refs and are evaluated by
 ``attnsim.verify.check``. The LSH parameters z and ell are *inputs* to Algorithm 1: the checker sets
 them as the proof of Theorem A.1 does (``attnsim.theory.lsh.proof_parameters``) and reports them in
-``derived`` so the toml formulas can use them.
+``derived``; paper_refs defines the same ell(N), z(N), so the exact hash count also confirms that the run
+used the proof's choices, and the containment sees them grow (docs/anna_eta.md). The failure rate eta
+decides anna.alg_1 / alg_2 through its Clopper-Pearson interval (:func:`eta_reason`).
 """
 
 from __future__ import annotations

@@ -144,7 +144,9 @@ def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
             return sp.cancel(pn.LC() / pd.LC())
         lc = pn.LC() / pd.LC()
         return sp.oo if lc.is_positive is not False else sp.zoo
-    return sp.simplify(sp.limit(expr, var, sp.oo))
+    lim = sp.limit(expr, var, sp.oo)
+    simple = sp.simplify(lim)
+    return lim if simple is sp.nan and lim is not sp.nan else simple  # keep oo*sign(...) readable
 
 
 def _upper(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:

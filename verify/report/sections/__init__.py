@@ -36,6 +36,7 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
     ),
     "anna": (
         anna.anna_section,
+        anna.eta_sweep_section,
         anna_mpc_to_anna.anna_mpc_to_anna_section,
         rebuttal_memory.anna_memory_section,
     ),

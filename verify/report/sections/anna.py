@@ -5,9 +5,11 @@ fitted exponents beside the paper's. It reads only check records (attnsim.verify
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from attnsim.verify.anna_eta import eta_sweep
 from attnsim.verify.stats import fitted_exponent
 
 
@@ -141,3 +143,27 @@ def _log_factors(records: list[dict[str, Any]]) -> list[str]:
             )
         lines.append(line)
     return (["Where the extra exponent comes from:", ""] + lines + [""]) if lines else []
+
+
+def eta_sweep_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
+    """eta-hat with its interval against N beside the proof's eta, from a sweep run here (verify.anna_eta);
+    only in a report whose sweep ran anna.alg_1."""
+    if not any(r["claim"] == "anna.alg_1" for r in records):
+        return ""
+    rows = eta_sweep(quick)
+    out = Path(out_dir) / "tables"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "anna_eta_sweep.json").write_text(json.dumps(rows, indent=1))
+    md = ["#### Algorithm 1: eta-hat against N (Thm 3.4 / A.1)", "",
+          "The verdict of `anna.alg_1` fails when the whole 95% Clopper-Pearson interval of eta-hat lies above "
+          "the proof's eta at that N (its union bound with the proof's ell(N) and z(N)). The paper's rate "
+          "N^(3 rho - 1) is shown without a constant.", "",
+          "| N | z | ell | runs | violating runs | eta-hat | 95% Clopper-Pearson | proof's eta | N^(3rho-1) "
+          "| eta decides |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lo, hi = r["eta_ci95"]
+        md.append(f"| {r['N']} | {r['z']} | {r['ell']} | {r['runs']} | {r['violating_runs']} | {_fmt(r['eta_hat'])} | "
+                  f"[{_fmt(lo)}, {_fmt(hi)}] | {_fmt(r['eta_proof'])} | {_fmt(r['eta_paper_rate'])} | "
+                  f"{r['eta_decision']} |")
+    return "\n".join(md + [""])

@@ -24,7 +24,6 @@ from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer,
 from attnsim.sim.anna.ema_routing import EMARouter
 from attnsim.sim.anna.khop import khop_mpc
 from attnsim.sim.anna.lsh import HyperplaneLSH, draw_tables
-from attnsim.sim.anna.mpc_anna import anna_layer_mpc
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
 from attnsim.sim.anna.reformer import adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model
 from attnsim.sim.anna.tasks import (clustered_sphere_points, hop_labels, hop_string, match2_batch, match2_labels,
@@ -253,43 +252,6 @@ def check_thm_b_2(ctx: CheckContext) -> Measurement:
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
         derived=derived, reasons=[] if same else ["EMA-routed protocol disagrees with direct delivery"],
         extra={**derived, "qk_dim": size["qk_dim"]},
-    )
-
-
-# ---------------------------------------------------------------- Theorem 4.2: MPC simulates an ANNA layer
-
-@checker("anna.thm_4_2", numerics=EXACT, params=[
-    Param("N", int, 128, "tokens", minimum=2),
-    Param("m", int, 4, "query/key dimension", minimum=2),
-    Param("r", float, 0.1, "near radius", minimum=1e-6),
-    Param("c", float, 14.0, "approximation factor", minimum=1.0),
-    Param("eps1", float, 0.9, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
-    Param("s_scale", float, 400.0, "constant in front of N^eps'", minimum=1.0),
-], grid=lambda quick: [{"N": n} for n in ((32, 64) if quick else (32, 64, 128, 256, 512, 1024))])
-def check_thm_4_2(ctx: CheckContext) -> Measurement:
-    """One ANNA layer (Algorithm 1) on the MPC machine; output equals Algorithm 1's exactly."""
-    N, m, r, c, eps1, scale = (ctx.params[x] for x in ("N", "m", "r", "c", "eps1", "s_scale"))
-    if c * r > 2 or c <= 1:
-        raise UsageError(f"--c: need 1 < c and c*r <= 2 on the unit sphere, got c={c}, r={r}")
-    p1, p2 = hyperplane_probabilities(r, c)
-    pp = proof_parameters(N, p1, p2)
-    s = math.ceil(scale * N ** eps1)
-    rng = np.random.default_rng(ctx.seed)
-    q, k = clustered_sphere_points(rng, N, m, r)
-    v = rng.integers(-1000, 1001, size=(N, 1))
-    tables = draw_tables(HyperplaneLSH(m), pp.ell, pp.z, rng)
-    ledger = Ledger()
-    run = anna_layer_mpc(q, k, v, tables, memory=s, ledger=ledger)
-    same = run.retrieval.same_as(anna_tables(q, k, v, tables))
-    derived = {"rho": pp.rho, "z": pp.z, "ell": pp.ell, "mv": 1}
-    return Measurement(
-        agree=same, error_bits=math.inf if same else 0.0,
-        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round")},
-        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
-        reasons=[] if same else ["MPC layer output differs from Algorithm 1"],
-        extra={**derived, "s": s, "token_machines": run.token_machines, "sort_machines": run.sort_machines,
-               "max_words_received": max(e.amount for e in ledger.entries if e.kind == "mpc_load"),
-               "words_moved": ledger.total("mpc_message")},
     )
 
 

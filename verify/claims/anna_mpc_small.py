@@ -1,0 +1,93 @@
+"""Checkers for MPC simulating ANNA and EMA in small memory: anna.thm_4_2 (= Thm C.3) and anna.thm_c_1.
+
+Both run a construction of :mod:`attnsim.sim.anna.mpc_small` on the referee MPC machine and compare
+every layer's output exactly with the reference (Algorithm 1 for ANNA, sorted exact matching for
+EMA) on the same hash draws. Rounds, machines and the largest load are read off the MPC ledger; the
+exact formulas and the paper's bounds live in paper_refs/anna.toml. The LSH parameters z and ell
+are the proof of Thm A.1's choice for each N (:func:`attnsim.theory.lsh.proof_parameters`); the
+checker passes rho, q2 = 1/p2 - 1 and A1 = alphabet - 1 so the toml can write z and ell as the
+proof's functions of N.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.anna.anna_stack import clustered_stack, run_stack
+from attnsim.sim.anna.lsh import FAMILIES, draw_tables
+from attnsim.sim.anna.mpc_small import anna_stack_mpc
+from attnsim.sim.ledger import Ledger
+from attnsim.theory.lsh import family_probabilities, proof_parameters
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+
+EXACT = ("exact",)
+LSH_NAMES = tuple(FAMILIES)
+
+
+def _max_load(ledger: Ledger) -> int:
+    return max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
+
+
+def _grid_4_2(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 32, "layers": 2, "eps1": 0.5}, {"N": 32, "layers": 1, "eps1": 0.75, "lsh": "cross-polytope"}]
+    return [{"N": n, "layers": L, "eps1": e} for e in (0.5, 0.75) for L in (1, 2, 3) for n in (32, 64, 128)]
+
+
+@checker("anna.thm_4_2", numerics=EXACT, params=[
+    Param("N", int, 64, "tokens", minimum=16),
+    Param("m", int, 4, "query/key dimension (points on the unit sphere)", minimum=2),
+    Param("r", float, 0.1, "near radius", minimum=1e-6),
+    Param("c", float, 14.0, "approximation factor", minimum=1.0),
+    Param("layers", int, 1, "ANNA layers L", minimum=1),
+    Param("eps", float, 0.25, "eps with m H = O(N^eps) (m and H = 1 are fixed, so any eps > 0 holds)", minimum=0.01),
+    Param("eps1", float, 0.75, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
+    Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
+    Param("mv", int, 2, "value width (exact integer words)", minimum=1),
+    Param("lsh", str, "hyperplane", "hash family", choices=LSH_NAMES),
+], grid=_grid_4_2)
+def check_thm_4_2(ctx: CheckContext) -> Measurement:
+    """An L-layer ANNA-transformer (Algorithm 1) on the small-memory MPC protocol; every layer equals Algorithm 1."""
+    N, m, r, c, L, eps, eps1, scale, mv, lsh = (ctx.params[x] for x in (
+        "N", "m", "r", "c", "layers", "eps", "eps1", "s_scale", "mv", "lsh"))
+    if not 0 < eps < eps1 < 1:
+        raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
+    if c <= 1 or c * r >= 2:
+        raise UsageError(f"--c: need 1 < c and c*r < 2 on the unit sphere, got c={c}, r={r}")
+    p1, p2 = family_probabilities(lsh, r, c, m)
+    pp = proof_parameters(N, p1, p2)
+    if pp.delta >= 0.1 or pp.rho >= 1 / 3:
+        raise UsageError(f"--N: the proof's delta = N^(3 rho - 1) needs rho < 1/3 and N^(3 rho - 1) < 1/10; "
+                         f"got rho = {pp.rho:.3g} at N = {N}")
+    s = math.ceil(scale * N**eps1)
+    rng = np.random.default_rng(ctx.seed)
+    family = FAMILIES[lsh](m)
+    tables = [draw_tables(family, pp.ell, pp.z, rng) for _ in range(L)]
+    stack, states = clustered_stack(rng, N, m, r, tables, mv=mv)
+    want_states, want = run_stack(stack, states)
+    ledger = Ledger()
+    run = anna_stack_mpc(stack, states, memory=s, ledger=ledger)
+    per_layer = [a.same_as(b) for a, b in zip(run.layers, want)]
+    same = all(per_layer) and len(per_layer) == L and run.states == want_states
+    load = _max_load(ledger)
+    reasons = [] if same else [f"MPC output differs from Algorithm 1 (layers agreeing: {per_layer})"]
+    if load > s:
+        reasons.append(f"a machine received {load} words > s = {s}")
+    plan = run.plan
+    derived = {"rho": pp.rho, "q2": 1 / p2 - 1, "A1": plan.alphabet - 1, "mv": mv}
+    return Measurement(
+        agree=same, error_bits=math.inf if same else 0.0,
+        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
+        reasons=reasons,
+        extra={**derived, "p1": p1, "p2": p2, "ell": pp.ell, "z": pp.z, "s": s, "fan": plan.fan,
+               "items_per_machine": plan.per_machine, "tokens_per_machine": plan.tokens_per_machine,
+               "token_machines": plan.token_machines, "sort_machines": plan.sort_machines,
+               "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "fanout_depth": plan.fanout_depth,
+               "layers_agreeing": sum(per_layer), "max_words_received": load,
+               "words_moved": ledger.total("mpc_message"),
+               "retrieved_per_query": float(np.mean([w.counts.mean() for w in want]))},
+    )

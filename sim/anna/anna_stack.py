@@ -25,7 +25,7 @@ import numpy as np
 
 from attnsim.sim.anna.attention import Retrieval, anna_tables
 from attnsim.sim.anna.errors import require
-from attnsim.sim.anna.lsh import TableHash
+from attnsim.sim.anna.lsh import ExactCode, TableHash
 from attnsim.sim.ledger import Ledger
 
 State = tuple
@@ -56,18 +56,28 @@ def exact_row(sums: Sequence, count: int) -> tuple:
     return tuple(Fraction(s) / count if count else Fraction(0) for s in sums)
 
 
-def run_stack(stack: AnnaStack, states: Sequence[State], *, ledger: Ledger | None = None
-              ) -> tuple[list[State], list[Retrieval]]:
-    """The reference: final states and every layer's Algorithm 1 (sums, counts)."""
+Attend = Callable[..., Retrieval]
+
+
+def run_stack(stack: AnnaStack, states: Sequence[State], *, ledger: Ledger | None = None,
+              attend: Attend | None = None) -> tuple[list[State], list[Retrieval]]:
+    """The reference: final states and every layer's (sums, counts).
+
+    ``attend(q, k, v, ledger=, tag=)`` is the attention (default: Algorithm 1 on the layer's hashes;
+    pass :func:`attnsim.sim.anna.attention.ema` for an exact-match stack).
+    """
     xs = [tuple(s) for s in states]
     outs: list[Retrieval] = []
     for li, layer in enumerate(stack.layers):
-        q = np.array([layer.query(x, i) for i, x in enumerate(xs)], dtype=np.float64)
-        k = np.array([layer.key(x, i) for i, x in enumerate(xs)], dtype=np.float64)
+        q = np.array([layer.query(x, i) for i, x in enumerate(xs)])
+        k = np.array([layer.key(x, i) for i, x in enumerate(xs)])
         v = np.empty((len(xs), stack.mv), dtype=object)
         for i, x in enumerate(xs):
             v[i] = layer.value(x, i)
-        got = anna_tables(q, k, v, layer.hashes, ledger=ledger, tag=f"stack.layer{li}")
+        if attend is None:
+            got = anna_tables(q, k, v, layer.hashes, ledger=ledger, tag=f"stack.layer{li}")
+        else:
+            got = attend(q, k, v, ledger=ledger, tag=f"stack.layer{li}")
         outs.append(got)
         xs = [layer.update(x, i, exact_row(got.sums[i], int(got.counts[i]))) for i, x in enumerate(xs)]
     return xs, outs
@@ -105,3 +115,30 @@ def clustered_stack(rng: np.random.Generator, N: int, m: int, r: float, tables: 
                                  hashes=tuple(hashes)))
     states = [tuple(int(t) for t in row) for row in rng.integers(-50, 51, size=(N, mv))]
     return AnnaStack(tuple(layers), mv), states
+
+
+def exact_match_stack(rng: np.random.Generator, N: int, dim: int, alphabet: int, layers: int,
+                      mv: int = 2) -> tuple[AnnaStack, list[State]]:
+    """An L-layer EMA-transformer (anna.thm_c_1's input) and its input states.
+
+    Query and key of layer l are ``dim`` integers in 0 .. alphabet - 1 computed from the state and
+    the position (so equal queries and keys recur and every layer has matches); one
+    :class:`attnsim.sim.anna.lsh.ExactCode` table makes Algorithm 1 compute EMA exactly.
+    """
+    require(N >= 2, "N", f"must be >= 2, got {N}")
+    require(dim >= 1, "d", f"must be >= 1, got {dim}")
+    require(alphabet >= 2, "alphabet", f"must be >= 2, got {alphabet}")
+    code = (ExactCode(dim, alphabet),)
+    out = []
+    for li in range(layers):
+        shift = rng.integers(alphabet, size=dim)
+
+        def point(x: State, i: int, side: int, shift=shift) -> np.ndarray:
+            base = floor(x[0]) + (i // 3 if side == 0 else i // 2)
+            return np.array([(base * (t + 1) + shift[t]) % alphabet for t in range(dim)], dtype=np.int64)
+
+        out.append(StackLayer(lambda x, i, point=point: point(x, i, 0), lambda x, i, point=point: point(x, i, 1),
+                              value=lambda x, i: tuple(x),
+                              update=lambda x, i, o: tuple(a + floor(b) for a, b in zip(x, o)), hashes=code))
+    states = [tuple(int(t) for t in row) for row in rng.integers(0, alphabet, size=(N, mv))]
+    return AnnaStack(tuple(out), mv), states

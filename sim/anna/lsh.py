@@ -152,6 +152,41 @@ class CrossPolytopeLSH:
         return TableHash(rng.standard_normal((z * self.dim, self.dim)), np.zeros(z), None, rotations=True)
 
 
+@dataclass(frozen=True)
+class ExactCode:
+    """The code of exact-match attention (EMA, App. B): a point's integer coordinates themselves.
+
+    With this single "hash" Algorithm 1's buckets are the classes of equal keys, so one table
+    computes EMA (App. B reads EMA as ANNA with r = 0: near means identical). Coordinates
+    must be integers in 0 .. ``alphabet`` - 1; ``z`` is the dimension.
+    """
+
+    dim: int
+    alphabet: int
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.dim, int) and self.dim >= 1, "dim", f"must be a positive integer, got {self.dim!r}")
+        require(isinstance(self.alphabet, int) and self.alphabet >= 2, "alphabet",
+                f"must be an integer >= 2, got {self.alphabet!r}")
+
+    @property
+    def z(self) -> int:
+        return self.dim
+
+    def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
+        """The integer coordinates (checked to lie in 0 .. alphabet - 1)."""
+        x = as_matrix(x, "points")
+        require(x.shape[1] == self.dim, "points", f"dimension {x.shape[1]} does not match {self.dim}")
+        out = np.asarray(x, dtype=np.int64)
+        require(bool(np.all(out == x)) and int(out.min()) >= 0 and int(out.max()) < self.alphabet, "points",
+                f"exact codes need integers in 0..{self.alphabet - 1}")
+        return out
+
+    def packed(self, x: np.ndarray) -> list[int]:
+        """Each row as one integer sum_t x_t alphabet^t."""
+        return [sum(int(c) * self.alphabet**t for t, c in enumerate(row)) for row in self.codes(x)]
+
+
 Family = HyperplaneLSH | PStableLSH | CrossPolytopeLSH
 FAMILIES = {"hyperplane": HyperplaneLSH, "cross-polytope": CrossPolytopeLSH}
 """The angular families by their command-line names (``--lsh``)."""

@@ -10,7 +10,7 @@ and the radix of the sort are ``fan`` = max(2, floor(sqrt(s) / 3)).
 
 One layer, in rounds:
 
-1. fan-out (1 + Fo rounds, Fo = ceil(log_fan ell)): each token machine sends each token's state to
+1. fan-out (1 + Fo rounds, Fo = ceil(log_fan ell), 0 for one table): each token machine sends each token's state to
    the root of that token's f-ary fan-out tree, which travels down to the ell leaves, one per
    table; a node of depth h covers fan^(Fo - h) tables and lives on the sort machine of the item
    slot of its first table; leaf (i, u) lives on the sort machine of item slot
@@ -100,8 +100,6 @@ class SmallMemoryPlan:
         out = []
         if self.fan < 2:
             out.append(f"s = {self.s} is below 36 words: the trees need fan-in floor(sqrt(s)/3) >= 2")
-        if self.ell < 2:
-            out.append(f"ell = {self.ell}: the fan-out tree needs at least 2 tables")
         if self.per_machine < 2:
             out.append(f"s = {self.s} holds fewer than 2 items of {6 + self.mv} words with room for the trees "
                        f"(need s >= {12 * (6 + self.mv)})")
@@ -154,6 +152,7 @@ def anna_stack_mpc(stack: AnnaStack, states: Sequence[State], *, memory: int,
     require(N >= 2, "states", f"need at least 2 tokens, got {N}")
     require(len(stack.layers) >= 1, "layers", "need at least one layer")
     first = stack.layers[0].hashes
+    require(len(first) >= 1, "hashes", "need at least one table")
     ell, z, A = len(first), first[0].z, first[0].alphabet
     require(A is not None, "hashes", "the small-memory protocol packs codes into words: use the hyperplane or "
                                      "cross-polytope family")

@@ -1,4 +1,4 @@
-"""Checkers for MPC simulating ANNA and EMA in small memory: anna.thm_4_2 (= Thm C.3) and anna.thm_c_1.
+"""Checkers for MPC simulating ANNA and EMA in small memory: anna.thm_4_2 (= Thm C.3) and anna.thm_c_1 (Thm C.1).
 
 Both run a construction of :mod:`attnsim.sim.anna.mpc_small` on the referee MPC machine and compare
 every layer's output exactly with the reference (Algorithm 1 for ANNA, sorted exact matching for
@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from attnsim.sim.anna.anna_stack import clustered_stack, run_stack
+from attnsim.sim.anna.anna_stack import clustered_stack, exact_match_stack, run_stack
+from attnsim.sim.anna.attention import ema
 from attnsim.sim.anna.lsh import FAMILIES, draw_tables
 from attnsim.sim.anna.mpc_small import anna_stack_mpc
 from attnsim.sim.ledger import Ledger
@@ -90,4 +91,52 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
                "layers_agreeing": sum(per_layer), "max_words_received": load,
                "words_moved": ledger.total("mpc_message"),
                "retrieved_per_query": float(np.mean([w.counts.mean() for w in want]))},
+    )
+
+
+def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 64, "layers": 2}, {"N": 256, "layers": 1, "eps1": 0.75}]
+    return [{"N": n, "layers": L, "eps1": e} for e in (0.5, 0.75) for L in (1, 3) for n in (64, 256, 1024)]
+
+
+@checker("anna.thm_c_1", numerics=EXACT, params=[
+    Param("N", int, 256, "tokens", minimum=4),
+    Param("d", int, 2, "query/key dimension (integer coordinates)", minimum=1),
+    Param("alphabet", int, 16, "each coordinate is in 0..alphabet-1", minimum=2),
+    Param("layers", int, 2, "EMA layers L", minimum=1),
+    Param("eps", float, 0.25, "eps with m H = O(N^eps)", minimum=0.01),
+    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
+    Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
+    Param("mv", int, 2, "value width (exact integer words)", minimum=1),
+], grid=_grid_c_1)
+def check_thm_c_1(ctx: CheckContext) -> Measurement:
+    """An L-layer EMA-transformer on the small-memory MPC protocol; every layer equals sorted exact matching."""
+    N, d, A, L, eps, eps1, scale, mv = (ctx.params[x] for x in (
+        "N", "d", "alphabet", "layers", "eps", "eps1", "s_scale", "mv"))
+    if not 0 < eps < eps1 < 1:
+        raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
+    s = math.ceil(scale * N**eps1)
+    stack, states = exact_match_stack(np.random.default_rng(ctx.seed), N, d, A, L, mv=mv)
+    want_states, want = run_stack(stack, states, attend=ema)
+    ledger = Ledger()
+    run = anna_stack_mpc(stack, states, memory=s, ledger=ledger)
+    per_layer = [a.same_as(b) for a, b in zip(run.layers, want)]
+    same = all(per_layer) and len(per_layer) == L and run.states == want_states
+    load = _max_load(ledger)
+    reasons = [] if same else [f"MPC output differs from exact-match attention (layers agreeing: {per_layer})"]
+    if load > s:
+        reasons.append(f"a machine received {load} words > s = {s}")
+    work = ledger.total("mpc_message")
+    plan = run.plan
+    return Measurement(
+        agree=same, error_bits=math.inf if same else 0.0,
+        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load,
+                "work": work},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived={"mv": mv},
+        reasons=reasons,
+        extra={"s": s, "fan": plan.fan, "sort_machines": plan.sort_machines, "token_machines": plan.token_machines,
+               "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "max_words_received": load,
+               "work_per_dNlogN": work / (L * d * N * math.log(N)),
+               "matches_per_query": float(np.mean([w.counts.mean() for w in want]))},
     )

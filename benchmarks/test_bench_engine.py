@@ -12,7 +12,7 @@ from attnsim.sim.engine.schedulers import Serial
 from attnsim.sim.engine.simulate import simulate
 from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
-from attnsim.verify.bench import direct_attention
+from attnsim.verify.bench.engine import direct_attention
 from attnsim.verify.long_run import random_layer
 
 N, M, D = 4096, 256, 64

@@ -2,10 +2,10 @@
 
 A GPT-2-small-shaped model (E = 768, 12 heads, 12 layers) with random weights — built from a
 ``GPT2Config``, nothing downloaded — is imported as attnsim's large transformer
-(``attnsim.sim.torch_import.from_gpt2``), the import is verified against the torch forward on a
+(``attnsim.sim.torch.model_import.from_gpt2``), the import is verified against the torch forward on a
 short prefix (≤ 1e-10 row-wise relative), and the model is then simulated at sequence length N
 through a causal oracle of length M + 1 whose calls run on ``scaled_dot_product_attention``
-(``attnsim.sim.torch_oracle.TorchOracle``; Theorem 3.5's causal construction ``attnsim.sim.two_heads.causal``
+(``attnsim.sim.torch.oracle.TorchOracle``; Theorem 3.5's causal construction ``attnsim.sim.two_heads.causal``
 with the fused scheme, n² calls per head and layer).
 It prints the calls, the times and the agreement with the direct torch forward.
 
@@ -39,8 +39,8 @@ def main() -> None:
 
     from attnsim.sim.numerics import get_numerics
     from attnsim.sim.oracle import OracleSpec
-    from attnsim.sim.torch_import import from_gpt2, relative_error
-    from attnsim.sim.torch_oracle import TorchOracle
+    from attnsim.sim.torch.model_import import from_gpt2, relative_error
+    from attnsim.sim.torch.oracle import TorchOracle
     from attnsim.sim.two_heads.causal import simulate
     from attnsim.sim.two_heads.jobs import run_one_per_call
 

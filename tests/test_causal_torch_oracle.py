@@ -14,7 +14,7 @@ from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weight
 from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.token_maps import random_affine
-from attnsim.sim.torch_oracle import TorchOracle
+from attnsim.sim.torch.oracle import TorchOracle
 from attnsim.sim.two_heads import causal
 from attnsim.sim.two_heads.jobs import run_one_per_call
 

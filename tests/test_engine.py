@@ -146,8 +146,8 @@ def test_broken_decode_is_caught(monkeypatch):
     case = random_case(13, 4, 1, 1, Full(), seed=5, exact_kind=False)
     ref, _ = _run(case, 4, "fused", "paper", "generic")
     good, _ = _run(case, 4, "fused", "paper", Serial(threads=1))
-    original = blockwise._decode_AB
-    monkeypatch.setattr(blockwise, "_decode_AB", lambda pad: original(0))
+    original = blockwise.decode_AB
+    monkeypatch.setattr(blockwise, "decode_AB", lambda pad: original(0))
     bad, _ = _run(case, 4, "fused", "paper", Serial(threads=1))
     assert _bits(good, ref) >= 50
     assert _bits(bad, ref) < 10
@@ -158,7 +158,7 @@ def test_pre_map_and_residual_as_generic():
     """A layer's pre map (pre-LN stand-in) and the residual addition: same outputs and ledger."""
     from dataclasses import replace
 
-    from attnsim.sim.model import LayerWeights, TransformerSpec, Weights
+    from attnsim.sim.model import LayerWeights, Weights
     from attnsim.sim.token_maps import Center
 
     case = random_case(20, 4, 2, 2, Full(), seed=9, exact_kind=False, residual=True)

@@ -12,8 +12,8 @@ import pytest
 from attnsim.sim.masks import Causal, SlidingWindow
 from attnsim.sim.numerics import NumericsError, get_numerics
 from attnsim.sim.numerics.base import Numerics
-from attnsim.verify.bench import direct_attention
-from attnsim.verify.cli_bench import rows
+from attnsim.verify.bench.engine import direct_attention
+from attnsim.verify.cli.bench import rows
 
 EX = get_numerics("exact", 7)
 SEEDED = get_numerics("exact:64:seeded", 7)  # z = p/q with q > 1: the denominator powers are used too
@@ -97,7 +97,7 @@ def test_flint_to_grid_matches_fraction_rounding():
 
 def test_bench_exact_figures_compare_the_same_rationals():
     """The bench's exact figures run both backends on one case (equality asserted inside); no timing asserted."""
-    from attnsim.verify.bench import exact_figures
+    from attnsim.verify.bench.engine import exact_figures
 
     rec = exact_figures(12, 4, 2, 5)
     assert (rec["N"], rec["z"]) == (12, "2")

@@ -16,7 +16,7 @@ from attnsim.sim.numerics.base import Numerics
 from attnsim.sim.numerics.exact import draw_base
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads import multi_layer
-from attnsim.sim.two_heads.blocks import _decode_A, _decode_AB
+from attnsim.sim.two_heads.blocks import decode_A, decode_AB
 from attnsim.sim.two_heads.multi_layer import full_head, simulate_layers
 from attnsim.sim.two_heads.packing import run_packed
 from attnsim.verify.cases import random_case
@@ -75,7 +75,7 @@ def _pad_miscounted(nm, jobs, plans, rows):
     out = []
     for job, plan in zip(jobs, plans):
         if plan.kind != "R" and plan.pad:
-            job = replace(job, decode=(_decode_A if plan.kind == "A" else _decode_AB)(plan.pad - 1))
+            job = replace(job, decode=(decode_A if plan.kind == "A" else decode_AB)(plan.pad - 1))
         out.append(job)
     return out, plans
 

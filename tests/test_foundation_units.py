@@ -6,12 +6,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from attnsim.paper_refs import SchemaError, _claim, all_claims, load
 from attnsim.sim.errors import OracleSpecError
 from attnsim.sim.ledger import Ledger
-from attnsim.sim.masks import Causal, Full, SlidingWindow, Sink
+from attnsim.sim.masks import Causal, Full, Sink, SlidingWindow
 from attnsim.sim.numerics import NumericsError, get_numerics
 from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer, OracleSpec
 from attnsim.theory.bounds import contained

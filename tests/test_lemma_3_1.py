@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
+from named_cases import LEMMA_3_1_CASES
 
 import attnsim.sim.two_heads.worst_case as worst_case
 from attnsim.verify.check import run_check
-from named_cases import LEMMA_3_1_CASES
 
 
 @pytest.mark.parametrize("case", LEMMA_3_1_CASES, ids=lambda c: c.name)
@@ -56,7 +57,7 @@ def test_wrong_decode_is_caught(monkeypatch):
     """A decode that forgets the padding correction breaks agreement on a partial block."""
     import attnsim.sim.two_heads.blocks as blocks
 
-    monkeypatch.setattr(blocks, "_decode_A", lambda pad: _plain_decode)
+    monkeypatch.setattr(blocks, "decode_A", lambda pad: _plain_decode)
     r = run_check("two_heads.lemma_3_1", dict(N=13, M=4, d=2), "exact")
     assert r["verdict"] == "fail" and r["agree"] is False
 

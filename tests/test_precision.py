@@ -17,13 +17,23 @@ from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads.jobs import run_one_per_call
 from attnsim.sim.two_heads.worst_case import simulate
-from attnsim.verify import precision_constructions
 from attnsim.verify.cases import Case, random_case
-from attnsim.verify.precision import (Family, Setup, bits_needed, decode_study, error_bits, evaluate, fit_log2,
-                                      make_setup, parse_target, run_construction)
-from attnsim.verify.precision_runner import run_batched
+from attnsim.verify.precision import constructions as precision_constructions
+from attnsim.verify.precision.runner import run_batched
+from attnsim.verify.precision.study import (
+    Family,
+    Setup,
+    bits_needed,
+    decode_study,
+    error_bits,
+    evaluate,
+    fit_log2,
+    make_setup,
+    parse_target,
+    run_construction,
+)
 from attnsim.verify.registry import UsageError
-from attnsim.verify.report import run_point
+from attnsim.verify.report.build import run_point
 
 
 @pytest.mark.parametrize("numerics", ["float:bf16:acc=fp32", "fixed:q12.12", "float64"])
@@ -46,7 +56,6 @@ def test_batched_runner_equals_one_call_at_a_time(numerics: str, scheme: str) ->
 
 def test_batched_runner_enforces_the_oracle_spec() -> None:
     from attnsim.sim.errors import OracleSpecError
-
     from attnsim.sim.two_heads.blocks import head_jobs
 
     nm = get_numerics("float:fp16")
@@ -147,7 +156,7 @@ def test_decode_loses_about_a_bit_per_doubling_of_A() -> None:
 
 
 def test_cli_prints_slope_and_r2(capsys) -> None:
-    from attnsim.verify.cli import app
+    from attnsim.verify.cli.app import app
 
     app(["precision", "two_heads.lemma_3_1", "--N", "16,32,64", "--M", "8", "--constructions", "fused,direct"],
         standalone_mode=False)
@@ -160,7 +169,7 @@ def test_cli_prints_slope_and_r2(capsys) -> None:
 
 
 def test_verdict_reads_growth_per_doubling() -> None:
-    from attnsim.verify.precision import Need, verdict
+    from attnsim.verify.precision.study import Need, verdict
 
     Ns = [64, 256, 1024, 4096]
     log_like = [Need("x", N, 0, w) for N, w in zip(Ns, [10, 12, 14, 16])]
@@ -171,7 +180,7 @@ def test_verdict_reads_growth_per_doubling() -> None:
 
 
 def test_simulation_pays_for_large_block_sums_and_direct_does_not() -> None:
-    from attnsim.verify.precision import scale_study
+    from attnsim.verify.precision.study import scale_study
 
     st = scale_study(32, 8, [Fraction(1), Fraction(4)], constructions=("paper", "direct"), sample_blocks=None)
     small, large = st["rows"]
@@ -182,7 +191,7 @@ def test_simulation_pays_for_large_block_sums_and_direct_does_not() -> None:
 
 def test_thm_5_1_prefix_differences_lose_bits_to_cancellation():
     """The window construction subtracts prefix sums; at fp32 it agrees to fewer bits than the causal one."""
-    from attnsim.verify.claims.two_heads_precision import _cancellation_table
+    from attnsim.verify.report.sections.two_heads_precision import _cancellation_table
 
     rows = [r for r in _cancellation_table(True) if r.startswith("| 3") or r.startswith("| 1")]
     assert len(rows) == 2

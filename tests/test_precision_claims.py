@@ -17,10 +17,20 @@ from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads import causal, window
 from attnsim.sim.two_heads.multi_layer import full_head, simulate_layers
 from attnsim.sim.two_heads.packing import run_packed
-from attnsim.verify import precision_constructions as pc
-from attnsim.verify.precision import (Family, Need, bits_needed, bits_study, evaluate, fit_log2, make_family,
-                                      make_setup, run_construction, verdict)
-from attnsim.verify.precision_truth import attention_truth
+from attnsim.verify.precision import constructions as pc
+from attnsim.verify.precision.study import (
+    Family,
+    Need,
+    bits_needed,
+    bits_study,
+    evaluate,
+    fit_log2,
+    make_family,
+    make_setup,
+    run_construction,
+    verdict,
+)
+from attnsim.verify.precision.truth import attention_truth
 from attnsim.verify.registry import UsageError
 
 CLAIMS = ("two_heads.lemma_3_1", "two_heads.thm_3_4", "two_heads.thm_3_5", "two_heads.thm_5_1")
@@ -156,7 +166,7 @@ def test_window_and_unknown_claims_are_refused_by_name() -> None:
 
 
 def test_cli_runs_every_claim_and_names_what_it_refuses(capsys) -> None:
-    from attnsim.verify.cli import app
+    from attnsim.verify.cli.app import app
 
     app(["precision", "two_heads.thm_5_1", "--N", "16,32,64", "--M", "8", "--window", "2", "--sinks", "1",
          "--constructions", "paper,direct"], standalone_mode=False)
@@ -170,8 +180,8 @@ def test_cli_runs_every_claim_and_names_what_it_refuses(capsys) -> None:
 
 
 def test_report_table_has_every_construction_and_its_direct_comparison(tmp_path) -> None:
-    from attnsim.verify.claims.two_heads_precision_claims import blocks_lines, claims_study, claims_table, plot_claims
-    from attnsim.verify.precision import blocks_study
+    from attnsim.verify.precision.claims_study import blocks_lines, claims_study, claims_table, plot_claims
+    from attnsim.verify.precision.study import blocks_study
 
     Ns, M = [16, 32], 8
     lemma = bits_study(Ns, M, "float", 2.0 ** -10, sample_blocks=2)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.rebuttal_memory import (anna_memory_section, loglog_exponent, sweep,
-                                                   two_heads_memory_section)
+from attnsim.verify.claims.rebuttal_memory import loglog_exponent, sweep
 from attnsim.verify.registry import UsageError
+from attnsim.verify.report.sections.rebuttal_memory import anna_memory_section, two_heads_memory_section
 
 KV = {"N": 512, "M": 16, "d": 8, "points": 3, "compare": 512}
 
@@ -63,9 +63,9 @@ def test_algorithm_2_memory_grows_slower_than_algorithm_1(records):
 
 def test_report_sections(records, tmp_path: Path):
     th, an = two_heads_memory_section(records, tmp_path, True), anna_memory_section(records, tmp_path, True)
-    assert th.startswith("### Questions from review — Two Heads (memory and tables)")
+    assert th.startswith("#### Does the simulation need only KV-cache memory?")
     assert an.startswith("### Questions from review — ANNA (memory and tables)")
-    assert th.count("\n#### ") == 1 and an.count("\n#### ") == 2
+    assert th.count("#### ") == 1 and an.count("\n#### ") == 2
     assert "ℓ = 40 tables" in an and "Verdict: **holds**" in th
 
 

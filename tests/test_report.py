@@ -16,8 +16,8 @@ from rich.console import Console
 from attnsim.paper_refs import all_claims
 from attnsim.verify import registry
 from attnsim.verify.registry import Measurement
-from attnsim.verify.report import write_report
-from attnsim.verify.report_html import markdown_to_html
+from attnsim.verify.report.build import write_report
+from attnsim.verify.report.html import markdown_to_html
 
 QUIET = Console(file=io.StringIO(), width=200)
 PROBE = """<script>
@@ -42,7 +42,7 @@ def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
     The sweep is limited to Lemma 3.1's quick grid so that this test's time does not grow with every
     paper's checkers (``attnsim report --quick`` runs them all); every claim still gets its section.
     """
-    from attnsim.verify import report as report_mod
+    from attnsim.verify.report import build as report_mod
     from attnsim.verify.sweep import grid
 
     monkeypatch.setattr(report_mod, "grid", lambda quick: grid(["two_heads.lemma_3_1"], quick=quick))

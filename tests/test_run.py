@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from attnsim.sim.engine.schedulers import DaskScheduler, Serial
-from attnsim.sim.errors import AttnsimError
 from attnsim.sim.engine.simulate import simulate
+from attnsim.sim.errors import AttnsimError
 from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.verify.long_run import direct_rows, error_bits, random_layer, run_layer

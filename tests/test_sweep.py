@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from attnsim.verify.registry import UsageError
-from attnsim.verify.report import records_csv
+from attnsim.verify.report.build import records_csv
 from attnsim.verify.sweep import Cache, Point, code_version, grid, sweep
 
 QUIET = Console(file=io.StringIO())

@@ -8,7 +8,7 @@ import sys
 import pytest
 import sympy as sp
 
-from attnsim.paper_refs import all_claims, Claim, Resource, get, load
+from attnsim.paper_refs import Claim, Resource, all_claims, get, load
 from attnsim.theory.bounds import contained
 from attnsim.theory.conditions import conditions, minimum, minimum_value, solve
 from attnsim.theory.formulas import FormulaError, parse
@@ -84,7 +84,7 @@ def test_conditions_from_extra_table_and_direction():
 
 def run(capsys, monkeypatch, *args: str) -> tuple[int, str, str]:
     """``attnsim ARGS`` in this process (its real entry point, error handling included)."""
-    from attnsim.verify.cli import main
+    from attnsim.verify.cli.app import main
 
     monkeypatch.setattr(sys, "argv", ["attnsim", *args])
     try:

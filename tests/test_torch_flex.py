@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from attnsim.sim.masks import Causal, Full, Sink, SlidingWindow
-from attnsim.verify import flex_blocks
+from attnsim.verify.report import flex_blocks
 
 torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
 
@@ -43,7 +43,7 @@ def test_section_states_why_it_is_skipped(monkeypatch):
 
 
 def test_bench_function_and_cli():
-    from attnsim.verify.bench_torch import torch_sdpa_ratio
+    from attnsim.verify.bench.torch_sdpa import torch_sdpa_ratio
 
     r = torch_sdpa_ratio(N=128, M=32, d=8, repeats=1, engine="torch-oracle")
     assert r["ratio"] > 0 and r["error_bits"] >= 40 and r["engine"] == "torch-oracle"

@@ -11,8 +11,15 @@ from attnsim.sim.errors import AttnsimError  # noqa: E402
 from attnsim.sim.masks import Causal, SlidingWindow  # noqa: E402
 from attnsim.sim.model import HeadWeights, LayerWeights, Weights  # noqa: E402
 from attnsim.sim.numerics import get_numerics  # noqa: E402
-from attnsim.sim.torch_import import (IMPORT_RTOL, ImportedModel, ImportMismatchError, from_encoder_layer,  # noqa: E402
-                                      from_multihead_attention, import_module, relative_error)
+from attnsim.sim.torch.model_import import (  # noqa: E402
+    IMPORT_RTOL,
+    ImportedModel,
+    ImportMismatchError,
+    from_encoder_layer,
+    from_multihead_attention,
+    import_module,
+    relative_error,
+)
 
 N, E, H = 24, 16, 4
 

@@ -11,9 +11,9 @@ from attnsim.sim.errors import AttnsimError, OracleSpecError, PreconditionError 
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights  # noqa: E402
 from attnsim.sim.numerics import get_numerics  # noqa: E402
 from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer, OracleSpec  # noqa: E402
-from attnsim.sim.torch_backend import TorchBackend  # noqa: E402
-from attnsim.sim.torch_import import from_encoder_layer, relative_error  # noqa: E402
-from attnsim.sim.torch_oracle import TorchOracle  # noqa: E402
+from attnsim.sim.torch.backend import TorchBackend  # noqa: E402
+from attnsim.sim.torch.model_import import from_encoder_layer, relative_error  # noqa: E402
+from attnsim.sim.torch.oracle import TorchOracle  # noqa: E402
 from attnsim.sim.two_heads import worst_case  # noqa: E402
 
 NM = get_numerics("float64", 0)
@@ -165,7 +165,7 @@ def test_engine_with_torch_backend_matches_the_torch_oracle():
     """When the batched engine (issue 9) is installed, its "torch" backend gives the same simulation."""
     engine = pytest.importorskip("attnsim.sim.engine.simulate", reason="the batched engine (issue 9) is not here")
     from attnsim.sim.engine.schedulers import Serial
-    from attnsim.sim.torch_backend import register
+    from attnsim.sim.torch.backend import register
 
     assert register()
     im, x = _encoder(6, N=32)

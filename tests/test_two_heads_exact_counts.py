@@ -18,9 +18,9 @@ import pytest
 import sympy as sp
 
 import attnsim.verify.claims.two_heads_exact as exact_checkers
+from attnsim.paper_refs import get as get_claim
 from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.paper_refs import get as get_claim
 from attnsim.theory.formulas import expand_definitions, parse
 from attnsim.verify.check import _formula_values
 from attnsim.verify.registry import CheckContext, Measurement, get_checker

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from named_cases import TWO_HEADS_EXACT_CASES
 
 from attnsim.verify.check import run_check
-from named_cases import TWO_HEADS_EXACT_CASES
 
 
 @pytest.mark.parametrize("claim, case", TWO_HEADS_EXACT_CASES, ids=[c.name for _, c in TWO_HEADS_EXACT_CASES])

@@ -184,7 +184,7 @@ def test_reading_the_wrong_output_slot_is_caught(monkeypatch):
 
 def test_uncorrected_row_padding_is_caught(monkeypatch):
     """Padding a job to the call length without telling its decode changes A."""
-    monkeypatch.setattr(multi_layer, "_decode_A", lambda pad: causal._decode_A(0))
+    monkeypatch.setattr(multi_layer, "decode_A", lambda pad: causal.decode_A(0))
     assert _fails("two_heads.thm_3_4", dict(N=6, M=4, d=2, H=1, L=1, Hp=2, Lp=1))["agree"] is False
 
 
@@ -248,7 +248,7 @@ def test_large_model_with_residual_stream():
 
 # -- report ----------------------------------------------------------------------------------------
 def test_report_section_writes_table_and_plot(tmp_path):
-    from attnsim.verify.two_heads_plots import section
+    from attnsim.verify.report.sections.two_heads_masked import section
 
     records = [run_check("two_heads.claim_b_6", dict(N=N, M=4, d=2), "float64") for N in (4, 8, 16, 32)]
     md = section(records, tmp_path, True)

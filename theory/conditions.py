@@ -26,8 +26,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import sympy as sp
-from sympy.parsing.sympy_parser import (convert_xor, implicit_application, implicit_multiplication,
-                                        parse_expr, standard_transformations)
+from sympy.parsing.sympy_parser import (
+    convert_xor,
+    implicit_application,
+    implicit_multiplication,
+    parse_expr,
+    standard_transformations,
+)
 
 from attnsim.paper_refs import Claim
 from attnsim.theory.formulas import FUNCTIONS, FormulaError, parse, symbol

@@ -20,7 +20,7 @@ from attnsim.verify.registry import CheckContext, UsageError, get_checker
 
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
                "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
-               "counts", "predicted", "bounds", "containment", "verdict", "reasons", "extra", "version")
+               "counts", "predicted", "bounds", "containment", "verdict", "reasons", "evidence", "extra", "version")
 
 
 def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:
@@ -83,5 +83,5 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
         "calls": m.counts.get("calls"), "calls_by_tag": m.counts_by_tag, "predicted_calls": predicted.get("calls"),
         "rounds": m.rounds, "bound": calls_bound.bound if calls_bound else None,
         "counts": m.counts, "predicted": predicted, "bounds": bounds, "containment": containment,
-        "verdict": verdict, "reasons": reasons, "extra": m.extra, "version": __version__,
+        "verdict": verdict, "reasons": reasons, "evidence": m.evidence, "extra": m.extra, "version": __version__,
     }

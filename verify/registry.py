@@ -1,10 +1,11 @@
 """Registry of checkers: how a claim id becomes something ``attnsim check`` can run.
 
-Each paper has one module in ``attnsim.verify.claims`` (``two_heads.py``, ``anna.py``, ``tint.py``)
-whose functions are decorated with :func:`checker`. A checker *measures*: it builds the case,
+Each paper topic has one module in ``attnsim.verify.claims`` whose functions are decorated with
+:func:`checker` (report material lives in ``attnsim.verify.report.sections``, broken variants in
+``attnsim.verify.twins``). A checker *measures*: it builds the case,
 runs the construction and the reference, and returns a :class:`Measurement` whose counts come
 from a :class:`~attnsim.sim.ledger.Ledger`. It never computes a predicted count or a bound;
-``attnsim.verify.check`` adds those from ``paper_refs`` through ``theory`` (DESIGN.md, "The one idea").
+``attnsim.verify.check`` adds those from ``paper_refs`` through ``theory``.
 
 Example::
 
@@ -76,6 +77,9 @@ class CheckContext:
     min_bits: float | None = None
 
 
+EVIDENCE_KINDS = ("independent", "self-consistency", "sanity")
+
+
 @dataclass
 class Measurement:
     """What a checker returns. Counts are read off a ledger by the checker.
@@ -83,7 +87,9 @@ class Measurement:
     ``counts`` maps resource names (the keys of ``[claims.resources]`` in paper_refs) to measured
     values; ``agree`` is None when the claim has no output to compare (pure counting claims).
     ``derived`` holds parameters the checker derived (e.g. the block size b and n) that theory
-    formulas may use. ``reasons`` explain any failure in words.
+    formulas may use. ``reasons`` explain any failure in words. ``evidence`` says what a pass
+    rests on: ``independent`` (compared with something computed another way), ``self-consistency``
+    (our code against our own formula) or ``sanity`` (a necessary condition any answer meets).
     """
 
     agree: bool | None
@@ -95,6 +101,11 @@ class Measurement:
     length_convention: str | None = None
     reasons: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    evidence: str = "independent"
+
+    def __post_init__(self) -> None:
+        if self.evidence not in EVIDENCE_KINDS:
+            raise ValueError(f"evidence must be one of {EVIDENCE_KINDS}, got {self.evidence!r}")
 
 
 CheckFn = Callable[[CheckContext], Measurement]
@@ -164,29 +175,3 @@ def get_checker(claim: str) -> Checker:
         raise UsageError(f"CLAIM: no checker for {claim!r}; `attnsim claims` lists the claims "
                          f"({', '.join(checkers) or 'none registered'})")
     return checkers[claim]
-
-
-SectionFn = Callable[[list[dict[str, Any]], Any, bool], str]
-_SECTIONS: dict[str, list[SectionFn]] = {}
-
-
-def report_section(paper: str) -> Callable[[SectionFn], SectionFn]:
-    """Register extra report material for ``paper``: ``fn(records, out_dir: Path, quick) -> markdown``.
-
-    A paper may have several sections (one per checker module); they appear in registration order.
-
-    ``records`` are the check records of that paper's claims from the report's sweep; the function
-    may write plots under ``out_dir / "plots"`` and tables under ``out_dir / "tables"`` and returns
-    markdown that the report places after the paper's claim sections.
-    """
-
-    def register(fn: SectionFn) -> SectionFn:
-        _SECTIONS.setdefault(paper, []).append(fn)
-        return fn
-
-    return register
-
-
-def report_sections() -> dict[str, list[SectionFn]]:
-    _load_all()
-    return {k: list(v) for k, v in _SECTIONS.items()}

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from attnsim.sim.errors import AttnsimError
+from attnsim.verify.records import dumps, loads, normalise
 from attnsim.verify.registry import UsageError, all_checkers
 
 EXECUTORS = ("serial", "processes", "dask")
@@ -93,11 +93,6 @@ def grid(claims: Sequence[str] | None = None, quick: bool = False, seeds: Sequen
     return points
 
 
-def normalise(record: dict[str, Any]) -> dict[str, Any]:
-    """The record as it reads back from JSON (tuples become lists, odd objects strings)."""
-    return json.loads(json.dumps(record, default=str))
-
-
 def run_point(point: Point) -> dict[str, Any]:
     """One check; a bad grid point becomes a failing record with its reason, not a crash."""
     from attnsim.verify.check import run_check
@@ -137,12 +132,12 @@ class Cache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            return json.loads(self.path(key).read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError):
+            return loads(self.path(key).read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
             return None
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        atomic_write(self.path(key), json.dumps(record, default=str))
+        atomic_write(self.path(key), dumps(record))
 
 
 def run_chunk(items: list[tuple[str, Point]], cache_root: str | None = None) -> list[tuple[str, dict[str, Any]]]:

@@ -7,7 +7,7 @@ subtracted before exp; the factor cancels, as ``Numerics.weights`` allows).
 
 :class:`NumpyBackend` is the float64 engine: with shared keys the B·n query rows of the batch form
 one GEMM against the keys and one GEMM against the values — the same arithmetic as direct attention,
-in O(B·n·n) memory per batch. A torch backend (two_heads issue 10) implements the same protocol.
+in O(B·n·n) memory per batch. The torch wing's :class:`~attnsim.sim.torch.backend.TorchBackend` implements the same protocol.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import numpy as np
 
 
 class BatchBackend(Protocol):
+    """What the engine needs of a backend: a name and batched attention."""
+
     name: str
 
     def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:

@@ -24,8 +24,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from attnsim.sim.errors import OracleSpecError
 from attnsim.sim.engine.backend import BatchBackend
+from attnsim.sim.errors import OracleSpecError
 from attnsim.sim.oracle import Oracle, OracleSpec
 
 BatchDecode = Callable[[np.ndarray], np.ndarray]

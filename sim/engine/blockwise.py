@@ -3,7 +3,7 @@
 For every ordered pair of blocks (query block t', key block t) the oracle receives exactly the
 input, weights and layer MLP that ``attnsim.sim.two_heads.blocks`` builds — Step 1 input
 ``[x_key, x_query, 1, indicator]`` plus the synthetic row, Step 2 input ``[x_key, x_query]``, the
-weights of ``blocks._weights_step1/2``, the decodes A = (1 + pad)p/(1 − p) and, fused,
+weights of ``blocks.weights_step1/2``, the decodes A = (1 + pad)p/(1 − p) and, fused,
 [B, A] from [B/(A+1+pad), p] — but the calls are described as :class:`~attnsim.sim.engine.batch.Gathered`
 batches (rows of the head's input, constant and indicator columns, zero rows for padding), one
 batch per key block t and call length, and executed by a scheduler.
@@ -26,7 +26,7 @@ import numpy as np
 from attnsim.sim.engine.batch import CallBatch, Gathered
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.numerics import Numerics
-from attnsim.sim.two_heads.blocks import _weights_step1, _weights_step2, block_starts
+from attnsim.sim.two_heads.blocks import block_starts, weights_step1, weights_step2
 
 CONST = np.array([[1.0, 1.0], [1.0, 0.0]])  # [1, indicator] of a real key row; of any other row
 
@@ -53,7 +53,7 @@ def head_sources(Xh: np.ndarray, head: int) -> dict[str, np.ndarray]:
     return {source_name(head): np.concatenate([Xh, np.zeros((1, Xh.shape[1]))]), "C": CONST}
 
 
-def _decode_A(pad: int):
+def decode_A(pad: int):
     def decode(H: np.ndarray) -> np.ndarray:
         p = H[..., :1]
         c = np.full(p.shape, float(1 + pad))
@@ -61,7 +61,7 @@ def _decode_A(pad: int):
     return decode
 
 
-def _decode_AB(pad: int):
+def decode_AB(pad: int):
     def decode(H: np.ndarray) -> np.ndarray:
         bv, p = H[..., :-1], H[..., -1:]
         c = np.full(p.shape, float(1 + pad))
@@ -86,8 +86,8 @@ def _inputs(head: int, N: int, d: int, k0: int, bk: int, q0s: np.ndarray, bqs: n
 def head_batches(nm: Numerics, head: int, N: int, d: int, WQ: np.ndarray, WK: np.ndarray, WV: np.ndarray,
                  b: int, scheme: str, tag: str) -> Iterator[tuple[CallBatch, ColumnGroup]]:
     """The head's calls as (batch, group) items, column by column (t = 0, 1, …)."""
-    w1 = _weights_step1(nm, WQ, WK, WV if scheme == "fused" else None)
-    w2 = _weights_step2(nm, WQ, WK, WV)
+    w1 = weights_step1(nm, WQ, WK, WV if scheme == "fused" else None)
+    w2 = weights_step2(nm, WQ, WK, WV)
     starts = np.array(block_starts(N, b))
     sizes = np.minimum(b, N - starts)
     m = WV.shape[1]
@@ -99,10 +99,10 @@ def head_batches(nm: Numerics, head: int, N: int, d: int, WQ: np.ndarray, WK: np
             q0s, bqs, pad = starts[sel], sizes[sel], R - bk
             g1 = _inputs(head, N, d, int(k0), bk, q0s, bqs, R)
             if scheme == "fused":
-                yield (CallBatch(f"{tag}.fused", g1, *w1, decode=_decode_AB(pad), out_width=m + 1),
+                yield (CallBatch(f"{tag}.fused", g1, *w1, decode=decode_AB(pad), out_width=m + 1),
                        ColumnGroup(head, t, "AB", q0s, bqs, R, pad))
                 continue
-            yield (CallBatch(f"{tag}.step1", g1, *w1, decode=_decode_A(pad), out_width=1),
+            yield (CallBatch(f"{tag}.step1", g1, *w1, decode=decode_A(pad), out_width=1),
                    ColumnGroup(head, t, "A", q0s, bqs, R, pad))
             g2 = Gathered(g1.sources[:2], (d, d), tuple(ix[:, :R] for ix in g1.index[:2]))
             yield CallBatch(f"{tag}.step2", g2, *w2), ColumnGroup(head, t, "R", q0s, bqs, R, pad)

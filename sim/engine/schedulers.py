@@ -19,8 +19,8 @@ from typing import Any, Iterable, Iterator, Mapping, Protocol
 import numpy as np
 
 from attnsim.sim.engine.backend import get_backend
-from attnsim.sim.engine.blas import single_threaded_blas
 from attnsim.sim.engine.batch import CallBatch, ProjectionCache, execute
+from attnsim.sim.engine.blas import single_threaded_blas
 from attnsim.sim.errors import AttnsimError
 
 Item = tuple[CallBatch, Any]

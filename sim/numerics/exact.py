@@ -157,14 +157,14 @@ class FlintExact(_RationalBase):
 
     def to_grid(self, a: Array, denominator: int) -> Array:
         """As the generic rounding (nearest, ties to even) but on the reduced fmpq directly: no gcd."""
-        from attnsim.sim.engine.exact import round_to_grid
+        from attnsim.sim.numerics.flint_kernels import round_to_grid
 
         return round_to_grid(a, denominator) if a.size else a
 
     def attention(self, q: Array, k: Array, v: Array, allowed: np.ndarray | None = None) -> Array:
-        """Through flint matrices with integer weights (``attnsim.sim.engine.exact``); same result."""
+        """Through flint matrices with integer weights (``attnsim.sim.numerics.flint_kernels``); same result."""
         if q.ndim == 2 and q.size and k.size and v.size:
-            from attnsim.sim.engine.exact import flint_attention
+            from attnsim.sim.numerics.flint_kernels import flint_attention
 
             z = self.z_fraction
             out = flint_attention(q, k, v, allowed, z.numerator, z.denominator, self.grid, self._int_powers)

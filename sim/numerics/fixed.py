@@ -14,7 +14,7 @@ in this backend sees exactly the values a machine with that format would hold:
 * ``weights(scores)`` — the row max is subtracted (rounded), exp is evaluated in float64 on the
   rounded difference and rounded into the format. The largest weight of a row is exp(0) = 1, so one
   softmax row never underflows entirely; the construction-level failure — every block's normaliser A
-  rounding to 0 for a row — is diagnosed by ``attnsim.verify.precision``.
+  rounding to 0 for a row — is diagnosed by ``attnsim.verify.precision.study``.
 * ``div`` by an exact zero raises :class:`NumericsError` naming the format: in the Two Heads
   constructions (two_heads.lemma_3_1 and every construction built on its Step 1: thm_3_4, thm_3_5,
   thm_5_1) this is p rounding to exactly 1, so that the decode p/(1 − p) has nothing left to divide by.
@@ -36,8 +36,7 @@ from typing import Any
 import numpy as np
 
 from attnsim.sim.numerics.base import Array, Numerics, NumericsError
-from attnsim.sim.numerics.fixed_formats import (ROUNDINGS, FixedFormat, Format, lowest, overflows, parse_format,
-                                                saturate)
+from attnsim.sim.numerics.fixed_formats import ROUNDINGS, FixedFormat, Format, lowest, overflows, parse_format, saturate
 
 
 class FixedWidth(Numerics):

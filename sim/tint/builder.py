@@ -25,8 +25,14 @@ from attnsim.sim.tint.arith import Arith
 from attnsim.sim.tint.configs import AuxConfig, TinTConfig, check
 from attnsim.sim.tint.layers import Module, Parallel
 from attnsim.sim.tint.modules import Geometry, diag_matrix, linear_backward_descent, linear_forward, pack, unpack
-from attnsim.sim.tint.modules_nonlinear import (activation_backward, activation_forward, attention_backward,
-                                                attention_softmax, ln_fd_backward, ln_normalise)
+from attnsim.sim.tint.modules_nonlinear import (
+    activation_backward,
+    activation_forward,
+    attention_backward,
+    attention_softmax,
+    ln_fd_backward,
+    ln_normalise,
+)
 
 N_SUB = 4  # sub-MLPs of width D (digest §2.6, MLP)
 

@@ -20,8 +20,14 @@ from attnsim.sim.tint.cases import Case
 from attnsim.sim.tint.configs import TinTConfigError
 from attnsim.sim.tint.linear_attention import linear_head, softmax_simulation
 from attnsim.sim.tint.modules import Geometry, diag_matrix, linear_backward_descent, linear_forward, pack
-from attnsim.sim.tint.modules_nonlinear import (activation_backward, activation_forward, attention_backward,
-                                                attention_softmax, ln_fd_backward, ln_normalise)
+from attnsim.sim.tint.modules_nonlinear import (
+    activation_backward,
+    activation_forward,
+    attention_backward,
+    attention_softmax,
+    ln_fd_backward,
+    ln_normalise,
+)
 from attnsim.sim.tint.pipeline import Runner, run
 
 

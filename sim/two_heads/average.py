@@ -37,7 +37,7 @@ from attnsim.sim.masks import Full
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import _decode_A, _weights_step1, _weights_step2, block_starts
+from attnsim.sim.two_heads.blocks import block_starts, decode_A, weights_step1, weights_step2
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, run_one_per_call
 from attnsim.sim.two_heads.worst_case import apply_token_map
 
@@ -82,7 +82,7 @@ def sampled_jobs(nm: Numerics, X: Array, Xtau: Array, WQ: Array, WK: Array, WV: 
                  ) -> list[tuple[int, int, HeadJob, HeadJob]]:
     """(start, rows, Step-1 job, Step-2 job) for every query block S_t against keys τ(S_t)."""
     N, d = X.shape
-    w1, w2 = _weights_step1(nm, WQ, WK, None), _weights_step2(nm, WQ, WK, WV)
+    w1, w2 = weights_step1(nm, WQ, WK, None), weights_step2(nm, WQ, WK, WV)
     out = []
     for s in block_starts(N, b):
         rows = min(b, N - s)
@@ -90,7 +90,7 @@ def sampled_jobs(nm: Numerics, X: Array, Xtau: Array, WQ: Array, WK: Array, WV: 
         extra = np.concatenate([nm.ones((rows, 1)), nm.ones((rows, 1))], axis=1)  # constant, indicator
         synthetic = np.concatenate([nm.zeros((1, 2 * d)), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
         Z1 = np.concatenate([np.concatenate([Zkq, extra], axis=1), synthetic])
-        out.append((s, rows, HeadJob(f"{TAG}.step1", Z1, *w1, decode=_decode_A(0)),
+        out.append((s, rows, HeadJob(f"{TAG}.step1", Z1, *w1, decode=decode_A(0)),
                     HeadJob(f"{TAG}.step2", Zkq, *w2)))
     return out
 

@@ -60,7 +60,7 @@ class PairPlan:
     pad: int
 
 
-def _weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None) -> tuple[Array, Array, Array]:
+def weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None) -> tuple[Array, Array, Array]:
     """W^Q', W^K' reading [x_key, x_query, 1, ind]; W^V' = indicator (paper) or [W^V | indicator] (fused)."""
     d, m = WQ.shape
     w = 2 * d + 2
@@ -79,13 +79,13 @@ def _weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None) -> tupl
     return Wq, Wk, Wv
 
 
-def _weights_step2(nm: Numerics, WQ: Array, WK: Array, WV: Array) -> tuple[Array, Array, Array]:
+def weights_step2(nm: Numerics, WQ: Array, WK: Array, WV: Array) -> tuple[Array, Array, Array]:
     d = WQ.shape[0]
     zq, zv = nm.zeros((d, WQ.shape[1])), nm.zeros((d, WV.shape[1]))
     return np.concatenate([zq, WQ]), np.concatenate([WK, zq]), np.concatenate([WV, zv])
 
 
-def _decode_A(pad: int):
+def decode_A(pad: int):
     """The oracle's layer MLP for Step 1: A = (1 + pad)·p/(1 − p)."""
 
     def decode(nm: Numerics, H: Array) -> Array:
@@ -96,7 +96,7 @@ def _decode_A(pad: int):
     return decode
 
 
-def _decode_AB(pad: int):
+def decode_AB(pad: int):
     """Fused: from [B/(A+1+pad), p] give [B, A], using A + 1 + pad = (1 + pad)/(1 − p)."""
 
     def decode(nm: Numerics, H: Array) -> Array:
@@ -121,16 +121,16 @@ def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, s
     m = WQ.shape[1]
     jobs: list[HeadJob] = []
     plans: list[PairPlan] = []
-    w1 = _weights_step1(nm, WQ, WK, WV if scheme == "fused" else None)
-    w2 = _weights_step2(nm, WQ, WK, WV)
+    w1 = weights_step1(nm, WQ, WK, WV if scheme == "fused" else None)
+    w2 = weights_step2(nm, WQ, WK, WV)
     rope_dims = m if rope is not None else 0
     for q0 in block_starts(N, b):
         bq = min(b, N - q0)
         for t, k0 in enumerate(block_starts(N, b)):
             if rope is not None:
                 WK_pair = fold_rotation(nm, WK, rope, k0 - q0)
-                w1 = _weights_step1(nm, WQ, WK_pair, WV if scheme == "fused" else None)
-                w2 = _weights_step2(nm, WQ, WK_pair, WV)
+                w1 = weights_step1(nm, WQ, WK_pair, WV if scheme == "fused" else None)
+                w2 = weights_step2(nm, WQ, WK_pair, WV)
             bk = min(b, N - k0)
             R = max(bq, bk)
             pad = R - bk
@@ -143,10 +143,10 @@ def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, s
             synthetic = np.concatenate([nm.zeros((1, 2 * d)), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
             Z1 = np.concatenate([np.concatenate([Zkq, const, ind], axis=1), synthetic])
             if scheme == "fused":
-                jobs.append(HeadJob(f"{tag}.fused", Z1, *w1, decode=_decode_AB(pad), rope_dims=rope_dims))
+                jobs.append(HeadJob(f"{tag}.fused", Z1, *w1, decode=decode_AB(pad), rope_dims=rope_dims))
                 plans.append(PairPlan(q0, bq, t, "AB", pad))
             else:
-                jobs.append(HeadJob(f"{tag}.step1", Z1, *w1, decode=_decode_A(pad), rope_dims=rope_dims))
+                jobs.append(HeadJob(f"{tag}.step1", Z1, *w1, decode=decode_A(pad), rope_dims=rope_dims))
                 plans.append(PairPlan(q0, bq, t, "A", pad))
                 jobs.append(HeadJob(f"{tag}.step2", Zkq, *w2, rope_dims=rope_dims))
                 plans.append(PairPlan(q0, bq, t, "R", pad))

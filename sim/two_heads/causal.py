@@ -62,8 +62,7 @@ from attnsim.sim.masks import Causal
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import (_decode_A, _decode_AB, _weights_step1, _weights_step2, block_starts,
-                                         sort_parts)
+from attnsim.sim.two_heads.blocks import block_starts, decode_A, decode_AB, sort_parts, weights_step1, weights_step2
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
 from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
 from attnsim.sim.two_heads.worst_case import block_preconditions
@@ -123,9 +122,9 @@ def iter_causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Arra
     """The jobs of :func:`causal_head_jobs` with their plans, built one block pair at a time."""
     N = X.shape[0]
     fused = scheme == "fused"
-    w_norm = _weights_step1(nm, WQ, WK, WV if fused else None)
-    w_ratio = _weights_step2(nm, WQ, WK, WV)
-    norm_kind, decode = ("AB", _decode_AB(0)) if fused else ("A", _decode_A(0))
+    w_norm = weights_step1(nm, WQ, WK, WV if fused else None)
+    w_ratio = weights_step2(nm, WQ, WK, WV)
+    norm_kind, decode = ("AB", decode_AB(0)) if fused else ("A", decode_A(0))
 
     def add(part: str, t: int, q0: int, bq: int, Znorm: Array, Zratio: Array) -> Iterator[tuple[HeadJob, CausalPlan]]:
         yield (HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", Znorm, *w_norm, decode=decode),
@@ -238,13 +237,13 @@ def block_denominators(nm: Numerics, X: Array, WQ: Array, WK: Array, b: int, ora
     if b + 1 > oracle.spec.max_len:
         raise PreconditionError(f"M: a block of {b} tokens plus the synthetic token exceeds the oracle "
                                 f"length {oracle.spec.max_len}")
-    w_norm = _weights_step1(nm, WQ, WK, None)
+    w_norm = weights_step1(nm, WQ, WK, None)
     jobs, sizes = [], []
     for q0 in block_starts(X.shape[0], b):
         bq = min(b, X.shape[0] - q0)
         Xb = X[q0:q0 + bq]
         jobs.append(HeadJob(tag, synthetic_first(nm, _rows_concat(nm, Xb, Xb, bq), bq), *w_norm,
-                            decode=_decode_A(0)))
+                            decode=decode_A(0)))
         sizes.append(bq)
     outs = runner(oracle, jobs)
     return np.concatenate([out[1:1 + bq] for out, bq in zip(outs, sizes)])

@@ -37,7 +37,7 @@ from attnsim.sim.ledger import Ledger
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import PairPlan, _decode_A, _decode_AB, combine, head_jobs
+from attnsim.sim.two_heads.blocks import PairPlan, combine, decode_A, decode_AB, head_jobs
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
 from attnsim.sim.two_heads.worst_case import apply_token_map, close_layer
 
@@ -98,7 +98,7 @@ def uniform_rows(nm: Numerics, jobs: Sequence[HeadJob], plans: Sequence[PairPlan
             out_plans.append(replace(plan, pad=plan.pad + extra))
             continue
         pad[:, job.width - 2] = nm.ones((extra,))  # the constant column: a copy of the synthetic token
-        decode = (_decode_A if plan.kind == "A" else _decode_AB)(plan.pad + extra)
+        decode = (decode_A if plan.kind == "A" else decode_AB)(plan.pad + extra)
         out_jobs.append(replace(job, Z=np.concatenate([job.Z, pad]), decode=decode))
         out_plans.append(replace(plan, pad=plan.pad + extra))
     return out_jobs, out_plans

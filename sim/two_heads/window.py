@@ -41,7 +41,7 @@ from attnsim.sim.masks import Sink, SlidingWindow
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import SCHEMES, _decode_A, _decode_AB, _weights_step1, _weights_step2, sort_parts
+from attnsim.sim.two_heads.blocks import SCHEMES, decode_A, decode_AB, sort_parts, weights_step1, weights_step2
 from attnsim.sim.two_heads.causal import synthetic_first
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
 from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
@@ -93,9 +93,9 @@ def window_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b:
     N = X.shape[0]
     C = b - s - r
     fused = scheme == "fused"
-    w_norm = _weights_step1(nm, WQ, WK, WV if fused else None)
-    w_ratio = _weights_step2(nm, WQ, WK, WV)
-    kind, decode = ("AB", _decode_AB(0)) if fused else ("A", _decode_A(0))
+    w_norm = weights_step1(nm, WQ, WK, WV if fused else None)
+    w_ratio = weights_step2(nm, WQ, WK, WV)
+    kind, decode = ("AB", decode_AB(0)) if fused else ("A", decode_A(0))
     jobs: list[HeadJob] = []
     plans: list[WindowPlan] = []
 

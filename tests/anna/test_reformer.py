@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from attnsim.sim.anna.errors import AnnaInputError
-from attnsim.sim.anna.reformer import (adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model,
-                                       validate_pattern)
+from attnsim.sim.anna.reformer import (
+    adversarial_pair,
+    butterfly_patterns,
+    receptive_fields,
+    reformer_sum_model,
+    validate_pattern,
+)
 from attnsim.sim.ledger import Ledger
 
 

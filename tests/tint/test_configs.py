@@ -10,7 +10,7 @@ import pytest
 from attnsim.sim.tint.arith import ArithError, get_arith
 from attnsim.sim.tint.builder import build
 from attnsim.sim.tint.configs import TINY, TINY_TINT, TinTConfigError, published, validate
-from attnsim.verify.tint_size_cli import tint_size_command
+from attnsim.verify.tint_size import tint_size_command
 
 F64 = get_arith("float64")
 

@@ -8,9 +8,9 @@ import pytest
 from attnsim.sim.tint import aux_model as am
 from attnsim.sim.tint import experiments as ex
 from attnsim.sim.tint.arith import get_arith
+from attnsim.sim.tint.builder import build, prefix_sets
 from attnsim.sim.tint.cases import CASES
 from attnsim.sim.tint.configs import TINY
-from attnsim.sim.tint.builder import build, prefix_sets
 from attnsim.sim.tint.pipeline import Runner, forward_layer, run
 
 F64 = get_arith("float64")

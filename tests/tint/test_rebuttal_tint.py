@@ -17,8 +17,9 @@ from attnsim.sim.tint.configs import TinTConfigError
 from attnsim.sim.tint.modules import linear_backward_descent
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.tint_rebuttal import fit_line, growth_table, tint_review_report
+from attnsim.verify.claims.tint_rebuttal import fit_line, growth_table
 from attnsim.verify.registry import UsageError
+from attnsim.verify.report.sections.tint_rebuttal import tint_review_report
 
 
 def _step(cfg: ma.MLPConfig, kind: str = "exact", seed: int = 0):

@@ -12,7 +12,7 @@ from attnsim.sim.tint.arith import get_arith
 from attnsim.sim.tint.builder import build
 from attnsim.sim.tint.configs import LISTED, TINY, TINY_TINT, published
 from attnsim.theory import tint_size
-from attnsim.verify.tint_size_cli import size_table, size_values, tint_size_command
+from attnsim.verify.tint_size import size_table, size_values, tint_size_command
 
 
 def _ledger_matches_formula(aux, cfg, ar) -> None:

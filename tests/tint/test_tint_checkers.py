@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from attnsim.paper_refs import load
-from attnsim.verify.registry import CheckContext, all_checkers, report_sections
+from attnsim.verify.registry import CheckContext, all_checkers
+from attnsim.verify.report.sections import SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 TINT = {cid: c for cid, c in all_checkers().items() if cid.startswith("tint.")}
@@ -34,7 +35,7 @@ def test_quick_grid_passes(cid: str) -> None:
 
 
 def test_report_section_writes_the_latex_size_table(tmp_path: Path) -> None:
-    text = "".join(fn([], tmp_path, True) for fn in report_sections()["tint"])
+    text = "".join(fn([], tmp_path, True) for fn in SECTIONS["tint"])
     assert "opt-125m" in text and (tmp_path / "tables" / "tint_size.tex").exists()
 
 

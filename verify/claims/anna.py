@@ -1,6 +1,6 @@
 """Checkers for the ANNA paper (paper_refs/anna.toml) and its report section.
 
-The report section (tables and log-log plots) is in :mod:`attnsim.verify.claims.anna_report`.
+The report section (tables and log-log plots) is in :mod:`attnsim.verify.report.sections.anna`.
 Each checker runs a construction of ``attnsim.sim.anna`` against an independent reference and reads
 its counts off a ledger; the bounds and exact-count formulas live in paper_refs and are evaluated by
 ``attnsim.verify.check``. The LSH parameters z and ell are *inputs* to Algorithm 1: the checker sets
@@ -26,8 +26,14 @@ from attnsim.sim.anna.khop import khop_mpc
 from attnsim.sim.anna.lsh import HyperplaneLSH, draw_tables
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
 from attnsim.sim.anna.reformer import adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model
-from attnsim.sim.anna.tasks import (clustered_sphere_points, hop_labels, hop_string, match2_batch, match2_labels,
-                                   sum_inputs)
+from attnsim.sim.anna.tasks import (
+    clustered_sphere_points,
+    hop_labels,
+    hop_string,
+    match2_batch,
+    match2_labels,
+    sum_inputs,
+)
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters

@@ -9,8 +9,6 @@ the abstract's ceiling of 2 billion from paper_refs to hold the *measured* total
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,8 +19,8 @@ from attnsim.sim.tint.builder import TinT, build
 from attnsim.sim.tint.cases import CASES, case
 from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, published
 from attnsim.theory import tint_size
-from attnsim.verify.registry import CheckContext, CheckFn, Measurement, Param, checker, report_section
-from attnsim.verify.tint_size_cli import configs, size_table, size_values
+from attnsim.verify.registry import CheckContext, CheckFn, Measurement, Param, checker
+from attnsim.verify.tint_size import case_configs, size_values
 
 ALL = ("exact", "mp", "float64")
 FAST = ("mp", "float64")
@@ -202,13 +200,6 @@ def check_param_sharing(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------------ sizes
-def _configs(name: str, n_sim: int, steps: int, rf: bool, rb: bool) -> tuple[AuxConfig, TinTConfig]:
-    if name == "tiny":
-        c = case("tiny-relu")
-        return c.aux, replace(c.tint, n_sim=n_sim or None, steps=steps, reuse_forward=rf, reuse_backward=rb)
-    return configs(name, n_sim, steps, rf, rb)
-
-
 def _built(aux: AuxConfig, cfg: TinTConfig) -> TinT:
     small = aux.D <= 64
     return build(aux, cfg, get_arith("float64" if small else "count"), count_only=not small)
@@ -227,7 +218,7 @@ _SIZE_PARAMS = [Param("aux", str, "tiny", "auxiliary model", choices=SIZE_AUX),
 def check_size(ctx: CheckContext) -> Measurement:
     """Parameters the builder instantiates, per module type and in total (ledger kind "param")."""
     p = ctx.params
-    aux, cfg = _configs(p["aux"], p["n_sim"], p["steps"], p["reuse_forward"], p["reuse_backward"])
+    aux, cfg = case_configs(p["aux"], p["n_sim"], p["steps"], p["reuse_forward"], p["reuse_backward"])
     t = _built(aux, cfg)
     counts: dict[str, float] = dict(_ledger_counts(t))
     counts["total"] = t.n_params
@@ -247,28 +238,3 @@ def check_under_2b(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------------ report
-@report_section("tint")
-def tint_report(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
-    """TinT size table for every listed auxiliary model (markdown here, LaTeX in tables/tint_size.tex),
-    and the error of each approximation alone from the tint.sgd_step and slope records."""
-    tables = Path(out_dir) / "tables"
-    tables.mkdir(parents=True, exist_ok=True)
-    (tables / "tint_size.tex").write_text(size_table(LISTED, fmt="latex"), encoding="utf-8")
-    text = "### TinT size per auxiliary model\n\n" + size_table(LISTED, fmt="markdown") + "\n"
-    rows = []
-    for r in records:
-        approx = r.get("extra", {}).get("approximation_errors_float64")
-        if r["claim"] == "tint.sgd_step" and approx:
-            case_name = r["params"]["case"]
-            rows += [f"| {case_name} | {name} | {v['abs']:.3g} | {v['rel']:.3g} | {v['worst_group']} |"
-                     for name, v in approx.items()]
-    if rows:
-        text += ("\n### TinT approximations, each alone (float64, N = 1000, gate scale 10, Thm 2.5 eps = 1e-3)\n\n"
-                 "| case | approximation | max abs error | relative to the SGD update | worst parameter group |\n"
-                 "|---|---|---|---|---|\n"
-                 + "\n".join(rows) + "\n")
-    slopes = [f"| {r['claim']} | {r['params'].get('case', '')} | {r['extra']['slope']:.3f} |"
-              for r in records if "slope" in r.get("extra", {})]
-    if slopes:
-        text += "\n| claim | case | fitted error slope in eps (theory: 1) |\n|---|---|---|\n" + "\n".join(slopes) + "\n"
-    return text

@@ -20,12 +20,19 @@ from attnsim.sim.two_heads import window as window_construction
 from attnsim.sim.two_heads.causal import block_denominators
 from attnsim.sim.two_heads.jobs import run_one_per_call
 from attnsim.sim.two_heads.packing import run_packed
-from attnsim.verify import two_heads_plots
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.claims.two_heads_exact import (
-    NUMERICS, THM_3_4_PARAMS, base_derived, block_size, measure_packed, model_case, packed_spec, shape_params,
-    thm_3_5_measure)
-from attnsim.verify.registry import CheckContext, Measurement, Param, checker, report_section
+    NUMERICS,
+    THM_3_4_PARAMS,
+    base_derived,
+    block_size,
+    measure_packed,
+    model_case,
+    packed_spec,
+    shape_params,
+    thm_3_5_measure,
+)
+from attnsim.verify.registry import CheckContext, Measurement, Param, checker
 
 # -- Claim B.6 -------------------------------------------------------------------------------------
 CLAIM_B_6_PARAMS = [p for p in shape_params(32, 8, 4, 1, 1) if p.name in ("N", "M", "d", "length", "input",
@@ -148,4 +155,3 @@ def check_thm_1_4(ctx: CheckContext) -> Measurement:
 
 
 # -- report ----------------------------------------------------------------------------------------
-report_section("two_heads")(two_heads_plots.section)

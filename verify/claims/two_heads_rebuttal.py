@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from attnsim.sim.masks import Full
-from attnsim.sim.model import LayerWeights, TransformerSpec, Weights
+from attnsim.sim.model import LayerWeights, Weights
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.sim.oracle import OracleSpec
 from attnsim.sim.rope import RoPE
@@ -29,7 +29,7 @@ from attnsim.verify.agreement import default_min_bits
 from attnsim.verify.cases import Case, random_case
 from attnsim.verify.claims.two_heads_exact import EXACT_KINDS, block_size
 from attnsim.verify.model_check import measure_model
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, report_section
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
 ROPE_PARAMS = [
     Param("N", int, 56, "length of the large model's input", minimum=1),
@@ -146,51 +146,3 @@ def check_norm(ctx: CheckContext) -> Measurement:
                       derived)
     m.extra.update(norm=p["norm"], ln=ln_kind)
     return m
-
-
-def _leading_constants(records: list[dict]) -> list[str]:
-    """Per claim with a call count: measured calls / bound value at its largest swept N."""
-    best: dict[str, dict] = {}
-    for r in records:
-        bound = (r.get("bounds") or {}).get("calls", {}).get("value")
-        if r.get("calls") is None or not bound or r.get("verdict") != "pass":
-            continue
-        if r["claim"] not in best or r["params"].get("N", 0) > best[r["claim"]]["params"].get("N", 0):
-            best[r["claim"]] = r
-    rows = ["| claim | params | calls | bound value | calls / bound | theory's leading constant |", "|---|---|---|---|---|---|"]
-    for claim, r in sorted(best.items()):
-        bound = r["bounds"]["calls"]["value"]
-        lead = (r.get("containment") or {}).get("calls", {}).get("leading_constant", "—")
-        params = ", ".join(f"{k}={v}" for k, v in r["params"].items() if k in ("N", "M", "H", "L", "Hp", "Lp", "scheme"))
-        rows.append(f"| `{claim}` | {params} | {r['calls']} | {bound} | {r['calls'] / bound:.3g} | {lead} |")
-    return rows
-
-
-@report_section("two_heads")
-def questions_from_review(records: list[dict], out_dir, quick: bool) -> str:
-    """The Two Heads part of "Questions from review" (issue 11, items 1, 2 and 4)."""
-
-    def verdicts(claim: str) -> str:
-        rs = [r for r in records if r["claim"] == claim]
-        ok = sum(r["verdict"] == "pass" for r in rs)
-        return f"{ok}/{len(rs)} checks pass" if rs else "not run"
-
-    md = ["### Questions from review — Two Heads", "",
-          "#### Does the simulation survive rotary position embeddings?", "",
-          "A reviewer asked whether RoPE breaks the construction; the authors said it does not. Measured: the "
-          "worst-case simulation with an oracle that rotates by row and a per-pair rotation folded into W^K "
-          f"(`two_heads.rebuttal_rope`): {verdicts('two_heads.rebuttal_rope')}, exact in exact numerics "
-          "(quarter-turn rotations) and to the working precision in mp/float64 (base-10000 angles); the rotation "
-          "identity itself is checked exactly with Pythagorean angles. Verdict: **holds** for the unmasked "
-          "construction (causal variants are not checked with RoPE).", "",
-          "#### Do skip connections and layer norm change anything?", "",
-          "Asked about residual streams and layer normalisation, the authors said both are token-wise. Measured "
-          f"(`two_heads.rebuttal_norm`, pre- and post-LN, H = 2, L = 2): {verdicts('two_heads.rebuttal_norm')}, with "
-          "the same number of calls as the plain model. Exact numerics use the root-free stand-in x − mean. "
-          "Verdict: **holds**.", "",
-          "#### \"About 2N²/M² calls\" and the wall-clock framing", "",
-          "The authors quote about 2N²/M² calls for the worst case and O(N²/M) wall-clock time with an O(M)-time "
-          "oracle. Measured calls against each claim's bound at the largest swept size (the ratio tends to the "
-          "leading constant as N/M grows; with an O(M) oracle the modelled time is calls·M):", "",
-          *_leading_constants(records), ""]
-    return "\n".join(md)

@@ -12,7 +12,7 @@ Supported modules (self-attention; the module is switched to float64 and eval mo
 
 The mapping (projected layout: q/k/v projections with biases in the token-wise maps, 1/sqrt(d_head)
 folded into W^Q, the residual stream through ``TransformerSpec.residual``) is documented in
-``attnsim.sim.torch_maps``. :meth:`ImportedModel.verify` runs the torch module and the attnsim
+``attnsim.sim.torch.maps``. :meth:`ImportedModel.verify` runs the torch module and the attnsim
 reference on the same input and refuses (``ImportMismatchError``) when they differ by more than
 ``IMPORT_RTOL`` (row-wise relative L2) — call it before simulating.
 """
@@ -28,8 +28,7 @@ from attnsim.sim.errors import AttnsimError
 from attnsim.sim.masks import Causal, Full, Mask
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights, reference
 from attnsim.sim.numerics import get_numerics
-from attnsim.sim.torch_maps import (LayerNorm, LayerParams, Linear, TorchLayerMap, block_width,
-                                    head_selectors)
+from attnsim.sim.torch.maps import LayerNorm, LayerParams, Linear, TorchLayerMap, block_width, head_selectors
 
 IMPORT_RTOL = 1e-10
 

@@ -12,7 +12,7 @@ One single-head single-layer model (``identity`` layer MLP) per case, under the 
 ``paper`` and ``fused`` are the two schemes of each construction; ``direct`` is softmax attention
 of the same model under the same mask, computed directly in the same format.
 
-Jobs run one per oracle call through :func:`~attnsim.verify.precision_runner.run_batched` (stacked,
+Jobs run one per oracle call through :func:`~attnsim.verify.precision.runner.run_batched` (stacked,
 spec-checked, recorded). Thm 3.4 and Thm 3.5 run their jobs packed H'·L' per call
 (``packing.run_packed``); packing only places each job in its own slot of a wider call whose other
 weights are 0, so every rounded value is the one the single-job call produces
@@ -40,8 +40,8 @@ from attnsim.sim.two_heads.causal import causal_combine, causal_head_jobs
 from attnsim.sim.two_heads.multi_layer import uniform_rows
 from attnsim.sim.two_heads.window import chunk_size, window_combine, window_head_jobs
 from attnsim.verify.cases import Case, random_case
-from attnsim.verify.precision_runner import run_batched
-from attnsim.verify.precision_truth import attention_truth
+from attnsim.verify.precision.runner import run_batched
+from attnsim.verify.precision.truth import attention_truth
 from attnsim.verify.registry import UsageError
 
 CLAIMS = ("two_heads.lemma_3_1", "two_heads.thm_3_4", "two_heads.thm_3_5", "two_heads.thm_5_1")

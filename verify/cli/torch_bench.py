@@ -1,7 +1,7 @@
 """``attnsim torch-bench``: the issue-10 speed figure (simulation on torch SDPA / direct torch SDPA).
 
 Kept as its own command until ``attnsim bench`` (issue 9) can call
-:func:`attnsim.verify.bench_torch.torch_sdpa_ratio` itself.
+:func:`attnsim.verify.bench.torch_sdpa.torch_sdpa_ratio` itself.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
                                                                     "when installed)"),
                     as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
         """Fused simulation through torch SDPA calls / one direct torch SDPA call, float64, CPU."""
-        from attnsim.verify.bench_torch import torch_sdpa_ratio
+        from attnsim.verify.bench.torch_sdpa import torch_sdpa_ratio
 
         r = torch_sdpa_ratio(N=N, M=M, d=d, repeats=repeats, engine=engine)
         if as_json:

@@ -28,15 +28,14 @@ Thm 5.1's prefix difference A_P − A_S cancelling to 0) is reported as such.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
 
 from attnsim.sim.numerics import NumericsError, get_numerics
-from attnsim.verify.precision_constructions import (CLAIMS, CONSTRUCTIONS, Setup, make_setup,  # noqa: F401
-                                                    run_construction)
+from attnsim.verify.precision.constructions import CLAIMS, CONSTRUCTIONS, Setup, make_setup, run_construction  # noqa: F401
 from attnsim.verify.registry import UsageError
 
 TARGET = 2.0 ** -10

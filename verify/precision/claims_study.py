@@ -4,7 +4,7 @@ Rows: two_heads.lemma_3_1 (paper and fused schemes), two_heads.thm_3_4 (unmasked
 two_heads.thm_3_5 (causal), two_heads.thm_5_1 (sliding window r + s sinks), each beside direct
 attention under the *same mask* in the same formats; columns: bits needed (format width, float
 family with 8 exponent bits) per N, the fitted slope in bits per doubling of N with R², and the
-verdict of :func:`attnsim.verify.precision.verdict`. Then the error against the number of merged
+verdict of :func:`attnsim.verify.precision.study.verdict`. Then the error against the number of merged
 blocks N/M at float:fp32 for each construction. The Lemma 3.1 rows come from the section's own
 Lemma 3.1 study (same grid), so nothing is computed twice; direct attention without a mask is
 shared by Lemma 3.1 and Thm 3.4.
@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from attnsim.verify.precision import TARGET, blocks_study, bits_study
+from attnsim.verify.precision.study import TARGET, bits_study, blocks_study
 
 WINDOW_FRACTION = 4  # thm_5_1: window r = M/4 and one sink, the CLI's defaults
 

@@ -1,6 +1,6 @@
 """Report material of issue 10 (two_heads): imported PyTorch models and FlexAttention block counts.
 
-Registered as a ``two_heads`` report section; with torch absent it states why it is skipped.
+With torch absent the section states why it is skipped.
 The imported-model table shows, per module kind, the row-wise relative error of the attnsim reference
 against the torch forward (must be ≤ 1e-10) and the bits of agreement of the simulation through the
 torch oracle (Lemma 3.1 fused / Thm 3.4 with one head per call for unmasked models, Thm 3.5 with the fused
@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from attnsim.verify.registry import report_section
-
 
 def imported_models_table(seed: int = 0) -> str:
     import torch
@@ -22,9 +20,10 @@ def imported_models_table(seed: int = 0) -> str:
 
     from attnsim.sim.numerics import get_numerics
     from attnsim.sim.oracle import OracleSpec
-    from attnsim.sim.torch_import import import_module, relative_error
-    from attnsim.sim.torch_oracle import TorchOracle
-    from attnsim.sim.two_heads import causal as causal_construction, worst_case
+    from attnsim.sim.torch.model_import import import_module, relative_error
+    from attnsim.sim.torch.oracle import TorchOracle
+    from attnsim.sim.two_heads import causal as causal_construction
+    from attnsim.sim.two_heads import worst_case
     from attnsim.sim.two_heads.jobs import run_one_per_call
 
     torch.manual_seed(seed)
@@ -55,7 +54,6 @@ def imported_models_table(seed: int = 0) -> str:
     return "\n".join(lines)
 
 
-@report_section("two_heads")
 def torch_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
     head = ["### Imported PyTorch models, the torch oracle and FlexAttention (issue 10)", ""]
     try:
@@ -64,6 +62,6 @@ def torch_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> s
     except ImportError as exc:
         return "\n".join(head + [f"_Skipped: the torch extra is not installed ({exc}); "
                                  f"pip install -e '.[torch]'._", ""])
-    from attnsim.verify.flex_blocks import section
+    from attnsim.verify.report.flex_blocks import section
 
     return "\n".join(head + [imported_models_table(), "", section(quick)])

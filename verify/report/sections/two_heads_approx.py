@@ -15,7 +15,6 @@ from typing import Any
 
 from attnsim.verify.check import run_check
 from attnsim.verify.claims.two_heads_approx import run_converse
-from attnsim.verify.registry import report_section
 
 
 def converse_curve(Bs: list[float], numerics: str, N: int = 32, M: int = 4, d: int = 2) -> list[tuple[float, float]]:
@@ -66,7 +65,6 @@ def _rate_rows(records: list[dict[str, Any]], quick: bool) -> list[str]:
     return rows
 
 
-@report_section("two_heads")
 def approximate_section(records: list[dict[str, Any]], out_dir: Path, quick: bool) -> str:
     Bs = [0.0, 3.0, 6.0, 9.0, 12.0] if quick else [float(b) for b in range(15)]
     curves = {"mp:200": converse_curve(Bs, "mp:200"), "float64": converse_curve(Bs, "float64")}

@@ -13,6 +13,7 @@ from typing import Iterable
 
 from attnsim.sim.tint.arith import get_arith
 from attnsim.sim.tint.builder import build
+from attnsim.sim.tint.cases import case
 from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, TinTConfigError, check, published
 from attnsim.theory import tint_size
 
@@ -30,6 +31,14 @@ def configs(aux: str, n_sim: int = 0, steps: int = 1, reuse_forward: bool = True
                   K=K or cfg.K, H_sim=H_sim or cfg.H_sim)
     check(a, cfg)
     return a, cfg
+
+
+def case_configs(name: str, n_sim: int, steps: int, rf: bool, rb: bool) -> tuple[AuxConfig, TinTConfig]:
+    """The configuration of a listed auxiliary model, or of the ``tiny`` test case, with these settings."""
+    if name == "tiny":
+        c = case("tiny-relu")
+        return c.aux, replace(c.tint, n_sim=n_sim or None, steps=steps, reuse_forward=rf, reuse_backward=rb)
+    return configs(name, n_sim, steps, rf, rb)
 
 
 def size_values(aux: AuxConfig, cfg: TinTConfig) -> dict[str, int]:

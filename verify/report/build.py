@@ -6,7 +6,7 @@
   ``report_section`` material; failing checks listed last;
 - ``report.html``: the same page, self-contained (plots inlined as base64);
 - ``checks.csv``, ``checks.json``: one row per check; ``tables/<claim>.tex`` (booktabs);
-  ``plots/*.png`` (``attnsim.verify.report_plots``).
+  ``plots/*.png`` (``attnsim.verify.report.plots``).
 
 The claims come from ``attnsim.paper_refs`` and the checks from ``attnsim.verify.registry``, so new
 claims and checkers appear without changes here. The sweep runs through ``attnsim.verify.sweep``
@@ -25,11 +25,13 @@ from rich.console import Console
 
 from attnsim.paper_refs import PAPERS, load
 from attnsim.theory.catalog import claim_summary
-from attnsim.verify.cli_bounds import tex_escape
-from attnsim.verify.registry import report_sections
-from attnsim.verify.report_html import html_page
-from attnsim.verify.report_plots import counts_plot, error_plot
-from attnsim.verify.sweep import Point, atomic_write, grid, run_point as _run_point, sweep
+from attnsim.verify.records import dumps as dumps_records
+from attnsim.verify.report.html import html_page
+from attnsim.verify.report.latex import tex_escape
+from attnsim.verify.report.plots import counts_plot, error_plot
+from attnsim.verify.report.sections import SECTIONS
+from attnsim.verify.sweep import Point, atomic_write, grid, sweep
+from attnsim.verify.sweep import run_point as _run_point
 
 __all__ = ["write_report", "run_point", "atomic_write", "records_csv", "claim_section"]
 
@@ -174,8 +176,6 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     ``cache=True`` keeps records under ``out/.cache`` (a rerun recomputes nothing that finished);
     a path puts them there; ``False``/``None`` computes everything afresh.
     """
-    from attnsim.verify.cli import jsonable
-
     console = console or Console()
     out = Path(out)
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
@@ -183,14 +183,13 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                    console=console)
     records = result.records
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "checks.json", json.dumps(jsonable(records), indent=1))
+    atomic_write(out / "checks.json", dumps_records(records, indent=1))
     atomic_write(out / "checks.csv", records_csv(records))
     failed = [r for r in records if r["verdict"] != "pass"]
     md = ["# attnsim report", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
           f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}.", ""]
     md += summary_table(records)
-    sections = report_sections()
     for paper in PAPERS:
         pr = load(paper)
         paper_records = [r for r in records if r["claim"].startswith(paper + ".")]
@@ -199,7 +198,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         md += [f"## {pr.title}", "", f"_{pr.citation}_", ""]
         for claim in pr.claims:
             md.append(claim_section(claim, [r for r in records if r["claim"] == claim.id], out))
-        for section in sections.get(paper, []):
+        for section in SECTIONS.get(paper, ()):
             md.append(section(paper_records, out, quick))
     if failed:
         md += ["## Failing checks", ""]

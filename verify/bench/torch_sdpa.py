@@ -6,8 +6,8 @@ the same run (interleaved repetitions, median), never in a timed test:
 * **direct** — q, k, v = X W^Q, X W^K, X W^V and one ``scaled_dot_product_attention`` call;
 * **simulation** — two_heads.thm_3_4 with H = L = H' = L' = 1 (= Lemma 3.1, fused scheme: one call
   per block pair) through an oracle of length M + 1 whose calls run on torch SDPA: the batched
-  engine (``attnsim.sim.engine``, issue 9) with :class:`~attnsim.sim.torch_backend.TorchBackend`
-  when it is installed, else ``worst_case.simulate`` with :class:`~attnsim.sim.torch_oracle.TorchOracle`.
+  engine (``attnsim.sim.engine``, issue 9) with :class:`~attnsim.sim.torch.backend.TorchBackend`
+  when it is installed, else ``worst_case.simulate`` with :class:`~attnsim.sim.torch.oracle.TorchOracle`.
   The time covers everything: building the block inputs, the calls, and the combination (eq. 1).
 
 The target of the issue is ratio ≤ 1.5 at N = 8192, M = 512, d = 64.
@@ -44,12 +44,12 @@ def _simulator(engine: str, spec: TransformerSpec, weights: Weights, M: int) -> 
         from attnsim.sim.engine.schedulers import Serial
         from attnsim.sim.engine.simulate import simulate as engine_simulate
         from attnsim.sim.oracle import Oracle
-        from attnsim.sim.torch_backend import register
+        from attnsim.sim.torch.backend import register
 
         register()
         return lambda X: engine_simulate(spec, weights, X, Oracle(ospec, nm), b=M, scheme="fused",
                                          scheduler=Serial("torch"))
-    from attnsim.sim.torch_oracle import TorchOracle
+    from attnsim.sim.torch.oracle import TorchOracle
     from attnsim.sim.two_heads.worst_case import simulate
 
     return lambda X: simulate(spec, weights, X, TorchOracle(ospec, nm), b=M, scheme="fused")

@@ -12,14 +12,9 @@ from typing import Any, Optional
 import typer
 
 from attnsim.verify.registry import UsageError
+from attnsim.verify.report.latex import tex_escape
 
 FORMATS = ("md", "tex", "json")
-_TEX = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$",
-        "^": r"\^{}", "{": r"\{", "}": r"\}", "~": r"\~{}"}
-
-
-def tex_escape(text: str) -> str:
-    return "".join(_TEX.get(ch, ch) for ch in text)
 
 
 def render_md(rows: list[dict[str, Any]]) -> str:

@@ -21,6 +21,6 @@ def register(app: typer.Typer) -> None:
         verify_build: bool = typer.Option(False, help="also build TinT (shapes only) and count its parameters"),
     ) -> None:
         """TinT parameter count per module type and in total, from the sympy formulas."""
-        from attnsim.verify.tint_size_cli import tint_size_command
+        from attnsim.verify.tint_size import tint_size_command
 
         print(tint_size_command(aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim, fmt, verify_build))

@@ -9,7 +9,7 @@ jobs of equal shapes together: the numerics' primitives act on a leading batch a
 element, so in a fixed-width numerics every rounded value is the one the call-by-call run produces
 (tests/test_precision.py compares them bit for bit). The oracle's layer MLP (``decode``) is token-wise,
 so it is applied to the stacked rows of a group at once; jobs share a group when their decode is
-the same function with equal captured values (e.g. blocks._decode_A(pad) for one pad).
+the same function with equal captured values (e.g. blocks.decode_A(pad) for one pad).
 """
 
 from __future__ import annotations

@@ -3,22 +3,29 @@
 Bits needed against log2 N for two_heads.lemma_3_1 (paper and fused schemes) and for direct
 attention in the same formats, with fits and plain verdicts; error against the number of merged
 blocks at a fixed format; the conditioning of the p/(1 − p) decode. Computed by
-``attnsim.verify.precision``; a small grid when ``quick``.
+``attnsim.verify.precision.study``; a small grid when ``quick``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from fractions import Fraction
-
-from attnsim.verify.claims.two_heads_precision_claims import blocks_lines, claims_study, claims_table, plot_claims
-from attnsim.verify.precision import (ACCELERATION, CONSTRUCTIONS, TARGET, blocks_study, bits_study, decode_study,
-                                      evaluate, make_setup, scale_study)
-from attnsim.verify.registry import report_section
+from attnsim.verify.precision.claims_study import blocks_lines, claims_study, claims_table, plot_claims
+from attnsim.verify.precision.study import (
+    ACCELERATION,
+    CONSTRUCTIONS,
+    TARGET,
+    bits_study,
+    blocks_study,
+    decode_study,
+    evaluate,
+    make_setup,
+    scale_study,
+)
 
 DECODE_FORMATS = ("float:bf16", "float:fp16", "float:fp32", "fixed:q16.16")
 MARKERS = {"paper": "o", "fused": "x", "direct": "s"}  # paper and fused often coincide; both stay visible
@@ -96,7 +103,6 @@ def _plot_lines(series: dict[str, list[tuple[float, float]]], xlabel: str, ylabe
     plt.close(fig)
 
 
-@report_section("two_heads")
 def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
     g = _grids(quick)
     out = Path(out_dir)
@@ -150,7 +156,7 @@ def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) 
             diffs = [(a - b) if a is not None and b is not None else None for a, b in zip(p["width"], f["width"])]
             md.append(f"- paper minus fused scheme, bits needed per N: {diffs}.")
         md.append("")
-    md += [f"![bits needed](plots/precision_bits_vs_log2N.png)", "",
+    md += ["![bits needed](plots/precision_bits_vs_log2N.png)", "",
            f"**Error against merged blocks** n = N/M at {blocks['format']} (error bits; slope per doubling of n):", ""]
     for c, rows in blocks["rows"].items():
         pts = ", ".join(f"n={r['n']}: {r['error_bits']:.1f}" for r in rows if math.isfinite(r["error_bits"]))

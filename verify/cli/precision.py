@@ -14,7 +14,6 @@ two_heads.thm_5_1 (sliding window r + s sinks); ``direct`` is attention under th
 
 from __future__ import annotations
 
-import json
 import math
 from fractions import Fraction
 from typing import Optional
@@ -23,8 +22,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from attnsim.verify.precision import (CLAIMS, CONSTRUCTIONS, FAMILIES, blocks_study, bits_study, decode_study,
-                                      parse_target, scale_study)
+from attnsim.verify.precision.study import (
+    CLAIMS,
+    CONSTRUCTIONS,
+    FAMILIES,
+    bits_study,
+    blocks_study,
+    decode_study,
+    parse_target,
+    scale_study,
+)
 from attnsim.verify.registry import UsageError
 
 SUPPORTED = CLAIMS
@@ -111,9 +118,9 @@ def register(app: typer.Typer) -> None:
             result["scales"] = scale_study(scale_N, M, _fractions(scales), format_family, tgt, cons, d, seed, exp_bits,
                                            sample_blocks or None)
         if as_json:
-            from attnsim.verify.cli import jsonable
+            from attnsim.verify.records import dumps
 
-            print(json.dumps(jsonable(result), indent=1))
+            print(dumps(result, indent=1))
             return
         print_result(result)
 

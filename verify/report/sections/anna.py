@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from attnsim.verify.registry import report_section
-
 
 def _fit_exponent(xs: list[float], ys: list[float]) -> float | None:
     pts = [(x, y) for x, y in zip(xs, ys) if x and y and x > 0 and y > 0]
@@ -61,7 +59,6 @@ def _scaling(records: list[dict], out_dir: Any, claim: str, resource: str, label
             f"(bound's leading exponent {predicted}; logarithmic factors and the proof's z, ell raise the fit at small N).", ""]
 
 
-@report_section("anna")
 def anna_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
     """Tables of measured counts against exact formulas and bounds, eta with its interval, k-hop rounds, plots."""
     out_dir = Path(out_dir)

@@ -187,6 +187,6 @@ def torch_oracle_figure(repeats: int) -> dict[str, Any]:
         import torch  # noqa: F401
     except ImportError:
         return {"skipped": "torch is not installed (pip install attnsim[torch])"}
-    from attnsim.verify.bench_torch import torch_sdpa_ratio
+    from attnsim.verify.bench.torch_sdpa import torch_sdpa_ratio
 
     return torch_sdpa_ratio(8192, 512, 64, repeats=repeats, engine="torch-oracle")

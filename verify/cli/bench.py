@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.table import Table
 
-        from attnsim.verify.bench import run_bench
+        from attnsim.verify.bench.engine import run_bench
 
         rec = run_bench(quick=quick, repeats=repeats, dask=dask)
         from rich.markup import escape

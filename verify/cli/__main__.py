@@ -1,0 +1,5 @@
+"""``python -m attnsim.verify.cli`` runs the command line."""
+
+from attnsim.verify.cli.app import main
+
+main()

@@ -1,0 +1,51 @@
+"""The ``attnsim`` application: every command module's ``register(app)``, and the entry point.
+
+Every user-facing error (an :class:`~attnsim.sim.errors.AttnsimError`) is printed as one line
+``error: ...`` naming the parameter, with exit status 2 — never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from attnsim.sim.errors import AttnsimError
+from attnsim.verify.cli import bench, bounds, check, claims, precision, report, run, tint_size, torch_bench
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Run the constructions of three transformer-simulation papers, count what they spend, "
+                       "and hold the counts against the papers' bounds.")
+
+# The order of ``attnsim --help``.
+for command in (claims, check, report, bounds, precision, run, bench, tint_size, torch_bench):
+    command.register(app)
+
+
+def main() -> None:
+    """Entry point: one clear line and exit 2 for bad input, never a traceback."""
+    try:
+        # Without standalone mode click returns a command's exit code instead of exiting with it.
+        rc = app(standalone_mode=False)
+        sys.exit(rc if isinstance(rc, int) else 0)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except (AttnsimError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as e:  # click usage errors and friends
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Abort):
+            sys.exit(1)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""Per-topic report material: tables and plots beyond the per-claim records.
+
+Each section is a function ``section(records, out_dir, quick) -> markdown`` of one paper's records; it
+may write plots under ``out_dir / "plots"`` and tables under ``out_dir / "tables"``. The order in which
+the sections appear after a paper's claims is set here, in :data:`SECTIONS`, and nowhere else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from attnsim.verify.report.sections import (
+                                            anna,
+                                            rebuttal_memory,
+                                            tint,
+                                            tint_rebuttal,
+                                            torch_models,
+                                            two_heads_approx,
+                                            two_heads_masked,
+                                            two_heads_precision,
+                                            two_heads_rebuttal,
+)
+
+Section = Callable[[list[dict[str, Any]], Path, bool], str]
+
+SECTIONS: dict[str, tuple[Section, ...]] = {
+    "two_heads": (
+        two_heads_masked.section,
+        two_heads_approx.approximate_section,
+        two_heads_precision.precision_section,
+        torch_models.torch_section,
+        two_heads_rebuttal.questions_from_review,
+        rebuttal_memory.two_heads_memory_section,
+    ),
+    "anna": (
+        anna.anna_section,
+        rebuttal_memory.anna_memory_section,
+    ),
+    "tint": (
+        tint.tint_report,
+        tint_rebuttal.tint_review_report,
+    ),
+}

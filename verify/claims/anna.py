@@ -23,7 +23,7 @@ from attnsim.sim.anna.constraints import RationalWeights, check_anna
 from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
 from attnsim.sim.anna.ema_routing import EMARouter
 from attnsim.sim.anna.khop import khop_mpc
-from attnsim.sim.anna.lsh import HyperplaneLSH, draw_tables
+from attnsim.sim.anna.lsh import FAMILIES, draw_tables
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
 from attnsim.sim.anna.reformer import adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model
 from attnsim.sim.anna.tasks import (
@@ -36,7 +36,7 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
+from attnsim.theory.lsh import family_probabilities, proof_parameters
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
 EXACT = ("exact",)
@@ -120,6 +120,7 @@ _LSH_PARAMS = [
     Param("r", float, 0.2, "near radius r", minimum=1e-6),
     Param("c", float, 7.0, "approximation factor c (need c*r <= 2 on the sphere)", minimum=1.0),
     Param("runs", int, 200, "independent seeds (input and hash draws)", minimum=1),
+    Param("lsh", str, "hyperplane", "hash family (cross-polytope: Andoni et al. 2015)", choices=tuple(FAMILIES)),
 ]
 
 
@@ -131,17 +132,17 @@ def _lsh_grid(quick: bool) -> list[dict[str, Any]]:
 
 
 def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
-    N, m, r, c, runs = (ctx.params[k] for k in ("N", "m", "r", "c", "runs"))
+    N, m, r, c, runs, lsh = (ctx.params[k] for k in ("N", "m", "r", "c", "runs", "lsh"))
     if c <= 1:
         raise UsageError(f"--c: the approximation factor must be > 1, got {c}")
-    if c * r > 2:
-        raise UsageError(f"--r, --c: c*r = {c * r:g} exceeds 2, the diameter of the unit sphere")
-    p1, p2 = hyperplane_probabilities(r, c)
+    if c * r > 2 or (lsh == "cross-polytope" and c * r >= 2):
+        raise UsageError(f"--r, --c: c*r = {c * r:g} must stay below 2, the diameter of the unit sphere")
+    p1, p2 = family_probabilities(lsh, r, c, m)
     pp = proof_parameters(N, p1, p2)
     if pp.rho >= 1 / 3:
         raise UsageError(f"--c: rho = {pp.rho:.3f} >= 1/3 for r={r}, c={c}; Theorem 3.4 needs rho < 1/3 (raise c)")
     rng = np.random.default_rng(ctx.seed)
-    family = HyperplaneLSH(m)
+    family = FAMILIES[lsh](m)
     failures, disagree, inconsistent = 0, 0, 0
     rules: dict[str, int] = {}
     hashes_per_run, memory, last = set(), 0, Ledger()
@@ -178,7 +179,7 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
         counts={"hash_evaluations": max(hashes_per_run), "eta": eta, "eta_proof": eta,
                 "eta_ci95_low": lo, "eta_ci95_high": hi, "memory_words": memory},
         counts_by_tag=last.by_tag("hash"), derived=derived, reasons=reasons,
-        extra={**derived, "runs": runs, "violating_runs": failures, "violations_by_rule": rules,
+        extra={**derived, "lsh": lsh, "runs": runs, "violating_runs": failures, "violations_by_rule": rules,
                "eta_hat": eta, "eta_ci95": [lo, hi], "alg1_equals_alg2_runs": runs - disagree,
                "last_run": {"buckets": last.total("bucket"), "collisions": last.total("collision")},
                "notes": f"no ANNA violation in {runs - failures}/{runs} runs; eta_hat = {eta:.4g}, "

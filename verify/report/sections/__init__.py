@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from attnsim.verify.report.sections import (
                                             anna,
+                                            anna_small_memory,
                                             rebuttal_memory,
                                             tint,
                                             tint_rebuttal,
@@ -35,6 +36,7 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
     ),
     "anna": (
         anna.anna_section,
+        anna_small_memory.anna_small_memory_section,
         rebuttal_memory.anna_memory_section,
     ),
     "tint": (

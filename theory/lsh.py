@@ -14,7 +14,8 @@ of the families in ``attnsim.sim.anna.lsh`` are restated here symbolically (theo
 imports sim). For the cross-polytope family only the leading term of Andoni et al. 2015 (Thm 1:
 ln(1/p(u)) = u^2/(4 - u^2) ln dim + O(ln ln dim) for unit vectors at distance u) is known in
 closed form; we use p(u) = dim^(-u^2/(4 - u^2)), whose rho = (r^2/(4 - r^2)) / ((c r)^2/(4 - (c r)^2))
-is the quality their analysis gives (about 1/c^2 for small r). Every function returns exact sympy values or plain numbers evaluated with 50 digits.
+is the quality their analysis gives (about 1/c^2 for small r). Every function returns exact sympy
+values or plain numbers evaluated with 50 digits.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ query and key has dimension 2 and every value dimension 1 -- all read off the le
 from __future__ import annotations
 
 from fractions import Fraction
+
 import numpy as np
 
 from attnsim.sim.anna.errors import require

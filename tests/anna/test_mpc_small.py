@@ -77,7 +77,8 @@ def test_every_layer_equals_algorithm_1_within_memory(N, L, family, s):
     assert all(a.same_as(b) for a, b in zip(run.layers, want)) and run.states == want_states
     p = run.plan
     assert led.total("mpc_machine") == p.token_machines + p.sort_machines
-    assert led.rounds("mpc_round") == L * (2 * (p.fanout_depth + 1) + p.passes * (2 * p.tree_depth + 1) + 2 * p.tree_depth)
+    per_layer = 2 * (p.fanout_depth + 1) + p.passes * (2 * p.tree_depth + 1) + 2 * p.tree_depth
+    assert led.rounds("mpc_round") == L * per_layer
     assert max(e.amount for e in led.entries if e.kind == "mpc_load") <= s
     assert sum(int(w.counts.sum()) for w in want) > 0
 

@@ -57,7 +57,8 @@ def _run(ctx: CheckContext, k: int | None) -> Measurement:
             want = hop_labels(text, hops)
             if not np.array_equal(got, want) and len(wrong) < 5:
                 bad = int(np.flatnonzero(got != want)[0])
-                wrong.append(f"|Sigma| = {alphabet}: position {bad} answered {int(got[bad])}, direct answer {int(want[bad])}")
+                wrong.append(f"|Sigma| = {alphabet}: position {bad} answered {int(got[bad])}, "
+                             f"direct answer {int(want[bad])}")
             answered += int((want != SINK).sum())
             total += N
             size = size_from_ledger(run)

@@ -29,7 +29,8 @@ def _suffix_dropped() -> Iterator[None]:
         yield
 
 
-@twin("anna.thm_4_2", "memory_limit_lifted", "the referee gets 4 s words and the plan packs 4 times the items per machine",
+@twin("anna.thm_4_2", "memory_limit_lifted",
+      "the referee gets 4 s words and the plan packs 4 times the items per machine",
       params=_SMALL_4_2)
 @contextmanager
 def _memory_limit_lifted() -> Iterator[None]:

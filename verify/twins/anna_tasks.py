@@ -15,7 +15,8 @@ from attnsim.verify.claims import anna_tasks
 from attnsim.verify.twins import twin
 
 
-@twin("anna.thm_5_4", "descend_leftmost", "the trie descent moves to the leftmost child holding the letter, not the rightmost",
+@twin("anna.thm_5_4", "descend_leftmost",
+      "the trie descent moves to the leftmost child holding the letter, not the rightmost",
       params={"N": 64})
 @contextmanager
 def _descend_leftmost() -> Iterator[None]:
@@ -46,7 +47,8 @@ def _trie_level_short() -> Iterator[None]:
         yield
 
 
-@twin("anna.thm_5_6", "low_bit_dropped", "pointer doubling skips the lowest binary digit of k", params={"N": 64, "k": 5})
+@twin("anna.thm_5_6", "low_bit_dropped", "pointer doubling skips the lowest binary digit of k",
+      params={"N": 64, "k": 5})
 @contextmanager
 def _low_bit_dropped() -> Iterator[None]:
     real, calls = hop._doubling, []
@@ -63,7 +65,10 @@ def _low_bit_dropped() -> Iterator[None]:
       params={"N": 64, "k": 32, "mechanism": "alg1"})
 @contextmanager
 def _wide_buckets() -> Iterator[None]:
-    with mock.patch.object(anna_tasks, "hop_mechanism", lambda kind, seed=0: LSHAttention.draw(PStableLSH(2, 50.0), 1, 1, seed)):
+    def wide(kind: str, seed: int = 0) -> LSHAttention:
+        return LSHAttention.draw(PStableLSH(2, 50.0), 1, 1, seed)
+
+    with mock.patch.object(anna_tasks, "hop_mechanism", wide):
         yield
 
 

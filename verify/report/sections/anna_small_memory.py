@@ -28,7 +28,8 @@ def _group(records: list[dict[str, Any]], claim: str) -> dict[tuple, list[dict[s
 
 def _mpc_table(claim: str, groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
     md = [f"#### `{claim}`: rounds, machines and load against the bounds", "",
-          "| L | eps' | hash | N | s | rounds | exact | bound | machines | exact | bound | max load | agrees | verdict |",
+          "| L | eps' | hash | N | s | rounds | exact | bound | machines | exact | bound | max load | agrees "
+          "| verdict |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (L, eps1, lsh), rs in groups.items():
         for r in rs:
@@ -36,7 +37,8 @@ def _mpc_table(claim: str, groups: dict[tuple, list[dict[str, Any]]]) -> list[st
             md.append(f"| {L} | {eps1} | {lsh} | {r['params']['N']} | {r['extra'].get('s')} | {c.get('rounds')} | "
                       f"{_fmt(p.get('rounds'))} | {_fmt(b.get('rounds', {}).get('value'))} | {c.get('machines')} | "
                       f"{_fmt(p.get('machines'))} | {_fmt(b.get('machines', {}).get('value'))} | "
-                      f"{c.get('max_load')} / {r['extra'].get('s')} | {'yes' if r['agree'] else 'NO'} | {r['verdict']} |")
+                      f"{c.get('max_load')} / {r['extra'].get('s')} | {'yes' if r['agree'] else 'NO'} | "
+                      f"{r['verdict']} |")
     return md + [""]
 
 

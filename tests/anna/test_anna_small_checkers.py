@@ -1,4 +1,4 @@
-"""anna.thm_4_2, thm_c_1, thm_5_4 and thm_5_6 through ``attnsim.verify.check``, and their report section."""
+"""anna.thm_4_2, thm_c_1, lemma_c_2, thm_5_4 and thm_5_6 through ``attnsim.verify.check``, and their report section."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ CASES = {
     "thm_4_2_cross_polytope": ("anna.thm_4_2", {"N": 32, "eps1": 0.75, "lsh": "cross-polytope"}),
     "thm_c_1_small": ("anna.thm_c_1", {"N": 64, "layers": 2}),
     "thm_c_1_larger": ("anna.thm_c_1", {"N": 256, "layers": 1, "eps1": 0.75}),
+    "lemma_c_2_half": ("anna.lemma_c_2", {"N": 1024}),
+    "lemma_c_2_three_quarters": ("anna.lemma_c_2", {"N": 4096, "eps1": 0.75}),
     "thm_5_4": ("anna.thm_5_4", {"N": 64}),
     "thm_5_6_k32": ("anna.thm_5_6", {"N": 64, "k": 32}),
     "thm_5_6_k5_alg1": ("anna.thm_5_6", {"N": 48, "k": 5, "mechanism": "alg1"}),
@@ -41,7 +43,7 @@ def test_layer_counts_grow_with_log_k(records):
 
 
 def test_the_machine_count_is_within_the_bound_as_n_grows(records):
-    for name in ("thm_4_2_two_layers_half", "thm_c_1_small"):
+    for name in ("thm_4_2_two_layers_half", "thm_c_1_small", "lemma_c_2_half"):
         assert records[name]["containment"]["machines"]["verdict"] == "within bound (not tight)"
         assert records[name]["containment"]["rounds"]["verdict"] == "tight"
 
@@ -64,4 +66,4 @@ def test_report_section_tables_and_plot(records, tmp_path):
     md = anna_small_memory_section(list(records.values()) + extra, tmp_path, True)
     assert "`anna.thm_4_2`: rounds, machines and load" in md and "| 2 | 0.5 | hyperplane | 32 |" in md
     assert (tmp_path / "plots" / "anna_small_thm_c_1_machines.png").stat().st_size > 1000
-    assert "| `anna.thm_5_6` | 64 | 32 |" in md
+    assert "| `anna.thm_5_6` | 64 | 32 |" in md and "| — | 0.75 | sort only | 4096 |" in md

@@ -1,4 +1,4 @@
-"""Broken twins of anna.thm_4_2 and anna.thm_c_1 (checkers in verify/claims/anna_mpc_small.py)."""
+"""Broken twins of anna.thm_4_2, anna.thm_c_1 and anna.lemma_c_2 (checkers in verify/claims/anna_mpc_small.py)."""
 
 from __future__ import annotations
 
@@ -81,4 +81,32 @@ def _left_part_doubled() -> Iterator[None]:
                     lambda m, mem, pre, suf: apply(m, mem, twice(pre, (len(pre) - 5) // 2), suf), label=label)
 
     with mock.patch.object(mpc_small, "tree_scan", scan):
+        yield
+
+
+@twin("anna.lemma_c_2", "left_counts_dropped", "each machine ranks its records as if no machine lay to its left",
+      params={"N": 1024})
+@contextmanager
+def _left_counts_dropped() -> Iterator[None]:
+    real = mpc_radix.tree_scan
+
+    def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
+        return real(mpc, leaves, fan, monoid, summary,
+                    lambda m, mem, pre, suf: apply(m, mem, monoid.identity, suf), label=label)
+
+    with mock.patch.object(mpc_radix, "tree_scan", scan):
+        yield
+
+
+@twin("anna.lemma_c_2", "ledger_drops_routing", "the ledger loses every routing round of the sort", params={"N": 1024})
+@contextmanager
+def _ledger_drops_routing() -> Iterator[None]:
+    real = Ledger.record
+
+    def record(self, kind, tag, *args, **kw):
+        if kind == "mpc_round" and tag.endswith("sort.route"):
+            return None
+        return real(self, kind, tag, *args, **kw)
+
+    with mock.patch.object(Ledger, "record", record):
         yield

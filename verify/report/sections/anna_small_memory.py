@@ -1,5 +1,5 @@
-"""Report material for MPC simulating ANNA/EMA in small memory (anna.thm_4_2, anna.thm_c_1) and for
-induction heads / k-hop as ANNA-transformers (anna.thm_5_4, anna.thm_5_6).
+"""Report material for MPC simulating ANNA/EMA in small memory (anna.thm_4_2, anna.thm_c_1, the sort of
+anna.lemma_c_2) and for induction heads / k-hop as ANNA-transformers (anna.thm_5_4, anna.thm_5_6).
 
 For every (L, eps') of the sweep: rounds, machines and the largest load against s, each beside our
 exact formula and the paper's bound, and a log-log plot of machines against N with fitted
@@ -13,7 +13,8 @@ from typing import Any
 
 from attnsim.verify.report.sections.anna import _fit_exponent, _fmt, _loglog_plot
 
-_MPC = ("anna.thm_4_2", "anna.thm_c_1")
+_MPC = ("anna.thm_4_2", "anna.thm_c_1", "anna.lemma_c_2")
+_KEY = {"anna.thm_4_2": "LSH codes", "anna.thm_c_1": "exact code", "anna.lemma_c_2": "sort only"}
 
 
 def _group(records: list[dict[str, Any]], claim: str) -> dict[tuple, list[dict[str, Any]]]:
@@ -21,7 +22,7 @@ def _group(records: list[dict[str, Any]], claim: str) -> dict[tuple, list[dict[s
     for r in records:
         if r["claim"] == claim and r.get("counts"):
             p = r["params"]
-            key = (p.get("layers"), p.get("eps1"), p.get("lsh", "exact code"))
+            key = (p.get("layers", "—"), p.get("eps1"), p.get("lsh", _KEY[claim]))
             groups.setdefault(key, []).append(r)
     return {k: sorted(v, key=lambda r: r["params"]["N"]) for k, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}
 

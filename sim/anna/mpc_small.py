@@ -96,10 +96,20 @@ class SmallMemoryPlan:
         return radix_passes(self.key_bound, self.fan)
 
     def reasons(self) -> list[str]:
-        """Why this memory is too small for the protocol (empty when it fits)."""
+        """Why this memory is too small for the protocol (empty when it fits).
+
+        The tree check counts a host's items, the records it sends its f children on the way down
+        and two more values; a leaf that hosts several clamped single-child nodes at the right edge
+        can need a few values more, which the referee MPC machine still refuses with a clear error.
+        """
         out = []
         if self.fan < 2:
             out.append(f"s = {self.s} is below 36 words: the trees need fan-in floor(sqrt(s)/3) >= 2")
+        vw = max(self.fan, 5 + 2 * self.mv)
+        need = self.per_machine * (6 + self.mv) + self.fan * (4 + 2 * vw) + 2 * (4 + vw)
+        if self.fan >= 2 and self.per_machine >= 2 and self.s < need:
+            out.append(f"s = {self.s} cannot hold {self.per_machine} items and a scan-tree node with {self.fan} "
+                       f"children ({need} words)")
         if self.per_machine < 2:
             out.append(f"s = {self.s} holds fewer than 2 items of {6 + self.mv} words with room for the trees "
                        f"(need s >= {12 * (6 + self.mv)})")

@@ -3,8 +3,10 @@
 A tree over the leaf machines ``leaves`` (a range of P machines) has fan-in ``f`` and depth
 D = min{d >= 0 : f^d >= P}. Level 0 are the leaves; level h has ceil(P / f^h) nodes, node j
 covering the leaves j f^h .. (j + 1) f^h - 1. Tree nodes are *hosted* on leaf machines, so a tree
-adds no machine: node j of level h >= 1 lives on leaf ``min(j f^h + h - 1, last leaf of its range)``.
-The offset h - 1 keeps nodes of different levels on different leaves whenever D <= f.
+adds no machine: node j of level h >= 1 lives on leaf ``min(j f^h + f^(h-1) - 1, P - 1)``, the last
+leaf of its first child's range. Two nodes of different levels never share a leaf (j f^h + f^(h-1)
+is f^(h-1) modulo f^h, and 0 modulo every smaller power), except at the clamp P - 1, where every
+clamped node has a single child and so stores a single value.
 
 :func:`tree_scan` computes, for every leaf, the combination of the summaries of all leaves to its
 left (``prefix``) and to its right (``suffix``) under an associative ``combine``: D rounds up
@@ -55,8 +57,7 @@ class TreeLayout:
         """The leaf (0-based, within the tree) hosting node j of level h."""
         if h == 0:
             return j
-        last = min((j + 1) * self.fan**h, self.P) - 1
-        return min(j * self.fan**h + h - 1, last)
+        return min(j * self.fan**h + self.fan ** (h - 1) - 1, self.P - 1)
 
     def children(self, h: int, j: int) -> range:
         """Node ids on level h - 1 below node j of level h."""

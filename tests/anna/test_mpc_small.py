@@ -65,8 +65,8 @@ def _stack(N, L, family, rng, ell=5, z=6, r=0.2):
 
 
 @pytest.mark.parametrize("N, L, family, s", [
-    (16, 1, HyperplaneLSH(4), 120), (24, 2, HyperplaneLSH(3), 200), (20, 3, CrossPolytopeLSH(4), 300),
-    (40, 2, HyperplaneLSH(4), 150),
+    (16, 1, HyperplaneLSH(4), 140), (24, 2, HyperplaneLSH(3), 200), (20, 3, CrossPolytopeLSH(4), 300),
+    (40, 2, HyperplaneLSH(4), 180),
 ])
 def test_every_layer_equals_algorithm_1_within_memory(N, L, family, s):
     rng = np.random.default_rng(N + L)
@@ -83,7 +83,7 @@ def test_every_layer_equals_algorithm_1_within_memory(N, L, family, s):
     assert sum(int(w.counts.sum()) for w in want) > 0
 
 
-@pytest.mark.parametrize("N, L, s", [(32, 1, 100), (64, 3, 200)])
+@pytest.mark.parametrize("N, L, s", [(32, 1, 140), (64, 3, 200)])
 def test_exact_match_layers_equal_sorted_ema(N, L, s):
     stack, states = exact_match_stack(np.random.default_rng(N), N, 2, 8, L)
     want_states, want = run_stack(stack, states, attend=ema)
@@ -92,10 +92,11 @@ def test_exact_match_layers_equal_sorted_ema(N, L, s):
     assert run.plan.fanout_depth == 0 and sum(int(w.counts.sum()) for w in want) > 0
 
 
-def test_too_small_memory_is_refused_naming_s():
+@pytest.mark.parametrize("s, why", [(30, "below 36 words"), (100, "scan-tree node")])
+def test_too_small_memory_is_refused_naming_s(s, why):
     stack, states = _stack(16, 1, HyperplaneLSH(3), np.random.default_rng(0))
-    with pytest.raises(AnnaInputError, match="^s:"):
-        anna_stack_mpc(stack, states, memory=30)
+    with pytest.raises(AnnaInputError, match=f"^s:.*{why}"):
+        anna_stack_mpc(stack, states, memory=s)
 
 
 def test_unbounded_pstable_codes_are_refused_naming_hashes():

@@ -39,8 +39,9 @@ def _memory_limit_lifted() -> Iterator[None]:
     def roomy(P: int, s: int, **kw) -> MPC:
         return MPC(P, 4 * s, **kw)
 
-    with mock.patch.object(mpc_small, "MPC", roomy), mock.patch.object(mpc_small.SmallMemoryPlan, "reasons", lambda plan: []), \
-            mock.patch.object(mpc_small.SmallMemoryPlan, "per_machine", property(lambda p: 4 * real_b.fget(p))):
+    plan = mpc_small.SmallMemoryPlan
+    with mock.patch.object(mpc_small, "MPC", roomy), mock.patch.object(plan, "reasons", lambda p: []), \
+            mock.patch.object(plan, "per_machine", property(lambda p: 4 * real_b.fget(p))):
         yield
 
 

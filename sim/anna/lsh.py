@@ -1,10 +1,10 @@
-"""Locality-sensitive hash families and their collision probabilities (digest §1.3, §3.1).
+"""Locality-sensitive hash families and their collision probabilities (§3.1, Algorithm 1, Thm 3.4 / A.1).
 
 A family ``H`` of maps R^m -> Z is (r, cr, p1, p2)-sensitive when points within r collide with
 probability >= p1 and points farther than cr with probability <= p2. Algorithm 1 (anna.alg_1)
 concatenates ``z`` draws into one table hash ``g = (h_1, ..., h_z)`` and uses ``ell`` tables.
 
-Two families are provided:
+Three families are provided:
 
 * :class:`HyperplaneLSH` -- random hyperplanes (Charikar's SimHash), an angular family:
   ``h(x) = [<a, x> >= 0]`` with ``a ~ N(0, I)``; two vectors at angle theta collide with
@@ -20,7 +20,7 @@ Two families are provided:
   ``attnsim.theory.lsh`` uses the asymptotic exponent of Andoni et al. (Thm 1 there).
 
 Identical points always get identical codes, whatever the draw: this is what lets Algorithm 1
-reproduce exact-match attention at r = 0 (digest §1.6).
+reproduce exact-match attention at r = 0 (App. B).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class TableHash:
 
     @property
     def z(self) -> int:
+        """Number of concatenated hash functions in this table."""
         return int(self.a.shape[0] // self.a.shape[1]) if self.rotations else int(self.a.shape[0])
 
     @property
@@ -104,6 +105,7 @@ class HyperplaneLSH:
         require(isinstance(self.dim, int) and self.dim >= 1, "dim", f"must be a positive integer, got {self.dim!r}")
 
     def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        """Draw one table of ``z`` random-hyperplane hashes."""
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z, self.dim)), np.zeros(z), None)
 
@@ -125,6 +127,7 @@ class PStableLSH:
         require(math.isfinite(self.width) and self.width > 0, "width", f"must be a positive number, got {self.width}")
 
     def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        """Draw one table of ``z`` p-stable (Gaussian projection, random offset) hashes."""
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z, self.dim)), rng.uniform(0, self.width, z), self.width)
 

@@ -42,6 +42,11 @@ class Param:
     choices: tuple[Any, ...] | None = None
 
     def parse(self, raw: Any) -> Any:
+        """``raw`` (a command-line string or a value) as this parameter's type, validated."""
+        if isinstance(raw, str) and not raw.strip():
+            raise UsageError(f"--{self.name}: empty value")
+        if isinstance(raw, str) and self.type is not str and not raw.isascii():
+            raise UsageError(f"--{self.name}: {raw!r} has non-ASCII characters (digits are 0-9)")
         if isinstance(raw, str) and self.type is bool:
             if raw.lower() in ("1", "true", "yes", "on"):
                 value: Any = True

@@ -127,30 +127,30 @@ def require_memory(est: Estimate, limit: int | None = None) -> None:
                          f"{human(limit)} (--max-memory changes it)")
 
 
-def numerics_width(name: str) -> tuple[str, int]:
+def numerics_width(name: str, option: str = "--numerics") -> tuple[str, int]:
     """(kind, argument) of a numerics name after the caps on D and BITS; the argument is D, BITS or 0."""
     kind, _, arg = name.partition(":")
     if not name.strip():
-        raise UsageError("--numerics: empty; choose e.g. exact, mp:200 or float64")
+        raise UsageError(f"{option}: empty; choose e.g. exact, mp:200 or float64")
     if not name.isascii():
-        raise UsageError(f"--numerics: {name!r} has non-ASCII characters")
+        raise UsageError(f"{option}: {name!r} has non-ASCII characters")
     if kind in _EXACT_KINDS:
         head = arg.split(":", 1)[0]
         if not head:
             return kind, 64
         if not head.isdigit():
-            raise UsageError(f"--numerics: {name}: the score-grid denominator D must be a positive integer")
+            raise UsageError(f"{option}: {name}: the score-grid denominator D must be a positive integer")
         D = int(head)
         if not 1 <= D <= MAX_GRID:
-            raise UsageError(f"--numerics: {name}: D={D} is outside 1..{MAX_GRID} (a weight z**(D·s) has D·s·log2 z "
+            raise UsageError(f"{option}: {name}: D={D} is outside 1..{MAX_GRID} (a weight z**(D·s) has D·s·log2 z "
                              f"bits; at D={D} one weight of a score 64 takes {human(D * 64 / 8)})")
         return kind, D
     if kind == "mp":
         if not arg.isdigit():
-            raise UsageError(f"--numerics: {name}: expected mp:BITS with BITS a positive integer, e.g. mp:200")
+            raise UsageError(f"{option}: {name}: expected mp:BITS with BITS a positive integer, e.g. mp:200")
         bits = int(arg)
         if not 2 <= bits <= MAX_BITS:
-            raise UsageError(f"--numerics: {name}: BITS={bits} is outside 2..{MAX_BITS}")
+            raise UsageError(f"{option}: {name}: BITS={bits} is outside 2..{MAX_BITS}")
         return kind, bits
     return kind, 0
 
@@ -361,3 +361,120 @@ def precheck(claim: str, raw: Mapping[str, str], numerics: str | None) -> None:
         if claimed is not None and claimed[1] > memory_limit():
             raise UsageError(f"--input-file: {path!r} claims shape {claimed[0]}, about {human(claimed[1])} as exact "
                              f"numbers; the limit is {human(memory_limit())} (--max-memory changes it)")
+
+
+_SYSTEM_TREES = ("/proc", "/sys", "/dev")
+
+
+def _nearest_existing(path: str) -> str:
+    p = os.path.abspath(path)
+    while not os.path.exists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    return p
+
+
+def _probe_writable(folder: str, option: str, shown: str) -> None:
+    """Create and remove a file in ``folder`` (root ignores permission bits; only a real write tells)."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".attnsim-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write in {shown!r} ({exc.strerror or exc})") from None
+
+
+def _not_system(path: str, option: str) -> None:
+    real = os.path.realpath(path)
+    tree = next((t for t in _SYSTEM_TREES if real == t or real.startswith(t + "/")), None)
+    if tree is not None:
+        raise UsageError(f"{option}: {path!r} lies in {tree}, which holds no output files")
+
+
+def output_folder(path: Any, option: str = "--out") -> None:
+    """Refuse an output folder that is empty, a file, a system tree or not writable; nothing is created."""
+    text = str(path) if path is not None else ""
+    if not text.strip():
+        raise UsageError(f"{option}: empty path")
+    _not_system(text, option)
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise UsageError(f"{option}: {text!r} is a file, not a folder")
+    base = _nearest_existing(text)
+    if not os.path.isdir(base):
+        raise UsageError(f"{option}: {base!r} is a file, so {text!r} cannot be a folder")
+    _probe_writable(base, option, text)
+
+
+def output_file(path: Any, option: str = "--json") -> None:
+    """Refuse an output file path that is empty, a folder, a system path or not writable; nothing is created."""
+    text = str(path) if path is not None else ""
+    if not text.strip():
+        raise UsageError(f"{option}: empty path")
+    if os.path.realpath(text) == os.devnull:
+        return
+    if os.path.isdir(text):
+        raise UsageError(f"{option}: {text!r} is a folder; give a file name")
+    _not_system(text, option)
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(parent):
+        raise UsageError(f"{option}: the folder {parent!r} does not exist")
+    if os.path.exists(text) and not os.access(text, os.W_OK):
+        raise UsageError(f"{option}: {text!r} is not writable")
+    _probe_writable(parent, option, text)
+
+
+def not_empty(**options: Any) -> None:
+    """Refuse any of ``options`` (name=value, underscores for dashes) given as an empty string."""
+    for name, value in options.items():
+        if isinstance(value, str) and not value.strip():
+            raise UsageError(f"--{name.replace('_', '-')}: empty value")
+
+
+def format_family(family: str, exp_bits: int, int_bits: int | None, options: str) -> None:
+    """Refuse a precision study's format family that no format of the search could have: exponent bits
+    outside the float formats' range, integer bits below the sign bit or beyond float64's 53, unknown options.
+    Each is probed by building the narrowest and the widest format of the family."""
+    from attnsim.sim.numerics import NumericsError, get_numerics
+
+    if family == "float":
+        what, probes = "--exp-bits", [f"float:{exp_bits}.{p}" for p in (1, 52)]
+        if not 2 <= exp_bits <= 11:
+            raise UsageError(f"--exp-bits: the float formats have 2..11 exponent bits, got {exp_bits}")
+    elif family == "fixed":
+        what = "--int-bits"
+        if int_bits is not None and not 1 <= int_bits <= 52:
+            raise UsageError(f"--int-bits: a fixed format has 1..52 integer bits (with the sign), got {int_bits}")
+        probes = [f"fixed:q{int_bits or 8}.{p}" for p in (0, 53 - (int_bits or 8))]
+    else:
+        return
+    for name in probes:
+        try:
+            get_numerics(name + (f":{options}" if options else ""))
+        except NumericsError as exc:
+            text = str(exc)
+            raise UsageError(f"--options: {text.split('unknown option ', 1)[1]}" if "unknown option" in text
+                             else f"{what}: {text}") from None
+
+
+def format_option(name: str | None, option: str) -> None:
+    """Refuse a numerics name given to ``option`` that no backend builds (None: not given)."""
+    from attnsim.sim.numerics import NumericsError, get_numerics
+
+    if name is None:
+        return
+    numerics_width(name, option)
+    try:
+        get_numerics(name)
+    except NumericsError as exc:
+        raise UsageError(f"{option}: {str(exc).removeprefix('--numerics: ')}") from None
+
+
+def positive(minimum: int = 1, **values: int) -> None:
+    """Refuse any of ``values`` (name=value, underscores for dashes) below ``minimum``."""
+    for name, v in values.items():
+        if v < minimum:
+            raise UsageError(f"--{name.replace('_', '-')}: must be >= {minimum}, got {v}")

@@ -30,6 +30,14 @@ class UsageError(AttnsimError):
     """Bad input from the user: one clear line naming the parameter; the CLI exits 2."""
 
 
+class ResumableError(AttnsimError):
+    """A run stopped by its environment (a lost scheduler or workers) with its finished records saved:
+    one line saying so, exit status :data:`RESUMABLE_EXIT`, and the same command resumes it."""
+
+
+RESUMABLE_EXIT = 75
+
+
 @dataclass(frozen=True)
 class Param:
     """A parameter a checker accepts (``--name value`` on the command line)."""

@@ -95,7 +95,7 @@ class DaskScheduler:
     name = "dask"
 
     def __init__(self, address: str = "local", workers: int = 2, chunk: int = 2, backend: str = "numpy",
-                 in_flight: int | None = None, timeout: str = "10s") -> None:
+                 in_flight: int | None = None, timeout: str = "2s") -> None:
         try:
             from distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover

@@ -283,7 +283,7 @@ def first_unrepresentable(arr: Any, numerics: str, d: int) -> tuple[tuple[int, .
         bad = ~np.isfinite(flat)
         if bad.any():
             i = int(np.argmax(bad))
-            return np.unravel_index(i, arr.shape), f"{flat[i]} is not finite (NaN/inf are not inputs)"
+            return np.unravel_index(i, arr.shape), f"non-finite value {flat[i]} (NaN/inf are not inputs)"
     mags = np.abs(flat.astype(np.float64))
     cube = float(d) ** 3
     if kind in _EXACT_KINDS:

@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from attnsim.verify.registry import UsageError
 
@@ -478,3 +479,21 @@ def positive(minimum: int = 1, **values: int) -> None:
     for name, v in values.items():
         if v < minimum:
             raise UsageError(f"--{name.replace('_', '-')}: must be >= {minimum}, got {v}")
+
+
+@contextmanager
+def private_hypothesis_storage() -> Iterator[None]:
+    """Run a checker's hypothesis search with its storage (example database, constants cache) in a temporary
+    folder that is removed afterwards, so ``attnsim check`` leaves no ``.hypothesis/`` in the user's folder.
+    The previous storage folder (pytest's, say) is restored."""
+    import tempfile
+
+    from hypothesis import configuration
+
+    before = getattr(configuration, "__hypothesis_home_directory", None)
+    with tempfile.TemporaryDirectory(prefix="attnsim-hypothesis-") as tmp:
+        configuration.set_hypothesis_home_dir(tmp)
+        try:
+            yield
+        finally:
+            configuration.set_hypothesis_home_dir(before)

@@ -324,7 +324,7 @@ def check_input_file(path: str | None, params: Mapping[str, Any], numerics: str)
 
 def check_run(claim: str, params: Mapping[str, Any], numerics: str) -> None:
     """Everything refused before a check starts: numerics caps, memory estimate, the input file."""
-    numerics_width(numerics)
+    format_option(numerics, "--numerics")
     require_memory(estimate_check(claim, params, numerics))
     check_input_file(params.get("input_file"), params, numerics)
 

@@ -30,6 +30,8 @@ def main() -> None:
         check_argv(sys.argv[1:])
         # Without standalone mode click returns a command's exit code instead of exiting with it.
         rc = app(standalone_mode=False)
+        if rc == 130:  # typer turns Ctrl-C into exit status 130 without a word
+            print("interrupted", file=sys.stderr)
         sys.stdout.flush()  # a full or closed stdout fails here, inside the handlers below
         sys.exit(rc if isinstance(rc, int) else 0)
     except typer.Exit as e:

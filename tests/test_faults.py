@@ -10,6 +10,7 @@ on 127.0.0.1) run as subprocesses, bounded in time, and clean up after themselve
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -227,13 +228,15 @@ def test_interrupt_is_one_line(tmp_path: Path):
     assert proc.returncode == 130 and err.strip().splitlines() == ["interrupted"] and "Traceback" not in err
 
 
-# A reduced report: the default sweep of a few claims, so the slow faults stay within seconds.
+# A reduced report: the quick grids of a few claims, without the topic sections, so the slow faults take
+# seconds of work (the subprocesses' start-up dominates).
 SMALL_REPORT = """
 import sys
 import attnsim.verify.report.build as build
 from attnsim.verify.sweep import grid
-claims = ["two_heads.lemma_3_1", "two_heads.cor_3_2", "anna.khop", "two_heads.thm_3_4"]
+claims = ["two_heads.lemma_3_3", "two_heads.cor_3_2", "anna.khop", "two_heads.lemma_3_1"]
 build.grid = lambda quick=False: grid(claims, quick=True)
+build.SECTIONS = {}
 from attnsim.verify.cli.app import main
 sys.argv = ["attnsim", "report", "--quick", *sys.argv[1:]]
 main()
@@ -245,13 +248,20 @@ def _small_report(*args: str, cwd: Path, timeout: float = 150, env: dict | None 
                           timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})})
 
 
+@pytest.fixture(scope="module")
+def serial_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh serial run of the reduced report: the reference the faulted runs must equal."""
+    root = tmp_path_factory.mktemp("serial-report")
+    p = _small_report("--out", "rep", "--executor", "serial", cwd=root)
+    assert p.returncode == 0, p.stderr
+    return root / "rep"
+
+
 @pytest.mark.slow
-def test_bad_cache_entries_are_set_aside(tmp_path: Path):
+def test_bad_cache_entries_are_set_aside(serial_report: Path, tmp_path: Path):
     """A record copied over another's file, ``{}``, non-UTF-8 bytes and a truncated file are set aside and
     recomputed: the rerun's checks.csv equals the fresh run's, and the report counts them."""
-    fresh = _small_report("--out", "rep", "--executor", "serial", cwd=tmp_path)
-    assert fresh.returncode == 0, fresh.stderr
-    csv = (tmp_path / "rep" / "checks.csv").read_text()
+    shutil.copytree(serial_report, tmp_path / "rep")
     entries = sorted((tmp_path / "rep" / ".cache").rglob("*.json"))
     assert len(entries) >= 5
     entries[1].write_bytes(entries[0].read_bytes())
@@ -260,7 +270,7 @@ def test_bad_cache_entries_are_set_aside(tmp_path: Path):
     entries[4].write_bytes(entries[4].read_bytes()[:40])
     again = _small_report("--out", "rep", "--executor", "serial", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert (tmp_path / "rep" / "checks.csv").read_text() == csv
+    assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "checks.csv").read_text()
     assert len(list((tmp_path / "rep" / ".cache").rglob("*.bad"))) == 4
     assert "4 cache entries set aside" in again.stdout
     assert "4 cache entries did not verify" in (tmp_path / "rep" / "report.md").read_text()
@@ -268,7 +278,7 @@ def test_bad_cache_entries_are_set_aside(tmp_path: Path):
 
 @pytest.mark.slow
 def test_killed_report_leaves_no_workers(tmp_path: Path):
-    """SIGKILL of a report on the processes executor: its pool workers die with it; a rerun resumes."""
+    """SIGKILL of a report on the processes executor in the middle of its sweep: its pool workers die with it."""
     proc = subprocess.Popen([sys.executable, "-c", SMALL_REPORT, "--out", "rep", "--workers", "2"],
                             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     parent = psutil.Process(proc.pid)
@@ -284,8 +294,6 @@ def test_killed_report_leaves_no_workers(tmp_path: Path):
     for p in alive:
         p.kill()
     assert not alive, f"workers outlived their parent: {[p.pid for p in alive]}"
-    resumed = _small_report("--out", "rep", "--executor", "serial", cwd=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr
 
 
 def _dask_cli(*args: str) -> list[str]:
@@ -293,7 +301,7 @@ def _dask_cli(*args: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_dask_worker_loss_is_resumable(tmp_path: Path):
+def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
     """A real scheduler and one worker on 127.0.0.1: killing the worker and its nanny makes the report exit
     non-zero with one line within 60 s; a resumed run (fresh worker) completes and matches a serial run."""
     sched_file = tmp_path / "scheduler.json"
@@ -323,7 +331,9 @@ def test_dask_worker_loss_is_resumable(tmp_path: Path):
                                 "--scheduler", address], cwd=tmp_path, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "ATTNSIM_DASK_NO_WORKER_SECONDS": "5"})
-        time.sleep(12)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not list((tmp_path / "rep").rglob("*.json")):
+            time.sleep(0.1)
         for p in psutil.Process(w.pid).children(recursive=True) + [psutil.Process(w.pid)]:
             p.kill()
         killed = time.monotonic()
@@ -335,9 +345,7 @@ def test_dask_worker_loss_is_resumable(tmp_path: Path):
         worker()
         resumed = _small_report("--out", "rep", "--executor", "dask", "--scheduler", address, cwd=tmp_path)
         assert resumed.returncode == 0, resumed.stderr
-        serial = _small_report("--out", "serial", "--executor", "serial", cwd=tmp_path)
-        assert serial.returncode == 0, serial.stderr
-        assert (tmp_path / "rep" / "checks.csv").read_text() == (tmp_path / "serial" / "checks.csv").read_text()
+        assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "checks.csv").read_text()
     finally:
         for p in procs:
             try:

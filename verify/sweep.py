@@ -41,7 +41,7 @@ from attnsim.verify.procs import stop_pool, worker_pool
 from attnsim.verify.records import normalise
 from attnsim.verify.registry import ResumableError, UsageError, all_checkers
 
-__all__ = ["EXECUTORS", "Point", "SweepResult", "atomic_write", "code_version", "grid", "run_point", "sweep"]
+__all__ = ["EXECUTORS", "Cache", "Point", "SweepResult", "atomic_write", "code_version", "grid", "run_point", "sweep"]
 
 EXECUTORS = ("serial", "processes", "dask")
 CONNECT_SECONDS = 2

@@ -58,6 +58,7 @@ class Cache:
     """Self-verifying records under ``root/<key[:2]>/<key>.json``; ``set_aside`` lists the files renamed."""
 
     def __init__(self, root: Path | str):
+        """A cache under ``root``; nothing is set aside yet."""
         self.root = Path(root)
         self.set_aside: list[Path] = []
 

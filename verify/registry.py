@@ -127,6 +127,7 @@ GridFn = Callable[[bool], list[dict[str, Any]]]
 
 @dataclass(frozen=True)
 class Checker:
+    """A registered checker: its claim, function, parameters, default grid and numerics."""
     claim: str
     fn: CheckFn
     params: tuple[Param, ...]
@@ -135,6 +136,7 @@ class Checker:
     default_numerics: str
 
     def param(self, name: str) -> Param:
+        """The parameter called ``name``; a usage error lists the known ones."""
         for p in self.params:
             if p.name == name:
                 return p
@@ -178,11 +180,13 @@ def _load_all() -> None:
 
 
 def all_checkers() -> dict[str, Checker]:
+    """Every registered checker by claim id (importing the checker modules first)."""
     _load_all()
     return dict(sorted(_CHECKERS.items()))
 
 
 def get_checker(claim: str) -> Checker:
+    """The checker of ``claim``; a usage error lists the known claims."""
     checkers = all_checkers()
     if claim not in checkers:
         raise UsageError(f"CLAIM: no checker for {claim!r}; `attnsim claims` lists the claims "

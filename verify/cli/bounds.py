@@ -17,12 +17,16 @@ FORMATS = ("md", "tex", "json")
 
 
 def render_md(rows: list[dict[str, Any]]) -> str:
+    """The bounds table as Markdown."""
     out = ["# attnsim bounds", ""]
     for c in rows:
         out += [f"## {c['label']} — `{c['id']}`", ""]
         if c["definitions"]:
             out += ["Definitions: " + ", ".join(f"${d}$" for d in c["definitions_latex"]), ""]
-        out += ["| resource | bound | exact count | leading constant | verdict | factors |", "|---|---|---|---|---|---|"]
+        out += [
+            "| resource | bound | exact count | leading constant | verdict | factors |",
+            "|---|---|---|---|---|---|",
+        ]
         for name, r in c["resources"].items():
             factors = ", ".join(f"{k}: {v}" for k, v in r["factors"].items()) or "—"
             out.append(f"| {name} | O({r['bound'] or '—'}) | {r['exact'] or '—'} | {r['leading_constant'] or '—'} "
@@ -40,6 +44,7 @@ def render_md(rows: list[dict[str, Any]]) -> str:
 
 
 def render_tex(rows: list[dict[str, Any]]) -> str:
+    """The bounds as LaTeX paragraphs."""
     from attnsim.verify.report.latex import tex_escape
 
     out = ["% attnsim bounds: paste into a LaTeX document (needs amsmath)"]
@@ -57,6 +62,7 @@ def render_tex(rows: list[dict[str, Any]]) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``bounds`` command to ``app``."""
     @app.command()
     def bounds(paper: Optional[str] = typer.Option(None, help="two_heads, anna or tint (default: all)"),
                format: str = typer.Option("md", "--format", help="md, tex or json")) -> None:

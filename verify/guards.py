@@ -103,7 +103,9 @@ def memory_limit() -> int:
 
 
 def human(n: float) -> str:
-    """Bytes as a short human-readable size."""
+    """Bytes as a short human-readable size (powers of ten beyond a thousand PiB)."""
+    if n >= 1000 * 2 ** 50:
+        return f"{n:.1e} bytes"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(n) < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

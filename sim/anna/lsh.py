@@ -151,6 +151,7 @@ class CrossPolytopeLSH:
         require(isinstance(self.dim, int) and self.dim >= 2, "dim", f"must be an integer >= 2, got {self.dim!r}")
 
     def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        """Draw one table's hash: z random rotations (cross-polytope), no offsets."""
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z * self.dim, self.dim)), np.zeros(z), None, rotations=True)
 
@@ -174,6 +175,7 @@ class ExactCode:
 
     @property
     def z(self) -> int:
+        """The number of hash values per table."""
         return self.dim
 
     def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:

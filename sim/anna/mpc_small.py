@@ -60,6 +60,7 @@ class SmallMemoryPlan:
 
     @property
     def fan(self) -> int:
+        """The fan-out f of every tree: ⌊√s/3⌋ children per node."""
         return math.isqrt(self.s) // 3
 
     @property
@@ -69,30 +70,37 @@ class SmallMemoryPlan:
 
     @property
     def tokens_per_machine(self) -> int:
+        """Tokens whose state fits on one token machine."""
         return self.s // (7 + 2 * self.mv)
 
     @property
     def token_machines(self) -> int:
+        """Machines holding the tokens' states."""
         return -(-self.N // self.tokens_per_machine)
 
     @property
     def sort_machines(self) -> int:
+        """Machines holding the 2Nℓ sort items."""
         return -(-(2 * self.N * self.ell) // self.per_machine)
 
     @property
     def key_bound(self) -> int:
+        """An upper bound on a packed (table, bucket) key."""
         return self.ell * self.alphabet**self.z
 
     @property
     def fanout_depth(self) -> int:
+        """Levels of the fan-out tree from a token to its ℓ tables."""
         return levels(self.ell, self.fan)
 
     @property
     def tree_depth(self) -> int:
+        """Levels of the aggregation tree over the sort machines."""
         return levels(self.sort_machines, self.fan)
 
     @property
     def passes(self) -> int:
+        """Radix-sort passes over keys below ``key_bound``."""
         return radix_passes(self.key_bound, self.fan)
 
     def reasons(self) -> list[str]:

@@ -47,6 +47,7 @@ class TreeLayout:
 
     @property
     def depth(self) -> int:
+        """Levels of the tree over the P machines."""
         return levels(self.P, self.fan)
 
     def width(self, h: int) -> int:
@@ -72,6 +73,7 @@ class Monoid:
     combine: Callable[[Value, Value], Value]
 
     def fold(self, values: Sequence[Value]) -> Value:
+        """Combine ``values`` left to right, starting from the identity."""
         acc = self.identity
         for v in values:
             acc = self.combine(acc, v)

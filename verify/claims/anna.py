@@ -39,6 +39,7 @@ from attnsim.sim.anna.tasks import (
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import family_probabilities, proof_parameters
+from attnsim.verify.guards import private_hypothesis_storage
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
 EXACT = ("exact",)
@@ -97,7 +98,8 @@ def check_thm_5_2(ctx: CheckContext) -> Measurement:
     def sweep(x: list[int]) -> None:
         run(x)
 
-    sweep()
+    with private_hypothesis_storage():
+        sweep()
     xs, _ = (
         match2_batch(np.random.default_rng(ctx.seed), 32, N=N, modulus=M)
         if M >= 5 and N >= 8

@@ -1,6 +1,7 @@
 """The ANNA section of ``attnsim report``: counts against bounds, eta with its interval, k-hop rounds,
 and a log-log plot of hash evaluations (anna.alg_1) against N with its fitted exponent beside the
-paper's (MPC in small memory has its own section, :mod:`attnsim.verify.report.sections.anna_small_memory`). It reads only check records (attnsim.verify.check).
+paper's (MPC in small memory has its own section,
+:mod:`attnsim.verify.report.sections.anna_small_memory`). It reads only check records (attnsim.verify.check).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from attnsim.verify.report.sections.anna import _fit_exponent, _fmt, _loglog_plot
+from attnsim.verify.report.sections.anna import _fmt, _loglog_plot
+from attnsim.verify.stats import fitted_exponent
 
 _MPC = ("anna.thm_4_2", "anna.thm_c_1", "anna.lemma_c_2")
 _KEY = {"anna.thm_4_2": "LSH codes", "anna.thm_c_1": "exact code", "anna.lemma_c_2": "sort only"}
@@ -52,8 +53,8 @@ def _machine_plot(claim: str, groups: dict[tuple, list[dict[str, Any]]], out_dir
         ms = [r["counts"]["machines"] for r in rs]
         bound = [r["bounds"].get("machines", {}).get("value") for r in rs]
         series[f"L={L}, eps'={eps1}"] = (Ns, ms)
-        fits.append(f"- L = {L}, eps' = {eps1} ({lsh}): machines fit N^{_fmt(_fit_exponent(Ns, ms))}, "
-                    f"the paper's bound N^{_fmt(_fit_exponent(Ns, bound) if all(bound) else None)}")
+        fits.append(f"- L = {L}, eps' = {eps1} ({lsh}): machines fit N^{_fmt(fitted_exponent(Ns, ms))}, "
+                    f"the paper's bound N^{_fmt(fitted_exponent(Ns, bound) if all(bound) else None)}")
     if not series:
         return []
     fname = f"anna_small_{claim.split('.')[1]}_machines.png"

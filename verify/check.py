@@ -16,7 +16,7 @@ from attnsim.paper_refs import get as get_claim
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
-from attnsim.verify.registry import CheckContext, UsageError, get_checker
+from attnsim.verify.registry import CheckContext, Measurement, UsageError, get_checker
 
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
                "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
@@ -27,6 +27,19 @@ def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str
     values = {k: v for k, v in params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     values.update({k: int(v) if isinstance(v, bool) else v for k, v in derived.items()})
     return values
+
+
+def agreement_reasons(m: Measurement, exact: bool) -> list[str]:
+    """A checker's "agree" held against its own error bits: exact numerics agree only when equal (no finite
+    error), approximate ones only at the bits they required; an agreement test that says more is too loose."""
+    bits, need = m.error_bits, m.extra.get("min_bits")
+    if m.agree is not True or bits is None:
+        return []
+    if exact and not math.isinf(bits):
+        return [f"agreement: called equal in exact numerics, but the outputs differ (error bits {bits:.3g})"]
+    if not exact and need is not None and bits < need:
+        return [f"agreement: called equal at {bits:.3g} bits, below the required {need:g}"]
+    return []
 
 
 def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str | None = None,
@@ -71,6 +84,7 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var}
             if not c.finite:
                 reasons.append(f"{name}: exact count {c.exact} is not O({c.bound}) as {c.limit_var} grows")
+    reasons += agreement_reasons(m, get_numerics(numerics, seed).exact)
     if m.agree is False:
         bits = "inf" if m.error_bits is not None and math.isinf(m.error_bits) else m.error_bits
         reasons.append(f"output does not agree with the reference (error bits {bits})")

@@ -11,14 +11,14 @@ import sys
 import typer
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.cli import bench, bounds, check, claims, precision, report, run, tint_size, torch_bench
+from attnsim.verify.cli import bench, bounds, check, claims, precision, report, run, teeth, tint_size, torch_bench
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Run the constructions of three transformer-simulation papers, count what they spend, "
                        "and hold the counts against the papers' bounds.")
 
 # The order of ``attnsim --help``.
-for command in (claims, check, report, bounds, precision, run, bench, tint_size, torch_bench):
+for command in (claims, check, report, bounds, teeth, precision, run, bench, tint_size, torch_bench):
     command.register(app)
 
 

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from attnsim.verify.teeth import ClaimTeeth, TwinResult, plan, run_teeth, select_claims
 
-console = Console()
+console = Console(soft_wrap=True)
 
 
 def _print(results: list[ClaimTeeth], seconds: float) -> None:

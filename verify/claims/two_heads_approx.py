@@ -54,6 +54,8 @@ def taus(N: int, seed: int, count: int) -> list[np.ndarray]:
 
 
 def information_reasons(N: int, calls: int, oracle_len: int) -> list[str]:
+    if oracle_len < 1:
+        return [f"calls: the ledger holds no oracle call ({calls}), yet {N} rows were returned"]
     need = information_bound(N, oracle_len)
     return [] if calls >= need else [f"calls: {calls} < information bound ceil(N/oracle_len) = {need}"]
 
@@ -197,7 +199,7 @@ def run_converse(N: int, M: int, d: int, B: float, numerics: str, seed: int) -> 
     return {"error": float(err), "error_bits": math.inf if err == 0 else float(-ctx.log(err, 2)), "bound": bound,
             "C": C, "r": r, "n": n, "calls": led.total("oracle"),
             "small_products": led.total("processing", "thm_4_2.small_products"),
-            "oracle_len": shape[0], "oracle_dim": shape[1], "by_tag": led.by_tag(), "rounds": led.rounds("oracle"),
+            "oracle_len": shape[0] if shape else 0, "oracle_dim": shape[1] if shape else 0, "by_tag": led.by_tag(), "rounds": led.rounds("oracle"),
             "bits": getattr(nm, "bits", 53)}
 
 
@@ -234,6 +236,9 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
 
 # -- the lower bound --------------------------------------------------------------------------------
 LB_INPUTS = ("reduction", "needle", "sqrtlog")
+# Bits of agreement with direct attention the reduction's simulation must reach: far more than a decision
+# needs, far fewer than mp:96 gives (about 49 bits: decoding p/(1-p) at e^(beta/2) costs precision).
+LB_MIN_BITS = 20
 
 
 def _lower_bound_grid(quick: bool) -> list[dict]:
@@ -343,7 +348,11 @@ def check_lower_bound(ctx: CheckContext) -> Measurement:
         extra = {"summary": summary, **{k: res[k] for k in ("instances", "yes", "rows", "correct", "beta",
                                                             "cost_oracle", "cost_brute", "cost_direct")}}
         error_bits = res["worst_bits"]
-        summary.append(f"simulation vs direct attention: worst row agrees to {error_bits:.1f} bits")
+        summary.append(f"simulation vs direct attention: worst row agrees to {error_bits:.1f} bits "
+                       f"(required: {LB_MIN_BITS})")
+        if error_bits < LB_MIN_BITS:
+            reasons.append(f"the simulation agrees with direct attention to {error_bits:.1f} bits only, "
+                           f"below {LB_MIN_BITS}: its right decisions do not rest on a right simulation")
     else:
         res = run_adversarial(p["input"], N, M, p["d"], p["eps"], p["seeds"], ctx.numerics, ctx.seed)
         agree = bool(res["agree"])
@@ -363,6 +372,8 @@ def check_lower_bound(ctx: CheckContext) -> Measurement:
                  "seeds": res["seeds"], "worst_case_bits": res["error_bits"]}
         error_bits = res["error_bits"]
     reasons += information_reasons(N, calls, M + 1)
+    # The lower bound itself is held only as calls >= ceil(N/oracle length), which any construction that
+    # returns N rows meets: the record is a sanity check, however right the reduction's decisions are.
     return Measurement(agree=agree, error_bits=error_bits, counts={"calls": calls, "oracle_len": M + 1},
                        counts_by_tag=res["by_tag"], rounds=res["rounds"], derived={}, length_convention="paper",
-                       reasons=reasons, extra=extra)
+                       reasons=reasons, extra=extra, evidence="sanity")

@@ -7,8 +7,15 @@ from typing import Any
 from attnsim.sim.two_heads import packing
 from attnsim.verify.twins import twin
 from attnsim.verify.twins.breaks import formula_off, ledger_entry, loose_agreement, together, wrapped
-from attnsim.verify.twins.two_heads_breaks import (block_shift, double_term, drop_term, long_blocks, oracle_mask_off,
-                                                   pad_off, synthetic_weight)
+from attnsim.verify.twins.two_heads_breaks import (
+    block_shift,
+    double_term,
+    drop_term,
+    long_blocks,
+    oracle_mask_off,
+    pad_off,
+    synthetic_weight,
+)
 
 
 def slots_reversed() -> Any:

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from attnsim.verify.twins.breaks import formula_off, ledger_entry
-from attnsim.verify.twins.two_heads_breaks import (block_shift, double_term, drop_term, long_causal_blocks,
-                                                   oracle_mask_off, reference_mask_off, synthetic_first_weight)
+from attnsim.verify.twins.two_heads_breaks import (
+    block_shift,
+    double_term,
+    drop_term,
+    long_causal_blocks,
+    oracle_mask_off,
+    reference_mask_off,
+    synthetic_first_weight,
+)
 from attnsim.verify.twins.two_heads_exact import add
 
 # Claim B.6: causal in-block denominators, the synthetic token first.

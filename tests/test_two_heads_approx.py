@@ -17,7 +17,7 @@ from attnsim.sim.two_heads.assumptions import measure
 from attnsim.theory.average_case import conditions, minimum_M, smallest_eps
 from attnsim.verify.approx_cases import approx_case, needle_position, qkv_float
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.two_heads_approx import taus, wilson
+from attnsim.verify.claims.two_heads_approx import clopper_pearson, taus
 
 CLAIM = "two_heads.thm_4_1"
 SMALL_OK = dict(N=256, M=128, d=2, eps=4.0, seeds=40, input="bounded")  # both conditions hold here
@@ -84,10 +84,10 @@ def test_step1_estimate_is_unbiased_on_average():
     assert np.allclose(ests / np.exp(logden), 1.0, atol=0.03)
 
 
-def test_wilson_interval():
-    lo, hi = wilson(200, 200)
-    assert 0.98 < lo < 0.982 and hi == 1.0
-    lo, hi = wilson(90, 100)
+def test_clopper_pearson_interval():
+    lo, hi = clopper_pearson(200, 200)
+    assert lo == pytest.approx(0.025 ** (1 / 200)) and hi == 1.0
+    lo, hi = clopper_pearson(90, 100)
     assert lo < 0.9 < hi
 
 
@@ -101,11 +101,11 @@ def test_passes_when_conditions_hold():
 
 
 def test_issue_size_passes():
-    r = run_check(CLAIM, dict(N=4096, M=512, d=2, eps=2.0, seeds=30, input="bounded"), "float64")
+    r = run_check(CLAIM, dict(N=4096, M=512, d=2, eps=2.0, seeds=40, input="bounded"), "float64")
     assert r["verdict"] == "pass", r["reasons"]
     x = r["extra"]
     assert all(x["conditions_hold"].values()) and x["C"] < 1.07 and x["D"] > 0.9
-    assert x["wilson95"][0] > 0.88 and x["successes"] == 30 and r["calls"] == 16 and r["counts"]["calls_with_permutation"] == 24
+    assert x["clopper_pearson95"][0] > 0.9 and x["successes"] == 40 and r["calls"] == 16 and r["counts"]["calls_with_permutation"] == 24
 
 
 def test_needle_gives_reasons_and_the_failure_rate():

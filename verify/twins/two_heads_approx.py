@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from attnsim.sim.two_heads import average, converse
+from attnsim.verify.claims import two_heads_approx as approx_checks
 from attnsim.verify.twins.breaks import formula_off, ledger_entry, wrapped
 from attnsim.verify.twins.two_heads_breaks import block_shift, drop_term
 from attnsim.verify.twins.two_heads_exact import add
@@ -20,12 +23,17 @@ def weak_codes() -> Any:
     return wrapped(converse.simulate, lambda f, inst, oracle, B: f(inst, oracle, B / 4))
 
 
+# The estimator twins run the claim's default (both minimum-M conditions hold) and must fail on the success
+# rate; the count twins run a cheaper size where the conditions also hold (eps = 2 on the bounded input).
+_CHEAP = {"N": 4096, "M": 512, "eps": 2.0, "seeds": 40, "input": "bounded"}
 add("two_heads.thm_4_1", "estimator_halved", "the estimator returns half of every row (a wrong normaliser)",
     estimator_halved)
-add("two_heads.thm_4_1", "ledger_drops_call", "the ledger drops the first oracle call",
-    lambda: ledger_entry("oracle", 0))
+add("two_heads.thm_4_1", "identity_permutation", "tau is the identity: each query block averages its own keys",
+    lambda: wrapped(approx_checks.taus, lambda f, N, seed, count: [np.arange(N) for _ in range(count)]))
 add("two_heads.thm_4_1", "calls_formula_plus_one", "the exact count of calls is off by one",
-    lambda: formula_off("calls"))
+    lambda: formula_off("calls"), _CHEAP)
+add("two_heads.thm_4_1", "ledger_drops_lookup", "the ledger drops the first permutation lookup",
+    lambda: ledger_entry("lookup", 0), _CHEAP)
 
 add("two_heads.thm_4_2", "weak_codes", "the codes are scaled by B/4, so other instances' keys leak in", weak_codes)
 add("two_heads.thm_4_2", "ledger_drops_call", "the ledger drops the only oracle call",

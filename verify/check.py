@@ -29,6 +29,26 @@ def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str
     return values
 
 
+def bound_entry(name: str, formula: str, definitions: dict[str, str], values: dict[str, Any], measured: Any,
+                reasons: list[str]) -> dict[str, Any]:
+    """One bounded resource in a record: measured value, the bound's value and their ratio.
+
+    The bounds in paper_refs are the papers' big-O classes, so the ratio measured / bound is a constant
+    fitted on this run (``constant: "fitted"``); whether it stays bounded as N grows is the containment's
+    and the sweeps' question. A bound with no measurement adds a failing reason.
+    """
+    try:
+        value: Any = as_number(evaluate(formula, definitions, values))
+    except FormulaError:
+        value = None
+    entry = {"formula": formula, "value": value, "measured": measured, "ratio": None, "constant": "fitted"}
+    if measured is None:
+        reasons.append(f"{name}: the bound {formula} has no measurement in this record")
+    elif value not in (None, 0):
+        entry["ratio"] = float(measured) / float(value)
+    return entry
+
+
 def agreement_reasons(m: Measurement, exact: bool) -> list[str]:
     """A checker's "agree" held against its own error bits: exact numerics agree only when equal (no finite
     error), approximate ones only at the bits they required; an agreement test that says more is too loose."""
@@ -75,10 +95,7 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             elif m.counts[name] != predicted[name]:
                 reasons.append(f"{name}: measured {m.counts[name]} != exact formula {res.exact} = {predicted[name]}")
         if res.bound:
-            try:
-                bounds[name] = {"formula": res.bound, "value": as_number(evaluate(res.bound, claim.definitions, values))}
-            except FormulaError:
-                bounds[name] = {"formula": res.bound, "value": None}
+            bounds[name] = bound_entry(name, res.bound, claim.definitions, values, m.counts.get(name), reasons)
         c = contained(claim, name)
         if c is not None:
             containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var}

@@ -23,11 +23,11 @@ def weak_codes() -> Any:
     return wrapped(converse.simulate, lambda f, inst, oracle, B: f(inst, oracle, B / 4))
 
 
-# The estimator twins run the claim's default (both minimum-M conditions hold) and must fail on the success
-# rate; the count twins run a cheaper size where the conditions also hold (eps = 2 on the bounded input).
+# The identity permutation runs the claim's default (both minimum-M conditions hold) and must fail on the
+# success rate; the others run a cheaper size where the conditions also hold (eps = 2 on the bounded input).
 _CHEAP = {"N": 4096, "M": 512, "eps": 2.0, "seeds": 40, "input": "bounded"}
 add("two_heads.thm_4_1", "estimator_halved", "the estimator returns half of every row (a wrong normaliser)",
-    estimator_halved)
+    estimator_halved, _CHEAP)
 add("two_heads.thm_4_1", "identity_permutation", "tau is the identity: each query block averages its own keys",
     lambda: wrapped(approx_checks.taus, lambda f, N, seed, count: [np.arange(N) for _ in range(count)]))
 add("two_heads.thm_4_1", "calls_formula_plus_one", "the exact count of calls is off by one",

@@ -26,8 +26,8 @@ from fractions import Fraction
 import numpy as np
 
 from attnsim.paper_refs import get as get_claim
-from attnsim.sim.model import reference
 from attnsim.sim.engine.blas import single_threaded_blas
+from attnsim.sim.model import reference
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads import average, converse, hardness
@@ -209,7 +209,8 @@ def run_converse(N: int, M: int, d: int, B: float, numerics: str, seed: int) -> 
     return {"error": float(err), "error_bits": math.inf if err == 0 else float(-ctx.log(err, 2)), "bound": bound,
             "C": C, "r": r, "n": n, "calls": led.total("oracle"),
             "small_products": led.total("processing", "thm_4_2.small_products"),
-            "oracle_len": shape[0] if shape else 0, "oracle_dim": shape[1] if shape else 0, "by_tag": led.by_tag(), "rounds": led.rounds("oracle"),
+            "oracle_len": shape[0] if shape else 0, "oracle_dim": shape[1] if shape else 0, "by_tag": led.by_tag(),
+            "rounds": led.rounds("oracle"),
             "bits": getattr(nm, "bits", 53)}
 
 

@@ -12,8 +12,8 @@ hold, and two adversarial ones where they fail. Each is one head, one layer, fro
   ≈ +1 (relative error ≈ 4), so a fraction ≈ 1 - M/N of the rows fail. Scores are integers (exact
   numerics can run it).
 * ``sqrtlog`` — tokens σ_j ∈ {±1}^d, W^Q = W^K = √(ln N / d)·I, W^V = I: scores ln N·<σ_i,σ_j>/d
-  span [-ln N, ln N] — Alman–Song's hard regime (entries √log N in their 1/d convention; digest
-  as24 §1). Irrational weights: float64 and mp only.
+  span [-ln N, ln N] — Alman–Song's hard regime (entries √log N in their 1/d convention;
+  Alman & Song 2023, Lemma 4.7). Irrational weights: float64 and mp only.
 * ``halves`` — tokens x_j = [1, +a] in the first half and [1, −a] in the second (a = 3/5, d = 2; more
   columns are zero); W^Q = W^K = diag(0, 1/4), W^V = I, so every score is ±a²/16 (C = e^{0.0225}) and
   the values (1, ±a) do not cancel (D ≈ 0.83). The true rows are ≈ (1, 0), so an estimator that
@@ -51,14 +51,17 @@ def _case(N: int, d: int, X: np.ndarray, WQ: np.ndarray, WK: np.ndarray, WV: np.
 
 
 def needle_position(N: int, seed: int) -> int:
+    """The position of the needle key for this N and seed."""
     return int(np.random.default_rng([seed, 7]).integers(N))
 
 
 def needle_height(N: int) -> int:
+    """The needle's score, ⌈ln N⌉ + 6."""
     return math.ceil(math.log(N)) + 6
 
 
 def bounded_case(N: int, d: int, seed: int) -> Case:
+    """An input whose scores are bounded, so that Thm 4.1's constants C and D can hold."""
     if d < 2:
         raise UsageError(f"--d: the bounded input needs d >= 2 (a constant coordinate and a varying one), got {d}")
     rng = np.random.default_rng(seed)
@@ -77,6 +80,7 @@ def bounded_case(N: int, d: int, seed: int) -> Case:
 
 
 def needle_case(N: int, d: int, seed: int) -> Case:
+    """An input with one key far above the rest: sampling misses it and the estimate fails."""
     if d < 2:
         raise UsageError(f"--d: the needle input needs d >= 2, got {d}")
     X = _frac(np.zeros((N, d), dtype=object))
@@ -90,6 +94,7 @@ def needle_case(N: int, d: int, seed: int) -> Case:
 
 
 def sqrtlog_case(N: int, d: int, seed: int) -> Case:
+    """Random ±1 tokens with scores spanning [−ln N, ln N] (Alman & Song's hard regime)."""
     rng = np.random.default_rng(seed)
     X = rng.choice([-1.0, 1.0], size=(N, d)).astype(object)
     g = math.sqrt(math.log(N) / d)
@@ -112,6 +117,7 @@ def halves_case(N: int, d: int, seed: int) -> Case:
 
 
 def approx_case(kind: str, N: int, d: int, seed: int) -> Case:
+    """The input of kind ``kind`` (random, bounded, needle, sqrtlog or halves)."""
     if kind == "random":
         return random_case(N, d, 1, 1, Full(), seed, layer_mlp="identity", exact_kind=False)
     if kind == "bounded":

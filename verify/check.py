@@ -1,4 +1,4 @@
-"""``check``: one claim, one case, one numerics → one record (DESIGN.md "Check").
+"""``check``: one claim, one case, one numerics → one record.
 
 The checker (``attnsim.verify.claims``) measures; this module adds what theory predicts from
 ``paper_refs`` — the exact count of the scheme as implemented, the paper's bound, the containment

@@ -58,10 +58,12 @@ class ClaimTeeth:
 
     @property
     def caught(self) -> int:
+        """How many of the twins that ran were caught."""
         return sum(r.caught for r in self.results)
 
     @property
     def ok(self) -> bool:
+        """Enough twins registered, and every one that ran caught."""
         return self.registered >= MIN_TWINS and self.caught == len(self.results)
 
     @property
@@ -73,6 +75,7 @@ class ClaimTeeth:
         return f"broken variant(s) not caught: {', '.join(missed)}" if missed else None
 
     def as_dict(self) -> dict[str, Any]:
+        """The JSON form (``attnsim teeth --json`` and the report's cache)."""
         return {"claim": self.claim, "registered": self.registered, "run": len(self.results),
                 "caught": self.caught, "ok": self.ok, "problem": self.problem,
                 "twins": [asdict(r) for r in self.results]}

@@ -64,6 +64,7 @@ def stream_run(N: int, M: int, d: int, seed: int) -> tuple[int, np.ndarray, Orac
 
 
 def path_peak(path: str, N: int, M: int, d: int, seed: int) -> int:
+    """Peak live bytes of one head at N on ``path``: the construction, the batched engine or direct attention."""
     if path == "stream":
         return stream_run(N, M, d, seed)[0]
     if path == "engine":

@@ -16,7 +16,11 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         size = f"N={f['N']} M={f['M']} d={f['d']}"
         g = f["gflops"]
         out += [
-            ("fused / direct", f"{f['fused/direct']:.2f}", f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s"),
+            (
+                "fused / direct",
+                f"{f['fused/direct']:.2f}",
+                f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s",
+            ),
             ("paper / direct", f"{f['paper/direct']:.2f}", f"{size}; paper {g['paper']:.1f} GFLOP/s (4·N²·d counted)"),
             ("fused / paper", f"{f['fused/paper']:.2f}", size),
         ]
@@ -44,6 +48,7 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``bench`` command to ``app``."""
     @app.command("bench")
     def bench(quick: bool = typer.Option(False, "--quick", help="one size per figure"),
               repeats: int = typer.Option(5, help="runs per timing (median; at least 5)"),

@@ -191,3 +191,12 @@ def test_default_holds_both_conditions_where_a_wrong_choice_of_keys_fails():
     good = average.sweep(q, k, v, taus(p["N"], 0, 5), p["M"], p["eps"])
     bad = average.sweep(q, k, v, [np.arange(p["N"])], p["M"], p["eps"])
     assert (good.max_error <= p["eps"]).all() and (bad.max_error > p["eps"]).all()
+
+
+def test_multi_head_multi_layer_case():
+    """Every head of every layer through Thm 4.1: L·H times the calls, one round per layer, the rate holds."""
+    r = run_check(CLAIM, dict(N=2048, M=1024, eps=1.6, seeds=36, H=2, L=2), "float64")
+    assert r["verdict"] == "pass", r["reasons"]
+    assert r["counts"]["calls"] == r["predicted"]["calls"] == 2 * 2 * 2 * 2
+    assert r["counts"]["rounds"] == 2 and r["extra"]["cross_check"] < 1e-12
+    assert r["extra"]["clopper_pearson95"][0] >= 0.9

@@ -116,6 +116,16 @@ def halves_case(N: int, d: int, seed: int) -> Case:
     return _case(N, d, X, WQ, WQ.copy(), WV)
 
 
+def layered_halves_case(N: int, H: int, L: int) -> Case:
+    """H heads of width 2, each reading its own copy of the ``halves`` columns, in L identical layers
+    (ψ the identity): Thm 4.1 lifted to H heads and L layers as Cor 3.2 lifts Lemma 3.1."""
+    one = halves_case(N, 2, 0)
+    X = np.concatenate([one.X] * H, axis=1)
+    head = one.weights.layers[0].heads[0]
+    layers = tuple(LayerWeights(tuple(head for _ in range(H))) for _ in range(L))
+    return Case(TransformerSpec(N, 2 * H, H, L, Full()), Weights(layers), X)
+
+
 def approx_case(kind: str, N: int, d: int, seed: int) -> Case:
     """The input of kind ``kind`` (random, bounded, needle, sqrtlog or halves)."""
     if kind == "random":

@@ -31,16 +31,19 @@ against its sampled keys in one batched product). The checker runs the oracle pa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from attnsim.sim.errors import require
+from attnsim.sim.ledger import Ledger
 from attnsim.sim.masks import Full
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.two_heads.blocks import block_starts, decode_A, weights_step1, weights_step2
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, run_one_per_call
+from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
 from attnsim.sim.two_heads.worst_case import apply_token_map
 
 TAG = "thm_4_1"
@@ -120,6 +123,39 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         oracle.ledger.record("processing", f"{TAG}.denominator", round=oracle.round, shape=(rows, 1), flops=2 * rows)
     Y = apply_token_map(nm, oracle, weights.layers[0].psi, Y, b, "layer_mlp")
     return AverageRun(Y, den)
+
+
+def average_head(b: int, tau: np.ndarray) -> HeadBuilder:
+    """Head builder of the lifted average case: each head's Step-1 and Step-2 calls on (S_t, τ(S_t)).
+
+    Cor 3.2 applied to Theorem 4.1: every head of every layer is its own single-head instance, so
+    it gets Thm 4.1's 2⌈N/M⌉ calls and ⌈N/M⌉ lookups with the one shared τ, and its output is
+    Step 2's self-normalised estimate.
+    """
+
+    def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, tag: str) -> tuple[list[HeadJob], HeadFinish]:
+        plan = sampled_jobs(nm, X, X[np.asarray(tau)], WQ, WK, WV, b)
+
+        def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
+            Y = nm.zeros((X.shape[0], WV.shape[1]))
+            for idx, (s, rows, _, _) in enumerate(plan):
+                ledger.record("lookup", f"{TAG}.permute", round=round, shape=(rows, 2 * X.shape[1]))
+                Y[s:s + rows] = results[2 * idx + 1][:rows]
+            return Y
+
+        return [job for _, _, j1, j2 in plan for job in (j1, j2)], finish
+
+    return build
+
+
+def simulate_layers_average(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
+                            tau: np.ndarray) -> Array:
+    """The average-case estimate of an H-head, L-layer model: :func:`average_head` for every head, one
+    round per layer, heads concatenated and ψ applied as in the exact constructions."""
+    one = TransformerSpec(spec.N, spec.m, 1, 1, spec.mask)
+    require([r for r in preconditions(one, oracle, b, tau) if r[0] != "H, L"])
+    return simulate_layers(spec, weights, X, oracle, b=b, build_head=average_head(b, tau), runner=run_one_per_call,
+                           tag=TAG)
 
 
 # -- the same estimator, vectorised (float64) ---------------------------------------------------

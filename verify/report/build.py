@@ -252,10 +252,12 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     bitten = teeth_pass(out, claims, quick, console) if teeth else None
     toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
                  for cid, t in (bitten or {}).items() if not t["ok"]]
+    aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
+             if result.set_aside else "")
     md = ["# attnsim report", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
-          f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}.", "",
-          evidence_counts(records), ""]
+          f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}."
+          + aside, "", evidence_counts(records), ""]
     if bitten is not None:
         twins = sum(t["run"] for t in bitten.values())
         md += [f"Broken variants ({'one per claim' if quick else 'all'}, `attnsim teeth`): "
@@ -284,6 +286,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                   f"({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
+    if result.set_aside:
+        console.print(f"{result.set_aside} cache entries set aside (renamed *.bad) and recomputed")
     for claim in dict.fromkeys(r["claim"] for r in failed):
         bad = [r for r in failed if r["claim"] == claim]
         console.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -128,6 +128,22 @@ class Oracle:
             return []
         self.round += 1
         return [self._execute(call) for call in chain([first], it)]
+
+    def stream(self, calls: Iterable[OracleCall]) -> Iterator[Array]:
+        """One round whose outputs come back one at a time, each as soon as its call has run.
+
+        For constructions that combine a round's outputs online and never hold them all. The ledger
+        records one round, as :meth:`run` does; unlike :meth:`run`, the oracle cannot stop the caller
+        from building a later call of the round out of an earlier output, so a construction that
+        streams must build its calls from what it held before the round began.
+        """
+        it = iter(calls)
+        first = next(it, None)
+        if first is None:
+            return
+        self.round += 1
+        for call in chain([first], it):
+            yield self._execute(call)
 
     # -- execution -----------------------------------------------------------------------------
     def _execute(self, call: OracleCall) -> Array:

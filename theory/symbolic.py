@@ -173,7 +173,14 @@ def analyse(claim: Claim, resource: str) -> ResourceTheory:
     """The symbolic theory of one resource (cached on the formulas, so edits to a TOML are seen)."""
     res = claim.resources[resource]
     return _analyse(claim.id, resource, res.bound, res.exact, claim.limit,
-                    tuple(sorted(claim.definitions.items())), res.note)
+                    tuple(sorted({**claim.definitions, **growth(claim)}.items())), res.note)
+
+
+def growth(claim: Claim) -> dict[str, str]:
+    """How the quantities a checker derives (a code length, say) grow with the limit variable, from the
+    claim's ``[claims.extra.growth]``: substituted for the asymptotic analysis only, so that such a
+    quantity is never frozen as a constant, while exact counts use the checker's derived values."""
+    return {str(k): str(v) for k, v in (claim.extra.get("growth") or {}).items()}
 
 
 @lru_cache(maxsize=None)

@@ -11,7 +11,7 @@ import sys
 import typer
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.cli import bench, bounds, check, claims, precision, report, run, tint_size, torch_bench
+from attnsim.verify.cli import bench, bounds, check, claims, precision, report, run, teeth, tint_size, torch_bench
 from attnsim.verify.cli.guard import check_argv, fail_os
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError
 
@@ -20,7 +20,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                        "and hold the counts against the papers' bounds.")
 
 # The order of ``attnsim --help``.
-for command in (claims, check, report, bounds, precision, run, bench, tint_size, torch_bench):
+for command in (claims, check, report, bounds, teeth, precision, run, bench, tint_size, torch_bench):
     command.register(app)
 
 

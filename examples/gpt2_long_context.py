@@ -1,4 +1,4 @@
-"""A long-context GPT-2 simulated by short attention calls on torch SDPA (issue 10; not a test).
+"""A long-context GPT-2 simulated by short attention calls on torch SDPA (not a test).
 
 A GPT-2-small-shaped model (E = 768, 12 heads, 12 layers) with random weights — built from a
 ``GPT2Config``, nothing downloaded — is imported as attnsim's large transformer
@@ -7,7 +7,9 @@ short prefix (≤ 1e-10 row-wise relative), and the model is then simulated at s
 through a causal oracle of length M + 1 whose calls run on ``scaled_dot_product_attention``
 (``attnsim.sim.torch.oracle.TorchOracle``; Theorem 3.5's causal construction ``attnsim.sim.two_heads.causal``
 with the fused scheme, n² calls per head and layer).
-It prints the calls, the times and the agreement with the direct torch forward.
+Each call's output is folded into the running sums of eq. (1) the moment the oracle returns it
+(``sink_runner``), so a layer holds O(N·d) state plus the calls in flight, never a round's outputs.
+It prints the calls, the times, the peak resident memory and the agreement with the direct torch forward.
 
     python examples/gpt2_long_context.py                      # N = 8192, M = 512, 12 layers
     python examples/gpt2_long_context.py --N 2048 --layers 2  # minutes on two CPU cores
@@ -21,6 +23,13 @@ import argparse
 import time
 
 import numpy as np
+
+
+def peak_rss_mib() -> float:
+    """The largest resident set this process has had, in MiB (Linux reports KiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:
@@ -42,7 +51,7 @@ def main() -> None:
     from attnsim.sim.torch.model_import import from_gpt2, relative_error
     from attnsim.sim.torch.oracle import TorchOracle
     from attnsim.sim.two_heads.causal import simulate
-    from attnsim.sim.two_heads.jobs import run_one_per_call
+    from attnsim.sim.two_heads.jobs import stream_one_per_call
 
     torch.manual_seed(a.seed)
     cfg = GPT2Config(n_embd=a.embd, n_head=a.heads, n_layer=a.layers, n_positions=a.N, vocab_size=16,
@@ -62,14 +71,15 @@ def main() -> None:
 
     nm = get_numerics("float64", a.seed)
     oracle = TorchOracle(OracleSpec(max_len=a.M + 1, dim=2 * spec.m + 2, causal=True), nm, device=a.device)
-    def runner(oracle, jobs):  # one round per layer; say when each ends (the full run takes many minutes)
-        out = run_one_per_call(oracle, jobs)
-        print(f"  layer {oracle.round}/{a.layers}: {len(out)} calls, {time.perf_counter() - t0:.0f} s", flush=True)
-        return out
+    def sink_runner(oracle, jobs, sink):  # one round per layer; say when each ends (the full run takes minutes)
+        n_calls = stream_one_per_call(oracle, jobs, sink)
+        print(f"  layer {oracle.round}/{a.layers}: {n_calls} calls, {time.perf_counter() - t0:.0f} s, "
+              f"peak RSS so far {peak_rss_mib():.0f} MiB", flush=True)
+        return n_calls
 
     t0 = time.perf_counter()
-    Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=a.M, scheme="fused", runner=runner,
-                 stream=True)
+    Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=a.M, scheme="fused",
+                 sink_runner=sink_runner)
     t_sim = time.perf_counter() - t0
 
     err = relative_error(Y, ref)
@@ -80,6 +90,7 @@ def main() -> None:
           f"rounds: {oracle.ledger.rounds()}, longest call {oracle.ledger.max_shape()}")
     print(f"time: direct torch forward {t_direct:.1f} s, simulation {t_sim:.1f} s (ratio {t_sim / t_direct:.2f})")
     print(f"agreement with the direct torch forward: {err:.2e} row-wise relative = {-np.log2(err):.1f} bits")
+    print(f"peak RSS of this process: {peak_rss_mib():.0f} MiB")
 
 
 if __name__ == "__main__":

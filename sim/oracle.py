@@ -31,6 +31,9 @@ from attnsim.sim.ledger import Ledger
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.rope import RoPE
 
+Sink = Callable[[int, Array], None]
+"""Receives each output of a round with its call's index (see :meth:`Oracle.run_into`)."""
+
 LENGTH_CONVENTIONS = ("paper", "strict")
 
 
@@ -117,12 +120,27 @@ class Oracle:
         not hold all its inputs at once. No output is returned before the round ends, so the calls
         of a round cannot depend on each other.
         """
+        outputs: list[Array] = []
+        self.run_into(calls, lambda i, out: outputs.append(out))
+        return outputs
+
+    def run_into(self, calls: Iterable[OracleCall], sink: Sink) -> int:
+        """One round like :meth:`run`, each output handed to ``sink(index, output)`` as it exists.
+
+        The sink is the construction's combination step (processing), which folds outputs into
+        running sums so a round never holds all its outputs. The calls are built before or
+        independently of the sink's state, so no call of a round depends on another's output.
+        Returns the number of calls.
+        """
         it = iter(calls)
         first = next(it, None)
         if first is None:
-            return []
+            return 0
         self.round += 1
-        return [self._execute(call) for call in chain([first], it)]
+        n = 0
+        for n, call in enumerate(chain([first], it), start=1):
+            sink(n - 1, self._execute(call))
+        return n
 
     # -- execution -----------------------------------------------------------------------------
     def _refuse(self, call: OracleCall, what: str) -> OracleSpecError:

@@ -30,6 +30,7 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
         two_heads_approx.approximate_section,
         two_heads_precision.precision_section,
         torch_models.torch_section,
+        cost_model.cost_model_section,
         two_heads_rebuttal.questions_from_review,
         rebuttal_memory.two_heads_memory_section,
     ),

@@ -53,6 +53,8 @@ def call_seconds(M: int, d: int, repeats: int, batch: int = 8, seed: int = 0) ->
     WQ, WK, WV = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(3))
     wq, wk, wv = weights_step1(nm, WQ, WK, WV)
     Z = np.concatenate([rng.standard_normal((M + 1, 2 * d)), np.ones((M + 1, 1)), np.ones((M + 1, 1))], axis=1)
+    Z[M] = 0.0  # the synthetic token [0, 0, 1, 0] closes the call (Lemma 3.1's layout)
+    Z[M, 2 * d] = 1.0
     layer = OracleLayer((OracleHead(wq, wk, wv),), decode_AB(0))
     calls = [OracleCall("cost_model.call", Z, (layer,)) for _ in range(batch)]
     oracle = Oracle(OracleSpec(M + 1, dim=2 * d + 2), nm)

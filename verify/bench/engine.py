@@ -191,6 +191,7 @@ def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[s
     rec["exact"] = exact_figures(128, 16, 4, repeats)
     rec["torch_oracle"] = torch_oracle_figure(repeats)
     rec["cost_model"] = cost_model_figure(quick, repeats)
+    rec["whole_model"] = whole_model_figure(quick)
     if dask:
         rec["dask"] = dask_figure(4096 if quick else 8192, 256, 64, repeats)
     return rec
@@ -233,3 +234,17 @@ def cost_model_figure(quick: bool, repeats: int) -> dict[str, Any]:
         return cost_model(repeats=repeats, Ms=(16, 32, 64, 128), calibrate=(256, 512), held_out=1024)
     return cost_model(repeats=repeats, M=128, Ms=(16, 32, 64, 128, 256, 512), calibrate=(512, 1024, 2048),
                       held_out=4096)
+
+
+def whole_model_figure(quick: bool) -> dict[str, Any]:
+    """A GPT-2-shaped model through oracle calls / its direct torch forward (skipped without torch)."""
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        return {"skipped": "torch and transformers are not installed (pip install attnsim[torch])"}
+    from attnsim.verify.bench.whole_model import whole_model_ratio
+
+    if quick:
+        return whole_model_ratio(N=512, M=128, embd=192, heads=3, layers=4)
+    return whole_model_ratio(N=2048, M=256, embd=768, heads=12, layers=12)

@@ -49,6 +49,16 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         out.append(("cost model: predicted / measured", f"{c['predicted_seconds'] / h['seconds']:.2f}",
                     f"held-out N={h['N']}, M={c['M']}: predicted {c['predicted_seconds']:.2f} s, "
                     f"measured {h['seconds']:.2f} s ({h['calls']} calls)"))
+    w = rec.get("whole_model")
+    if w is not None and "skipped" in w:
+        out.append(("whole model / direct forward", "skipped", w["skipped"]))
+    elif w is not None:
+        mib = 2 ** 20
+        out.append(("whole model / direct forward", f"{w['ratio']:.2f}",
+                    f"GPT-2 shape E={w['embd']} H={w['heads']} L={w['layers']}, N={w['N']} M={w['M']}, "
+                    f"{w['calls']} calls, {w['threads']} threads; peak RSS simulation "
+                    f"{w['simulation_peak_rss'] / mib:.0f} MiB, direct {w['direct_peak_rss'] / mib:.0f} MiB; "
+                    f"{w['error_bits']:.1f} bits"))
     if "dask" in rec:
         dk = rec["dask"]
         out.append(("Dask (2 workers) / serial", f"{dk['dask/serial']:.2f}",

@@ -44,7 +44,6 @@ def main() -> None:
     a = ap.parse_args()
 
     import torch
-    from transformers import GPT2Config, GPT2Model
 
     from attnsim.sim.numerics import get_numerics
     from attnsim.sim.oracle import OracleSpec
@@ -52,25 +51,25 @@ def main() -> None:
     from attnsim.sim.torch.oracle import TorchOracle
     from attnsim.sim.two_heads.causal import simulate
     from attnsim.sim.two_heads.jobs import stream_one_per_call
+    from attnsim.verify.bench.whole_model import gpt2_model, run_side
 
-    torch.manual_seed(a.seed)
-    cfg = GPT2Config(n_embd=a.embd, n_head=a.heads, n_layer=a.layers, n_positions=a.N, vocab_size=16,
-                     bos_token_id=0, eos_token_id=0, attn_implementation="sdpa")
-    model = GPT2Model(cfg).double().eval()
+    # The direct torch forward runs in its own process (same seed, same weights, same input), so
+    # the peak memory printed below is the simulation's, not the direct forward's N × N work.
+    threads = torch.get_num_threads()
+    t_direct, rss_direct, ref = run_side("direct", a.N, a.M, a.embd, a.heads, a.layers, a.seed, threads)
+    print(f"direct torch forward (own process): {t_direct:.1f} s, peak RSS {rss_direct / 2**20:.0f} MiB")
+
+    model = gpt2_model(a.N, a.embd, a.heads, a.layers, a.seed)
     x = np.random.default_rng(a.seed).standard_normal((a.N, a.embd)) * 0.1
-
     probe = min(a.N, 256)
     err_import = from_gpt2(model, probe).verify(x[:probe])
     print(f"import verified on the first {probe} tokens: reference vs torch {err_import:.2e} (row-wise relative)")
 
     imported = from_gpt2(model, a.N)
     spec = imported.spec
-    t0 = time.perf_counter()
-    ref = imported.torch_forward(x)
-    t_direct = time.perf_counter() - t0
-
     nm = get_numerics("float64", a.seed)
     oracle = TorchOracle(OracleSpec(max_len=a.M + 1, dim=2 * spec.m + 2, causal=True), nm, device=a.device)
+
     def sink_runner(oracle, jobs, sink):  # one round per layer; say when each ends (the full run takes minutes)
         n_calls = stream_one_per_call(oracle, jobs, sink)
         print(f"  layer {oracle.round}/{a.layers}: {n_calls} calls, {time.perf_counter() - t0:.0f} s, "
@@ -90,7 +89,7 @@ def main() -> None:
           f"rounds: {oracle.ledger.rounds()}, longest call {oracle.ledger.max_shape()}")
     print(f"time: direct torch forward {t_direct:.1f} s, simulation {t_sim:.1f} s (ratio {t_sim / t_direct:.2f})")
     print(f"agreement with the direct torch forward: {err:.2e} row-wise relative = {-np.log2(err):.1f} bits")
-    print(f"peak RSS of this process: {peak_rss_mib():.0f} MiB")
+    print(f"peak RSS: simulation (this process) {peak_rss_mib():.0f} MiB, direct forward {rss_direct / 2**20:.0f} MiB")
 
 
 if __name__ == "__main__":

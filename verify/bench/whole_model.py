@@ -19,7 +19,8 @@ import numpy as np
 from attnsim.sim.errors import AttnsimError
 
 
-def _model(N: int, embd: int, heads: int, layers: int, seed: int) -> Any:
+def gpt2_model(N: int, embd: int, heads: int, layers: int, seed: int) -> Any:
+    """A GPT-2-shaped model with random weights drawn from ``seed`` (float64, eval mode)."""
     import torch
     from transformers import GPT2Config, GPT2Model
 
@@ -37,7 +38,7 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
     torch.set_num_threads(threads)
     from attnsim.sim.torch.model_import import from_gpt2
 
-    imported = from_gpt2(_model(N, embd, heads, layers, seed), N)
+    imported = from_gpt2(gpt2_model(N, embd, heads, layers, seed), N)
     x = np.random.default_rng(seed).standard_normal((N, embd)) * 0.1
     warm = torch.zeros((1, 2, M, 8), dtype=torch.float64)  # first-call costs (kernels, thread pool) not timed
     torch.nn.functional.scaled_dot_product_attention(warm, warm, warm, is_causal=True)
@@ -60,7 +61,8 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
     queue.put((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, np.asarray(Y)))
 
 
-def _run_side(which: str, *args: Any) -> tuple[float, int, np.ndarray]:
+def run_side(which: str, *args: Any) -> tuple[float, int, np.ndarray]:
+    """One side ("direct" or "simulation") in a fresh process: (seconds, its peak RSS in bytes, output)."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     p = ctx.Process(target=_side, args=(which, *args, queue), daemon=True)
@@ -83,8 +85,8 @@ def whole_model_ratio(N: int = 2048, M: int = 256, embd: int = 768, heads: int =
         raise AttnsimError(f"--N: the whole-model figure needs N divisible by M, got N={N}, M={M}")
     threads = threads or torch.get_num_threads()
     args = (N, M, embd, heads, layers, seed, threads)
-    t_direct, rss_direct, ref = _run_side("direct", *args)
-    t_sim, rss_sim, Y = _run_side("simulation", *args)
+    t_direct, rss_direct, ref = run_side("direct", *args)
+    t_sim, rss_sim, Y = run_side("simulation", *args)
     err = float(np.max(np.linalg.norm(Y - ref, axis=1) / np.linalg.norm(ref, axis=1)))
     n = N // M
     return {"figure": "GPT-2-shaped model: Thm 3.5 fused on the torch oracle / direct torch forward",

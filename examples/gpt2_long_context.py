@@ -33,6 +33,7 @@ def peak_rss_mib() -> float:
 
 
 def main() -> None:
+    """Parse the command line, simulate the model on a long context and print the agreement in bits."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--N", type=int, default=8192)
     ap.add_argument("--M", type=int, default=512)

@@ -89,7 +89,9 @@ def tint_size_command(aux: str, n_sim: int = 0, steps: int = 1, reuse_forward: b
            f"{ceiling / 1e9:g} billion (tint.under_2b)\n"
     if verify_build:
         built = build(a, cfg, get_arith("count"), count_only=True).n_params
-        out += f"builder's own count: {_n(built)} ({'equals' if built == tags['total'] else 'DIFFERS FROM'} the formula)\n"
+        out += (
+            f"builder's own count: {_n(built)} ({'equals' if built == tags['total'] else 'DIFFERS FROM'} the formula)\n"
+        )
     return out
 
 

@@ -2,7 +2,8 @@
 
 All three return a :class:`Retrieval`: per query the sum of retrieved values and their count, so
 that outputs can be compared *exactly* (integer or rational values stay exact; the division is
-done last). A query that retrieves nothing outputs 0 (digest §7.3, the EMA convention).
+done last). A query that retrieves nothing outputs 0 (the EMA convention;
+docs/reconstructions.md, "A query that retrieves nothing outputs zero").
 
 * :func:`anna_tables` -- Algorithm 1: ``ell`` tables keyed by g_u(k_j), each bucket holding
   (sum of values, count); a query sums the buckets it hits over all tables.
@@ -10,7 +11,7 @@ done last). A query that retrieves nothing outputs 0 (digest §7.3, the EMA conv
   created for the queries and keys add into existing buckets only. Same hashes, same output.
 * :func:`ema` -- exact-match attention: keys sorted lexicographically, each query binary-searched.
 
-Implied weights (digest §3.1): w_ij = c_ij / sum_j' c_ij', with c_ij the number of tables in which
+Implied weights (Algorithm 1): w_ij = c_ij / sum_j' c_ij', with c_ij the number of tables in which
 q_i and k_j collide; :func:`collision_counts` computes c.
 """
 
@@ -65,7 +66,11 @@ def qkv_inputs(q: object, k: object, v: object) -> tuple[np.ndarray, np.ndarray,
 
 
 def _zeros(rows: int, v: np.ndarray) -> np.ndarray:
-    return np.zeros((rows, v.shape[1]), dtype=v.dtype) if v.dtype != object else np.full((rows, v.shape[1]), 0, dtype=object)
+    return (
+        np.zeros((rows, v.shape[1]), dtype=v.dtype)
+        if v.dtype != object
+        else np.full((rows, v.shape[1]), 0, dtype=object)
+    )
 
 
 def anna_tables(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
@@ -143,7 +148,7 @@ def collision_counts(q: object, k: object, hashes: Sequence[TableHash]) -> np.nd
 
 
 def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: str = "ema") -> Retrieval:
-    """Exact-match attention (digest §1.6): the mean of v_j over keys equal to q_i, or 0 if none.
+    """Exact-match attention (App. B): the mean of v_j over keys equal to q_i, or 0 if none.
 
     Keys are sorted lexicographically once (O(dN log N)); each query is found by binary search.
     Entries are compared exactly, so pass integers (or exactly representable floats).

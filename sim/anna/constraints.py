@@ -1,14 +1,15 @@
-"""The ANNA definition as a checker that returns reasons (anna.def_anna, digest §1.4, §8).
+"""The ANNA definition as a checker that returns reasons (anna.def_anna, the ANNA definition of §3).
 
 For weights w (N_q x N_k), queries q and keys k, an ANNA mechanism with parameters (r, c, ell)
 must satisfy, for every row i:
 
 * ``nonnegative``: w_ij >= 0;
-* ``normalized``: sum_j w_ij = 1, or the row is all zero (no key retrieved; digest §7.3);
+* ``normalized``: sum_j w_ij = 1, or the row is all zero (no key retrieved;
+  docs/reconstructions.md, "A query that retrieves nothing outputs zero");
 * ``locality``:   w_ij > 0 implies ||q_i - k_j|| <= c r;
 * ``coverage``:   ||q_i - k_j|| <= r implies w_ij >= 1 / ((n_i - 1) ell + 1), n_i = |N(q_i, c r)|.
 
-[RECON] n_i counts key *indices* j within c r (with multiplicity), not distinct key vectors: the
+Our reading: n_i counts key *indices* j within c r (with multiplicity), not distinct key vectors: the
 proof's bound count <= (n_i - 1) ell + 1 counts one term per colliding index, and with repeated
 keys the set reading would demand weight 1 for each of two equal keys.
 
@@ -40,6 +41,7 @@ class RationalWeights:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the weight matrix."""
         return tuple(self.num.shape)  # type: ignore[return-value]
 
 

@@ -19,7 +19,9 @@ def _setup(params: dict, seed: int):
     N, Nk, m = params["N"], params.get("Nk", params["N"]), params["m"]
     fam = HyperplaneLSH(m) if params["family"] == "hyperplane" else PStableLSH(m, params["width"])
     q = rng.standard_normal((N, m))
-    k = np.vstack([q[: min(N, Nk)] + 0.05 * rng.standard_normal((min(N, Nk), m)), rng.standard_normal((max(0, Nk - N), m))])
+    k = np.vstack(
+        [q[: min(N, Nk)] + 0.05 * rng.standard_normal((min(N, Nk), m)), rng.standard_normal((max(0, Nk - N), m))]
+    )
     v = rng.integers(-50, 51, size=(Nk, 3))
     return q, k, v, draw_tables(fam, params["ell"], params["z"], rng)
 
@@ -48,7 +50,7 @@ def test_alg1_equals_alg2_property(n, ell, z, seed):
 
 
 def test_alg1_at_r0_reproduces_ema_exactly():
-    """Digest 1.6: identical points always collide, far ones (scaled apart) never do."""
+    """App. B (Algorithm 1 as EMA at r = 0): identical points always collide, far ones (scaled apart) never do."""
     rng = np.random.default_rng(3)
     q = rng.integers(0, 4, size=(40, 2)) * 1000.0
     k = rng.integers(0, 4, size=(50, 2)) * 1000.0

@@ -70,6 +70,7 @@ class CallFit:
     c: float
 
     def __call__(self, M: float) -> float:
+        """Seconds of one call of length M + 1."""
         return self.a * M * M + self.b * M + self.c
 
 

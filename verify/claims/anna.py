@@ -97,7 +97,11 @@ def check_thm_5_2(ctx: CheckContext) -> Measurement:
         run(x)
 
     sweep()
-    xs, _ = match2_batch(np.random.default_rng(ctx.seed), 32, N=N, modulus=M) if M >= 5 and N >= 8 else (np.zeros((0, N)), None)
+    xs, _ = (
+        match2_batch(np.random.default_rng(ctx.seed), 32, N=N, modulus=M)
+        if M >= 5 and N >= 8
+        else (np.zeros((0, N)), None)
+    )
     for x in xs:
         run([int(v) for v in x])
     per_kind = {kind: size_from_ledger(_only(ledger, f"thm_5_2.{kind}")) for kind in kinds}

@@ -67,6 +67,7 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``bench`` command to ``app``."""
     @app.command("bench")
     def bench(quick: bool = typer.Option(False, "--quick", help="one size per figure"),
               repeats: int = typer.Option(5, help="runs per timing (median; at least 5)"),

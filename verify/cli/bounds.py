@@ -18,12 +18,16 @@ FORMATS = ("md", "tex", "json")
 
 
 def render_md(rows: list[dict[str, Any]]) -> str:
+    """The bounds table as Markdown."""
     out = ["# attnsim bounds", ""]
     for c in rows:
         out += [f"## {c['label']} — `{c['id']}`", ""]
         if c["definitions"]:
             out += ["Definitions: " + ", ".join(f"${d}$" for d in c["definitions_latex"]), ""]
-        out += ["| resource | bound | exact count | leading constant | verdict | factors |", "|---|---|---|---|---|---|"]
+        out += [
+            "| resource | bound | exact count | leading constant | verdict | factors |",
+            "|---|---|---|---|---|---|",
+        ]
         for name, r in c["resources"].items():
             factors = ", ".join(f"{k}: {v}" for k, v in r["factors"].items()) or "—"
             out.append(f"| {name} | O({r['bound'] or '—'}) | {r['exact'] or '—'} | {r['leading_constant'] or '—'} "
@@ -41,6 +45,7 @@ def render_md(rows: list[dict[str, Any]]) -> str:
 
 
 def render_tex(rows: list[dict[str, Any]]) -> str:
+    """The bounds as LaTeX paragraphs."""
     out = ["% attnsim bounds: paste into a LaTeX document (needs amsmath)"]
     for c in rows:
         out.append(rf"\paragraph{{{tex_escape(c['label'])} (\texttt{{{tex_escape(c['id'])}}}).}}")
@@ -56,6 +61,7 @@ def render_tex(rows: list[dict[str, Any]]) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``bounds`` command to ``app``."""
     @app.command()
     def bounds(paper: Optional[str] = typer.Option(None, help="two_heads, anna or tint (default: all)"),
                format: str = typer.Option("md", "--format", help="md, tex or json")) -> None:

@@ -35,6 +35,7 @@ def parse_extra_args(args: list[str]) -> dict[str, str]:
 
 
 def print_record(r: dict[str, Any]) -> None:
+    """Print one record: verdict, agreement, counts against formula and bound."""
     bits = r["error_bits"]
     bits_s = "" if bits is None else (" (exact)" if bits == math.inf else f" ({bits:.1f} bits)")
     agree = {True: "exact" if bits == math.inf else f"yes{bits_s}", False: f"NO{bits_s}", None: "n/a"}[r["agree"]]
@@ -67,12 +68,15 @@ def print_record(r: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     """Add the ``check`` command to ``app``."""
     @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def check(ctx: typer.Context, claim: str = typer.Argument(..., help="claim id, e.g. two_heads.lemma_3_1"),
-              numerics: Optional[str] = typer.Option(None, help="exact, fraction, symbolic, mp:BITS, float64, ..."),
-              seed: int = typer.Option(0, help="seed of every random choice"),
-              min_bits: Optional[float] = typer.Option(None, help="bits of agreement required (approximate numerics)"),
-              as_json: bool = typer.Option(False, "--json", help="print the record as JSON"),
-              list_params: bool = typer.Option(False, "--list-params", help="list the claim's parameters and exit")) -> None:
+    def check(
+        ctx: typer.Context,
+        claim: str = typer.Argument(..., help="claim id, e.g. two_heads.lemma_3_1"),
+        numerics: Optional[str] = typer.Option(None, help="exact, fraction, symbolic, mp:BITS, float64, ..."),
+        seed: int = typer.Option(0, help="seed of every random choice"),
+        min_bits: Optional[float] = typer.Option(None, help="bits of agreement required (approximate numerics)"),
+        as_json: bool = typer.Option(False, "--json", help="print the record as JSON"),
+        list_params: bool = typer.Option(False, "--list-params", help="list the claim's parameters and exit"),
+    ) -> None:
         """Run one claim's construction and reference; exit 0 iff the verdict is pass.
 
         Claim parameters follow as --name value (see --list-params), e.g.
@@ -84,7 +88,9 @@ def register(app: typer.Typer) -> None:
         if list_params:
             for p in chk.params:
                 choices = f" ({'|'.join(map(str, p.choices))})" if p.choices else ""
-                console.print(f"--{p.name.replace('_', '-')}  [{p.type.__name__}, default {p.default}]{choices}  {p.help}")
+                console.print(
+                    f"--{p.name.replace('_', '-')}  [{p.type.__name__}, default {p.default}]{choices}  {p.help}"
+                )
             console.print(f"numerics: {', '.join(chk.numerics)} (default {chk.default_numerics})")
             return
         record = run_check(claim, parse_extra_args(list(ctx.args)), numerics, seed, min_bits)

@@ -38,5 +38,7 @@ def register(app: typer.Typer) -> None:
         for col in ("id", "label", "kind", "runs", "calls bound"):
             table.add_column(col)
         for r in rows:
-            table.add_row(r["id"], r["label"], r["kind"], "yes" if r["checker"] else "-", str(r["bounds"].get("calls", "")))
+            table.add_row(
+                r["id"], r["label"], r["kind"], "yes" if r["checker"] else "-", str(r["bounds"].get("calls", ""))
+            )
         console.print(table)

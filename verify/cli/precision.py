@@ -1,4 +1,4 @@
-"""``attnsim precision CLAIM``: bits needed per N, the fit against log2 N, and the verdict (issue 5).
+"""``attnsim precision CLAIM``: bits needed per N, the fit against log2 N, and the verdict.
 
 Example::
 
@@ -63,6 +63,7 @@ def _fmt_bits(v: float) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``precision`` command to ``app``."""
     @app.command()
     def precision(
         claim: str = typer.Argument(..., help="claim id: " + ", ".join(CLAIMS)),
@@ -126,12 +127,15 @@ def register(app: typer.Typer) -> None:
 
 
 def print_result(result: dict) -> None:
+    """Print a precision study: bits needed per N, the fit and the verdict."""
     b = result["bits"]
     win = f", window r={b['window']}, sinks s={b['sinks']}" if result["claim"] == "two_heads.thm_5_1" else ""
-    console.print(f"[bold]{result['claim']}[/bold]: bits needed for row-wise relative error <= "
-                  f"2^{math.log2(b['target']):.4g}, {b['family']} formats, M={b['M']}, d={b['d']}{win}, seed={b['seed']}, "
-                  f"input={b['input']}, error over {b['sample_blocks'] or 'all'} sampled query groups per N "
-                  "(truth: exact scores, mp exp; direct = attention under the same mask, same format)")
+    console.print(
+        f"[bold]{result['claim']}[/bold]: bits needed for row-wise relative error <= "
+        f"2^{math.log2(b['target']):.4g}, {b['family']} formats, M={b['M']}, d={b['d']}{win}, seed={b['seed']}, "
+        f"input={b['input']}, error over {b['sample_blocks'] or 'all'} sampled query groups per N "
+        "(truth: exact scores, mp exp; direct = attention under the same mask, same format)"
+    )
     table = Table(show_header=True)
     table.add_column("N")
     table.add_column("n = N/M")
@@ -158,7 +162,9 @@ def print_result(result: dict) -> None:
         console.print(f"  paper − fused scheme, bits needed per N: {diff}")
     if "blocks" in result:
         bl = result["blocks"]
-        console.print(f"\n[bold]error vs merged blocks n = N/M[/bold] at {bl['format']} (error bits; fit per doubling of n)")
+        console.print(
+            f"\n[bold]error vs merged blocks n = N/M[/bold] at {bl['format']} (error bits; fit per doubling of n)"
+        )
         for c, rows in bl["rows"].items():
             pts = ", ".join(f"n={r['n']}: {_fmt_bits(r['error_bits'])}" for r in rows)
             console.print(f"  {c}: {pts}   slope {bl['fits'][c]['slope']:+.2f}, R² {bl['fits'][c]['r2']:.2f}")

@@ -8,6 +8,7 @@ from attnsim.sim.tint.configs import LISTED
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``tint-size`` command to ``app``."""
     @app.command("tint-size")
     def tint_size(
         aux: str = typer.Option(..., help=f"auxiliary model: {', '.join(LISTED)}"),

@@ -1,6 +1,6 @@
-"""``attnsim torch-bench``: the issue-10 speed figure (simulation on torch SDPA / direct torch SDPA).
+"""``attnsim torch-bench``: the torch speed figure (simulation on torch SDPA / direct torch SDPA).
 
-Kept as its own command until ``attnsim bench`` (issue 9) can call
+Kept as its own command until ``attnsim bench`` can call
 :func:`attnsim.verify.bench.torch_sdpa.torch_sdpa_ratio` itself.
 """
 
@@ -13,6 +13,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``torch-bench`` command to ``app``."""
     @app.command("torch-bench")
     def torch_bench(N: int = typer.Option(8192, "--N", help="sequence length"),
                     M: int = typer.Option(512, "--M", help="oracle length (blocks of M tokens + 1 synthetic)"),

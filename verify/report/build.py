@@ -118,8 +118,11 @@ def claim_section(claim: Any, records: list[dict[str, Any]], out: Path | None = 
     failed = [r for r in records if r["verdict"] != "pass"]
     agree = [r for r in records if r.get("agree") is not None]
     lines += measured_table(summary, records) + [""]
-    lines += [f"**Agreement:** {sum(bool(r['agree']) for r in agree)}/{len(agree)} checks agree with the reference. "
-              f"**Verdict:** {'fail' if failed else 'pass'} ({len(records) - len(failed)}/{len(records)} checks pass).", ""]
+    lines += [
+        f"**Agreement:** {sum(bool(r['agree']) for r in agree)}/{len(agree)} checks agree with the reference. "
+        f"**Verdict:** {'fail' if failed else 'pass'} ({len(records) - len(failed)}/{len(records)} checks pass).",
+        "",
+    ]
     if out is not None:
         if counts_plot(summary, records, out / "plots" / f"{claim.id}_counts.png"):
             lines += [f"![{claim.id} counts](plots/{claim.id}_counts.png)", ""]
@@ -159,6 +162,7 @@ def summary_table(records: list[dict[str, Any]]) -> list[str]:
 
 
 def records_csv(records: list[dict[str, Any]]) -> str:
+    """The records as CSV with the fixed columns of ``CSV_COLUMNS``."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)

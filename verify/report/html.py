@@ -124,5 +124,6 @@ def markdown_to_html(md: str, base: Path) -> str:
 
 
 def html_page(md: str, base: Path, title: str = "attnsim report") -> str:
+    """A self-contained HTML page of the report's Markdown."""
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style></head><body>\n{markdown_to_html(md, base)}\n</body></html>\n")

@@ -36,6 +36,7 @@ def _num(v: Any) -> float | None:
 
 
 def x_value(record: dict[str, Any], limit: str) -> tuple[str, float] | None:
+    """The x axis of a record's plot: N/M when both are set, else the claim's limit variable."""
     p = record.get("params", {})
     if _num(p.get("N")) and _num(p.get("M")):
         return "N/M", p["N"] / p["M"]
@@ -45,6 +46,7 @@ def x_value(record: dict[str, Any], limit: str) -> tuple[str, float] | None:
 
 
 def precision_bits(numerics: str | None) -> float | None:
+    """Mantissa bits of a numerics name (``mp:BITS``, ``float64``, ``float32``, ...), or None."""
     if not numerics:
         return None
     if m := re.match(r"^mp:(\d+)$", numerics):

@@ -10,9 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from attnsim.verify.report.sections import (anna, anna_mpc_to_anna, cost_model, rebuttal_memory, tint, tint_rebuttal,
-                                            torch_models, two_heads_approx, two_heads_masked, two_heads_precision,
-                                            two_heads_rebuttal)
+from attnsim.verify.report.sections import (
+                                            anna,
+                                            anna_mpc_to_anna,
+                                            cost_model,
+                                            rebuttal_memory,
+                                            tint,
+                                            tint_rebuttal,
+                                            torch_models,
+                                            two_heads_approx,
+                                            two_heads_masked,
+                                            two_heads_precision,
+                                            two_heads_rebuttal,
+)
 
 Section = Callable[[list[dict[str, Any]], Path, bool], str]
 

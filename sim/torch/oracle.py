@@ -145,9 +145,9 @@ class TorchOracle(Oracle):
             outs = []
             for h, head in enumerate(layer.heads):
                 Xh = Xt[:, :, h * w:(h + 1) * w]
-                q, k = self._project(Xh, head.WQ), self._project(Xh, head.WK)
                 cols = self._used_columns(head.WV)
-                v = self._project(Xh, np.asarray(head.WV)[:, cols] if cols is not None else head.WV)
+                WV = np.asarray(head.WV)[:, cols] if cols is not None else head.WV
+                q, k, v = self._project_all(Xh, (head.WQ, head.WK, WV))
                 if head.rope_dims:
                     q, k = self._rotate(q, head.rope_dims), self._rotate(k, head.rope_dims)
                 o = F.scaled_dot_product_attention(q, k, v, is_causal=self.spec.causal, scale=1.0)
@@ -156,13 +156,18 @@ class TorchOracle(Oracle):
             X = [self._layer_mlp(c.layers[li], Hs[b], X[b]) for b, c in enumerate(calls)]
         return list(zip(X, flops))
 
-    def _project(self, Xh: Any, W: np.ndarray) -> Any:
-        """Xh @ W, reading only the input columns W uses when at most half of its rows are non-zero."""
-        used = np.flatnonzero(np.any(np.asarray(W, dtype=np.float64) != 0, axis=1))
-        if 2 * len(used) > W.shape[0]:
-            return Xh @ self._tensor(W)
-        idx = self._torch.from_numpy(used).to(self.device)
-        return Xh.index_select(-1, idx) @ self._tensor(np.asarray(W)[used])
+    def _project_all(self, Xh: Any, Ws: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+        """Xh @ W for each W, as one GEMM over the batch's rows (B·n × width) against [W_1 | W_2 | …],
+        reading only the input rows some W uses when at most half are."""
+        Wcat = np.concatenate([np.asarray(W, dtype=np.float64) for W in Ws], axis=1)
+        used = np.flatnonzero(np.any(Wcat != 0, axis=1))
+        B, n, width = Xh.shape
+        X2 = Xh.reshape(B * n, width)
+        if 2 * len(used) <= width:
+            X2 = X2.index_select(-1, self._torch.from_numpy(used).to(self.device))
+            Wcat = Wcat[used]
+        P = (X2 @ self._tensor(Wcat)).reshape(B, n, -1)
+        return tuple(P.split([W.shape[1] for W in Ws], dim=-1))
 
     @staticmethod
     def _used_columns(W: np.ndarray) -> np.ndarray | None:

@@ -189,10 +189,16 @@ class CausalAccumulator:
     one after the other). The processing entries are the batch path's: one per query block.
     """
 
-    def __init__(self, nm: Numerics, N: int, m: int, b: int, plans: list[CausalPlan], tag: str) -> None:
-        """Zero sums for N query rows of width m; ``plans`` fills in as the head's jobs are built."""
+    def __init__(self, nm: Numerics, N: int, m: int, b: int, plans: list[CausalPlan], tag: str,
+                 cols: np.ndarray | None = None) -> None:
+        """Zero sums for N query rows; ``plans`` fills in as the head's jobs are built.
+
+        ``cols``: the value columns W^V can make non-zero (the others of B are exactly 0 in every
+        call), so only those are summed; :meth:`close` puts the zero columns back.
+        """
         self.nm, self.b, self.m, self.tag, self.plans = nm, b, m, tag, plans
-        self.num, self.den = nm.zeros((N, m)), nm.zeros((N, 1))
+        self.cols = np.arange(m) if cols is None else cols
+        self.num, self.den = nm.zeros((N, len(self.cols))), nm.zeros((N, 1))
         self.waiting: dict[tuple[int, int, str], tuple[str, Array]] = {}
         self.terms: dict[int, int] = {}  # query block start -> parts folded in
 
@@ -202,20 +208,21 @@ class CausalAccumulator:
         rows = _query_rows(plan, out, self.b)
         key = (plan.q0, plan.t, plan.part)
         if plan.kind == "AB":
-            B, A = rows[:, :-1], rows[:, -1:]
+            B, A = rows[:, :-1][:, self.cols], rows[:, -1:]
         else:
             other = self.waiting.pop(key, None)
             if other is None:
                 self.waiting[key] = (plan.kind, rows)
                 return
             ratio, A = (rows, other[1][:, :1]) if plan.kind == "R" else (other[1], rows[:, :1])
+            ratio = ratio[:, self.cols]
             shift = int(plan.part == "high")
             B = nm.mul(ratio, nm.add(A, nm.const(shift, A.shape)))
         if plan.part == "high" and A.shape[0] == self.b:
             # offset b − 1 (the paper's offset M): the key set {o(j) > o(i)} is empty
             A, B = A.copy(), B.copy()
             A[self.b - 1] = nm.zeros((1,))
-            B[self.b - 1] = nm.zeros((self.m,))
+            B[self.b - 1] = nm.zeros((len(self.cols),))
         q = slice(plan.q0, plan.q0 + A.shape[0])
         self.num[q] = nm.add(self.num[q], B)
         self.den[q] = nm.add(self.den[q], A)
@@ -226,10 +233,10 @@ class CausalAccumulator:
         if self.waiting:
             raise PreconditionError(f"{self.tag}: {len(self.waiting)} normaliser/ratio outputs never got "
                                     "their partner call")
-        Y = nm.zeros(self.num.shape)
+        Y = nm.zeros((self.num.shape[0], self.m))
         for q0 in sorted(self.terms):
             bq = min(self.b, self.num.shape[0] - q0)
-            Y[q0:q0 + bq] = nm.safe_div(self.num[q0:q0 + bq], self.den[q0:q0 + bq])
+            Y[q0:q0 + bq, self.cols] = nm.safe_div(self.num[q0:q0 + bq], self.den[q0:q0 + bq])
             ledger.record("processing", f"{self.tag}.combine", round=round, shape=(bq, self.m),
                           flops=2 * bq * self.terms[q0] * (self.m + 1))
         return Y
@@ -254,7 +261,8 @@ def causal_head(b: int, scheme: str, *, online: bool = False) -> HeadBuilder:
                 yield job
 
         if online:
-            return jobs(), CausalAccumulator(nm, N, m, b, plans, tag)
+            cols = np.flatnonzero(~nm.is_zero(WV).all(axis=0))
+            return jobs(), CausalAccumulator(nm, N, m, b, plans, tag, cols)
 
         def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
             return causal_combine(nm, ledger, N, m, b, plans, results, tag, round)

@@ -16,7 +16,7 @@ Kinds of entry:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 
@@ -38,6 +38,9 @@ class Ledger:
     """Append-only list of :class:`Entry`; summaries are computed, never stored."""
 
     entries: list[Entry] = field(default_factory=list)
+    compact: bool = False
+    """Merge an entry into the previous one when kind, tag, round, shape and info agree (amounts and flops
+    add up): every summary stays the same, and a long round of like calls takes O(1) memory, not O(calls)."""
 
     def record(
         self,
@@ -55,6 +58,12 @@ class Ledger:
             raise ValueError(f"ledger amount must be >= 0, got {amount}")
         entry = Entry(kind, tag, int(round), tuple(int(s) for s in shape), int(flops), int(amount),
                       tuple(sorted(info.items())))
+        last = self.entries[-1] if self.compact and self.entries else None
+        if last is not None and (last.kind, last.tag, last.round, last.shape, last.info) == \
+                (entry.kind, entry.tag, entry.round, entry.shape, entry.info):
+            entry = replace(last, flops=last.flops + entry.flops, amount=last.amount + entry.amount)
+            self.entries[-1] = entry
+            return entry
         self.entries.append(entry)
         return entry
 

@@ -11,7 +11,7 @@ from attnsim.verify.claims.rebuttal_memory import loglog_exponent, sweep
 from attnsim.verify.registry import UsageError
 from attnsim.verify.report.sections.rebuttal_memory import anna_memory_section, two_heads_memory_section
 
-KV = {"N": 512, "M": 16, "d": 8, "points": 3, "compare": 512}
+KV = {"N": 1024, "M": 16, "d": 8, "points": 3, "engine": 512, "direct": 512}
 
 
 @pytest.fixture(scope="module")
@@ -21,16 +21,18 @@ def records() -> list[dict]:
             run_check("anna.rebuttal_linear_memory", {"N": 128, "points": 3})]
 
 
-def test_engine_memory_is_linear_and_direct_is_quadratic(records):
+def test_streaming_memory_is_linear_and_direct_is_quadratic(records):
     r = records[0]
     assert r["verdict"] == "pass", r["reasons"]
-    assert 0.6 < r["extra"]["exponent"] < 1.25
+    assert r["extra"]["exponent"] <= 1.1
     assert 1.8 < r["extra"]["direct_exponent"] < 2.2
-    assert r["extra"]["peak_bytes"][-1] < r["extra"]["direct_peak_bytes"][-1]
+    assert 0.6 < r["extra"]["engine_exponent"] < 1.25
+    assert r["bounds"]["peak_bytes"]["formula"] == "8*(N*d + M**2)"
+    assert len(r["extra"]["bound_ratio"]) == 3 and r["agree"]
 
 
 def test_direct_attention_passed_as_the_simulation_is_caught():
-    r = run_check("two_heads.rebuttal_kv_memory", {**KV, "path": "direct", "compare": 0})
+    r = run_check("two_heads.rebuttal_kv_memory", {**KV, "path": "direct", "engine": 0, "direct": 0})
     assert r["verdict"] == "fail"
     assert any("exponent" in reason for reason in r["reasons"])
     assert r["extra"]["exponent"] > 1.8

@@ -17,7 +17,7 @@ from attnsim.sim.two_heads.assumptions import measure
 from attnsim.theory.average_case import conditions, minimum_M, smallest_eps
 from attnsim.verify.approx_cases import approx_case, needle_position, qkv_float
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.two_heads_approx import taus, wilson
+from attnsim.verify.claims.two_heads_approx import clopper_pearson, taus
 
 CLAIM = "two_heads.thm_4_1"
 SMALL_OK = dict(N=256, M=128, d=2, eps=4.0, seeds=40, input="bounded")  # both conditions hold here
@@ -86,10 +86,10 @@ def test_step1_estimate_is_unbiased_on_average():
     assert np.allclose(ests / np.exp(logden), 1.0, atol=0.03)
 
 
-def test_wilson_interval():
-    lo, hi = wilson(200, 200)
-    assert 0.98 < lo < 0.982 and hi == 1.0
-    lo, hi = wilson(90, 100)
+def test_clopper_pearson_interval():
+    lo, hi = clopper_pearson(200, 200)
+    assert lo == pytest.approx(0.025 ** (1 / 200)) and hi == 1.0
+    lo, hi = clopper_pearson(90, 100)
     assert lo < 0.9 < hi
 
 
@@ -103,16 +103,12 @@ def test_passes_when_conditions_hold():
 
 
 def test_issue_size_passes():
-    r = run_check(CLAIM, dict(N=4096, M=512, d=2, eps=2.0, seeds=30, input="bounded"), "float64")
+    r = run_check(CLAIM, dict(N=4096, M=512, d=2, eps=2.0, seeds=40, input="bounded"), "float64")
     assert r["verdict"] == "pass", r["reasons"]
     x = r["extra"]
     assert all(x["conditions_hold"].values()) and x["C"] < 1.07 and x["D"] > 0.9
-    assert (
-        x["wilson95"][0] > 0.88
-        and x["successes"] == 30
-        and r["calls"] == 16
-        and r["counts"]["calls_with_permutation"] == 24
-    )
+    assert x["clopper_pearson95"][0] > 0.9 and x["successes"] == 40
+    assert r["calls"] == 16 and r["counts"]["calls_with_permutation"] == 24
 
 
 def test_needle_gives_reasons_and_the_failure_rate():
@@ -149,8 +145,8 @@ def test_broken_estimator_is_caught(monkeypatch):
     """An estimator that sums the sampled values instead of averaging them fails the promised rate."""
     original = average.estimate
 
-    def summing(q, k, v, tau, b):
-        Y, logden = original(q, k, v, tau, b)
+    def summing(q, k, v, tau, b, groups=None):
+        Y, logden = original(q, k, v, tau, b, groups)
         return Y * b, logden
 
     monkeypatch.setattr(average, "estimate", summing)
@@ -178,4 +174,29 @@ def test_cli_needle_prints_reasons_not_a_traceback():
                        timeout=300)
     assert p.returncode == 1 and "Traceback" not in p.stdout + p.stderr
     out = " ".join(p.stdout.split())
-    assert "assumption violated" in out and "C = " in out and "Wilson" in out and "0.8750" in out
+    assert "assumption violated" in out and "C = " in out and "Clopper-Pearson" in out and "0.8750" in out
+
+
+def test_default_holds_both_conditions_where_a_wrong_choice_of_keys_fails():
+    """The default (halves input) at eps <= 0.5: both minimum-M conditions hold, the random permutation
+    succeeds and the identity permutation (each block its own keys) fails, without running the oracle."""
+    from attnsim.verify.registry import get_checker
+
+    p = get_checker(CLAIM).resolve({})
+    assert p["eps"] <= 0.5 and p["input"] == "halves"
+    q, k, v = qkv_float(approx_case("halves", p["N"], p["d"], 0))
+    a = measure(q, k, v)
+    mins = minimum_M(get_claim(CLAIM), dict(C=a.C, D=a.D, N=p["N"], d=p["d"], eps=p["eps"], M=p["M"]))
+    assert all(p["M"] >= m for m in mins.values())
+    good = average.sweep(q, k, v, taus(p["N"], 0, 5), p["M"], p["eps"])
+    bad = average.sweep(q, k, v, [np.arange(p["N"])], p["M"], p["eps"])
+    assert (good.max_error <= p["eps"]).all() and (bad.max_error > p["eps"]).all()
+
+
+def test_multi_head_multi_layer_case():
+    """Every head of every layer through Thm 4.1: L·H times the calls, one round per layer, the rate holds."""
+    r = run_check(CLAIM, dict(N=2048, M=1024, eps=1.6, seeds=36, H=2, L=2), "float64")
+    assert r["verdict"] == "pass", r["reasons"]
+    assert r["counts"]["calls"] == r["predicted"]["calls"] == 2 * 2 * 2 * 2
+    assert r["counts"]["rounds"] == 2 and r["extra"]["cross_check"] < 1e-12
+    assert r["extra"]["clopper_pearson95"][0] >= 0.9

@@ -14,6 +14,13 @@ hold, and two adversarial ones where they fail. Each is one head, one layer, fro
 * ``sqrtlog`` — tokens σ_j ∈ {±1}^d, W^Q = W^K = √(ln N / d)·I, W^V = I: scores ln N·<σ_i,σ_j>/d
   span [-ln N, ln N] — Alman–Song's hard regime (entries √log N in their 1/d convention;
   Alman & Song 2023, Lemma 4.7). Irrational weights: float64 and mp only.
+* ``halves`` — tokens x_j = [1, +a] in the first half and [1, −a] in the second (a = 3/5, d = 2; more
+  columns are zero); W^Q = W^K = diag(0, 1/4), W^V = I, so every score is ±a²/16 (C = e^{0.0225}) and
+  the values (1, ±a) do not cancel (D ≈ 0.83). The true rows are ≈ (1, 0), so an estimator that
+  averages the wrong keys — a query block's own half, say — is off by a ≈ 0.6 in relative terms:
+  unlike ``bounded``, where every convex combination of values is within 1/8 of the truth, a wrong
+  choice of keys fails here at any eps < 0.6. At N = 32768, M = 16384, eps = 0.45 both minimum-M
+  conditions of Thm 4.1 hold.
 * ``random`` — ``verify.cases.random_case`` (small grid values; the assumptions usually fail
   through D, since random values cancel).
 """
@@ -30,7 +37,8 @@ from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weight
 from attnsim.verify.cases import Case, random_case
 from attnsim.verify.registry import UsageError
 
-APPROX_INPUTS = ("random", "bounded", "needle", "sqrtlog")
+APPROX_INPUTS = ("random", "bounded", "needle", "sqrtlog", "halves")
+HALVES_A = Fraction(3, 5)
 
 
 def _frac(a: np.ndarray) -> np.ndarray:
@@ -94,8 +102,32 @@ def sqrtlog_case(N: int, d: int, seed: int) -> Case:
     return _case(N, d, X, W.astype(object), W.copy().astype(object), np.eye(d).astype(object))
 
 
+def halves_case(N: int, d: int, seed: int) -> Case:
+    """Values (1, +a) on the first half of the positions and (1, −a) on the second; tiny scores."""
+    if d < 2:
+        raise UsageError(f"--d: the halves input needs d >= 2, got {d}")
+    X = _frac(np.zeros((N, d), dtype=object))
+    X[:, 0] = Fraction(1)
+    X[: N // 2, 1], X[N // 2:, 1] = HALVES_A, -HALVES_A
+    WQ, WV = _frac(np.zeros((d, d), dtype=object)), _frac(np.zeros((d, d), dtype=object))
+    WQ[1, 1] = Fraction(1, 4)
+    for i in range(d):
+        WV[i, i] = Fraction(1)
+    return _case(N, d, X, WQ, WQ.copy(), WV)
+
+
+def layered_halves_case(N: int, H: int, L: int) -> Case:
+    """H heads of width 2, each reading its own copy of the ``halves`` columns, in L identical layers
+    (ψ the identity): Thm 4.1 lifted to H heads and L layers as Cor 3.2 lifts Lemma 3.1."""
+    one = halves_case(N, 2, 0)
+    X = np.concatenate([one.X] * H, axis=1)
+    head = one.weights.layers[0].heads[0]
+    layers = tuple(LayerWeights(tuple(head for _ in range(H))) for _ in range(L))
+    return Case(TransformerSpec(N, 2 * H, H, L, Full()), Weights(layers), X)
+
+
 def approx_case(kind: str, N: int, d: int, seed: int) -> Case:
-    """The input of kind ``kind`` (random, bounded, needle or sqrtlog)."""
+    """The input of kind ``kind`` (random, bounded, needle, sqrtlog or halves)."""
     if kind == "random":
         return random_case(N, d, 1, 1, Full(), seed, layer_mlp="identity", exact_kind=False)
     if kind == "bounded":
@@ -104,6 +136,8 @@ def approx_case(kind: str, N: int, d: int, seed: int) -> Case:
         return needle_case(N, d, seed)
     if kind == "sqrtlog":
         return sqrtlog_case(N, d, seed)
+    if kind == "halves":
+        return halves_case(N, d, seed)
     raise UsageError(f"--input: must be one of {', '.join(APPROX_INPUTS)}, got {kind!r}")
 
 

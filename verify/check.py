@@ -16,7 +16,8 @@ from attnsim.paper_refs import get as get_claim
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
-from attnsim.verify.registry import CheckContext, UsageError, get_checker
+from attnsim.verify.guards import check_run
+from attnsim.verify.registry import CheckContext, Measurement, UsageError, get_checker
 
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
                "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
@@ -29,6 +30,39 @@ def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str
     return values
 
 
+def bound_entry(name: str, formula: str, definitions: dict[str, str], values: dict[str, Any], measured: Any,
+                reasons: list[str]) -> dict[str, Any]:
+    """One bounded resource in a record: measured value, the bound's value and their ratio.
+
+    The bounds in paper_refs are the papers' big-O classes, so the ratio measured / bound is a constant
+    fitted on this run (``constant: "fitted"``); whether it stays bounded as N grows is the containment's
+    and the sweeps' question. A bound with no measurement adds a failing reason.
+    """
+    try:
+        value: Any = as_number(evaluate(formula, definitions, values))
+    except FormulaError:
+        value = None
+    entry = {"formula": formula, "value": value, "measured": measured, "ratio": None, "constant": "fitted"}
+    if measured is None:
+        reasons.append(f"{name}: the bound {formula} has no measurement in this record")
+    elif value not in (None, 0):
+        entry["ratio"] = float(measured) / float(value)
+    return entry
+
+
+def agreement_reasons(m: Measurement, exact: bool) -> list[str]:
+    """A checker's "agree" held against its own error bits: exact numerics agree only when equal (no finite
+    error), approximate ones only at the bits they required; an agreement test that says more is too loose."""
+    bits, need = m.error_bits, m.extra.get("min_bits")
+    if m.agree is not True or bits is None:
+        return []
+    if exact and not math.isinf(bits):
+        return [f"agreement: called equal in exact numerics, but the outputs differ (error bits {bits:.3g})"]
+    if not exact and need is not None and bits < need:
+        return [f"agreement: called equal at {bits:.3g} bits, below the required {need:g}"]
+    return []
+
+
 def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str | None = None,
               seed: int = 0, min_bits: float | None = None) -> dict[str, Any]:
     """Run ``claim_id`` with parameters ``given`` (defaults filled in) and return its record."""
@@ -38,12 +72,15 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
     except KeyError:
         raise UsageError(f"CLAIM: {claim_id} has a checker but no entry in paper_refs") from None
     params = chk.resolve(given or {})
-    numerics = numerics or chk.default_numerics
+    numerics = chk.default_numerics if numerics is None else numerics
+    check_run(claim_id, params, numerics)  # caps, memory estimate and input file, before any work
     get_numerics(numerics, seed)  # validates the name with a clear error
     if backend_kind(numerics) not in chk.numerics:
         raise UsageError(f"--numerics: {claim_id} runs in {', '.join(chk.numerics)}; got {numerics!r}")
     if seed < 0:
         raise UsageError(f"--seed: must be >= 0, got {seed}")
+    if min_bits is not None and not (math.isfinite(min_bits) and min_bits >= 0):
+        raise UsageError(f"--min-bits: must be a finite number >= 0, got {min_bits}")
     m = chk.fn(CheckContext(claim_id, params, numerics, seed, min_bits))
     values = _formula_values(params, m.derived)
     reasons = list(m.reasons)
@@ -62,18 +99,13 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             elif m.counts[name] != predicted[name]:
                 reasons.append(f"{name}: measured {m.counts[name]} != exact formula {res.exact} = {predicted[name]}")
         if res.bound:
-            try:
-                bounds[name] = {
-                    "formula": res.bound,
-                    "value": as_number(evaluate(res.bound, claim.definitions, values)),
-                }
-            except FormulaError:
-                bounds[name] = {"formula": res.bound, "value": None}
+            bounds[name] = bound_entry(name, res.bound, claim.definitions, values, m.counts.get(name), reasons)
         c = contained(claim, name)
         if c is not None:
             containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var}
             if not c.finite:
                 reasons.append(f"{name}: exact count {c.exact} is not O({c.bound}) as {c.limit_var} grows")
+    reasons += agreement_reasons(m, get_numerics(numerics, seed).exact)
     if m.agree is False:
         bits = "inf" if m.error_bits is not None and math.isinf(m.error_bits) else m.error_bits
         reasons.append(f"output does not agree with the reference (error bits {bits})")

@@ -138,13 +138,27 @@ def anna_linear_memory(q: object, k: object, v: object, hashes: Sequence[TableHa
 
 
 def collision_counts(q: object, k: object, hashes: Sequence[TableHash]) -> np.ndarray:
-    """c[i, j] = number of tables u with g_u(q_i) = g_u(k_j) (an Nq x Nk integer matrix)."""
+    """c[i, j] = number of tables u with g_u(q_i) = g_u(k_j) (an Nq x Nk integer matrix).
+
+    Every colliding (query, key) pair of every table is listed (keys sorted by bucket, each query
+    takes its bucket's run of keys) and the pairs are counted, so the work is the number of
+    collisions rather than Nq * Nk per table; no per-bucket sums are formed, unlike Algorithm 1.
+    """
     qm, km = as_matrix(q, "queries"), as_matrix(k, "keys")
-    c = np.zeros((qm.shape[0], km.shape[0]), dtype=np.int64)
+    nq, nk = qm.shape[0], km.shape[0]
+    pairs = []
     for g in hashes:
         _, ids = np.unique(code_keys(np.vstack([g.codes(qm), g.codes(km)])), return_inverse=True)
-        c += ids[:qm.shape[0], None] == ids[None, qm.shape[0]:]
-    return c
+        ids = ids.reshape(-1)
+        qid, kid = ids[:nq], ids[nq:]
+        order = np.argsort(kid, kind="stable")
+        starts = np.searchsorted(kid[order], qid, side="left")
+        lengths = np.searchsorted(kid[order], qid, side="right") - starts
+        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        keys = order[np.repeat(starts, lengths) + offsets]
+        pairs.append(np.repeat(np.arange(nq), lengths) * nk + keys)
+    flat = np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.int64)
+    return np.bincount(flat, minlength=nq * nk).reshape(nq, nk).astype(np.int64)
 
 
 def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: str = "ema") -> Retrieval:

@@ -55,6 +55,20 @@ class Float64(Numerics):
         """Element-wise test for zero."""
         return a == 0
 
+    ROW_CHUNK_CELLS = 1 << 24
+    """Above this many scores, a single (2-D) attention runs in chunks of query rows: softmax is row by
+    row, so each row's arithmetic is the same and the N × N scores of a long call never exist at once."""
+
+    def attention(self, q: Array, k: Array, v: Array, allowed: np.ndarray | None = None) -> Array:
+        """As :meth:`Numerics.attention`, in chunks of query rows for long 2-D calls."""
+        rows, keys = q.shape[-2], k.shape[-2]
+        if q.ndim != 2 or rows * keys <= self.ROW_CHUNK_CELLS:
+            return super().attention(q, k, v, allowed)
+        step = max(1, self.ROW_CHUNK_CELLS // keys)
+        return np.concatenate([super(Float64, self).attention(q[r:r + step], k, v,
+                                                              None if allowed is None else allowed[r:r + step])
+                               for r in range(0, rows, step)])
+
     def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:
         """Softmax numerators exp(s − row max); disallowed entries are 0."""
         if allowed is None:

@@ -11,6 +11,8 @@ assumes, with a_ij = exp(<q_i, k_j>) and b_ij = a_ij v_j (Thm 4.1 / C.1):
 Softmax is invariant to a constant shift of a row's scores, and the proof only uses the ratio
 max_j a_ij / min_j a_ij <= C^2; ``C_row_range`` = exp(max_i (max_j s_ij - min_j s_ij)/2) is that
 shift-invariant constant, reported beside the literal C (the checker uses the literal one).
+When the keys take few distinct rows the sums run over distinct keys (values summed, norms maximised
+per key): the same numbers without an N × N product.
 
 Both are computed in row chunks so that N = 8192 needs no N x N array at once. Whether M is large
 enough for these constants is a theory question (``attnsim.theory.average_case``).
@@ -22,6 +24,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from attnsim.sim.two_heads.average import key_groups
 
 CHUNK = 512
 
@@ -40,6 +44,13 @@ def measure(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> Assumptions:
     """C and D of one head on its actual queries, keys and values (float64 arrays)."""
     N = q.shape[0]
     vnorm = np.linalg.norm(v, axis=1)
+    groups = key_groups(k)
+    if groups is not None:  # few distinct keys: the same sums and maxima, per distinct key
+        kg, inv = groups
+        vsum = np.stack([np.bincount(inv, weights=v[:, c], minlength=len(kg)) for c in range(v.shape[1])], axis=1)
+        gnorm = np.zeros(len(kg))
+        np.maximum.at(gnorm, inv, vnorm)
+        k, v, vnorm = kg, vsum, gnorm
     max_abs, max_range = 0.0, 0.0
     best_D, worst_row = math.inf, 0
     for s in range(0, N, CHUNK):

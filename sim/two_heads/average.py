@@ -31,16 +31,19 @@ against its sampled keys in one batched product). The checker runs the oracle pa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from attnsim.sim.errors import require
+from attnsim.sim.ledger import Ledger
 from attnsim.sim.masks import Full
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.two_heads.blocks import block_starts, decode_A, weights_step1, weights_step2
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, run_one_per_call
+from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
 from attnsim.sim.two_heads.worst_case import apply_token_map
 
 TAG = "thm_4_1"
@@ -122,6 +125,39 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
     return AverageRun(Y, den)
 
 
+def average_head(b: int, tau: np.ndarray) -> HeadBuilder:
+    """Head builder of the lifted average case: each head's Step-1 and Step-2 calls on (S_t, τ(S_t)).
+
+    Cor 3.2 applied to Theorem 4.1: every head of every layer is its own single-head instance, so
+    it gets Thm 4.1's 2⌈N/M⌉ calls and ⌈N/M⌉ lookups with the one shared τ, and its output is
+    Step 2's self-normalised estimate.
+    """
+
+    def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, tag: str) -> tuple[list[HeadJob], HeadFinish]:
+        plan = sampled_jobs(nm, X, X[np.asarray(tau)], WQ, WK, WV, b)
+
+        def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
+            Y = nm.zeros((X.shape[0], WV.shape[1]))
+            for idx, (s, rows, _, _) in enumerate(plan):
+                ledger.record("lookup", f"{TAG}.permute", round=round, shape=(rows, 2 * X.shape[1]))
+                Y[s:s + rows] = results[2 * idx + 1][:rows]
+            return Y
+
+        return [job for _, _, j1, j2 in plan for job in (j1, j2)], finish
+
+    return build
+
+
+def simulate_layers_average(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
+                            tau: np.ndarray) -> Array:
+    """The average-case estimate of an H-head, L-layer model: :func:`average_head` for every head, one
+    round per layer, heads concatenated and ψ applied as in the exact constructions."""
+    one = TransformerSpec(spec.N, spec.m, 1, 1, spec.mask)
+    require([r for r in preconditions(one, oracle, b, tau) if r[0] != "H, L"])
+    return simulate_layers(spec, weights, X, oracle, b=b, build_head=average_head(b, tau), runner=run_one_per_call,
+                           tag=TAG)
+
+
 # -- the same estimator, vectorised (float64) ---------------------------------------------------
 def _block_softmax(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """softmax(q k^T) v and log Σ exp(q k^T) for a batch of blocks (..., rows, ·).
@@ -140,12 +176,55 @@ def _block_softmax(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[np.ndar
     return Y / tot[..., None], np.log(tot) + m[..., 0]
 
 
-def estimate(q: np.ndarray, k: np.ndarray, v: np.ndarray, tau: np.ndarray, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """(Y, log of the Step-1 denominator estimates) for one τ; q, k, v are float64 (N × ·)."""
+GROUPED_MAX = 64
+"""Keys with at most this many distinct rows are summed per distinct key (same sums, regrouped)."""
+
+
+def key_groups(k: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(distinct key rows, group of every key) when there are at most GROUPED_MAX distinct keys, else None."""
+    uniq, inv = np.unique(k, axis=0, return_inverse=True)
+    return (uniq, inv.reshape(-1)) if len(uniq) <= GROUPED_MAX else None
+
+
+def _grouped_softmax(q: np.ndarray, kg: np.ndarray, count: np.ndarray,
+                     vsum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """softmax over keys given per distinct key: ``count`` copies of key row g whose values sum to vsum[g].
+
+    Σ_j exp(<q, k_j>) v_j = Σ_g exp(<q, k_g>) vsum_g and Σ_j exp(<q, k_j>) = Σ_g count_g exp(<q, k_g>):
+    the sums of :func:`_block_softmax`, regrouped, in O(rows · groups) instead of O(rows · keys).
+    """
+    S = q @ kg.T
+    S = np.where(count[None, :] > 0, S, -np.inf)
+    m = S.max(axis=1, keepdims=True)
+    e = np.exp(S - m)
+    tot = e @ count.astype(float)
+    return (e @ vsum) / tot[:, None], np.log(tot) + m[:, 0]
+
+
+def _group_sums(groups: tuple[np.ndarray, np.ndarray], idx: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
+    kg, inv = groups
+    g = inv[idx]
+    count = np.bincount(g, minlength=len(kg))
+    vsum = np.stack([np.bincount(g, weights=v[idx, c], minlength=len(kg)) for c in range(v.shape[1])], axis=1)
+    return kg, count, vsum
+
+
+def estimate(q: np.ndarray, k: np.ndarray, v: np.ndarray, tau: np.ndarray, b: int,
+             groups: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(Y, log of the Step-1 denominator estimates) for one τ; q, k, v are float64 (N × ·).
+
+    ``groups`` (:func:`key_groups`) sums each block's sampled keys per distinct key row.
+    """
     N = q.shape[0]
-    kt, vt = k[tau], v[tau]
     Y = np.empty((N, v.shape[1]))
     logden = np.empty(N)
+    if groups is not None:
+        for s in range(0, N, b):
+            rows = min(b, N - s)
+            Y[s:s + rows], ld = _grouped_softmax(q[s:s + rows], *_group_sums(groups, tau[s:s + rows], v))
+            logden[s:s + rows] = ld + np.log(N / rows)
+        return Y, logden
+    kt, vt = k[tau], v[tau]
     full = (N // b) * b
     if full:
         nb = N // b
@@ -157,9 +236,12 @@ def estimate(q: np.ndarray, k: np.ndarray, v: np.ndarray, tau: np.ndarray, b: in
     return Y, logden
 
 
-def direct(q: np.ndarray, k: np.ndarray, v: np.ndarray, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def direct(q: np.ndarray, k: np.ndarray, v: np.ndarray, chunk: int = 256,
+           groups: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Full attention and log Σ_j a_ij in float64, in row chunks (the truth for the sweep)."""
     N = q.shape[0]
+    if groups is not None:
+        return _grouped_softmax(q, *_group_sums(groups, np.arange(k.shape[0]), v))
     Y, logden = np.empty((N, v.shape[1])), np.empty(N)
     for s in range(0, N, chunk):
         Y[s:s + chunk], logden[s:s + chunk] = _block_softmax(q[s:s + chunk], k, v)
@@ -185,10 +267,11 @@ def row_errors(Y: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 def sweep(q: np.ndarray, k: np.ndarray, v: np.ndarray, taus: list[np.ndarray], b: int, eps: float) -> Sweep:
     """Run the sampling estimator for each permutation and summarise its errors against the direct head."""
-    truth, logden = direct(q, k, v)
+    groups = key_groups(k)
+    truth, logden = direct(q, k, v, groups=groups)
     mx, frac, dens = [], [], []
     for tau in taus:
-        Y, ld = estimate(q, k, v, tau, b)
+        Y, ld = estimate(q, k, v, tau, b, groups)
         err = row_errors(Y, truth)
         mx.append(err.max())
         frac.append(float((err > eps).mean()))

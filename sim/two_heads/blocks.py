@@ -116,6 +116,22 @@ def fold_rotation(nm: Numerics, WK: Array, rope: RoPE, delta: int) -> Array:
     return nm.matmul(WK, rope.rotation(nm, delta, WK.shape[1]))
 
 
+def pair_inputs(nm: Numerics, X: Array, q0: int, k0: int, b: int) -> tuple[Array, Array, int]:
+    """Step 2's rows [x_key, x_query] and Step 1's rows [x_key, x_query, 1, indicator] + the synthetic row
+    for query block q0 and key block k0, and the zero-key padding k of a partial key block."""
+    N, d = X.shape
+    bq, bk = min(b, N - q0), min(b, N - k0)
+    R = max(bq, bk)
+    Zkq = nm.zeros((R, 2 * d))
+    Zkq[:bk, :d] = X[k0:k0 + bk]
+    Zkq[:bq, d:] = X[q0:q0 + bq]
+    ind = nm.zeros((R, 1))
+    ind[:bk] = nm.ones((bk, 1))
+    synthetic = np.concatenate([nm.zeros((1, 2 * d)), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
+    Z1 = np.concatenate([np.concatenate([Zkq, nm.ones((R, 1)), ind], axis=1), synthetic])
+    return Zkq, Z1, R - bk
+
+
 def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
               tag: str, rope: RoPE | None = None) -> tuple[list[HeadJob], list[PairPlan]]:
     """All jobs of one head (X: N × d_head in numerics ``nm``; weights in ``nm``)."""
@@ -133,17 +149,7 @@ def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, s
                 WK_pair = fold_rotation(nm, WK, rope, k0 - q0)
                 w1 = weights_step1(nm, WQ, WK_pair, WV if scheme == "fused" else None)
                 w2 = weights_step2(nm, WQ, WK_pair, WV)
-            bk = min(b, N - k0)
-            R = max(bq, bk)
-            pad = R - bk
-            Zkq = nm.zeros((R, 2 * d))
-            Zkq[:bk, :d] = X[k0:k0 + bk]
-            Zkq[:bq, d:] = X[q0:q0 + bq]
-            const = nm.ones((R, 1))
-            ind = nm.zeros((R, 1))
-            ind[:bk] = nm.ones((bk, 1))
-            synthetic = np.concatenate([nm.zeros((1, 2 * d)), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
-            Z1 = np.concatenate([np.concatenate([Zkq, const, ind], axis=1), synthetic])
+            Zkq, Z1, pad = pair_inputs(nm, X, q0, k0, b)
             if scheme == "fused":
                 jobs.append(HeadJob(f"{tag}.fused", Z1, *w1, decode=decode_AB(pad), rope_dims=rope_dims))
                 plans.append(PairPlan(q0, bq, t, "AB", pad))

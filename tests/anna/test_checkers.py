@@ -27,10 +27,21 @@ def records():
     return out
 
 
+# No checker's count is outside its bound (the hash count is held against N ell z of Thm 3.4's hypotheses;
+# docs/anna_eta.md says why the stated time bound is one log N short).
+KNOWN_OUTSIDE: dict[str, str] = {}
+
+
 @pytest.mark.parametrize("name", [c.name for c in CHECKER_CASES])
 def test_checker_passes_and_counts_equal_the_exact_formulas(records, name):
     record = records[name]
-    assert record["verdict"] == "pass", record["reasons"]
+    known = KNOWN_OUTSIDE.get(record["claim"])
+    if known:
+        assert record["containment"][known]["verdict"] == "outside bound"
+        others = [r for r in record["reasons"] if not (r.startswith(f"{known}: exact count") and "is not O(" in r)]
+        assert not others, others
+    else:
+        assert record["verdict"] == "pass", record["reasons"]
     assert record["predicted"] and all(record["counts"][k] == v for k, v in record["predicted"].items())
 
 
@@ -53,9 +64,8 @@ def test_bad_parameters_are_usage_errors(claim, params, flag):
 
 
 def test_report_section_writes_plots(records, tmp_path):
-    extra = [run_check("anna.thm_4_2", {"N": 48}, None, 0), run_check("anna.alg_1", {"N": 24, "runs": 2}, None, 0)]
+    extra = [run_check("anna.alg_1", {"N": 24, "runs": 2}, None, 0)]
     section = anna_sections.anna_section
     md = section(list(records.values()) + extra, tmp_path, True)
-    assert (tmp_path / "plots" / "anna_thm_4_2_machines.png").stat().st_size > 1000
-    assert (tmp_path / "plots" / "anna_alg_1_hash_evaluations.png").exists()
-    assert "Fitted exponent of MPC machines" in md and "| 5 | 2 | 12 | 10 | yes |" in md
+    assert (tmp_path / "plots" / "anna_alg_1_hash_evaluations.png").stat().st_size > 1000
+    assert "Fitted exponent of hash evaluations" in md and "| 5 | 2 | 12 | 10 | yes |" in md

@@ -117,3 +117,19 @@ def test_collision_probability_matches_monte_carlo(family, r, c):
         y = np.cos(theta) * x + np.sin(theta) * d if isinstance(family, HyperplaneLSH) else x + dist * d
         g = family.draw(rng, 4000)  # 4000 independent hash functions side by side
         assert abs(np.mean(g.codes(x[None]) == g.codes(y[None])) - family.collision_probability(dist)) < 0.03
+
+
+def test_collision_counts_equal_the_pairwise_definition():
+    """The pair-listing count equals comparing every query's code with every key's code, table by table."""
+    from attnsim.sim.anna.lsh import HyperplaneLSH, code_keys, draw_tables
+    from attnsim.sim.anna.tasks import clustered_sphere_points
+
+    rng = np.random.default_rng(3)
+    q, k = clustered_sphere_points(rng, 40, 6, 0.3)
+    k = k[:33]
+    tables = draw_tables(HyperplaneLSH(6), 7, 3, rng)
+    want = np.zeros((40, 33), dtype=np.int64)
+    for g in tables:
+        cq, ck = code_keys(g.codes(q)), code_keys(g.codes(k))
+        want += cq[:, None] == ck[None, :]
+    assert np.array_equal(collision_counts(q, k, tables), want)

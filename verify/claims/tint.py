@@ -213,7 +213,9 @@ def check_param_sharing(ctx: CheckContext) -> Measurement:
     ar = get_arith("float64")
     shared, copied = ex.sgd_step(case("tiny-top1-2steps"), ar), ex.sgd_step(case("tiny-2steps-noreuse"), ar)
     same = ex.worst(ex.group_errors(shared.got, copied.got)) == 0.0
-    return Measurement(agree=same, counts_by_tag={"shared": shared.tint.n_params, "copied": copied.tint.n_params})
+    # self-consistency: two of our own builds compared with each other, no reference computed another way
+    return Measurement(agree=same, counts_by_tag={"shared": shared.tint.n_params, "copied": copied.tint.n_params},
+                       evidence="self-consistency")
 
 
 # ------------------------------------------------------------------------------------------------ sizes
@@ -250,7 +252,9 @@ def check_size(ctx: CheckContext) -> Measurement:
     t = _built(aux, cfg)
     counts: dict[str, float] = dict(_ledger_counts(t))
     counts["total"] = t.n_params
-    return Measurement(agree=None, counts=counts, counts_by_tag=_ledger_counts(t), derived=size_values(aux, cfg))
+    # self-consistency: our builder's ledger against our own transcription of the size formulas
+    return Measurement(agree=None, counts=counts, counts_by_tag=_ledger_counts(t), derived=size_values(aux, cfg),
+                       evidence="self-consistency")
 
 
 @checker(

@@ -175,8 +175,9 @@ def check_size_growth(ctx: CheckContext) -> Measurement:
     top = max(table)
     values = size_values(*case_configs(p["aux"], top[0], top[1], False, False))
     reused, _ = growth_table(p["aux"], p["layers"], p["steps"], reuse=True, only_steps=p["steps"])
+    # self-consistency: totals of our own builds against a line fitted to them and our own size formulas
     return Measurement(agree=None, counts={"per_unit": per_unit, "base": base},
-                       derived=values, reasons=reasons,
+                       derived=values, reasons=reasons, evidence="self-consistency",
                        extra={"aux": aux.name, "table": {f"{n},{s}": v for (n, s), v in table.items()},
                               "reused": {f"{n},{s}": v for (n, s), v in reused.items()}})
 

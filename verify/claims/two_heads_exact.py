@@ -249,7 +249,7 @@ def check_lemma_3_3(ctx: CheckContext) -> Measurement:
     shape = oracle.ledger.max_shape("oracle")
     m_ = Measurement(agree=ag.agree, error_bits=ag.error_bits,
                      counts={"calls": oracle.ledger.total("oracle"), "rounds": oracle.ledger.rounds("oracle"),
-                             "oracle_len": shape[0], "oracle_dim": shape[1]},
+                             "oracle_len": shape[0] if shape else 0, "oracle_dim": shape[1] if shape else 0},
                      counts_by_tag=oracle.ledger.by_tag("oracle"), rounds=oracle.ledger.rounds("oracle"),
                      derived={"jobs": count, "m": m}, extra={"oracle": spec.describe(), "min_bits": min_bits})
     return add_job_counts(m_, oracle, p["Hp"] * p["Lp"])

@@ -77,8 +77,11 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.table import Table
 
+        from attnsim.verify import guards
         from attnsim.verify.bench.engine import run_bench
 
+        if json_out is not None:
+            guards.output_file(json_out, "--json")
         rec = run_bench(quick=quick, repeats=repeats, dask=dask)
         from rich.markup import escape
 

@@ -12,7 +12,6 @@ from typing import Any, Optional
 import typer
 
 from attnsim.verify.registry import UsageError
-from attnsim.verify.report.latex import tex_escape
 
 FORMATS = ("md", "tex", "json")
 
@@ -46,6 +45,8 @@ def render_md(rows: list[dict[str, Any]]) -> str:
 
 def render_tex(rows: list[dict[str, Any]]) -> str:
     """The bounds as LaTeX paragraphs."""
+    from attnsim.verify.report.latex import tex_escape
+
     out = ["% attnsim bounds: paste into a LaTeX document (needs amsmath)"]
     for c in rows:
         out.append(rf"\paragraph{{{tex_escape(c['label'])} (\texttt{{{tex_escape(c['id'])}}}).}}")

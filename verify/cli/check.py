@@ -76,12 +76,21 @@ def register(app: typer.Typer) -> None:
         min_bits: Optional[float] = typer.Option(None, help="bits of agreement required (approximate numerics)"),
         as_json: bool = typer.Option(False, "--json", help="print the record as JSON"),
         list_params: bool = typer.Option(False, "--list-params", help="list the claim's parameters and exit"),
+        max_memory: Optional[str] = typer.Option(
+            None, "--max-memory", help="refuse runs estimated to need more (e.g. 4G, 25%; default: half the available "
+            "memory)"),
     ) -> None:
         """Run one claim's construction and reference; exit 0 iff the verdict is pass.
 
         Claim parameters follow as --name value (see --list-params), e.g.
         attnsim check two_heads.lemma_3_1 --N 64 --M 8 --d 4 --numerics exact
         """
+        from attnsim.verify import guards
+
+        guards.set_memory_limit(max_memory)
+        raw = parse_extra_args(list(ctx.args))
+        guards.precheck(claim, raw, numerics)
+
         from attnsim.verify.check import run_check
 
         chk = get_checker(claim)
@@ -93,7 +102,7 @@ def register(app: typer.Typer) -> None:
                 )
             console.print(f"numerics: {', '.join(chk.numerics)} (default {chk.default_numerics})")
             return
-        record = run_check(claim, parse_extra_args(list(ctx.args)), numerics, seed, min_bits)
+        record = run_check(claim, raw, numerics, seed, min_bits)
         if as_json:
             print(dumps(record, indent=2))
         else:

@@ -88,8 +88,13 @@ def register(app: typer.Typer) -> None:
         window: Optional[int] = typer.Option(None, "--window", help="two_heads.thm_5_1: window r (default M/4)"),
         sinks: Optional[int] = typer.Option(None, "--sinks", help="two_heads.thm_5_1: attention sinks s (default 1)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
+        max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse studies estimated to need more "
+                                                 "(e.g. 4G, 25%; default: half the available memory)"),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
+        from attnsim.verify import guards
+
+        guards.set_memory_limit(max_memory)
         if claim not in SUPPORTED:
             raise UsageError(f"CLAIM: precision sweeps run {', '.join(SUPPORTED)}; got {claim!r}")
         if format_family not in FAMILIES:
@@ -106,6 +111,12 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--scales: the score-scaling study runs two_heads.lemma_3_1 only; got {claim}")
         Ns = _ints(N, "N")
         tgt = parse_target(target)
+        guards.format_family(format_family, exp_bits, int_bits, options)
+        guards.format_option(blocks_format, "--blocks-format")
+        guards.format_option(decode, "--decode")
+        guards.positive(d=d, scale_N=scale_N)
+        guards.positive(sample_blocks=sample_blocks, minimum=0)
+        guards.require_memory(guards.estimate_precision(Ns + ([scale_N] if scales else []), M, d))
         where = dict(claim=claim, window=window, sinks=sinks)
         result = {"claim": claim, "bits": bits_study(
             Ns, M, format_family, tgt, cons, d, seed, exp_bits, int_bits, options, sample_blocks or None, input_kind,

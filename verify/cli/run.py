@@ -21,10 +21,19 @@ def register(app: typer.Typer) -> None:
             workers: int = typer.Option(2, help="threads (serial) or Dask worker processes (local)"),
             check_rows: int = typer.Option(0, "--check-rows", help="rows checked against direct attention"),
             seed: int = typer.Option(0, help="seed of the random model and the checked rows"),
-            json_out: Optional[Path] = typer.Option(None, "--json", help="also write the record here")) -> None:
+            json_out: Optional[Path] = typer.Option(None, "--json", help="also write the record here"),
+            max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse runs estimated to need more "
+                                                     "(e.g. 4G, 25%; default: half the available memory)")) -> None:
         """Simulate one float64 layer of length N from oracle calls in O(N·M) memory; report time, memory, calls."""
+        from attnsim.verify import guards
         from attnsim.verify.long_run import run_layer
 
+        guards.set_memory_limit(max_memory)
+        guards.not_empty(scheme=scheme, scheduler=scheduler)
+        if json_out is not None:
+            guards.output_file(json_out, "--json")
+        guards.check_workers(workers)
+        guards.require_memory(guards.estimate_long_run(N, M, d, H))
         rec, _ = run_layer(N, M, d, H=H, scheme=scheme, scheduler=scheduler, workers=workers,
                            check_rows=check_rows, seed=seed)
         print(f"two_heads.lemma_3_1 ({rec['scheme']} scheme), one layer: N={N} M={M} d={d} H={H}")

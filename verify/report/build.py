@@ -16,6 +16,7 @@ claims and checkers appear without changes here. The sweep runs through ``attnsi
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -26,12 +27,16 @@ from rich.console import Console
 from attnsim.paper_refs import PAPERS, load
 from attnsim.theory.catalog import claim_summary
 from attnsim.verify.records import dumps as dumps_records
+from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.plots import counts_plot, error_plot
 from attnsim.verify.report.sections import SECTIONS
-from attnsim.verify.sweep import Point, atomic_write, grid, sweep
+from attnsim.verify.sweep import Point, atomic_write, code_version, grid, sweep
 from attnsim.verify.sweep import run_point as _run_point
+from attnsim.verify.teeth import MIN_TWINS, run_teeth
+from attnsim.verify.teeth import load as load_teeth
+from attnsim.verify.teeth import save as save_teeth
 
 __all__ = ["write_report", "run_point", "atomic_write", "records_csv", "claim_section"]
 
@@ -71,14 +76,16 @@ def _resources_measured(summary: dict[str, Any], records: list[dict[str, Any]]) 
 def measured_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
     """One row per check: per resource ``measured / predicted / bound value``."""
     res = _resources_measured(summary, records)
-    head = ["params", "numerics", "seed", *[f"{n} (meas / pred / bound)" for n in res], "agreement", "verdict"]
+    head = ["params", "numerics", "seed", *[f"{n} (meas / pred / bound (ratio))" for n in res], "agreement", "verdict"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in records:
         cells = [_params(r), str(r.get("numerics")), str(r.get("seed"))]
         for n in res:
-            b = (r.get("bounds", {}).get(n) or {}).get("value")
-            cells.append(f"{_fmt(r.get('counts', {}).get(n))} / {_fmt(r.get('predicted', {}).get(n))} / {_fmt(b)}")
-        cells += [_agreement(r), r["verdict"]]
+            b = r.get("bounds", {}).get(n) or {}
+            ratio = f" (×{b['ratio']:.3g} {b.get('constant', 'fitted')})" if b.get("ratio") is not None else ""
+            cells.append(f"{_fmt(r.get('counts', {}).get(n))} / {_fmt(r.get('predicted', {}).get(n))} / "
+                         f"{_fmt(b.get('value'))}{ratio}")
+        cells += [_agreement(r), shown_verdict(r)]
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     return lines
 
@@ -149,16 +156,65 @@ def latex_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
                       r"\bottomrule", r"\end{tabular}", ""])
 
 
-def summary_table(records: list[dict[str, Any]]) -> list[str]:
-    """One row per claim that ran: checks, passed, verdict (failing claims last)."""
+def shown_verdict(r: dict[str, Any]) -> str:
+    """A record's verdict as the report shows it: a pass says what kind of evidence it is, unless independent."""
+    ev = r.get("evidence", "independent")
+    return r["verdict"] if r["verdict"] != "pass" or ev == "independent" else f"pass ({ev})"
+
+
+def evidence_counts(records: list[dict[str, Any]]) -> str:
+    """Passing checks counted by the kind of evidence they rest on."""
+    kinds = {k: sum(r["verdict"] == "pass" and r.get("evidence", "independent") == k for r in records)
+             for k in EVIDENCE_KINDS}
+    unmeasured = sum(b.get("measured") is None for r in records for b in (r.get("bounds") or {}).values())
+    return (f"Passes by evidence: {kinds['independent']} independent (compared with a reference computed another "
+            f"way), {kinds['self-consistency']} self-consistency (our code against our own formula), "
+            f"{kinds['sanity']} sanity (a necessary condition any answer meets). Bounds without a measurement: "
+            f"{unmeasured}.")
+
+
+def _teeth_cell(teeth: dict[str, dict[str, Any]] | None, cid: str) -> tuple[str, bool]:
+    if teeth is None:
+        return "not run", True
+    t = teeth.get(cid)
+    if t is None or t["registered"] < MIN_TWINS:
+        return f"no teeth ({0 if t is None else t['registered']} registered)", False
+    return f"{t['caught']}/{t['run']}" + ("" if t["ok"] else " (**variant passed**)"), t["ok"]
+
+
+def summary_table(records: list[dict[str, Any]], teeth: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    """One row per claim that ran: checks, passed, evidence, broken variants caught, verdict (failing last).
+
+    A claim fails when a check fails or when its check lets a broken variant pass (or it has fewer than
+    two); a passing claim whose checks are self-consistency or sanity evidence says so.
+    """
     claims = list(dict.fromkeys(r["claim"] for r in records))
     rows = []
     for cid in claims:
         rs = [r for r in records if r["claim"] == cid]
         ok = sum(r["verdict"] == "pass" for r in rs)
-        rows.append((ok < len(rs), f"| `{cid}` | {len(rs)} | {ok} | {'pass' if ok == len(rs) else 'fail'} |"))
+        kinds = sorted({r.get("evidence", "independent") for r in rs})
+        cell, teeth_ok = _teeth_cell(teeth, cid)
+        good = ok == len(rs) and teeth_ok
+        weak = [k for k in kinds if k != "independent"]
+        verdict = ("pass" + (f" ({', '.join(weak)})" if weak else "")) if good else "fail"
+        rows.append((not good, f"| `{cid}` | {len(rs)} | {ok} | {', '.join(kinds)} | {cell} | {verdict} |"))
     rows.sort(key=lambda r: r[0])
-    return ["| claim | checks | passed | verdict |", "|---|---|---|---|", *[r[1] for r in rows], ""] if rows else []
+    return ["| claim | checks | passed | evidence | broken variants caught | verdict |", "|---|---|---|---|---|---|",
+            *[r[1] for r in rows], ""] if rows else []
+
+
+def teeth_pass(out: Path, claims: list[str], quick: bool, console: Console) -> dict[str, dict[str, Any]]:
+    """The broken variants of ``claims``, run once per code version and kept in OUT/.cache."""
+    key = hashlib.sha256(f"{code_version()} {quick} {' '.join(claims)}".encode()).hexdigest()[:16]
+    path = out / ".cache" / f"teeth-{key}.json"
+    cached = load_teeth(path, key)
+    if cached is not None:
+        return cached
+    console.print(f"broken variants ({'one per claim' if quick else 'all'}) ...")
+    results = run_teeth(claims, quick)
+    save_teeth(results, path, key, quick)
+    return {c.claim: c.as_dict() for c in results}
 
 
 def records_csv(records: list[dict[str, Any]]) -> str:
@@ -174,11 +230,13 @@ def records_csv(records: list[dict[str, Any]]) -> str:
 
 def write_report(out: Path, quick: bool = False, console: Console | None = None, *, executor: str = "processes",
                  workers: int | None = None, scheduler: str | None = None, cache: Path | None | bool = True,
-                 ) -> list[dict[str, Any]]:
-    """Run the sweep, write the files, return the failing records.
+                 teeth: bool = True) -> list[dict[str, Any]]:
+    """Run the sweep, write the files, return the failing records (a claim whose broken variant passed
+    adds a failing record of its own).
 
     ``cache=True`` keeps records under ``out/.cache`` (a rerun recomputes nothing that finished);
-    a path puts them there; ``False``/``None`` computes everything afresh.
+    a path puts them there; ``False``/``None`` computes everything afresh. ``teeth``: run every claim's
+    broken variants (one per claim when ``quick``), cached per code version in ``out/.cache``.
     """
     console = console or Console()
     out = Path(out)
@@ -190,10 +248,23 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     atomic_write(out / "checks.json", dumps_records(records, indent=1))
     atomic_write(out / "checks.csv", records_csv(records))
     failed = [r for r in records if r["verdict"] != "pass"]
+    claims = [c for c in dict.fromkeys(r["claim"] for r in records) if c in all_checkers()]
+    bitten = teeth_pass(out, claims, quick, console) if teeth else None
+    toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
+                 for cid, t in (bitten or {}).items() if not t["ok"]]
+    aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
+             if result.set_aside else "")
     md = ["# attnsim report", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
-          f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}.", ""]
-    md += summary_table(records)
+          f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}."
+          + aside, "", evidence_counts(records), ""]
+    if bitten is not None:
+        twins = sum(t["run"] for t in bitten.values())
+        md += [f"Broken variants ({'one per claim' if quick else 'all'}, `attnsim teeth`): "
+               f"{sum(t['caught'] for t in bitten.values())}/{twins} caught; claims without teeth: "
+               f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
+    md += summary_table(records, bitten)
+    failed += toothless
     for paper in PAPERS:
         pr = load(paper)
         paper_records = [r for r in records if r["claim"].startswith(paper + ".")]
@@ -211,9 +282,12 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     text = "\n".join(md)
     atomic_write(out / "report.md", text)
     atomic_write(out / "report.html", html_page(text, out))
-    console.print(f"{len(records) - len(failed)}/{len(records)} checks passed ({result.computed} computed, "
+    console.print(f"{len(records) - len(failed) + len(toothless)}/{len(records)} checks passed "
+                  f"({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
+    if result.set_aside:
+        console.print(f"{result.set_aside} cache entries set aside (renamed *.bad) and recomputed")
     for claim in dict.fromkeys(r["claim"] for r in failed):
         bad = [r for r in failed if r["claim"] == claim]
         console.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "

@@ -2,7 +2,7 @@
 
 * the converse (two_heads.thm_4_2): absolute error against the code scale B at mp:200 and float64,
   on a log scale, with the exp(-B²) slope drawn in — it decays like exp(-B²) until the numerics' floor;
-* the average case (two_heads.thm_4_1): a table of success rates with 95% Wilson intervals per input
+* the average case (two_heads.thm_4_1): a table of success rates with 95% Clopper–Pearson intervals per input
   kind, beside the measured C, D and whether the minimum-M conditions hold;
 * the lower bound: the needle's per-row failure rate against 1 - M/N, and the reduction's decisions.
 """
@@ -48,7 +48,7 @@ def _plot(curves: dict[str, list[tuple[float, float]]], path: Path) -> None:
 
 def _rate_row(r: dict[str, Any]) -> str:
     x, p = r["extra"], r["params"]
-    lo, hi = x["wilson95"]
+    lo, hi = x["clopper_pearson95"]
     return (f"| {p['input']} | {p['N']} | {p['M']} | {p['eps']:g} | {x['C']:.4g} | {x['D']:.3g} "
             f"| {'yes' if all(x['conditions_hold'].values()) else 'no'} | {x['successes']}/{x['seeds']} "
             f"| [{lo:.3f}, {hi:.3f}] | {x['row_fail_rate']:.3f} | {x['eps_at_promised']:.3g} |")

@@ -1,0 +1,66 @@
+"""``attnsim teeth``: run every broken twin through its claim's check; exit 0 iff every one is caught."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from attnsim.verify.teeth import ClaimTeeth, TwinResult, plan, run_teeth, select_claims
+
+console = Console(soft_wrap=True)
+
+
+def _print(results: list[ClaimTeeth], seconds: float) -> None:
+    for c in results:
+        mark = "[green]ok[/green]" if c.ok else "[red]FAIL[/red]"
+        console.print(f"{mark} [bold]{c.claim}[/bold]: {c.caught}/{len(c.results)} caught "
+                      f"({c.registered} registered)" + (f" — {c.problem}" if c.problem else ""))
+        for r in c.results:
+            tag = "caught" if r.caught else "[red]NOT CAUGHT[/red]"
+            console.print(f"    {tag} {r.name} ({r.seconds:.1f}s): {r.what}", highlight=False)
+            console.print(f"        reason: {r.reason[:300]}", markup=False, highlight=False)
+    twins = sum(len(c.results) for c in results)
+    caught = sum(c.caught for c in results)
+    bad = [c.claim for c in results if not c.ok]
+    console.print(f"{len(results)} claims, {caught}/{twins} broken variants caught in {seconds:.0f}s"
+                  + (f"; without teeth: {', '.join(bad)}" if bad else ""))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``teeth`` command to ``app``."""
+    @app.command()
+    def teeth(claims: Optional[list[str]] = typer.Argument(None, help="claim ids or papers (default: every claim)"),
+              quick: bool = typer.Option(False, "--quick", help="one broken variant per claim"),
+              seed: int = typer.Option(0, help="seed of every random choice"),
+              as_json: bool = typer.Option(False, "--json", help="print the results as JSON")) -> int:
+        """Run each claim's broken variants through its check; exit 0 iff every variant is caught
+        and every claim with a checker has at least two."""
+        selected = select_claims(claims)
+        total = sum(len(ts) for _, ts in plan(selected, quick).values())
+        start = time.perf_counter()
+        if as_json or not sys.stderr.isatty():
+            last = [start]
+
+            def note(r: TwinResult) -> None:
+                if time.perf_counter() - last[0] > 5:
+                    last[0] = time.perf_counter()
+                    print(f"teeth: {r.claim} {r.name} done ({time.perf_counter() - start:.0f}s)", file=sys.stderr)
+
+            results = run_teeth(selected, quick, seed, note)
+        else:
+            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=Console(stderr=True), transient=True) as progress:
+                bar = progress.add_task("broken variants", total=total)
+                results = run_teeth(selected, quick, seed, lambda r: progress.advance(bar))
+        seconds = time.perf_counter() - start
+        if as_json:
+            print(json.dumps({"seconds": round(seconds, 1), "claims": [c.as_dict() for c in results]}, indent=1))
+        else:
+            _print(results, seconds)
+        return 0 if all(c.ok for c in results) else 1

@@ -1,0 +1,47 @@
+"""Broken twins of the approximate Two Heads checkers (Thm 4.1, Thm 4.2) and the lower bound."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.two_heads import average, converse
+from attnsim.verify.claims import two_heads_approx as approx_checks
+from attnsim.verify.twins.breaks import formula_off, ledger_entry, wrapped
+from attnsim.verify.twins.two_heads_breaks import block_shift, drop_term
+from attnsim.verify.twins.two_heads_exact import add
+
+
+def estimator_halved() -> Any:
+    """The vectorised average-case estimator returns half of every output row (a wrong normaliser)."""
+    return wrapped(average.estimate, lambda f, *a, **k: (lambda Y, ld: (Y / 2, ld))(*f(*a, **k)))
+
+
+def weak_codes() -> Any:
+    """The converse's codes are scaled by B/4 instead of B, so cross-instance attention leaks through."""
+    return wrapped(converse.simulate, lambda f, inst, oracle, B: f(inst, oracle, B / 4))
+
+
+# The identity permutation runs the claim's default (both minimum-M conditions hold) and must fail on the
+# success rate; the others run a cheaper size where the conditions also hold (eps = 2 on the bounded input).
+_CHEAP = {"N": 4096, "M": 512, "eps": 2.0, "seeds": 40, "input": "bounded"}
+add("two_heads.thm_4_1", "estimator_halved", "the estimator returns half of every row (a wrong normaliser)",
+    estimator_halved, _CHEAP)
+add("two_heads.thm_4_1", "identity_permutation", "tau is the identity: each query block averages its own keys",
+    lambda: wrapped(approx_checks.taus, lambda f, N, seed, count: [np.arange(N) for _ in range(count)]))
+add("two_heads.thm_4_1", "calls_formula_plus_one", "the exact count of calls is off by one",
+    lambda: formula_off("calls"), _CHEAP)
+add("two_heads.thm_4_1", "ledger_drops_lookup", "the ledger drops the first permutation lookup",
+    lambda: ledger_entry("lookup", 0), _CHEAP)
+
+add("two_heads.thm_4_2", "weak_codes", "the codes are scaled by B/4, so other instances' keys leak in", weak_codes)
+add("two_heads.thm_4_2", "ledger_drops_call", "the ledger drops the only oracle call",
+    lambda: ledger_entry("oracle", 0))
+add("two_heads.thm_4_2", "small_products_formula_plus_one", "the exact count of small products is off by one",
+    lambda: formula_off("small_products"))
+
+_LB = {"input": "reduction", "N": 16, "M": 8, "d": 4, "seeds": 2}
+add("two_heads.lower_bound", "block_boundary", "every block after the first starts one token late", block_shift,
+    _LB)
+add("two_heads.lower_bound", "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term, _LB)

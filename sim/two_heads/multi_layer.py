@@ -122,6 +122,7 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
 
             sink_runner(oracle, layer_jobs(), sink)
             heads = [acc.close(nm, oracle.ledger, oracle.round) for acc in accs]
+            del accs, built, Xa  # the layer's inputs and sums are not needed past this point
         else:
             results = runner(oracle, layer_jobs() if stream else list(layer_jobs()))
             ends = list(accumulate(counts))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from attnsim.sim.errors import AttnsimError, OracleSpecError
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.rope import RoPE
+
+Sink = Callable[[int, Array], None]
+"""Receives each output of a round with its call's index (see :meth:`Oracle.run_into`)."""
 
 LENGTH_CONVENTIONS = ("paper", "strict")
 
@@ -122,28 +125,27 @@ class Oracle:
         not hold all its inputs at once. No output is returned before the round ends, so the calls
         of a round cannot depend on each other.
         """
-        it = iter(calls)
-        first = next(it, None)
-        if first is None:
-            return []
-        self.round += 1
-        return [self._execute(call) for call in chain([first], it)]
+        outputs: list[Array] = []
+        self.run_into(calls, lambda i, out: outputs.append(out))
+        return outputs
 
-    def stream(self, calls: Iterable[OracleCall]) -> Iterator[Array]:
-        """One round whose outputs come back one at a time, each as soon as its call has run.
+    def run_into(self, calls: Iterable[OracleCall], sink: Sink) -> int:
+        """One round like :meth:`run`, each output handed to ``sink(index, output)`` as it exists.
 
-        For constructions that combine a round's outputs online and never hold them all. The ledger
-        records one round, as :meth:`run` does; unlike :meth:`run`, the oracle cannot stop the caller
-        from building a later call of the round out of an earlier output, so a construction that
-        streams must build its calls from what it held before the round began.
+        The sink is the construction's combination step (processing), which folds outputs into
+        running sums so a round never holds all its outputs. The calls are built before or
+        independently of the sink's state, so no call of a round depends on another's output.
+        Returns the number of calls.
         """
         it = iter(calls)
         first = next(it, None)
         if first is None:
-            return
+            return 0
         self.round += 1
-        for call in chain([first], it):
-            yield self._execute(call)
+        n = 0
+        for n, call in enumerate(chain([first], it), start=1):
+            sink(n - 1, self._execute(call))
+        return n
 
     # -- execution -----------------------------------------------------------------------------
     def _execute(self, call: OracleCall) -> Array:

@@ -31,7 +31,7 @@ import numpy as np
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.sim.numerics import Array
-from attnsim.sim.oracle import Oracle, OracleCall, OracleLayer
+from attnsim.sim.oracle import Oracle, OracleCall, OracleLayer, Sink
 
 DTYPES = ("float64", "float32")
 
@@ -69,36 +69,47 @@ class TorchOracle(Oracle):
         are written when the round ends, in call order; a refused call aborts the round before
         anything of it is recorded.
         """
+        outputs: dict[int, Array] = {}
+        n = self.run_into(calls, outputs.__setitem__)
+        return [outputs[i] for i in range(n)]
+
+    def run_into(self, calls: Iterable[OracleCall], sink: Sink) -> int:
+        """:meth:`run`, each output handed to ``sink(index, output)`` when its batch is done.
+
+        Outputs arrive batch by batch (not in call order); nothing of a round's outputs is kept
+        here, so a round holds only the batches in flight (see :meth:`Oracle.run_into`).
+        """
         it = iter(calls)
         first = next(it, None)
         if first is None:
-            return []
+            return 0
         self.round += 1
         entries: list[tuple[str, tuple[int, ...]]] = []  # (tag, input shape): the inputs themselves are not kept
-        results: list[Any] = []
+        flops: list[int] = []
         pending: dict[tuple[Any, ...], list[tuple[int, OracleCall, Array]]] = {}
         for i, call in enumerate(chain([first], it)):
             X = call.phi(self.nm, call.X) if call.phi is not None else call.X
             self._validate(call, X)
             entries.append((call.tag, X.shape))
-            results.append(None)
+            flops.append(0)
             key = self._group_key(call, X)
             group = pending.setdefault(key, [])
             group.append((i, call, X))
             n, width = X.shape
             if len(group) >= max(1, min(self.max_batch, self.batch_elements // max(1, n * width))):
-                self._run_group(pending.pop(key), results)
+                self._run_group(pending.pop(key), flops, sink)
         for group in pending.values():
-            self._run_group(group, results)
-        for (_, flops), (tag, shape) in zip(results, entries):
-            self.ledger.record("oracle", tag, round=self.round, shape=shape, flops=flops)
-        return [out for out, _ in results]
+            self._run_group(group, flops, sink)
+        for f, (tag, shape) in zip(flops, entries):
+            self.ledger.record("oracle", tag, round=self.round, shape=shape, flops=f)
+        return len(entries)
 
-    def _run_group(self, group: list[tuple[int, OracleCall, Array]], results: list[Any]) -> None:
+    def _run_group(self, group: list[tuple[int, OracleCall, Array]], flops: list[int], sink: Sink) -> None:
         calls = [c for _, c, _ in group]
-        for (i, _, _), call, res in zip(group, calls, self._execute_group(calls, [x for _, _, x in group])):
-            self._check_output(call, res[0].shape[1])
-            results[i] = res
+        for (i, _, _), call, (out, f) in zip(group, calls, self._execute_group(calls, [x for _, _, x in group])):
+            self._check_output(call, out.shape[1])
+            flops[i] = f
+            sink(i, out)
 
     # -- spec enforcement: the numpy oracle's checks (Oracle._check_call, Oracle._check_layer) ----------
     def _validate(self, call: OracleCall, X: Array) -> None:
@@ -134,21 +145,45 @@ class TorchOracle(Oracle):
             outs = []
             for h, head in enumerate(layer.heads):
                 Xh = Xt[:, :, h * w:(h + 1) * w]
-                q, k, v = (self._project(Xh, W) for W in (head.WQ, head.WK, head.WV))
+                cols = self._used_columns(head.WV)
+                WV = np.asarray(head.WV)[:, cols] if cols is not None else head.WV
+                q, k, v = self._project_all(Xh, (head.WQ, head.WK, WV))
                 if head.rope_dims:
                     q, k = self._rotate(q, head.rope_dims), self._rotate(k, head.rope_dims)
-                outs.append(F.scaled_dot_product_attention(q, k, v, is_causal=self.spec.causal, scale=1.0))
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=self.spec.causal, scale=1.0)
+                outs.append(o if cols is None else self._widen(o, cols, head.WV.shape[1]))
             Hs = torch.cat(outs, dim=-1).to("cpu", torch.float64).numpy()
             X = [self._layer_mlp(c.layers[li], Hs[b], X[b]) for b, c in enumerate(calls)]
         return list(zip(X, flops))
 
-    def _project(self, Xh: Any, W: np.ndarray) -> Any:
-        """Xh @ W, reading only the input columns W uses when at most half of its rows are non-zero."""
-        used = np.flatnonzero(np.any(np.asarray(W, dtype=np.float64) != 0, axis=1))
-        if 2 * len(used) > W.shape[0]:
-            return Xh @ self._tensor(W)
-        idx = self._torch.from_numpy(used).to(self.device)
-        return Xh.index_select(-1, idx) @ self._tensor(np.asarray(W)[used])
+    def _project_all(self, Xh: Any, Ws: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+        """Xh @ W for each W, as one GEMM over the batch's rows (B·n × width) against [W_1 | W_2 | …],
+        reading only the input rows some W uses when at most half are."""
+        Wcat = np.concatenate([np.asarray(W, dtype=np.float64) for W in Ws], axis=1)
+        used = np.flatnonzero(np.any(Wcat != 0, axis=1))
+        B, n, width = Xh.shape
+        X2 = Xh.reshape(B * n, width)
+        if 2 * len(used) <= width:
+            X2 = X2.index_select(-1, self._torch.from_numpy(used).to(self.device))
+            Wcat = Wcat[used]
+        P = (X2 @ self._tensor(Wcat)).reshape(B, n, -1)
+        return tuple(P.split([W.shape[1] for W in Ws], dim=-1))
+
+    @staticmethod
+    def _used_columns(W: np.ndarray) -> np.ndarray | None:
+        """The non-zero output columns of a value matrix, when at most half are (else None).
+
+        An imported head's W^V fills d_h of its 5·d_h columns (``maps.head_selectors``): attention
+        then multiplies only those, and :meth:`_widen` puts the zero columns back (their output is
+        exactly 0, the weighted mean of zeros).
+        """
+        used = np.flatnonzero(np.any(np.asarray(W, dtype=np.float64) != 0, axis=0))
+        return used if 2 * len(used) <= W.shape[1] else None
+
+    def _widen(self, o: Any, cols: np.ndarray, width: int) -> Any:
+        full = o.new_zeros((*o.shape[:-1], width))
+        full[..., self._torch.from_numpy(cols).to(o.device)] = o
+        return full
 
     def _rotate(self, t: Any, dims: int) -> Any:
         """Rotary embeddings of the oracle (``OracleSpec.rope``) per call, by row position."""

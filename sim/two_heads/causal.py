@@ -63,7 +63,7 @@ from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.two_heads.blocks import block_starts, decode_A, decode_AB, sort_parts, weights_step1, weights_step2
-from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
+from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, StreamRunner
 from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
 from attnsim.sim.two_heads.worst_case import block_preconditions
 
@@ -179,15 +179,79 @@ def causal_combine(nm: Numerics, ledger: Ledger, N: int, m: int, b: int, plans: 
     return Y
 
 
-def causal_head(b: int, scheme: str) -> HeadBuilder:
+class CausalAccumulator:
+    """Theorem 3.5's combination fed one call output at a time: running Σ B and Σ A per query row.
+
+    The same terms as :func:`causal_combine` (the part keys (query block, key block, low/high/own),
+    the zero row at offset b − 1 of a full "high" part, the ratio calls' B = out·(A + shift)), summed
+    as they arrive instead of after the round. Memory: N × (m + 1) running sums, plus, for the paper
+    scheme, a normaliser or ratio output waiting for its partner (the two calls of a part are made
+    one after the other). The processing entries are the batch path's: one per query block.
+    """
+
+    def __init__(self, nm: Numerics, N: int, m: int, b: int, plans: list[CausalPlan], tag: str,
+                 cols: np.ndarray | None = None) -> None:
+        """Zero sums for N query rows; ``plans`` fills in as the head's jobs are built.
+
+        ``cols``: the value columns W^V can make non-zero (the others of B are exactly 0 in every
+        call), so only those are summed; :meth:`close` puts the zero columns back.
+        """
+        self.nm, self.b, self.m, self.tag, self.plans = nm, b, m, tag, plans
+        self.cols = np.arange(m) if cols is None else cols
+        self.num, self.den = nm.zeros((N, len(self.cols))), nm.zeros((N, 1))
+        self.waiting: dict[tuple[int, int, str], tuple[str, Array]] = {}
+        self.terms: dict[int, int] = {}  # query block start -> parts folded in
+
+    def fold(self, index: int, out: Array) -> None:
+        """Add job ``index``'s contribution to the running sums of its query rows."""
+        plan, nm = self.plans[index], self.nm
+        rows = _query_rows(plan, out, self.b)
+        key = (plan.q0, plan.t, plan.part)
+        if plan.kind == "AB":
+            B, A = rows[:, :-1][:, self.cols], rows[:, -1:]
+        else:
+            other = self.waiting.pop(key, None)
+            if other is None:
+                self.waiting[key] = (plan.kind, rows)
+                return
+            ratio, A = (rows, other[1][:, :1]) if plan.kind == "R" else (other[1], rows[:, :1])
+            ratio = ratio[:, self.cols]
+            shift = int(plan.part == "high")
+            B = nm.mul(ratio, nm.add(A, nm.const(shift, A.shape)))
+        if plan.part == "high" and A.shape[0] == self.b:
+            # offset b − 1 (the paper's offset M): the key set {o(j) > o(i)} is empty
+            A, B = A.copy(), B.copy()
+            A[self.b - 1] = nm.zeros((1,))
+            B[self.b - 1] = nm.zeros((len(self.cols),))
+        q = slice(plan.q0, plan.q0 + A.shape[0])
+        self.num[q] = nm.add(self.num[q], B)
+        self.den[q] = nm.add(self.den[q], A)
+        self.terms[plan.q0] = self.terms.get(plan.q0, 0) + 1
+
+    def close(self, nm: Numerics, ledger: Ledger, round: int) -> Array:
+        """y = Σ B / Σ A, one processing entry per query block (as :func:`causal_combine`)."""
+        if self.waiting:
+            raise PreconditionError(f"{self.tag}: {len(self.waiting)} normaliser/ratio outputs never got "
+                                    "their partner call")
+        Y = nm.zeros((self.num.shape[0], self.m))
+        for q0 in sorted(self.terms):
+            bq = min(self.b, self.num.shape[0] - q0)
+            Y[q0:q0 + bq, self.cols] = nm.safe_div(self.num[q0:q0 + bq], self.den[q0:q0 + bq])
+            ledger.record("processing", f"{self.tag}.combine", round=round, shape=(bq, self.m),
+                          flops=2 * bq * self.terms[q0] * (self.m + 1))
+        return Y
+
+
+def causal_head(b: int, scheme: str, *, online: bool = False) -> HeadBuilder:
     """Head builder of Theorem 3.5 for :func:`~attnsim.sim.two_heads.multi_layer.simulate_layers`.
 
     The jobs are a generator (each block pair's inputs built when the runner asks for them); the
-    plans fill in as it is consumed, which happens before ``finish`` runs.
+    plans fill in as it is consumed, which happens before ``finish`` runs (and, with ``online``,
+    before the :class:`CausalAccumulator` sees the job's output).
     """
 
     def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array,
-              tag: str) -> tuple[Iterator[HeadJob], HeadFinish]:
+              tag: str) -> tuple[Iterator[HeadJob], HeadFinish | CausalAccumulator]:
         N, m = X.shape
         plans: list[CausalPlan] = []
 
@@ -195,6 +259,10 @@ def causal_head(b: int, scheme: str) -> HeadBuilder:
             for job, plan in iter_causal_head_jobs(nm, X, WQ, WK, WV, b, scheme, tag):
                 plans.append(plan)
                 yield job
+
+        if online:
+            cols = np.flatnonzero(~nm.is_zero(WV).all(axis=0))
+            return jobs(), CausalAccumulator(nm, N, m, b, plans, tag, cols)
 
         def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
             return causal_combine(nm, ledger, N, m, b, plans, results, tag, round)
@@ -218,15 +286,20 @@ def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) ->
 
 
 def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int, scheme: str = "paper",
-             runner: JobRunner, tag: str = "thm_3_5", stream: bool = False) -> Array:
+             runner: JobRunner | None = None, tag: str = "thm_3_5", stream: bool = False,
+             sink_runner: StreamRunner | None = None) -> Array:
     """Causal T(X) from calls to a causal oracle (exact identity in exact arithmetic).
 
     ``stream``: hand the runner each layer's jobs as a generator (see ``simulate_layers``).
+    ``sink_runner`` (instead of ``runner``, e.g. ``jobs.stream_one_per_call``): outputs are folded
+    into running sums as they arrive (:class:`CausalAccumulator`), so memory stays O(N·d) per layer
+    plus the calls in flight; the calls, rounds and ledger are the same.
     """
     reasons = preconditions(spec, oracle, b, scheme)
     require(reasons)
-    return simulate_layers(spec, weights, X, oracle, b=b, build_head=causal_head(b, scheme), runner=runner, tag=tag,
-                           stream=stream)
+    build_head = causal_head(b, scheme, online=sink_runner is not None)
+    return simulate_layers(spec, weights, X, oracle, b=b, build_head=build_head, runner=runner, tag=tag,
+                           stream=stream, sink_runner=sink_runner)
 
 
 def block_denominators(nm: Numerics, X: Array, WQ: Array, WK: Array, b: int, oracle: Oracle,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol
 
 from attnsim.sim.numerics import Array, Numerics
-from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer
+from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer, Sink
 
 Decode = Callable[[Numerics, Array], Array]
 
@@ -48,12 +48,27 @@ class JobRunner(Protocol):
         """Run ``jobs`` as one round on ``oracle``; outputs in job order."""
 
 
+class StreamRunner(Protocol):
+    """Runs a round of jobs handing each output to a sink as it exists (see ``Oracle.run_into``)."""
+
+    def __call__(self, oracle: Oracle, jobs: Iterable[HeadJob], sink: Sink) -> int:
+        """Run ``jobs`` as one round, each output to ``sink(index, output)``; return the number of calls."""
+        ...
+
+
+def _call(job: HeadJob) -> OracleCall:
+    return OracleCall(job.tag, job.Z, (OracleLayer((OracleHead(job.WQ, job.WK, job.WV, job.rope_dims),), job.decode),))
+
+
+def stream_one_per_call(oracle: Oracle, jobs: Iterable[HeadJob], sink: Sink) -> int:
+    """:func:`run_one_per_call` with every output handed to ``sink(index, output)`` as it exists."""
+    return oracle.run_into((_call(job) for job in jobs), sink)
+
+
 def run_one_per_call(oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]:
     """Every job as its own call to a single-head single-layer oracle, all in one round.
 
     ``jobs`` may be a generator (a streamed round, ``multi_layer.simulate_layers(stream=True)``):
     the calls are handed on one by one, so no job input is held longer than the oracle needs it.
     """
-    return oracle.run(OracleCall(job.tag, job.Z, (OracleLayer((OracleHead(job.WQ, job.WK, job.WV, job.rope_dims),),
-                                                               job.decode),))
-                      for job in jobs)
+    return oracle.run(_call(job) for job in jobs)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import accumulate
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -38,24 +38,61 @@ from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.two_heads.blocks import PairPlan, combine, decode_A, decode_AB, head_jobs
-from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
+from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, StreamRunner
 from attnsim.sim.two_heads.worst_case import apply_token_map, close_layer
 
 # finish(nm, ledger, results of the head's jobs, round) -> the head's output (N × d/H)
 HeadFinish = Callable[[Numerics, Ledger, Sequence[Array], int], Array]
-# build(nm, X_h, W^Q, W^K, W^V, tag) -> (jobs, finish); jobs may be a generator (built when consumed)
-HeadBuilder = Callable[[Numerics, Array, Array, Array, Array, str], tuple[Iterable[HeadJob], HeadFinish]]
+
+
+class HeadAccumulator(Protocol):
+    """A head's combination step fed one call output at a time (a streamed round, ``sink_runner``)."""
+
+    def fold(self, index: int, out: Array) -> None:
+        """Take the output of the head's ``index``-th job into the running sums."""
+
+    def close(self, nm: Numerics, ledger: Ledger, round: int) -> Array:
+        """The head's output (N × d/H) once every job's output has been folded in."""
+
+
+class Collected:
+    """A batch ``finish`` as an accumulator: it keeps the outputs and combines them at the end."""
+
+    def __init__(self, finish: HeadFinish) -> None:
+        """Wrap the head's batch combination ``finish``."""
+        self.finish = finish
+        self.outputs: dict[int, Array] = {}
+
+    def fold(self, index: int, out: Array) -> None:
+        """Keep the output of job ``index``."""
+        self.outputs[index] = out
+
+    def close(self, nm: Numerics, ledger: Ledger, round: int) -> Array:
+        """Combine the kept outputs in job order."""
+        return self.finish(nm, ledger, [self.outputs[i] for i in range(len(self.outputs))], round)
+# build(nm, X_h, W^Q, W^K, W^V, tag) -> (jobs, finish); jobs may be a generator (built when consumed);
+# finish may be a HeadAccumulator (the streamed combination of a head, used with ``sink_runner``)
+HeadBuilder = Callable[[Numerics, Array, Array, Array, Array, str],
+                       tuple[Iterable[HeadJob], "HeadFinish | HeadAccumulator"]]
 
 
 def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
-                    build_head: HeadBuilder, runner: JobRunner, tag: str, stream: bool = False) -> Array:
+                    build_head: HeadBuilder, runner: JobRunner | None = None, tag: str, stream: bool = False,
+                    sink_runner: StreamRunner | None = None) -> Array:
     """T(X) layer by layer: all head jobs of a layer in one round of ``runner``.
 
     ``stream=True`` hands the runner the layer's jobs as one generator instead of a list, so a
     runner that consumes it call by call (``jobs.run_one_per_call``) never holds all job inputs of
     a layer at once (the N = 8192 GPT-2 example: ~8 GB of inputs per layer otherwise). The calls
     and the round are the same either way.
+
+    ``sink_runner`` (instead of ``runner``) also streams the outputs: each call's output goes to its
+    head's :class:`HeadAccumulator` the moment the oracle has it, so a round holds the running sums
+    of eq. (1) and the calls in flight, never all its outputs. A head builder whose ``finish`` is a
+    plain function is wrapped in :class:`Collected` (it keeps its outputs, as the batch path does).
     """
+    if (runner is None) == (sink_runner is None):
+        raise PreconditionError("runner: give exactly one of runner and sink_runner")
     if spec.rope is not None:
         raise PreconditionError("rope: rotary embeddings are supported by Lemma 3.1's construction only "
                                 "(two_heads.rebuttal_rope), not by the packed, causal or window ones")
@@ -67,17 +104,30 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
         built = [build_head(nm, Xa[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"),
                             nm.array(hw.WV, "W^V"), f"{tag}.L{li}.H{h}") for h, hw in enumerate(layer.heads)]
         counts = [0] * len(built)
+        owner: list[tuple[int, int]] = []  # global call index -> (head, index among the head's jobs)
 
         def layer_jobs() -> Iterator[HeadJob]:
             for h, (head_jobs_h, _) in enumerate(built):
                 for job in head_jobs_h:
+                    owner.append((h, counts[h]))
                     counts[h] += 1
                     yield job
 
-        results = runner(oracle, layer_jobs() if stream else list(layer_jobs()))
-        ends = list(accumulate(counts))
-        heads = [finish(nm, oracle.ledger, results[e - c:e], oracle.round)
-                 for (_, finish), c, e in zip(built, counts, ends)]
+        if sink_runner is not None:
+            accs = [f if hasattr(f, "fold") else Collected(f) for _, f in built]
+
+            def sink(i: int, out: Array) -> None:
+                h, j = owner[i]
+                accs[h].fold(j, out)
+
+            sink_runner(oracle, layer_jobs(), sink)
+            heads = [acc.close(nm, oracle.ledger, oracle.round) for acc in accs]
+            del accs, built, Xa  # the layer's inputs and sums are not needed past this point
+        else:
+            results = runner(oracle, layer_jobs() if stream else list(layer_jobs()))
+            ends = list(accumulate(counts))
+            heads = [finish(nm, oracle.ledger, results[e - c:e], oracle.round)
+                     for (_, finish), c, e in zip(built, counts, ends)]
         X = close_layer(nm, oracle, spec, X, heads, layer.psi, b)
     return X
 

@@ -8,7 +8,7 @@ round's calls to the oracle one at a time, query block by query block, and adds 
 writes y = Σ B / Σ A and drops the sums. Live beyond the input X: the output Y (N × m), one call's
 input ((b + 1) × (2d + 2)) and its scores ((b + 1)²), one block's sums (b × (m + 1)) —
 O(N·d + M²) words. The calls are the same n² fused calls as :func:`blocks.head_jobs` builds, in one
-round (:meth:`Oracle.stream`); each call is built from X and the weights alone.
+round (:meth:`Oracle.run_into`); each call is built from X and the weights alone.
 """
 
 from __future__ import annotations
@@ -36,14 +36,21 @@ def simulate(X: Array, WQ: Array, WK: Array, WV: Array, oracle: Oracle, *, b: in
                 yield OracleCall(f"{tag}.fused", Z1, (OracleLayer((OracleHead(*w1),), decode_AB(pad)),))
 
     Y = nm.zeros((N, m))
-    outputs = oracle.stream(calls())
-    for q0 in starts:
+    n = len(starts)
+    num = {q0: nm.zeros((min(b, N - q0), m)) for q0 in starts[:1]}  # one query block's sums at a time
+    den = {q0: nm.zeros((min(b, N - q0), 1)) for q0 in starts[:1]}
+
+    def fold(i: int, out: Array) -> None:
+        q0 = starts[i // n]
         bq = min(b, N - q0)
-        num, den = nm.zeros((bq, m)), nm.zeros((bq, 1))
-        for _ in starts:
-            out = next(outputs)[:bq]
-            num, den = nm.add(num, out[:, :-1]), nm.add(den, out[:, -1:])
-        Y[q0:q0 + bq] = nm.safe_div(num, den)
-        oracle.ledger.record("processing", f"{tag}.combine", round=oracle.round, shape=num.shape,
-                             flops=2 * bq * len(starts) * (m + 1))
+        if q0 not in num:
+            num[q0], den[q0] = nm.zeros((bq, m)), nm.zeros((bq, 1))
+        num[q0] = nm.add(num[q0], out[:bq, :-1])
+        den[q0] = nm.add(den[q0], out[:bq, -1:])
+        if i % n == n - 1:  # the query block's last pair: divide and free its sums
+            Y[q0:q0 + bq] = nm.safe_div(num.pop(q0), den.pop(q0))
+            oracle.ledger.record("processing", f"{tag}.combine", round=oracle.round, shape=(bq, m),
+                                 flops=2 * bq * n * (m + 1))
+
+    oracle.run_into(calls(), fold)
     return Y

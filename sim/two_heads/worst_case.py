@@ -70,8 +70,9 @@ def apply_token_map(nm: Numerics, oracle: Oracle, fmap: TokenMap, X: Array, b: i
 def close_layer(nm: Numerics, oracle: Oracle, spec: TransformerSpec, X: Array, heads: list[Array], psi: TokenMap,
                 b: int) -> Array:
     """End of a simulated layer (processing): concatenate the heads, add the residual if the model has
-    one, apply ψ_ℓ token-wise."""
+    one, apply ψ_ℓ token-wise. ``heads`` is emptied once concatenated, so its arrays can be freed."""
     Hcat = np.concatenate(heads, axis=1)
+    heads.clear()
     if spec.residual:
         Hcat = nm.add(X, Hcat)
         oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)

@@ -44,9 +44,9 @@ from attnsim.verify.cases import random_case
 from attnsim.verify.long_run import random_layer
 
 
-def timed(fns: dict[str, Callable[[], Any]], repeats: int, warm: bool = True) -> dict[str, float]:
-    """Median seconds of each function, the functions run alternately ``repeats`` times (after one
-    untimed warm-up run each when ``warm``)."""
+def timed_samples(fns: dict[str, Callable[[], Any]], repeats: int, warm: bool = True) -> dict[str, list[float]]:
+    """Seconds of each run of each function, the functions run alternately ``repeats`` times (after
+    one untimed warm-up run each when ``warm``), so the i-th runs of two functions saw the same load."""
     for fn in fns.values() if warm else ():  # warm-up (imports, caches, page faults)
         fn()
     times: dict[str, list[float]] = {k: [] for k in fns}
@@ -55,7 +55,18 @@ def timed(fns: dict[str, Callable[[], Any]], repeats: int, warm: bool = True) ->
             t0 = time.perf_counter()
             fn()
             times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return times
+
+
+def timed(fns: dict[str, Callable[[], Any]], repeats: int, warm: bool = True) -> dict[str, float]:
+    """Median seconds of each function (see :func:`timed_samples`)."""
+    return {k: statistics.median(v) for k, v in timed_samples(fns, repeats, warm).items()}
+
+
+def ratio_spread(samples: dict[str, list[float]], a: str, b: str) -> dict[str, float]:
+    """Median, min and max of the paired ratios a_i / b_i of alternating runs."""
+    r = [x / y for x, y in zip(samples[a], samples[b])]
+    return {"median": statistics.median(r), "min": min(r), "max": max(r)}
 
 
 def gemm_gflops(n: int, repeats: int) -> float:
@@ -90,10 +101,13 @@ def float_figures(N: int, M: int, d: int, repeats: int, threads: int) -> dict[st
         "fused": lambda: sim("fused"),
         "paper": lambda: sim("paper"),
     }
-    t = timed(fns, repeats)
+    samples = timed_samples(fns, repeats)
+    t = {k: statistics.median(v) for k, v in samples.items()}
     flops = 4 * N * N * d
     out: dict[str, Any] = {
         "N": N, "M": M, "d": d, "seconds": t,
+        "spread": {"fused/direct": ratio_spread(samples, "fused", "direct"),
+                   "paper/direct": ratio_spread(samples, "paper", "direct")},
         "fused/direct": t["fused"] / t["direct"], "paper/direct": t["paper"] / t["direct"],
         "fused/paper": t["fused"] / t["paper"],
         "gflops": {k: flops / v / 1e9 for k, v in t.items()},
@@ -173,7 +187,7 @@ def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[s
     threads = os.cpu_count() or 1
     rec: dict[str, Any] = {
         "machine": {"cpus": threads, "platform": platform.platform(), "numpy": np.__version__,
-                    "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE")},
+                    "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"), "threads": thread_settings()},
         "repeats": repeats, "quick": quick,
         "gemm_gflops": gemm_gflops(1024 if quick else 2048, repeats),
     }
@@ -181,6 +195,8 @@ def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[s
     rec["float64"] = [float_figures(N, M, d, repeats, threads) for N, M, d in sizes]
     rec["exact"] = exact_figures(128, 16, 4, repeats)
     rec["torch_oracle"] = torch_oracle_figure(repeats)
+    rec["cost_model"] = cost_model_figure(quick, repeats)
+    rec["whole_model"] = whole_model_figure(quick)
     if dask:
         rec["dask"] = dask_figure(4096 if quick else 8192, 256, 64, repeats)
     return rec
@@ -195,3 +211,45 @@ def torch_oracle_figure(repeats: int) -> dict[str, Any]:
     from attnsim.verify.bench.torch_sdpa import torch_sdpa_ratio
 
     return torch_sdpa_ratio(8192, 512, 64, repeats=repeats, engine="torch-oracle")
+
+
+def thread_settings() -> dict[str, Any]:
+    """The thread counts every timing ran with (BLAS pools, torch), printed beside the figures."""
+    out: dict[str, Any] = {}
+    try:
+        from threadpoolctl import threadpool_info
+
+        out["blas"] = {i.get("internal_api", "?"): i.get("num_threads") for i in threadpool_info()}
+    except ImportError:
+        out["blas"] = "threadpoolctl not installed"
+    try:
+        import torch
+
+        out["torch"] = torch.get_num_threads()
+    except ImportError:
+        pass
+    return out
+
+
+def cost_model_figure(quick: bool, repeats: int) -> dict[str, Any]:
+    """The fitted call time t(M) and the predicted against the measured time at a held-out N."""
+    from attnsim.verify.bench.cost_model import cost_model
+
+    if quick:
+        return cost_model(repeats=repeats, Ms=(16, 32, 64, 128), calibrate=(256, 512), held_out=1024)
+    return cost_model(repeats=repeats, M=128, Ms=(16, 32, 64, 128, 256, 512), calibrate=(512, 1024, 2048),
+                      held_out=4096)
+
+
+def whole_model_figure(quick: bool) -> dict[str, Any]:
+    """A GPT-2-shaped model through oracle calls / its direct torch forward (skipped without torch)."""
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        return {"skipped": "torch and transformers are not installed (pip install attnsim[torch])"}
+    from attnsim.verify.bench.whole_model import whole_model_ratio
+
+    if quick:
+        return whole_model_ratio(N=512, M=128, embd=192, heads=3, layers=4)
+    return whole_model_ratio(N=2048, M=256, embd=768, heads=12, layers=12)

@@ -15,12 +15,11 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
     for f in rec["float64"]:
         size = f"N={f['N']} M={f['M']} d={f['d']}"
         g = f["gflops"]
+        sp = f.get("spread", {}).get("fused/direct")
+        spread = f" (runs {sp['min']:.2f}–{sp['max']:.2f})" if sp else ""
         out += [
-            (
-                "fused / direct",
-                f"{f['fused/direct']:.2f}",
-                f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s",
-            ),
+            ("fused / direct", f"{f['fused/direct']:.2f}{spread}",
+             f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s"),
             ("paper / direct", f"{f['paper/direct']:.2f}", f"{size}; paper {g['paper']:.1f} GFLOP/s (4·N²·d counted)"),
             ("fused / paper", f"{f['fused/paper']:.2f}", size),
         ]
@@ -37,9 +36,29 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
     if "skipped" in t:
         out.append(("torch oracle / torch SDPA (CPU)", "skipped", t["skipped"]))
     else:
-        out.append(("torch oracle / torch SDPA (CPU)", f"{t['ratio']:.2f}",
+        spread = f" (runs {t['ratio_min']:.2f}–{t['ratio_max']:.2f})" if "ratio_min" in t else ""
+        out.append(("torch oracle / torch SDPA (CPU)", f"{t['ratio']:.2f}{spread}",
                     f"N={t['N']} M={t['M']} d={t['d']}; fused thm_3_4, every call on SDPA; target <= {t['target']}, "
                     f"{t['error_bits']:.1f} bits"))
+    if "cost_model" in rec:
+        c = rec["cost_model"]
+        f = c["fit"]
+        out.append(("cost model: one call t(M)", f"{f['a']:.3g}·M² + {f['b']:.3g}·M + {f['c']:.3g} s",
+                    f"fused Lemma 3.1 call, d={c['d']}, M in {c['Ms']}, single-threaded BLAS"))
+        h = c["held_out"]
+        out.append(("cost model: predicted / measured", f"{c['predicted_seconds'] / h['seconds']:.2f}",
+                    f"held-out N={h['N']}, M={c['M']}: predicted {c['predicted_seconds']:.2f} s, "
+                    f"measured {h['seconds']:.2f} s ({h['calls']} calls)"))
+    w = rec.get("whole_model")
+    if w is not None and "skipped" in w:
+        out.append(("whole model / direct forward", "skipped", w["skipped"]))
+    elif w is not None:
+        mib = 2 ** 20
+        out.append(("whole model / direct forward", f"{w['ratio']:.2f}",
+                    f"GPT-2 shape E={w['embd']} H={w['heads']} L={w['layers']}, N={w['N']} M={w['M']}, "
+                    f"{w['calls']} calls, {w['threads']} threads; peak RSS simulation "
+                    f"{w['simulation_peak_rss'] / mib:.0f} MiB, direct {w['direct_peak_rss'] / mib:.0f} MiB; "
+                    f"{w['error_bits']:.1f} bits"))
     if "dask" in rec:
         dk = rec["dask"]
         out.append(("Dask (2 workers) / serial", f"{dk['dask/serial']:.2f}",

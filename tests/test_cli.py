@@ -17,7 +17,8 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_check_json_record_keys():
-    p = run("check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2", "--numerics", "exact", "--json")
+    p = run("check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2", "--numerics", "exact",
+            "--format", "json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     for key in ("claim", "params", "numerics", "length_convention", "agree", "error_bits", "calls", "calls_by_tag",
@@ -73,7 +74,7 @@ def test_call_over_the_oracle_limit_is_a_clear_error(monkeypatch):
 
 
 def test_claims_lists_registry():
-    p = run("claims", "--paper", "two_heads", "--json")
+    p = run("claims", "--paper", "two_heads", "--format", "json")
     assert p.returncode == 0
     ids = {c["id"] for c in json.loads(p.stdout)}
     assert {"two_heads.lemma_3_1", "two_heads.thm_3_4", "two_heads.lower_bound"} <= ids

@@ -1,12 +1,22 @@
-"""``attnsim bench``: speed as ratios measured in one run (see ``verify.bench``); a table and JSON."""
+"""``attnsim bench``: speed as ratios measured in one run (see ``verify.bench``); a table and JSON.
+
+``--torch`` runs only the torch figure (:func:`attnsim.verify.bench.torch_sdpa.torch_sdpa_ratio`).
+"""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any, Optional
 
 import typer
+
+from attnsim.verify.cli.options import (
+    check_format,
+    format_option,
+    is_terminal,
+    json_option,
+    render_rows,
+    write_json,
+)
 
 
 def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -16,7 +26,8 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         size = f"N={f['N']} M={f['M']} d={f['d']}"
         g = f["gflops"]
         out += [
-            ("fused / direct", f"{f['fused/direct']:.2f}", f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s"),
+            ("fused / direct", f"{f['fused/direct']:.2f}",
+             f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s"),
             ("paper / direct", f"{f['paper/direct']:.2f}", f"{size}; paper {g['paper']:.1f} GFLOP/s (4·N²·d counted)"),
             ("fused / paper", f"{f['fused/paper']:.2f}", size),
         ]
@@ -43,26 +54,59 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
+def torch_rows(r: dict[str, Any], repeats: int) -> list[tuple[str, str, str]]:
+    """(figure, value, detail) rows of the torch SDPA figure."""
+    size = f"N={r['N']} M={r['M']} d={r['d']}, engine {r['engine']}, {r['threads']} threads"
+    return [("direct torch SDPA", f"{r['direct_s']:.3f} s", f"{size} (median of {repeats})"),
+            ("simulation on torch SDPA", f"{r['simulation_s']:.3f} s", size),
+            ("simulation / direct", f"{r['ratio']:.2f}", f"target <= {r['target']}"),
+            ("agreement", f"{r['error_bits']:.1f} bits", "simulation against direct SDPA")]
+
+
 def register(app: typer.Typer) -> None:
+    """Add the ``bench`` command to ``app``."""
     @app.command("bench")
     def bench(quick: bool = typer.Option(False, "--quick", help="one size per figure"),
-              repeats: int = typer.Option(5, help="runs per timing (median; at least 5)"),
+              repeats: Optional[int] = typer.Option(None, help="runs per timing (median; default 5, 3 with --torch)"),
               dask: bool = typer.Option(True, help="include the Dask figure"),
-              json_out: Optional[Path] = typer.Option(None, "--json", help="write the figures here")) -> None:
+              torch: bool = typer.Option(False, "--torch", help="only the torch figure: the fused simulation "
+                                                                "through torch SDPA calls / one direct SDPA call"),
+              N: int = typer.Option(8192, "--N", help="--torch: sequence length"),
+              M: int = typer.Option(512, "--M", help="--torch: oracle length (blocks of M tokens + 1 synthetic)"),
+              d: int = typer.Option(64, "--d", help="--torch: head width"),
+              engine: Optional[str] = typer.Option(None, help="--torch: engine or torch-oracle (default: engine "
+                                                              "when installed)"),
+              fmt: str = format_option(("table", "md", "csv", "json"), "table"),
+              json_out: Optional[str] = json_option()) -> None:
         """Engine speed as ratios: simulation / direct attention, fused / paper, flint / Fraction, Dask / serial."""
-        from rich.console import Console
-        from rich.table import Table
+        check_format(fmt, ("table", "md", "csv", "json"))
+        if torch:
+            from attnsim.verify.bench.torch_sdpa import torch_sdpa_ratio
 
-        from attnsim.verify.bench.engine import run_bench
+            repeats = 3 if repeats is None else repeats
+            rec = torch_sdpa_ratio(N=N, M=M, d=d, repeats=repeats, engine=engine)
+            table_rows = torch_rows(rec, repeats)
+            title = "attnsim bench --torch (float64, CPU)"
+        else:
+            from attnsim.verify.bench.engine import run_bench
 
-        rec = run_bench(quick=quick, repeats=repeats, dask=dask)
-        from rich.markup import escape
+            repeats = 5 if repeats is None else repeats
+            rec = run_bench(quick=quick, repeats=repeats, dask=dask)
+            table_rows = rows(rec)
+            title = f"attnsim bench (medians of {repeats} runs, {rec['machine']['cpus']} CPUs)"
+        if fmt == "json":
+            write_json(rec, "-")
+        elif fmt == "table" and is_terminal():
+            from rich.console import Console
+            from rich.markup import escape
+            from rich.table import Table
 
-        table = Table(title=f"attnsim bench (medians of {repeats} runs, {rec['machine']['cpus']} CPUs)")
-        for col in ("figure", "value", "detail"):
-            table.add_column(col)
-        for r in rows(rec):
-            table.add_row(*(escape(c) for c in r))
-        Console().print(table)
-        if json_out is not None:
-            json_out.write_text(json.dumps(rec, indent=2))
+            table = Table(title=title)
+            for col in ("figure", "value", "detail"):
+                table.add_column(col)
+            for r in table_rows:
+                table.add_row(*(escape(c) for c in r))
+            Console().print(table)
+        else:
+            print(render_rows(("figure", "value", "detail"), table_rows, fmt))
+        write_json(rec, json_out)

@@ -8,6 +8,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from attnsim.verify.cli.options import check_scheduler, scheduler_option
+
 console = Console()
 
 
@@ -16,14 +18,16 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def report(out: Path = typer.Option(Path("attnsim-report"), help="output folder"),
                quick: bool = typer.Option(False, help="small sweep (under a minute)"),
-               executor: str = typer.Option("processes", help="serial, processes or dask"),
-               scheduler: Optional[str] = typer.Option(None, help="tcp://host:port of a running Dask scheduler"),
+               scheduler: str = scheduler_option("processes"),
                workers: Optional[int] = typer.Option(None, help="worker processes (default: CPU count)"),
                cache: Optional[Path] = typer.Option(None, help="record cache folder (default OUT/.cache)"),
                no_cache: bool = typer.Option(False, "--no-cache", help="recompute every check")) -> None:
         """Run the default sweep of every claim; write report.md/.html, checks.csv/.json, tables/, plots/."""
+        check_scheduler(scheduler)
         from attnsim.verify.report.build import write_report
 
+        executor = {"serial": "serial", "processes": "processes"}.get(scheduler, "dask")
+        address = scheduler if scheduler.startswith("tcp://") else None
         failed = write_report(out, quick=quick, console=console, executor=executor, workers=workers,
-                              scheduler=scheduler, cache=False if no_cache else (cache or True))
+                              scheduler=address, cache=False if no_cache else (cache or True))
         raise typer.Exit(1 if failed else 0)

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Optional
 
 import typer
+
+from attnsim.verify.cli.options import (
+    check_format,
+    check_scheduler,
+    format_option,
+    json_option,
+    scheduler_option,
+    write_json,
+)
+
+RUN_SCHEDULERS = ("serial", "local", "tcp://HOST:PORT")
 
 
 def register(app: typer.Typer) -> None:
@@ -16,16 +25,23 @@ def register(app: typer.Typer) -> None:
             d: int = typer.Option(64, "--d", help="embedding dimension"),
             H: int = typer.Option(1, "--H", help="heads"),
             scheme: str = typer.Option("fused", help="fused (one call per block pair) or paper (two)"),
-            scheduler: str = typer.Option("serial", help="serial, local (Dask LocalCluster) or tcp://HOST:PORT"),
+            scheduler: str = scheduler_option("serial", RUN_SCHEDULERS),
             workers: int = typer.Option(2, help="threads (serial) or Dask worker processes (local)"),
             check_rows: int = typer.Option(0, "--check-rows", help="rows checked against direct attention"),
             seed: int = typer.Option(0, help="seed of the random model and the checked rows"),
-            json_out: Optional[Path] = typer.Option(None, "--json", help="also write the record here")) -> None:
+            fmt: str = format_option(("table", "json"), "table"),
+            json_out: Optional[str] = json_option()) -> None:
         """Simulate one float64 layer of length N from oracle calls in O(N·M) memory; report time, memory, calls."""
+        check_format(fmt, ("table", "json"))
+        check_scheduler(scheduler, RUN_SCHEDULERS)
         from attnsim.verify.long_run import run_layer
 
         rec, _ = run_layer(N, M, d, H=H, scheme=scheme, scheduler=scheduler, workers=workers,
                            check_rows=check_rows, seed=seed)
+        write_json(rec, json_out)
+        if fmt == "json":
+            write_json(rec, "-")
+            return
         print(f"two_heads.lemma_3_1 ({rec['scheme']} scheme), one layer: N={N} M={M} d={d} H={H}")
         print(f"  {rec['oracle']}")
         print(f"  calls {rec['calls']} in {rec['rounds']} round(s); scheduler {scheduler} ({workers} workers)")
@@ -34,5 +50,3 @@ def register(app: typer.Typer) -> None:
         if check_rows:
             print(f"  checked {check_rows} sampled rows against direct attention (long double): "
                   f"min {rec['min_error_bits']:.1f} bits, median {rec['median_error_bits']:.1f} bits")
-        if json_out is not None:
-            json_out.write_text(json.dumps(rec, indent=2))

@@ -1,4 +1,4 @@
-"""Report material of issue 10 (two_heads): imported PyTorch models and FlexAttention block counts.
+"""Report material (two_heads): imported PyTorch models and FlexAttention block counts.
 
 With torch absent the section states why it is skipped.
 The imported-model table shows, per module kind, the row-wise relative error of the attnsim reference
@@ -55,7 +55,7 @@ def imported_models_table(seed: int = 0) -> str:
 
 
 def torch_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
-    head = ["### Imported PyTorch models, the torch oracle and FlexAttention (issue 10)", ""]
+    head = ["### Imported PyTorch models, the torch oracle and FlexAttention", ""]
     try:
         import torch  # noqa: F401
         import transformers  # noqa: F401

@@ -80,24 +80,31 @@ def register(app: typer.Typer) -> None:
               json_out: Optional[str] = json_option()) -> None:
         """Engine speed as ratios: simulation / direct attention, fused / paper, flint / Fraction, Dask / serial."""
         check_format(fmt, ("table", "md", "csv", "json"))
+        from rich.console import Console
+
+        from attnsim.verify.progress import progress
+
+        err = Console(stderr=True)
         if torch:
             from attnsim.verify.bench.torch_sdpa import torch_sdpa_ratio
 
             repeats = 3 if repeats is None else repeats
-            rec = torch_sdpa_ratio(N=N, M=M, d=d, repeats=repeats, engine=engine)
+            with progress(err, f"bench --torch N={N} M={M} d={d}", 1) as bar:
+                rec = torch_sdpa_ratio(N=N, M=M, d=d, repeats=repeats, engine=engine)
+                bar.advance()
             table_rows = torch_rows(rec, repeats)
             title = "attnsim bench --torch (float64, CPU)"
         else:
-            from attnsim.verify.bench.engine import run_bench
+            from attnsim.verify.bench.engine import bench_steps, run_bench
 
             repeats = 5 if repeats is None else repeats
-            rec = run_bench(quick=quick, repeats=repeats, dask=dask)
+            with progress(err, "bench figures", bench_steps(quick, dask)) as bar:
+                rec = run_bench(quick=quick, repeats=repeats, dask=dask, step=lambda name: bar.advance(now=name))
             table_rows = rows(rec)
             title = f"attnsim bench (medians of {repeats} runs, {rec['machine']['cpus']} CPUs)"
         if fmt == "json":
             write_json(rec, "-")
         elif fmt == "table" and is_terminal():
-            from rich.console import Console
             from rich.markup import escape
             from rich.table import Table
 

@@ -86,6 +86,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
         from attnsim.verify.precision.study import bits_study, blocks_study, decode_study, parse_target, scale_study
+        from attnsim.verify.progress import progress
 
         check_format(fmt, ("table", "json"))
         as_json = fmt == "json"
@@ -106,9 +107,14 @@ def register(app: typer.Typer) -> None:
         Ns = _ints(N, "N")
         tgt = parse_target(target)
         where = dict(claim=claim, window=window, sinks=sinks)
-        result = {"claim": claim, "bits": bits_study(
-            Ns, M, format_family, tgt, cons, d, seed, exp_bits, int_bits, options, sample_blocks or None, input_kind,
-            progress=None if as_json else lambda s: console.print(f"[dim]  {s}[/dim]"), **where)}
+        with progress(Console(stderr=True), "precision: bits needed", len(Ns) * len(cons)) as bar:
+            def step(now: str) -> None:
+                bar.advance(1 if bar.now else 0, now=now)
+
+            result = {"claim": claim, "bits": bits_study(
+                Ns, M, format_family, tgt, cons, d, seed, exp_bits, int_bits, options, sample_blocks or None,
+                input_kind, progress=step, **where)}
+            bar.advance(1)
         if blocks_format:
             result["blocks"] = blocks_study(Ns, M, blocks_format, cons, d, seed, sample_blocks or None, input_kind,
                                             **where)

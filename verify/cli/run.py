@@ -34,10 +34,15 @@ def register(app: typer.Typer) -> None:
         """Simulate one float64 layer of length N from oracle calls in O(N·M) memory; report time, memory, calls."""
         check_format(fmt, ("table", "json"))
         check_scheduler(scheduler, RUN_SCHEDULERS)
-        from attnsim.verify.long_run import run_layer
+        from rich.console import Console
 
-        rec, _ = run_layer(N, M, d, H=H, scheme=scheme, scheduler=scheduler, workers=workers,
-                           check_rows=check_rows, seed=seed)
+        from attnsim.verify.long_run import run_layer
+        from attnsim.verify.progress import progress
+
+        with progress(Console(stderr=True), f"one layer N={N} M={M} d={d} H={H}", 1) as bar:
+            rec, _ = run_layer(N, M, d, H=H, scheme=scheme, scheduler=scheduler, workers=workers,
+                               check_rows=check_rows, seed=seed)
+            bar.advance()
         write_json(rec, json_out)
         if fmt == "json":
             write_json(rec, "-")

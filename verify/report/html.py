@@ -89,7 +89,7 @@ def _image_src(src: str, base: Path) -> tuple[str, str | None]:
 def _parser(base: Path) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
 
-    def image(tokens: list, idx: int, options: Any, env: Any) -> str:
+    def image(renderer: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
         tok = tokens[idx]
         src, kept = _image_src(tok.attrGet("src") or "", base)
         alt = html.escape(tok.content or "")

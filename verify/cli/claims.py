@@ -22,7 +22,7 @@ from attnsim.verify.cli.options import (
 from attnsim.verify.registry import UsageError
 
 FORMATS = ("table", "md", "csv", "json")
-HEADER = ("id", "label", "kind", "runs", "calls bound")
+HEADER = ("id", "label", "kind", "checker", "calls bound")
 
 
 def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:

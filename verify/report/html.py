@@ -18,6 +18,8 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from attnsim.verify.report.plots import DPI
+
 _CLAIM = re.compile(r"`([a-z_]+\.[A-Za-z0-9_.]+)`\s*$")
 _MATH = re.compile(r"(`+)(.+?)\1|\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
 _FENCE = re.compile(r"^(```.*?^```[^\n]*$)", re.S | re.M)
@@ -30,7 +32,8 @@ body { font-family: "Latin Modern Roman", "Computer Modern", Georgia, serif; max
 h1 { font-size: 1.9rem; margin-bottom: 0.3rem; } h2 { border-bottom: 1px solid #bbb; margin-top: 2.4rem; }
 h3 { margin-top: 1.8rem; } h4 { margin-top: 1.2rem; }
 nav.toc { border: 1px solid #ddd; background: #fafafa; padding: 0.4rem 1.2rem; margin: 1rem 0 2rem; }
-nav.toc ol { margin: 0.2rem 0; padding-left: 1.4rem; } nav.toc li { margin: 0.1rem 0; }
+nav.toc ol { margin: 0.2rem 0; padding-left: 1.4rem; } nav.toc li { margin: 0.05rem 0; }
+nav.toc ol ol { columns: 2; column-gap: 2rem; font-size: 0.9rem; } nav.toc ol ol li { break-inside: avoid; }
 table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.88rem; }
 th, td { border-top: 1px solid #ccc; border-bottom: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left;
          vertical-align: top; }
@@ -39,7 +42,7 @@ tbody tr:last-child td { border-bottom: 2px solid #333; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: 0.85em; background: #f4f4f4; padding: 0 0.2rem; }
 pre { background: #f4f4f4; padding: 0.6rem; overflow-x: auto; }
 math { font-size: 1.05em; } math[display="block"] { margin: 0.6rem 0; overflow-x: auto; }
-figure { margin: 1rem 0; text-align: center; } img { max-width: 100%; }
+figure { margin: 1rem 0; text-align: center; } img { max-width: 100%; height: auto; }
 .pass { color: #17702a; font-weight: 600; } .fail { color: #b00020; font-weight: 600; }
 """
 
@@ -77,13 +80,18 @@ def _slug(text: str, taken: set[str]) -> str:
     return slug
 
 
-def _image_src(src: str, base: Path) -> tuple[str, str | None]:
-    """(src to use, the file name kept as ``data-src``) — the file inlined as base64 when it exists."""
+def _image_src(src: str, base: Path) -> tuple[str, str | None, int | None]:
+    """(src to use, the file name kept as ``data-src``, display width in CSS pixels) — the file inlined as
+    base64 when it exists; a PNG is shown at the size it was drawn for (its pixels at the plots' dpi)."""
     path = (base / src).resolve()
     if src.startswith("data:") or not path.is_file():
-        return src, None
-    data = base64.b64encode(path.read_bytes()).decode()
-    return f"data:{_MIME.get(path.suffix.lower(), 'application/octet-stream')};base64,{data}", src
+        return src, None, None
+    raw = path.read_bytes()
+    width = None
+    if raw[:8] == b"\x89PNG\r\n\x1a\n":
+        width = round(int.from_bytes(raw[16:20], "big") * 96 / DPI)
+    data = base64.b64encode(raw).decode()
+    return f"data:{_MIME.get(path.suffix.lower(), 'application/octet-stream')};base64,{data}", src, width
 
 
 def _parser(base: Path) -> MarkdownIt:
@@ -91,9 +99,10 @@ def _parser(base: Path) -> MarkdownIt:
 
     def image(renderer: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
         tok = tokens[idx]
-        src, kept = _image_src(tok.attrGet("src") or "", base)
+        src, kept, width = _image_src(tok.attrGet("src") or "", base)
         alt = html.escape(tok.content or "")
         extra = f' data-src="{html.escape(kept)}"' if kept else ""
+        extra += f' width="{width}"' if width else ""
         return f'<img alt="{alt}"{extra} src="{html.escape(src)}">'
 
     md.add_render_rule("image", image)

@@ -151,7 +151,8 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
     panels = panels[:MAX_PANELS]
     if not panels:
         return False
-    fig, axes = figure(len(panels), width=4.6, height=3.8)
+    fig, axes = figure(len(panels), width=4.0, height=3.4)
+    handles: dict[str, Any] = {}
     for ax, (res, rows) in zip(axes, panels):
         keys = list(dict.fromkeys(row[4] for row in rows))
         ratios = [row[1] / row[3] for row in rows if row[3]]
@@ -172,8 +173,11 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
             log_axes(ax)
         ax.set_xlabel(xname)
         ax.set_ylabel(res)
-        ax.set_title(f"{res}: bound O({summary['resources'][res]['bound']})")
-        legend(ax)
+        bound_text = str(summary["resources"][res]["bound"]).replace("**", "^").replace("*", "·")
+        ax.set_title(f"{res}: bound O({bound_text})")
+        handles.update({lab: h for h, lab in zip(*ax.get_legend_handles_labels()) if lab not in handles})
+    # one legend for every panel, below them: the series are the same in each
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(3, len(handles)))
     fig.suptitle(f"{summary['label']} ({summary['id']})")
     save(fig, path)
     return True

@@ -125,3 +125,25 @@ def test_markdown_converter_pieces(tmp_path):
     assert '<nav class="toc"' in body and 'href="#two_heads.lemma_3_1"' in body
     assert body.index("</h1>") < body.index("<nav")
 
+
+
+def test_tables_show_bounds_as_math_and_only_parameters_that_differ():
+    import math
+
+    from attnsim.paper_refs import get as get_claim
+    from attnsim.theory.catalog import claim_summary
+    from attnsim.verify.report.build import claim_defaults, measured_table, summary_table, theory_lines
+
+    summary = claim_summary(get_claim("two_heads.lemma_3_1"))
+    theory = "\n".join(theory_lines(summary))
+    assert "**" not in theory and r"$O\left(n^{2}\right)$" in theory
+    defaults = claim_defaults("two_heads.lemma_3_1")
+    base = {"numerics": "exact", "seed": 0, "counts": {"calls": 1}, "predicted": {"calls": 1}, "bounds": {},
+            "verdict": "pass", "agree": True, "error_bits": math.inf, "claim": "two_heads.lemma_3_1"}
+    records = [dict(base, params=dict(defaults, N=16, M=4)),
+               dict(base, params=dict(defaults, N=32, M=4, scheme="fused"))]
+    table = measured_table(summary, records)
+    assert "`M=4`" in table[0]  # shared by every row: said once
+    rows = [line.split(" | ")[0] for line in table if line.startswith("| N=")]
+    assert rows == ["| N=16", "| N=32, scheme=fused"]
+    assert "[`two_heads.lemma_3_1`](#two_heads.lemma_3_1)" in "\n".join(summary_table(records))

@@ -24,12 +24,10 @@ from typing import Any
 from rich.console import Console
 
 from attnsim.paper_refs import PAPERS, load
-from attnsim.theory.catalog import claim_summary
 from attnsim.verify.progress import progress
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
-from attnsim.verify.report.plots import counts_plot, error_plot
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.sections import SECTIONS
 from attnsim.verify.sweep import Point, atomic_write, grid, sweep
@@ -144,6 +142,9 @@ def theory_lines(summary: dict[str, Any]) -> list[str]:
 
 def claim_section(claim: Any, records: list[dict[str, Any]], out: Path | None = None) -> str:
     """The markdown of one claim; with ``out``, its plots and LaTeX table are written there too."""
+    from attnsim.theory.catalog import claim_summary  # sympy and matplotlib only when a section is computed
+    from attnsim.verify.report.plots import counts_plot, error_plot
+
     summary = claim_summary(claim)
     lines = [f"### {claim.label} — `{claim.id}`", "", claim.statement, ""]
     if claim.assumptions:
@@ -252,7 +253,9 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         md.append("")
     text = "\n".join(md)
     atomic_write(out / "report.md", text)
-    atomic_write(out / "report.html", html_page(text, out))
+    html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
+                          enabled=cache_dir is not None)
+    atomic_write(out / "report.html", html)
     console.print(f"{len(records) - len(failed)}/{len(records)} checks passed ({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")

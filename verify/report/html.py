@@ -18,8 +18,6 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from attnsim.verify.report.plots import DPI
-
 _CLAIM = re.compile(r"`([a-z_]+\.[A-Za-z0-9_.]+)`\s*$")
 _MATH = re.compile(r"(`+)(.+?)\1|\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
 _FENCE = re.compile(r"^(```.*?^```[^\n]*$)", re.S | re.M)
@@ -86,6 +84,8 @@ def _image_src(src: str, base: Path) -> tuple[str, str | None, int | None]:
     path = (base / src).resolve()
     if src.startswith("data:") or not path.is_file():
         return src, None, None
+    from attnsim.verify.report.plots import DPI
+
     raw = path.read_bytes()
     width = None
     if raw[:8] == b"\x89PNG\r\n\x1a\n":

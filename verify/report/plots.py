@@ -84,6 +84,11 @@ def log_axes(ax: Any, x: bool = True, y: bool = True) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
+def formula_text(formula: Any) -> str:
+    """A sympy formula as a reader writes it in a title: ``n**2*H`` becomes ``n^2·H``."""
+    return str(formula).replace("**", "^").replace("*", "·")
+
+
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
@@ -173,8 +178,8 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
             log_axes(ax)
         ax.set_xlabel(xname)
         ax.set_ylabel(res)
-        bound_text = str(summary["resources"][res]["bound"]).replace("**", "^").replace("*", "·")
-        ax.set_title(f"{res}: bound O({bound_text})")
+        bound = summary["resources"][res]["bound"]
+        ax.set_title(f"{res}: bound O({formula_text(bound)})" if bound else f"{res} (exact count only)")
         handles.update({lab: h for h, lab in zip(*ax.get_legend_handles_labels()) if lab not in handles})
     # one legend for every panel, below them: the series are the same in each
     fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(3, len(handles)))

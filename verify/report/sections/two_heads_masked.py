@@ -79,7 +79,7 @@ def series(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def plot(claim_id: str, groups: list[list[dict[str, Any]]], path: Path) -> None:
-    from attnsim.verify.report.plots import figure, legend, log_axes, save
+    from attnsim.verify.report.plots import figure, formula_text, legend, log_axes, save
 
     k = POWER[claim_id]
     fig, (ax, ax2) = figure(2, width=5.2, height=4.2)
@@ -100,7 +100,7 @@ def plot(claim_id: str, groups: list[list[dict[str, Any]]], path: Path) -> None:
     claim = get_claim(claim_id)
     ax.set_xlabel("N/M")
     ax.set_ylabel("oracle calls")
-    ax.set_title(f"{claim.label}: calls vs N/M (bound O({claim.resources['calls'].bound}))")
+    ax.set_title(f"{claim.label}: calls vs N/M (bound O({formula_text(claim.resources['calls'].bound)}))")
     legend(ax)
     ax2.set_xlabel("N/M")
     ax2.set_ylabel(f"calls / (N/M)^{k}")

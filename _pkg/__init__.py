@@ -1,6 +1,6 @@
 """attnsim: run, count and check the constructions of three transformer-simulation papers.
 
-Subpackages (DESIGN.md): ``attnsim.sim`` (machines), ``attnsim.theory`` (sympy bounds),
+Subpackages (README, "Layout"): ``attnsim.sim`` (machines), ``attnsim.theory`` (sympy bounds),
 ``attnsim.verify`` (checks, sweeps, report, CLI), ``attnsim.paper_refs`` (the claims as data).
 """
 

@@ -20,10 +20,12 @@ N, M, D = 4096, 256, 64
 
 @pytest.fixture(scope="module")
 def layer():
+    """One random single-head layer of length N and width D, shared by the benchmarks."""
     return random_layer(N, D, 1, 0)
 
 
 def test_direct_attention(benchmark, layer):
+    """Time direct float64 attention of one head (the baseline)."""
     _, weights, X = layer
     hw = weights.layers[0].heads[0]
     benchmark(direct_attention, X, hw.WQ, hw.WK, hw.WV)
@@ -31,6 +33,7 @@ def test_direct_attention(benchmark, layer):
 
 @pytest.mark.parametrize("scheme", ["fused", "paper"])
 def test_engine_lemma_3_1(benchmark, layer, scheme):
+    """Time Lemma 3.1 on the batched engine, for each scheme."""
     spec, weights, X = layer
     nm = get_numerics("float64", 0)
 

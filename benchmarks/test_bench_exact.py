@@ -18,6 +18,7 @@ from attnsim.verify.cases import random_case
 
 @pytest.mark.parametrize("numerics", ["exact", "fraction"])
 def test_exact_reference_attention(benchmark, numerics):
+    """Time the exact reference model at N = 128 in each exact backend."""
     case = random_case(128, 2, 1, 1, Full(), seed=0)
     nm = get_numerics(numerics, 0)
     X = nm.array(case.X, "X")
@@ -26,6 +27,7 @@ def test_exact_reference_attention(benchmark, numerics):
 
 @pytest.mark.parametrize("numerics", ["exact", "fraction"])
 def test_exact_lemma_3_1_simulation(benchmark, numerics):
+    """Time the exact Lemma 3.1 simulation at N = 128 in each exact backend."""
     N, M, d = 128, 16, 4
     case = random_case(N, d, 1, 1, Full(), seed=0)
     nm = get_numerics(numerics, 0)

@@ -1,4 +1,4 @@
-"""A long-context GPT-2 simulated by short attention calls on torch SDPA (issue 10; not a test).
+"""A long-context GPT-2 simulated by short attention calls on torch SDPA (not a test).
 
 A GPT-2-small-shaped model (E = 768, 12 heads, 12 layers) with random weights — built from a
 ``GPT2Config``, nothing downloaded — is imported as attnsim's large transformer
@@ -24,6 +24,7 @@ import numpy as np
 
 
 def main() -> None:
+    """Parse the command line, simulate the model on a long context and print the agreement in bits."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--N", type=int, default=8192)
     ap.add_argument("--M", type=int, default=512)

@@ -42,6 +42,7 @@ class SchemaError(ValueError):
 
 @dataclass(frozen=True)
 class Resource:
+    """One counted resource of a claim: the paper's bound, our exact count of the scheme, and a note."""
     name: str
     bound: str | None
     exact: str | None = None
@@ -50,6 +51,7 @@ class Resource:
 
 @dataclass(frozen=True)
 class Claim:
+    """One claim of a paper as stored in its TOML file: statement, parameters, resources, assumptions."""
     id: str
     paper: str
     label: str
@@ -66,6 +68,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class Paper:
+    """One paper: its identity, citation and claims."""
     id: str
     title: str
     citation: str
@@ -137,6 +140,7 @@ def all_claims() -> dict[str, Claim]:
 
 
 def get(claim_id: str) -> Claim:
+    """The claim with this id; ``KeyError`` if no paper has it."""
     claims = all_claims()
     if claim_id not in claims:
         raise KeyError(claim_id)

@@ -1,7 +1,7 @@
 """The ledger: an append-only record of everything a construction spends.
 
 Every oracle call, every MPC round, every hash evaluation and every piece of arithmetic done
-outside an oracle ("processing", DESIGN.md "Construction") is written here as an :class:`Entry`.
+outside an oracle ("processing", two_heads §1.1) is written here as an :class:`Entry`.
 Counts reported by ``attnsim check`` are read from the ledger and nowhere else, so a construction
 cannot report a count it did not spend.
 
@@ -50,6 +50,7 @@ class Ledger:
         amount: int = 1,
         **info: Any,
     ) -> Entry:
+        """Append one entry (``amount`` units of ``kind`` under ``tag``) and return it."""
         if amount < 0:
             raise ValueError(f"ledger amount must be >= 0, got {amount}")
         entry = Entry(kind, tag, int(round), tuple(int(s) for s in shape), int(flops), int(amount),
@@ -62,12 +63,14 @@ class Ledger:
         return sum(e.amount for e in self._select(kind, tag_prefix))
 
     def by_tag(self, kind: str | None = None) -> dict[str, int]:
+        """Total amount per tag, of one kind or of all."""
         counts: Counter[str] = Counter()
         for e in self._select(kind, ""):
             counts[e.tag] += e.amount
         return dict(sorted(counts.items()))
 
     def by_kind(self) -> dict[str, int]:
+        """Total amount per kind."""
         counts: Counter[str] = Counter()
         for e in self.entries:
             counts[e.kind] += e.amount
@@ -78,6 +81,7 @@ class Ledger:
         return len({e.round for e in self.entries if e.kind == kind})
 
     def flops(self, kind: str | None = None) -> int:
+        """Total flops, of one kind or of all."""
         return sum(e.flops for e in self._select(kind, ""))
 
     def max_shape(self, kind: str = "oracle") -> tuple[int, ...]:

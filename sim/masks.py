@@ -38,10 +38,12 @@ from attnsim.sim.errors import AttnsimError
 
 
 class Mask:
+    """A mask: which key j query i may attend to (0-based)."""
     name: str = "mask"
     causal: bool = False
 
     def allowed(self, i: int, j: int) -> bool:
+        """Whether query ``i`` may attend to key ``j``."""
         raise NotImplementedError
 
     def materialize(self, n: int, m: int | None = None) -> np.ndarray:
@@ -72,6 +74,7 @@ class Full(Mask):
     name: str = "full"
 
     def allowed(self, i: int, j: int) -> bool:
+        """Every key is allowed."""
         return True
 
     def _rule(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -86,6 +89,7 @@ class Causal(Mask):
     causal: bool = True
 
     def allowed(self, i: int, j: int) -> bool:
+        """Keys j ≤ i are allowed (Def 2.3)."""
         return j <= i
 
     def _rule(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -105,9 +109,11 @@ class SlidingWindow(Mask):
 
     @property
     def name(self) -> str:  # type: ignore[override]
+        """The mask's name with its window size."""
         return f"window(r={self.r})"
 
     def allowed(self, i: int, j: int) -> bool:
+        """The last r keys up to i are allowed (Def 2.4)."""
         return i - self.r < j <= i
 
     def _rule(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -130,9 +136,11 @@ class Sink(Mask):
 
     @property
     def name(self) -> str:  # type: ignore[override]
+        """The mask's name with its sink and window sizes."""
         return f"sink(s={self.s}, r={self.r})"
 
     def allowed(self, i: int, j: int) -> bool:
+        """The first s keys and the last r keys up to i are allowed (Def 2.5)."""
         return j <= i and (j < self.s or j > i - self.r)
 
     def _rule(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:

@@ -5,7 +5,8 @@
 * φ (input MLP) token-wise, then L layers;
 * layer ℓ splits its input by columns into H blocks of width m = d/H (block h is head h), computes
   softmax((X_h W^Q_h)(X_h W^K_h)^T)(X_h W^V_h) under the mask — no 1/sqrt(d) scaling — concatenates
-  the heads and applies the layer MLP ψ_ℓ once (digest §8.5);
+  the heads and applies the layer MLP ψ_ℓ once (Def 2.2 lists ψ_ℓ both
+  inside f_ℓ and outside it; once per layer is the consistent reading);
 * with ``residual=True`` the layer output is ψ_ℓ(X + heads) (a residual stream; not in the paper);
 * a layer may apply a token-wise ``pre`` map (e.g. pre-LN) to its input before the heads; with a
   residual stream the un-normalised X is what is added back;
@@ -65,6 +66,7 @@ class HeadWeights:
 
 @dataclass(frozen=True, eq=False)
 class LayerWeights:
+    """One layer's heads, its layer MLP ψ and an optional token-wise map applied before the heads."""
     heads: tuple[HeadWeights, ...]
     psi: TokenMap = field(default_factory=Identity)
     pre: TokenMap = field(default_factory=Identity)
@@ -72,10 +74,12 @@ class LayerWeights:
 
 @dataclass(frozen=True, eq=False)
 class Weights:
+    """All parameters of a model: the input MLP φ and the layers."""
     layers: tuple[LayerWeights, ...]
     phi: TokenMap = field(default_factory=Identity)
 
     def validate(self, spec: TransformerSpec) -> None:
+        """Raise an error naming the first layer or head whose shapes do not fit ``spec``."""
         if len(self.layers) != spec.L:
             raise AttnsimError(f"weights: {len(self.layers)} layers given, spec has L={spec.L}")
         for li, layer in enumerate(self.layers):

@@ -8,14 +8,15 @@ An :class:`OracleCall` is executed as the small transformer of Def 2.2: the inpu
 layer the heads (head h reads the h-th equal column block of the layer input), concatenation, and
 the layer MLP ψ. ``OracleSpec.residual`` gives the oracle a residual stream: its layer MLPs then
 also read the layer input (``psi(nm, heads, layer_input)``). The paper's model has none; Lemma 3.3
-needs one (digest §3.3, §8.8), and constructions that use it say so.
+needs one (docs/reconstructions.md, "A residual stream for the packed oracle"), and constructions
+that use it say so.
 
 :meth:`Oracle.run` executes a *batch* of independent calls — one round of adaptivity — and writes
 every call to the :class:`~attnsim.sim.ledger.Ledger` (kind ``"oracle"``, the call's tag, the round,
 shape (length, width), flops).
 
-Length conventions (digest §8.2): ``paper`` — blocks of M real tokens plus one synthetic token, so
-``max_len = M + 1``; ``strict`` — ``max_len = M`` and blocks of M − 1.
+Length conventions (docs/reconstructions.md, "Oracle length"): ``paper`` — blocks of M real tokens plus one
+synthetic token, so ``max_len = M + 1``; ``strict`` — ``max_len = M`` and blocks of M − 1.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ LENGTH_CONVENTIONS = ("paper", "strict")
 
 @dataclass(frozen=True)
 class OracleSpec:
+    """What an oracle accepts: length, heads, layers, width, masking, residual stream, length convention."""
     max_len: int
     heads: int = 1
     layers: int = 1
@@ -61,9 +63,11 @@ class OracleSpec:
 
     @staticmethod
     def max_len_for(M: int, convention: str) -> int:
+        """The oracle length for blocks of M under a length convention (``paper``: M + 1)."""
         return M + 1 if convention == "paper" else M
 
     def describe(self) -> str:
+        """A one-line description of the spec, for error messages and records."""
         return (f"oracle(max_len={self.max_len}, heads={self.heads}, layers={self.layers}, dim={self.dim}, "
                 f"causal={self.causal}, residual={self.residual}, length={self.length_convention})")
 
@@ -87,6 +91,7 @@ class OracleHead:
 
 @dataclass(frozen=True, eq=False)
 class OracleLayer:
+    """One layer of a call: its heads' weights and the layer MLP ψ (None for the identity)."""
     heads: tuple[OracleHead, ...]
     psi: LayerMLP | None = None
 

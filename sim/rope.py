@@ -1,5 +1,5 @@
 """Rotary position embeddings (RoPE) as exact or real rotations, for the rebuttal claim
-two_heads.rebuttal_rope (the authors' answer to reviewers, seed 000: the simulations stay exact
+two_heads.rebuttal_rope (the authors' answer to reviewers: the simulations stay exact
 with RoPE).
 
 Coordinates are rotated in pairs (0,1), (2,3), …; an odd last coordinate is left alone. For a row
@@ -39,6 +39,8 @@ _HP.prec = 600
 
 @dataclass(frozen=True)
 class RoPE:
+    """Rotary embeddings: ``kind`` is ``real`` (cos/sin) or an exact rational rotation (``quarter``,
+    ``pythagorean``); ``base`` sets the frequencies of the real kind."""
     kind: str = "real"
     base: int = 10000
 

@@ -1,6 +1,6 @@
 """Token-wise maps: the input MLP φ and the layer MLPs ψ of two_heads Def 2.2.
 
-The paper models MLPs as arbitrary token-wise functions (digest §1.2). attnsim uses three:
+The paper models MLPs as arbitrary token-wise functions (two_heads §2, Def 2.2). attnsim uses three:
 
 * :class:`Identity`;
 * :class:`Affine` — x ↦ x A + c;
@@ -25,22 +25,27 @@ from attnsim.sim.numerics import Array, Numerics
 
 
 class TokenMap:
+    """A token-wise map (an MLP of Def 2.2): applied to each row independently."""
     name = "map"
     is_identity = False
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """Apply the map to every row of ``x``."""
         raise NotImplementedError
 
     def out_dim(self, in_dim: int) -> int:
+        """Output width for input width ``in_dim``."""
         return in_dim
 
 
 @dataclass(frozen=True)
 class Identity(TokenMap):
+    """The identity map."""
     name: str = "identity"
     is_identity: bool = True
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """Return ``x`` unchanged."""
         return x
 
 
@@ -53,9 +58,11 @@ class Affine(TokenMap):
     name: str = "affine"
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """x A + c."""
         return nm.add(nm.matmul(x, nm.array(self.A, "ψ.A")), nm.array(self.c[None, :], "ψ.c"))
 
     def out_dim(self, in_dim: int) -> int:
+        """Output width: the columns of A."""
         return int(self.A.shape[1])
 
 
@@ -67,6 +74,7 @@ class GridAffine(Affine):
     name: str = "grid-affine"
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """x A + c rounded to the score grid."""
         return nm.to_grid(super().__call__(nm, x), self.denominator)
 
 
@@ -84,6 +92,7 @@ class Center(TokenMap):
     name: str = "center"
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """Subtract each row's mean."""
         d = x.shape[1]
         mean = nm.div(nm.rowsum(x), nm.const(d, (x.shape[0], 1)))
         return nm.sub(x, mean)
@@ -99,6 +108,7 @@ class LayerNorm(TokenMap):
     name: str = "layernorm"
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """Centre each row and divide by √(variance + eps)."""
         n, d = x.shape
         c = Center()(nm, x)
         var = nm.div(nm.rowsum(nm.mul(c, c)), nm.const(d, (n, 1)))
@@ -115,6 +125,7 @@ class Grid(TokenMap):
     name: str = "grid"
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """Round to the grid (1/denominator)ℤ."""
         return nm.to_grid(x, self.denominator)
 
 
@@ -126,6 +137,7 @@ class Compose(TokenMap):
     name: str = "compose"
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """Apply the maps in order."""
         for f in self.maps:
             x = f(nm, x)
         return x

@@ -33,22 +33,29 @@ LEMMA_3_1_CASES = [
 ]
 
 
-# two_heads exact constructions (issue 3): (claim, case); small enough for exact numerics in tests
+# two_heads exact constructions: (claim, case); small enough for exact numerics in tests
 TWO_HEADS_EXACT_CASES = [
     ("two_heads.cor_3_2", NamedCase("cor_multi_layer_partial", dict(N=10, M=4, d=4, H=2, L=2))),
     ("two_heads.cor_3_2", NamedCase("cor_symbolic_two_heads", dict(N=4, M=2, d=2, H=2, L=1), numerics="symbolic")),
-    ("two_heads.cor_3_2", NamedCase("cor_fused_strict", dict(N=9, M=4, d=4, H=2, L=2, scheme="fused", length="strict"))),
+    (
+        "two_heads.cor_3_2",
+        NamedCase("cor_fused_strict", dict(N=9, M=4, d=4, H=2, L=2, scheme="fused", length="strict")),
+    ),
     ("two_heads.lemma_3_3", NamedCase("pack_full", dict(M=4, d=4, H=2, Hp=2, Lp=2))),
     ("two_heads.lemma_3_3", NamedCase("pack_causal_partial", dict(M=5, d=6, H=3, Hp=2, Lp=3, jobs=5, causal=True))),
     ("two_heads.lemma_3_3", NamedCase("pack_symbolic", dict(M=3, d=2, H=2, Hp=2, Lp=1), numerics="symbolic")),
     ("two_heads.lemma_3_3", NamedCase("pack_float64", dict(M=6, d=4, H=2, Hp=3, Lp=2), numerics="float64")),
     ("two_heads.thm_3_4", NamedCase("t34_partial", dict(N=13, M=4, d=4, H=2, L=2, Hp=2, Lp=2))),
     ("two_heads.thm_3_4", NamedCase("t34_strict", dict(N=10, M=4, d=4, H=2, L=2, Hp=3, Lp=1, length="strict"))),
-    ("two_heads.thm_3_4", NamedCase("t34_fused_quadratic", dict(N=9, M=3, d=4, H=2, L=3, Hp=1, Lp=2, scheme="fused",
-                                                              psi="quadratic"))),
+    (
+        "two_heads.thm_3_4",
+        NamedCase("t34_fused_quadratic", dict(N=9, M=3, d=4, H=2, L=3, Hp=1, Lp=2, scheme="fused", psi="quadratic")),
+    ),
     ("two_heads.thm_3_4", NamedCase("t34_single_token", dict(N=1, M=4, d=2, H=1, L=2, Hp=2, Lp=2))),
-    ("two_heads.thm_3_4", NamedCase("t34_symbolic_two_layers", dict(N=4, M=2, d=1, H=1, L=2, Hp=1, Lp=2),
-                                    numerics="symbolic")),
+    (
+        "two_heads.thm_3_4",
+        NamedCase("t34_symbolic_two_layers", dict(N=4, M=2, d=1, H=1, L=2, Hp=1, Lp=2), numerics="symbolic"),
+    ),
     ("two_heads.thm_3_4", NamedCase("t34_mp", dict(N=12, M=4, d=4, H=2, L=2, Hp=2, Lp=2), numerics="mp:200")),
     ("two_heads.thm_3_4", NamedCase("t34_float64", dict(N=24, M=4, d=4, H=2, L=2, Hp=2, Lp=2), numerics="float64")),
     ("two_heads.claim_b_6", NamedCase("b6_partial", dict(N=11, M=4, d=2))),
@@ -57,27 +64,46 @@ TWO_HEADS_EXACT_CASES = [
     ("two_heads.claim_b_6", NamedCase("b6_float64", dict(N=20, M=8, d=4), numerics="float64")),
     ("two_heads.thm_3_5", NamedCase("t35_partial", dict(N=13, M=4, d=4, H=2, L=2, Hp=2, Lp=2))),
     ("two_heads.thm_3_5", NamedCase("t35_strict", dict(N=11, M=4, d=4, H=2, L=2, Hp=2, Lp=1, length="strict"))),
-    ("two_heads.thm_3_5", NamedCase("t35_fused_quadratic", dict(N=10, M=3, d=4, H=2, L=3, Hp=2, Lp=2, scheme="fused",
-                                                              psi="quadratic"))),
+    (
+        "two_heads.thm_3_5",
+        NamedCase("t35_fused_quadratic", dict(N=10, M=3, d=4, H=2, L=3, Hp=2, Lp=2, scheme="fused", psi="quadratic")),
+    ),
     ("two_heads.thm_3_5", NamedCase("t35_one_block", dict(N=4, M=4, d=2, H=1, L=2, Hp=1, Lp=1))),
-    ("two_heads.thm_3_5", NamedCase("t35_symbolic_two_layers", dict(N=5, M=2, d=1, H=1, L=2, Hp=2, Lp=1),
-                                    numerics="symbolic")),
+    (
+        "two_heads.thm_3_5",
+        NamedCase("t35_symbolic_two_layers", dict(N=5, M=2, d=1, H=1, L=2, Hp=2, Lp=1), numerics="symbolic"),
+    ),
     ("two_heads.thm_3_5", NamedCase("t35_mp", dict(N=12, M=4, d=4, H=2, L=2, Hp=2, Lp=2), numerics="mp:200")),
     ("two_heads.thm_3_5", NamedCase("t35_float64", dict(N=24, M=4, d=4, H=2, L=2, Hp=2, Lp=2), numerics="float64")),
     ("two_heads.thm_5_1", NamedCase("w_window", dict(N=19, M=5, d=4, H=2, L=2, Hp=2, Lp=1, window=2))),
     ("two_heads.thm_5_1", NamedCase("w_sinks", dict(N=21, M=6, d=4, H=2, L=2, Hp=2, Lp=2, window=2, sinks=2))),
-    ("two_heads.thm_5_1", NamedCase("w_fused_strict", dict(N=15, M=6, d=2, H=1, L=2, Hp=1, Lp=1, window=1, sinks=3,
-                                                         scheme="fused", length="strict"))),
+    (
+        "two_heads.thm_5_1",
+        NamedCase(
+            "w_fused_strict",
+            dict(N=15, M=6, d=2, H=1, L=2, Hp=1, Lp=1, window=1, sinks=3, scheme="fused", length="strict"),
+        ),
+    ),
     ("two_heads.thm_5_1", NamedCase("w_largest_window", dict(N=12, M=5, d=2, H=1, L=1, Hp=1, Lp=1, window=4))),
     ("two_heads.thm_5_1", NamedCase("w_short_input", dict(N=3, M=6, d=2, H=1, L=2, Hp=2, Lp=1, window=2, sinks=2))),
-    ("two_heads.thm_5_1", NamedCase("w_quadratic", dict(N=14, M=5, d=4, H=2, L=3, Hp=2, Lp=2, window=2, sinks=1,
-                                                      psi="quadratic"))),
-    ("two_heads.thm_5_1", NamedCase("w_symbolic_two_layers", dict(N=6, M=4, d=1, H=1, L=2, Hp=1, Lp=2, window=1,
-                                                                  sinks=1), numerics="symbolic")),
-    ("two_heads.thm_5_1", NamedCase("w_mp", dict(N=16, M=5, d=4, H=2, L=2, Hp=2, Lp=1, window=2, sinks=1),
-                                    numerics="mp:200")),
-    ("two_heads.thm_5_1", NamedCase("w_float64", dict(N=40, M=8, d=4, H=2, L=2, Hp=2, Lp=1, window=3, sinks=1),
-                                    numerics="float64")),
+    (
+        "two_heads.thm_5_1",
+        NamedCase("w_quadratic", dict(N=14, M=5, d=4, H=2, L=3, Hp=2, Lp=2, window=2, sinks=1, psi="quadratic")),
+    ),
+    (
+        "two_heads.thm_5_1",
+        NamedCase(
+            "w_symbolic_two_layers", dict(N=6, M=4, d=1, H=1, L=2, Hp=1, Lp=2, window=1, sinks=1), numerics="symbolic"
+        ),
+    ),
+    (
+        "two_heads.thm_5_1",
+        NamedCase("w_mp", dict(N=16, M=5, d=4, H=2, L=2, Hp=2, Lp=1, window=2, sinks=1), numerics="mp:200"),
+    ),
+    (
+        "two_heads.thm_5_1",
+        NamedCase("w_float64", dict(N=40, M=8, d=4, H=2, L=2, Hp=2, Lp=1, window=3, sinks=1), numerics="float64"),
+    ),
     ("two_heads.thm_1_1", NamedCase("t11_causal", dict(N=9, M=4, d=4, H=2, L=2, Hp=2, Lp=2, causal=True))),
     ("two_heads.thm_1_4", NamedCase("t14", dict(N=13, M=5, d=2, H=1, L=2, Hp=1, Lp=2, window=1, sinks=1))),
 ]

@@ -1,4 +1,4 @@
-"""two_heads.thm_3_5 (``two_heads.causal``) with its calls on torch SDPA (the GPT-2 example's path, issue 10),
+"""two_heads.thm_3_5 (``two_heads.causal``) with its calls on torch SDPA (the GPT-2 example's path),
 and a round handed to the oracle as a generator (``simulate_layers(stream=True)``) being the same round."""
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def test_pre_map_and_residual_as_generic():
     from attnsim.sim.token_maps import Center
 
     case = random_case(20, 4, 2, 2, Full(), seed=9, exact_kind=False, residual=True)
-    weights = Weights(tuple(LayerWeights(l.heads, l.psi, pre=Center()) for l in case.weights.layers))
+    weights = Weights(tuple(LayerWeights(l.heads, l.psi, pre=Center()) for l in case.weights.layers))  # noqa: E741
     case = replace(case, weights=weights) if hasattr(case, "__dataclass_fields__") else case
     ref, led = _run(case, 8, "paper", "paper", "generic")
     Y, led2 = _run(case, 8, "paper", "paper", Serial(threads=2))

@@ -76,7 +76,10 @@ def test_bench_table_rows_show_each_ratio_or_a_stated_skip():
            "torch_oracle": {"N": 8192, "M": 512, "d": 64, "ratio": 1.234, "target": 1.5, "error_bits": 40.7},
            "dask": {"N": 8, "M": 2, "d": 2, "dask/serial": 1.3}}
     table = {r[0]: r for r in rows(rec)}
-    assert table["torch oracle / torch SDPA (CPU)"][1] == "1.23" and "40.7 bits" in table["torch oracle / torch SDPA (CPU)"][2]
+    assert (
+        table["torch oracle / torch SDPA (CPU)"][1] == "1.23"
+        and "40.7 bits" in table["torch oracle / torch SDPA (CPU)"][2]
+    )
     rec["torch_oracle"] = {"skipped": "torch is not installed"}
     assert rows(rec)[-2][1] == "skipped"
     assert table["fused / direct"][1] == "1.05" and table["paper / direct"][1] == "2.00"

@@ -1,4 +1,4 @@
-"""The exact numerics' base z (default 2, issue 9): names, exact Thm 3.4 identity under it, broken
+"""The exact numerics' base z (default 2): names, exact Thm 3.4 identity under it, broken
 constructions caught (by the layer-by-layer comparison: the grid-rounded output alone can hide them,
 ``verify/layer_record.py``), flint and Fraction giving the same rationals, the zero-row matmul shortcut."""
 

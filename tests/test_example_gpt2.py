@@ -1,4 +1,4 @@
-"""examples/gpt2_long_context.py runs end to end at a tiny size and reports ≥ 40 bits (issue 10)."""
+"""examples/gpt2_long_context.py runs end to end at a tiny size and reports ≥ 40 bits."""
 
 from __future__ import annotations
 

@@ -27,8 +27,14 @@ def _installed_tree(tmp: Path) -> Path:
 def test_import_contracts_hold(tmp_path: Path) -> None:
     _installed_tree(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    p = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()"],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
     assert "broken" in out and " 0 broken" in out, out

@@ -1,4 +1,4 @@
-"""Precision sweeps of every Two Heads construction (issue 5): the sweep runs the real construction
+"""Precision sweeps of every Two Heads construction: the sweep runs the real construction
 (packing and row sampling change no rounded value), the truth is the mp reference, the bisection
 returns a real threshold, a broken construction is caught, the verdict can say no, and the CLI
 names what it refuses."""

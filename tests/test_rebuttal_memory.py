@@ -1,4 +1,4 @@
-"""Issue 11, items 3, 5, 6: memory and hash-table claims from the rebuttals (verify/claims/rebuttal_memory.py)."""
+"""Memory and hash-table claims from the rebuttals (verify/claims/rebuttal_memory.py)."""
 
 from __future__ import annotations
 

@@ -53,7 +53,9 @@ def test_broken_per_head_factor_is_flagged():
 
 
 def test_bound_only_and_unparsable():
-    bound_only = [(c, r) for c in all_claims().values() for r, res in c.resources.items() if res.bound and not res.exact]
+    bound_only = [
+        (c, r) for c in all_claims().values() for r, res in c.resources.items() if res.bound and not res.exact
+    ]
     assert bound_only, "the registry has resources with a bound and no exact count"
     assert all(analyse(c, r).verdict.startswith("bound only") for c, r in bound_only[:5])
     assert analyse(claim("n**(", "n"), "calls").verdict.startswith("error")

@@ -1,4 +1,4 @@
-"""Imported PyTorch models: the attnsim reference reproduces torch's forward (issue 10), one test per kind."""
+"""Imported PyTorch models: the attnsim reference reproduces torch's forward, one test per kind."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def _encoder(seed: int, N: int = 40, E: int = 16, H: int = 4):
 
 @pytest.mark.parametrize("seed, M", [(0, 8), (1, 16), (2, 7)])
 def test_encoder_layer_simulation_on_torch_oracle_40_bits(seed, M):
-    """Issue 10: Thm 3.4 (H heads, one head per call, fused) of an imported encoder layer on SDPA ≥ 40 bits."""
+    """Thm 3.4 (H heads, one head per call, fused) of an imported encoder layer on SDPA ≥ 40 bits."""
     im, x = _encoder(seed)
     oracle = TorchOracle(OracleSpec(max_len=M + 1, dim=2 * im.spec.m + 2), NM)
     Y = worst_case.simulate(im.spec, im.weights, im.model_input(x), oracle, b=M, scheme="fused")
@@ -162,8 +162,8 @@ def test_rotary_heads_match_numpy_and_are_refused_without_rope():
 
 
 def test_engine_with_torch_backend_matches_the_torch_oracle():
-    """When the batched engine (issue 9) is installed, its "torch" backend gives the same simulation."""
-    engine = pytest.importorskip("attnsim.sim.engine.simulate", reason="the batched engine (issue 9) is not here")
+    """When the batched engine is installed, its "torch" backend gives the same simulation."""
+    engine = pytest.importorskip("attnsim.sim.engine.simulate", reason="the batched engine is not here")
     from attnsim.sim.engine.schedulers import Serial
     from attnsim.sim.torch.backend import register
 

@@ -43,7 +43,9 @@ def test_at_4096_512_no_eps_below_1_7_meets_the_values_condition():
 
 def test_measured_constants():
     N = 16
-    q = np.zeros((N, 1)); k = np.zeros((N, 1)); v = np.ones((N, 2))
+    q = np.zeros((N, 1))
+    k = np.zeros((N, 1))
+    v = np.ones((N, 2))
     a = measure(q, k, v)
     assert a.C == 1.0 and a.D == pytest.approx(1.0)
     q[:, 0], k[:, 0] = 1.0, np.linspace(-1, 1, N)
@@ -105,7 +107,12 @@ def test_issue_size_passes():
     assert r["verdict"] == "pass", r["reasons"]
     x = r["extra"]
     assert all(x["conditions_hold"].values()) and x["C"] < 1.07 and x["D"] > 0.9
-    assert x["wilson95"][0] > 0.88 and x["successes"] == 30 and r["calls"] == 16 and r["counts"]["calls_with_permutation"] == 24
+    assert (
+        x["wilson95"][0] > 0.88
+        and x["successes"] == 30
+        and r["calls"] == 16
+        and r["counts"]["calls_with_permutation"] == 24
+    )
 
 
 def test_needle_gives_reasons_and_the_failure_rate():
@@ -125,7 +132,8 @@ def test_needle_rows_fail_exactly_outside_the_needle_block():
     truth, _ = average.direct(q, k, v)
     err = average.row_errors(Y, truth)
     block = int(np.argwhere(tau == needle_position(N, 5))[0, 0]) // M
-    inside = np.zeros(N, bool); inside[block * M:(block + 1) * M] = True
+    inside = np.zeros(N, bool)
+    inside[block * M:(block + 1) * M] = True
     assert (err[inside] < 0.05).all() and (err[~inside] > 3).all()
 
 

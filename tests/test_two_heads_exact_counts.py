@@ -1,4 +1,4 @@
-"""Issue 3: measured calls equal the registry's exact formula on a grid of (N, M, H, L, H', L', r, s).
+"""Measured calls equal the registry's exact formula on a grid of (N, M, H, L, H', L', r, s).
 
 The grid runs each construction through its checker with ``float64`` numerics, the reference
 comparison left out (the count never depends on the arithmetic — see the shapes-only test in

@@ -1,4 +1,4 @@
-"""Issue 3: every exact Two Heads construction agrees with the reference and spends exactly the
+"""Every exact Two Heads construction agrees with the reference and spends exactly the
 registry's count (named cases: multi-layer, partial blocks, both length conventions, several ψ,
 exact / symbolic / mp / float64)."""
 

@@ -1,4 +1,4 @@
-"""Issue 3: metamorphic properties, broken constructions that the checks catch, and bad input.
+"""Metamorphic properties, broken constructions that the checks catch, and bad input.
 
 * permuting whole blocks of an unmasked model's input permutes the simulated output the same way
   (the key blocks are summed in a different order), exactly; the packed slot order does not matter;
@@ -178,7 +178,9 @@ def test_global_instead_of_local_prefix_is_caught(monkeypatch):
 
 def test_reading_the_wrong_output_slot_is_caught(monkeypatch):
     original = packing._read_slot
-    monkeypatch.setattr(packing, "_read_slot", lambda out, job, k, layers, w, o: original(out, job, k ^ 1, layers, w, o))
+    monkeypatch.setattr(
+        packing, "_read_slot", lambda out, job, k, layers, w, o: original(out, job, k ^ 1, layers, w, o)
+    )
     assert _fails("two_heads.thm_3_4", dict(N=8, M=4, d=4, H=2, L=1, Hp=2, Lp=1))["agree"] is False
 
 
@@ -192,7 +194,9 @@ def test_skipping_a_job_is_caught(monkeypatch):
     original = causal.iter_causal_head_jobs
 
     def skip_high_ratio(*args, **kwargs):
-        return ((job, plan) for job, plan in original(*args, **kwargs) if not (plan.part == "high" and plan.kind == "R"))
+        return (
+            (job, plan) for job, plan in original(*args, **kwargs) if not (plan.part == "high" and plan.kind == "R")
+        )
 
     monkeypatch.setattr(causal, "iter_causal_head_jobs", skip_high_ratio)
     with pytest.raises(KeyError):

@@ -24,6 +24,7 @@ from attnsim.theory.formulas import FormulaError, symbol
 
 @dataclass(frozen=True)
 class Condition:
+    """One of Thm 4.1's conditions on M: its name, its text in paper_refs and the minimum M it implies."""
     name: str
     text: str          # as written in paper_refs
     min_M: sp.Expr     # the inequality solved for M

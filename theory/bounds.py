@@ -2,7 +2,7 @@
 
 ``contained(claim, resource)`` is what every check record states. The work is done by
 :func:`attnsim.theory.symbolic.analyse`: both formulas reduced to the claim's limit variable
-(``n = N/M`` for Two Heads, DESIGN.md "Conventions"), ceilings and floors dropped, and
+(``n = N/M`` for Two Heads), ceilings and floors dropped, and
 ``lim exact/bound``. The count is in the bound's class when that limit is finite; it is tight when
 the limit is also positive, and the limit is then the leading constant. (The per-factor analysis is
 reported by ``attnsim bounds`` and the report; it does not change a check's verdict.)
@@ -21,6 +21,7 @@ from attnsim.theory.symbolic import analyse
 
 @dataclass(frozen=True)
 class Containment:
+    """Whether a claim's exact count lies in its bound's class, with the limit that decides it."""
     claim: str
     resource: str
     exact: str
@@ -32,6 +33,7 @@ class Containment:
 
     @property
     def verdict(self) -> str:
+        """``tight``, ``within bound (not tight)`` or ``outside bound``."""
         if not self.finite:
             return "outside bound"
         return "tight" if self.tight else "within bound (not tight)"

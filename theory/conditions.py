@@ -1,7 +1,7 @@
 """Side conditions of a claim solved for one variable: the minimum oracle length of two_heads.thm_4_1.
 
 Theorem 4.1 (average-case simulation) needs the oracle length M large enough for two Chernoff /
-Hoeffding arguments (digest §4.1):
+Hoeffding arguments (proof of Thm 4.1 / C.1):
 
     M >= 8 C^4 log(40 N) / eps^2                       (weights in [1/C, C])
     M >= 128 (log d + log 40 + log N) / (eps^2 D^2)    (value sums do not cancel)
@@ -44,14 +44,17 @@ _PAPER = (*standard_transformations, implicit_multiplication, implicit_applicati
 
 @dataclass(frozen=True)
 class Condition:
+    """A side condition solved for one variable: it holds iff the variable is at least ``lower``."""
     source: str
     variable: str
     lower: sp.Expr  # the condition holds iff variable >= lower
 
     def latex(self) -> str:
+        """The condition as LaTeX."""
         return f"{tex(symbol(self.variable))} \\geq {tex(self.lower)}"
 
     def as_dict(self) -> dict[str, Any]:
+        """The condition as a JSON-ready dict."""
         return {"source": self.source, "variable": self.variable, "lower": str(self.lower), "latex": self.latex()}
 
 

@@ -26,6 +26,7 @@ class FormulaError(ValueError):
 
 @lru_cache(maxsize=None)
 def parse(formula: str) -> sp.Expr:
+    """A ``paper_refs`` formula as a sympy expression (all names positive symbols); an error names the formula."""
     names = {n: sp.Symbol(n, positive=True) for n in _IDENT.findall(formula) if n not in FUNCTIONS}
     try:
         return sp.sympify(formula, locals={**FUNCTIONS, **names})
@@ -34,6 +35,7 @@ def parse(formula: str) -> sp.Expr:
 
 
 def symbol(name: str) -> sp.Symbol:
+    """The positive sympy symbol called ``name``."""
     return sp.Symbol(name, positive=True)
 
 

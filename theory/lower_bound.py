@@ -4,7 +4,7 @@ Both are formulas in ``paper_refs/two_heads.toml`` (``[claims.extra]`` of ``two_
 
 * ``information_bound`` — each oracle call returns at most ``oracle_len`` rows and the output has N
   rows, so calls >= ceil(N / oracle_len) for *every* construction, worst case or not;
-* ``conditional_bound`` — under SETH, through Alman–Song (digest as24 §3), (N/M)^2 calls up to an
+* ``conditional_bound`` — under SETH, through Alman–Song (2023, Lemma 4.7), (N/M)^2 calls up to an
   N^{o(1)} factor in the worst case. It is reported, never asserted: it is asymptotic and conditional.
 """
 
@@ -23,5 +23,6 @@ def information_bound(N: int, oracle_len: int) -> int:
 
 
 def conditional_bound(N: int, M: int) -> float:
+    """The conditional (SETH) lower bound (N/M)^2 on calls at these N and M, from paper_refs."""
     claim = get_claim(CLAIM)
     return float(as_number(evaluate(claim.extra["conditional_bound"], {}, {"N": N, "M": M})))

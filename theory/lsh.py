@@ -1,6 +1,7 @@
-"""Closed forms for the LSH parameters of Theorem 3.4 / A.1 (anna.alg_1), digest §3.1 and §7.2.
+"""Closed forms for the LSH parameters of Theorem 3.4 / A.1 (anna.alg_1), Algorithm 1.
 
-The proof of Theorem A.1 fixes its hidden constants as follows (digest §7.2, [RECON]):
+The proof of Theorem A.1 fixes its hidden constants as follows (our reconstruction;
+docs/reconstructions.md, "Hidden constants of Theorem A.1"):
 
 * z   = ceil(log_{1/p2}(10 N^3))      -- a far pair collides in one table w.p. <= p2^z <= 0.1/N^3;
 * p   = p1^z  ~ N^{-3 rho}             -- a near pair collides in one table w.p. >= p;
@@ -59,6 +60,7 @@ class LSHParameters:
 
     @property
     def hash_evaluations(self) -> int:
+        """Hash evaluations of Algorithm 1: 2·N·ell·z (queries and keys, every table)."""
         return 2 * self.N * self.ell * self.z
 
 
@@ -82,7 +84,10 @@ def pstable_probabilities(radius: float, approx: float, width: float) -> tuple[f
         raise ValueError(f"c: the approximation factor must be > 1, got {approx}")
     if radius <= 0 or width <= 0:
         raise ValueError(f"r, w: must be positive, got r={radius}, w={width}")
-    vals = [float(_num(PSTABLE_COLLISION.subs({u: sp.nsimplify(d), w: sp.nsimplify(width)}))) for d in (radius, radius * approx)]
+    vals = [
+        float(_num(PSTABLE_COLLISION.subs({u: sp.nsimplify(d), w: sp.nsimplify(width)})))
+        for d in (radius, radius * approx)
+    ]
     return vals[0], vals[1]
 
 

@@ -39,6 +39,7 @@ BOUND_ONLY, EXACT_ONLY = "bound only (no exact count)", "exact count only (no bo
 
 @dataclass(frozen=True)
 class ResourceTheory:
+    """One resource of a claim analysed: bound, exact count, limit, leading constant and verdict."""
     claim: str
     resource: str
     limit_var: str
@@ -51,21 +52,26 @@ class ResourceTheory:
 
     @property
     def finite(self) -> bool:
+        """Whether the exact count is within the bound's class."""
         return self.verdict in (TIGHT, LOOSE)
 
     @property
     def tight(self) -> bool:
+        """Whether the count is tight: a finite, positive leading constant."""
         return self.verdict == TIGHT
 
     @property
     def factors_exact(self) -> bool:
+        """Whether every factor of the bound is matched exactly (or only counted)."""
         return all(v in ("exact", "count only") for v in self.factors.values())
 
     @property
     def growing_factors(self) -> list[str]:
+        """The factors whose ratio grows or cannot be bounded."""
         return [k for k, v in self.factors.items() if v in ("grows", "cannot bound")]
 
     def latex(self) -> dict[str, str]:
+        """Bound, exact count and statement as LaTeX."""
         out = {}
         if self.bound is not None:
             out["bound"] = rf"O\left({tex(self.bound)}\right)"
@@ -83,6 +89,7 @@ class ResourceTheory:
         return out
 
     def as_dict(self) -> dict[str, Any]:
+        """The analysis as a JSON-ready dict."""
         return {
             "resource": self.resource, "limit": self.limit_var,
             "bound": _s(self.bound), "exact": _s(self.exact), "leading_constant": _s(self.leading_constant),
@@ -97,6 +104,7 @@ def _s(e: sp.Expr | None) -> str | None:
 
 
 def latex_name(name: str) -> str:
+    """``name`` with underscores escaped for LaTeX."""
     return name.replace("_", r"\_")
 
 
@@ -136,7 +144,9 @@ def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
             return sp.cancel(pn.LC() / pd.LC())
         lc = pn.LC() / pd.LC()
         return sp.oo if lc.is_positive is not False else sp.zoo
-    return sp.simplify(sp.limit(expr, var, sp.oo))
+    lim = sp.limit(expr, var, sp.oo)
+    simple = sp.simplify(lim)
+    return lim if simple is sp.nan and lim is not sp.nan else simple  # keep oo*sign(...) readable
 
 
 def _upper(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
@@ -203,6 +213,7 @@ def _analyse(cid: str, resource: str, bound_f: str | None, exact_f: str | None, 
 
 
 def claim_theory(claim: Claim) -> dict[str, ResourceTheory]:
+    """The analysis of every resource of ``claim``."""
     return {name: analyse(claim, name) for name in claim.resources}
 
 

@@ -1,4 +1,5 @@
-"""TinT parameter counts as sympy expressions (tint.size, digest §3.3), per module type and in total.
+"""TinT parameter counts as sympy expressions (tint.size, Table 3; formulas from the authors' code), per module type
+and in total.
 
 The formulas live in ``paper_refs/tint.toml`` (claim ``tint.size``); this module expands their
 definitions into expressions of the base symbols
@@ -25,6 +26,7 @@ TAGS = ("LinFwd", "LNFwd", "AttnFwd", "ActFwd", "LinBwd", "LinDesc", "ActBwd", "
 
 
 def size_claim() -> Claim:
+    """The ``tint.size`` claim (Table 3) from paper_refs."""
     return get("tint.size")
 
 
@@ -41,18 +43,22 @@ def expression(resource: str, reuse_forward: bool | None = None, reuse_backward:
 
 
 def module_expression(module: str) -> sp.Expr:
-    """Parameters of one instance of a module type (digest §3.3 names: LinFwd, LNBwdDesc, ...)."""
+    """Parameters of one instance of a module type (the code's names: LinFwd, LNBwdDesc, ...)."""
     claim = size_claim()
     return expand_definitions(symbol("m_" + module), claim.definitions)
 
 
 def _int(value: sp.Expr) -> int:
     if not value.is_integer:
-        raise ValueError(f"a parameter count evaluated to the non-integer {value}; check the divisibility of D, K, H_sim")
+        raise ValueError(
+            f"a parameter count evaluated to the non-integer {value}; check the divisibility of D, K, H_sim"
+        )
     return int(value)
 
 
-def _value(formula: str, definitions: Mapping[str, str], values: Mapping[str, int], memo: dict[str, sp.Expr]) -> sp.Expr:
+def _value(
+    formula: str, definitions: Mapping[str, str], values: Mapping[str, int], memo: dict[str, sp.Expr]
+) -> sp.Expr:
     """The formula at the given values, resolving definitions bottom-up (fast: no global expansion)."""
     expr = parse(formula)
     subs = {}
@@ -69,11 +75,13 @@ def _value(formula: str, definitions: Mapping[str, str], values: Mapping[str, in
 
 
 def count(resource: str, values: Mapping[str, int]) -> int:
+    """The exact count of ``resource`` at the given values."""
     claim = size_claim()
     return _int(_value(claim.resources[resource].exact or "", claim.definitions, values, {}))
 
 
 def per_module(values: Mapping[str, int]) -> dict[str, int]:
+    """Parameters of one instance of each module type at the given values."""
     claim = size_claim()
     memo: dict[str, sp.Expr] = {}
     return {m: _int(_value("m_" + m, claim.definitions, values, memo)) for m in MODULES}
@@ -83,7 +91,10 @@ def breakdown(values: Mapping[str, int]) -> dict[str, int]:
     """Count per ledger tag, and "total"."""
     claim = size_claim()
     memo: dict[str, sp.Expr] = {}
-    return {tag: _int(_value(claim.resources[tag].exact or "", claim.definitions, values, memo)) for tag in TAGS + ("total",)}
+    return {
+        tag: _int(_value(claim.resources[tag].exact or "", claim.definitions, values, memo))
+        for tag in TAGS + ("total",)
+    }
 
 
 def ceiling() -> int:

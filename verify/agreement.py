@@ -1,4 +1,4 @@
-"""Output agreement: exact equality, or the row-wise relative L2 error in bits (digest §1.7).
+"""Output agreement: exact equality, or the row-wise relative L2 error in bits (two_heads §1.1).
 
 error_bits = -log2( max_i ||y_i - t_i||_2 / ||t_i||_2 ) against a reference t computed in a
 *truth* numerics: the same backend for exact kinds (compared with ==), mp at more than twice the
@@ -20,6 +20,7 @@ from attnsim.sim.numerics import Numerics, get_numerics
 
 @dataclass(frozen=True)
 class Agreement:
+    """Outcome of a comparison: agree or not, the error in bits (inf when equal) and the worst row."""
     agree: bool
     error_bits: float  # math.inf when equal
     worst_row: int | None
@@ -55,6 +56,7 @@ def _to_mp(ctx: Any, x: Any) -> Any:
 
 
 def compare(y: np.ndarray, ref: np.ndarray, nm: Numerics, truth: Numerics, min_bits: float | None) -> Agreement:
+    """Compare ``y`` with ``ref``: ``==`` in exact numerics, else the row-wise relative error against ``min_bits``."""
     if y.shape != ref.shape:
         return Agreement(False, 0.0, None, min_bits)
     if nm.exact:

@@ -12,8 +12,8 @@ hold, and two adversarial ones where they fail. Each is one head, one layer, fro
   ≈ +1 (relative error ≈ 4), so a fraction ≈ 1 - M/N of the rows fail. Scores are integers (exact
   numerics can run it).
 * ``sqrtlog`` — tokens σ_j ∈ {±1}^d, W^Q = W^K = √(ln N / d)·I, W^V = I: scores ln N·<σ_i,σ_j>/d
-  span [-ln N, ln N] — Alman–Song's hard regime (entries √log N in their 1/d convention; digest
-  as24 §1). Irrational weights: float64 and mp only.
+  span [-ln N, ln N] — Alman–Song's hard regime (entries √log N in their 1/d convention;
+  Alman & Song 2023, Lemma 4.7). Irrational weights: float64 and mp only.
 * ``random`` — ``verify.cases.random_case`` (small grid values; the assumptions usually fail
   through D, since random values cancel).
 """
@@ -43,14 +43,17 @@ def _case(N: int, d: int, X: np.ndarray, WQ: np.ndarray, WK: np.ndarray, WV: np.
 
 
 def needle_position(N: int, seed: int) -> int:
+    """The position of the needle key for this N and seed."""
     return int(np.random.default_rng([seed, 7]).integers(N))
 
 
 def needle_height(N: int) -> int:
+    """The needle's score, ⌈ln N⌉ + 6."""
     return math.ceil(math.log(N)) + 6
 
 
 def bounded_case(N: int, d: int, seed: int) -> Case:
+    """An input whose scores are bounded, so that Thm 4.1's constants C and D can hold."""
     if d < 2:
         raise UsageError(f"--d: the bounded input needs d >= 2 (a constant coordinate and a varying one), got {d}")
     rng = np.random.default_rng(seed)
@@ -69,6 +72,7 @@ def bounded_case(N: int, d: int, seed: int) -> Case:
 
 
 def needle_case(N: int, d: int, seed: int) -> Case:
+    """An input with one key far above the rest: sampling misses it and the estimate fails."""
     if d < 2:
         raise UsageError(f"--d: the needle input needs d >= 2, got {d}")
     X = _frac(np.zeros((N, d), dtype=object))
@@ -82,6 +86,7 @@ def needle_case(N: int, d: int, seed: int) -> Case:
 
 
 def sqrtlog_case(N: int, d: int, seed: int) -> Case:
+    """Random ±1 tokens with scores spanning [−ln N, ln N] (Alman & Song's hard regime)."""
     rng = np.random.default_rng(seed)
     X = rng.choice([-1.0, 1.0], size=(N, d)).astype(object)
     g = math.sqrt(math.log(N) / d)
@@ -90,6 +95,7 @@ def sqrtlog_case(N: int, d: int, seed: int) -> Case:
 
 
 def approx_case(kind: str, N: int, d: int, seed: int) -> Case:
+    """The input of kind ``kind`` (random, bounded, needle or sqrtlog)."""
     if kind == "random":
         return random_case(N, d, 1, 1, Full(), seed, layer_mlp="identity", exact_kind=False)
     if kind == "bounded":

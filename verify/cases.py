@@ -27,6 +27,7 @@ LAYER_MLPS = ("auto", "identity", "affine")
 
 @dataclass(frozen=True, eq=False)
 class Case:
+    """A model case: the spec, its weights and an input X of exact rationals."""
     spec: TransformerSpec
     weights: Weights
     X: np.ndarray  # object array of Fractions
@@ -37,6 +38,7 @@ def _grid(rng: np.random.Generator, shape: tuple[int, ...], lo: int, hi: int, de
 
 
 def random_weights(spec: TransformerSpec, rng: np.random.Generator, layer_mlp: str, exact_kind: bool) -> Weights:
+    """Random weights on the score grid for ``spec``, with the layer MLP ``layer_mlp``."""
     if layer_mlp not in LAYER_MLPS:
         raise UsageError(f"--psi: must be one of {LAYER_MLPS}, got {layer_mlp!r}")
     if layer_mlp == "auto":
@@ -73,6 +75,7 @@ def load_input(path: str, spec: TransformerSpec) -> np.ndarray:
 def random_case(N: int, d: int, H: int, L: int, mask: Mask, seed: int, *, layer_mlp: str = "auto",
                 input_kind: str = "random", exact_kind: bool = True, residual: bool = False,
                 input_file: str | None = None) -> Case:
+    """A random model and input from one seed (or the input read from ``input_file``)."""
     spec = TransformerSpec(N, d, H, L, mask, residual)
     rng = np.random.default_rng(seed)
     weights = random_weights(spec, rng, layer_mlp, exact_kind)

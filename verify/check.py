@@ -1,4 +1,4 @@
-"""``check``: one claim, one case, one numerics → one record (DESIGN.md "Check").
+"""``check``: one claim, one case, one numerics → one record.
 
 The checker (``attnsim.verify.claims``) measures; this module adds what theory predicts from
 ``paper_refs`` — the exact count of the scheme as implemented, the paper's bound, the containment
@@ -63,7 +63,10 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
                 reasons.append(f"{name}: measured {m.counts[name]} != exact formula {res.exact} = {predicted[name]}")
         if res.bound:
             try:
-                bounds[name] = {"formula": res.bound, "value": as_number(evaluate(res.bound, claim.definitions, values))}
+                bounds[name] = {
+                    "formula": res.bound,
+                    "value": as_number(evaluate(res.bound, claim.definitions, values)),
+                }
             except FormulaError:
                 bounds[name] = {"formula": res.bound, "value": None}
         c = contained(claim, name)

@@ -34,16 +34,20 @@ class Recorded(TokenMap):
 
     @property
     def name(self) -> str:  # type: ignore[override]
+        """The wrapped map's name."""
         return self.inner.name
 
     @property
     def is_identity(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped map is the identity."""
         return self.inner.is_identity
 
     def out_dim(self, in_dim: int) -> int:
+        """The wrapped map's output width."""
         return self.inner.out_dim(in_dim)
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """Record the input exactly, then apply the wrapped map."""
         self.seen.append(np.vectorize(nm.to_fraction_or_float, otypes=[object])(x) if x.size else x)
         return self.inner(nm, x)
 

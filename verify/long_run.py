@@ -6,7 +6,7 @@ two_heads.lemma_3_1 (paper or fused scheme) on :mod:`attnsim.sim.engine` under a
 scheduler, reads the calls and rounds off the ledger, and checks ``check_rows`` rows chosen from
 the seed against a direct per-row computation of attention in extended precision
 (``numpy.longdouble``; only those rows' scores exist, never N × N). Errors are row-wise relative
-L2, in bits (digest §1.7). Peak memory is the process's peak resident set size.
+L2, in bits (two_heads §1.1). Peak memory is the process's peak resident set size.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ SCHEMES = ("fused", "paper")
 
 
 def random_layer(N: int, d: int, H: int, seed: int) -> tuple[TransformerSpec, Weights, np.ndarray]:
+    """A random float64 layer of H heads on N tokens of width d."""
     spec = TransformerSpec(N, d, H, 1)
     rng = np.random.default_rng(seed)
     m = spec.m
@@ -65,6 +66,7 @@ def error_bits(Y: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 
 def validate(N: int, M: int, d: int, H: int, check_rows: int, scheme: str, workers: int) -> None:
+    """Raise a usage error naming the first bad parameter of a long run."""
     for name, v, lo in (("N", N, 1), ("M", M, 2), ("d", d, 1), ("H", H, 1), ("workers", workers, 1)):
         if v < lo:
             raise UsageError(f"--{name}: must be >= {lo}, got {v}")

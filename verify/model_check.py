@@ -27,6 +27,7 @@ Simulate = Callable[[Oracle, Array], Array]
 
 def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simulate: Simulate,
                   derived: dict[str, Any]) -> Measurement:
+    """Run ``simulate`` on an oracle and the reference model, compare, and read the ledger's counts."""
     nm = get_numerics(ctx.numerics, ctx.seed)
     truth = truth_numerics(nm, ctx.seed)
     oracle = Oracle(oracle_spec, nm)

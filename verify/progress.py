@@ -27,6 +27,7 @@ class Tracker:
 
     def __init__(self, console: Console, label: str, total: int, every: float = EVERY_S,
                  bar: Progress | None = None) -> None:
+        """Count ``total`` items of ``label``; draw on ``bar`` when given, else print to ``console``."""
         self.console, self.label, self.total, self.every, self.bar = console, label, total, every, bar
         self.done = 0
         self.now = ""

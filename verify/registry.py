@@ -42,6 +42,7 @@ class Param:
     choices: tuple[Any, ...] | None = None
 
     def parse(self, raw: Any) -> Any:
+        """Parse a raw value (a CLI string or a Python value) and check it; errors name the parameter."""
         if isinstance(raw, str) and self.type is bool:
             if raw.lower() in ("1", "true", "yes", "on"):
                 value: Any = True
@@ -114,6 +115,7 @@ GridFn = Callable[[bool], list[dict[str, Any]]]
 
 @dataclass(frozen=True)
 class Checker:
+    """A registered checker: its claim, function, parameters, default grid and numerics."""
     claim: str
     fn: CheckFn
     params: tuple[Param, ...]
@@ -122,6 +124,7 @@ class Checker:
     default_numerics: str
 
     def param(self, name: str) -> Param:
+        """The parameter called ``name``; a usage error lists the known ones."""
         for p in self.params:
             if p.name == name:
                 return p
@@ -165,11 +168,13 @@ def _load_all() -> None:
 
 
 def all_checkers() -> dict[str, Checker]:
+    """Every registered checker by claim id (importing the checker modules first)."""
     _load_all()
     return dict(sorted(_CHECKERS.items()))
 
 
 def get_checker(claim: str) -> Checker:
+    """The checker of ``claim``; a usage error lists the known claims."""
     checkers = all_checkers()
     if claim not in checkers:
         raise UsageError(f"CLAIM: no checker for {claim!r}; `attnsim claims` lists the claims "

@@ -32,6 +32,7 @@ SCORE_KINDS = ("ties", "dominant", "extreme", "alternating", "masked_rows", "ran
 
 
 def masks(max_window: int = 8, max_sinks: int = 3) -> st.SearchStrategy[Mask]:
+    """Strategy for masks: full, causal, sliding window or sink."""
     return st.one_of(st.just(Full()), st.just(Causal()),
                      st.builds(SlidingWindow, st.integers(1, max_window)),
                      st.builds(Sink, st.integers(1, max_sinks), st.integers(1, max_window)))
@@ -50,6 +51,7 @@ def model_specs(draw: st.DrawFn, max_N: int = 24, max_d: int = 6, max_H: int = 2
 @st.composite
 def oracle_specs(draw: st.DrawFn, max_len: int = 16, max_heads: int = 2, max_layers: int = 2,
                  max_dim: int = 16, causal: bool | None = None) -> OracleSpec:
+    """Strategy for oracle specs within the given limits."""
     return OracleSpec(draw(st.integers(2, max_len)), draw(st.integers(1, max_heads)), draw(st.integers(1, max_layers)),
                       draw(st.integers(1, max_dim)), draw(st.booleans()) if causal is None else causal,
                       length_convention=draw(st.sampled_from(("paper", "strict"))))
@@ -93,6 +95,7 @@ def cases(draw: st.DrawFn, specs: st.SearchStrategy[TransformerSpec] | None = No
 
 @dataclass(frozen=True, eq=False)
 class ScorePattern:
+    """A score matrix on the grid and its allowed pattern, of a named kind."""
     kind: str
     scores: np.ndarray  # object array of Fractions on (1/D)Z
     allowed: np.ndarray  # bool, True = may attend

@@ -51,6 +51,7 @@ class Point:
     seed: int = 0
 
     def key(self, version: str) -> str:
+        """The cache key of this point under a code version."""
         blob = json.dumps([self.claim, self.params, self.numerics, self.seed, version], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -125,18 +126,22 @@ class Cache:
     """One JSON file per record, keyed by :meth:`Point.key`."""
 
     def __init__(self, root: Path | str):
+        """A record cache under ``root``."""
         self.root = Path(root)
 
     def path(self, key: str) -> Path:
+        """Where the record of ``key`` is stored."""
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The cached record of ``key``, or None (missing or unreadable)."""
         try:
             return loads(self.path(key).read_text(encoding="utf-8"))
         except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
             return None
 
     def put(self, key: str, record: dict[str, Any]) -> None:
+        """Store ``record`` under ``key`` atomically."""
         atomic_write(self.path(key), dumps(record))
 
 
@@ -157,6 +162,7 @@ def run_chunk(items: list[tuple[str, Point]], cache_root: str | None = None) -> 
 
 @dataclass
 class SweepResult:
+    """Records of a sweep, and how many were computed and how many read from the cache."""
     records: list[dict[str, Any]]
     computed: int
     cached: int

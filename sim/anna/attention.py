@@ -2,7 +2,8 @@
 
 All three return a :class:`Retrieval`: per query the sum of retrieved values and their count, so
 that outputs can be compared *exactly* (integer or rational values stay exact; the division is
-done last). A query that retrieves nothing outputs 0 (digest §7.3, the EMA convention).
+done last). A query that retrieves nothing outputs 0 (the EMA convention;
+docs/reconstructions.md, "A query that retrieves nothing outputs zero").
 
 * :func:`anna_tables` -- Algorithm 1: ``ell`` tables keyed by g_u(k_j), each bucket holding
   (sum of values, count); a query sums the buckets it hits over all tables.
@@ -10,7 +11,7 @@ done last). A query that retrieves nothing outputs 0 (digest §7.3, the EMA conv
   created for the queries and keys add into existing buckets only. Same hashes, same output.
 * :func:`ema` -- exact-match attention: keys sorted lexicographically, each query binary-searched.
 
-Implied weights (digest §3.1): w_ij = c_ij / sum_j' c_ij', with c_ij the number of tables in which
+Implied weights (Algorithm 1): w_ij = c_ij / sum_j' c_ij', with c_ij the number of tables in which
 q_i and k_j collide; :func:`collision_counts` computes c.
 """
 
@@ -65,7 +66,11 @@ def qkv_inputs(q: object, k: object, v: object) -> tuple[np.ndarray, np.ndarray,
 
 
 def _zeros(rows: int, v: np.ndarray) -> np.ndarray:
-    return np.zeros((rows, v.shape[1]), dtype=v.dtype) if v.dtype != object else np.full((rows, v.shape[1]), 0, dtype=object)
+    return (
+        np.zeros((rows, v.shape[1]), dtype=v.dtype)
+        if v.dtype != object
+        else np.full((rows, v.shape[1]), 0, dtype=object)
+    )
 
 
 def anna_tables(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
@@ -133,17 +138,31 @@ def anna_linear_memory(q: object, k: object, v: object, hashes: Sequence[TableHa
 
 
 def collision_counts(q: object, k: object, hashes: Sequence[TableHash]) -> np.ndarray:
-    """c[i, j] = number of tables u with g_u(q_i) = g_u(k_j) (an Nq x Nk integer matrix)."""
+    """c[i, j] = number of tables u with g_u(q_i) = g_u(k_j) (an Nq x Nk integer matrix).
+
+    Every colliding (query, key) pair of every table is listed (keys sorted by bucket, each query
+    takes its bucket's run of keys) and the pairs are counted, so the work is the number of
+    collisions rather than Nq * Nk per table; no per-bucket sums are formed, unlike Algorithm 1.
+    """
     qm, km = as_matrix(q, "queries"), as_matrix(k, "keys")
-    c = np.zeros((qm.shape[0], km.shape[0]), dtype=np.int64)
+    nq, nk = qm.shape[0], km.shape[0]
+    pairs = []
     for g in hashes:
         _, ids = np.unique(code_keys(np.vstack([g.codes(qm), g.codes(km)])), return_inverse=True)
-        c += ids[:qm.shape[0], None] == ids[None, qm.shape[0]:]
-    return c
+        ids = ids.reshape(-1)
+        qid, kid = ids[:nq], ids[nq:]
+        order = np.argsort(kid, kind="stable")
+        starts = np.searchsorted(kid[order], qid, side="left")
+        lengths = np.searchsorted(kid[order], qid, side="right") - starts
+        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        keys = order[np.repeat(starts, lengths) + offsets]
+        pairs.append(np.repeat(np.arange(nq), lengths) * nk + keys)
+    flat = np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.int64)
+    return np.bincount(flat, minlength=nq * nk).reshape(nq, nk).astype(np.int64)
 
 
 def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: str = "ema") -> Retrieval:
-    """Exact-match attention (digest §1.6): the mean of v_j over keys equal to q_i, or 0 if none.
+    """Exact-match attention (App. B): the mean of v_j over keys equal to q_i, or 0 if none.
 
     Keys are sorted lexicographically once (O(dN log N)); each query is found by binary search.
     Entries are compared exactly, so pass integers (or exactly representable floats).

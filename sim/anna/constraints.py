@@ -1,14 +1,15 @@
-"""The ANNA definition as a checker that returns reasons (anna.def_anna, digest §1.4, §8).
+"""The ANNA definition as a checker that returns reasons (anna.def_anna, the ANNA definition of §3).
 
 For weights w (N_q x N_k), queries q and keys k, an ANNA mechanism with parameters (r, c, ell)
 must satisfy, for every row i:
 
 * ``nonnegative``: w_ij >= 0;
-* ``normalized``: sum_j w_ij = 1, or the row is all zero (no key retrieved; digest §7.3);
+* ``normalized``: sum_j w_ij = 1, or the row is all zero (no key retrieved;
+  docs/reconstructions.md, "A query that retrieves nothing outputs zero");
 * ``locality``:   w_ij > 0 implies ||q_i - k_j|| <= c r;
 * ``coverage``:   ||q_i - k_j|| <= r implies w_ij >= 1 / ((n_i - 1) ell + 1), n_i = |N(q_i, c r)|.
 
-[RECON] n_i counts key *indices* j within c r (with multiplicity), not distinct key vectors: the
+Our reading: n_i counts key *indices* j within c r (with multiplicity), not distinct key vectors: the
 proof's bound count <= (n_i - 1) ell + 1 counts one term per colliding index, and with repeated
 keys the set reading would demand weight 1 for each of two equal keys.
 
@@ -40,6 +41,7 @@ class RationalWeights:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the weight matrix."""
         return tuple(self.num.shape)  # type: ignore[return-value]
 
 
@@ -58,9 +60,23 @@ class Violation:
 
 
 def distances(q: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Euclidean distances ||q_i - k_j|| as an N_q x N_k float matrix."""
-    diff = q.astype(np.float64)[:, None, :] - k.astype(np.float64)[None, :, :]
-    return np.sqrt((diff * diff).sum(axis=2))
+    """Euclidean distances ||q_i - k_j|| as an N_q x N_k float matrix (rows in blocks: bounded scratch memory)."""
+    qf, kf = q.astype(np.float64), k.astype(np.float64)
+    out = np.empty((qf.shape[0], kf.shape[0]))
+    step = max(1, 2**22 // max(1, kf.shape[0] * kf.shape[1]))
+    for lo in range(0, qf.shape[0], step):
+        diff = qf[lo:lo + step, None, :] - kf[None, :, :]
+        out[lo:lo + step] = np.sqrt((diff * diff).sum(axis=2))
+    return out
+
+
+def _fits_int64(w: RationalWeights, floor_den: int) -> bool:
+    """Whether every product num * floor_den and every row sum of ``w`` stays exact in int64."""
+    num = np.asarray(w.num)
+    if num.dtype == object or num.size == 0:
+        return False
+    biggest = int(np.abs(num).max())
+    return biggest * max(floor_den, num.shape[1]) < 2**62
 
 
 def check_anna(weights: np.ndarray | RationalWeights, q: object, k: object, *, r: float, c: float,
@@ -77,10 +93,11 @@ def check_anna(weights: np.ndarray | RationalWeights, q: object, k: object, *, r
     near, inside = dist <= r, dist <= c * r
     n_inside = inside.sum(axis=1)
     out: list[Violation] = []
+    small = isinstance(weights, RationalWeights) and _fits_int64(weights, km.shape[0] * ell + 1)
     for i in range(qm.shape[0]):
         floor_den = (int(n_inside[i]) - 1) * ell + 1
         if isinstance(weights, RationalWeights):
-            num, den = weights.num[i].astype(object), int(weights.den[i])
+            num, den = weights.num[i].astype(np.int64 if small else object), int(weights.den[i])
             positive, negative = num > 0, num < 0
             row_sum_ok = int(num.sum()) == den if den else not positive.any()
             too_small = [j for j in np.flatnonzero(near[i]) if den == 0 or num[j] * floor_den < den]

@@ -1,10 +1,10 @@
 """Task constructions with one ANNA layer: Match2 (anna.thm_5_2) and SUM (anna.prop_e_3).
 
-Match2 (Theorem 5.2 / F.1, digest §4.4): embed x as (x, 1); the single head has query
+Match2 (Theorem 5.2 / F.1): embed x as (x, 1); the single head has query
 q_i = x_i mod M, key k_j = (M - x_j) mod M and value v_j = 1, all of dimension 1. Then q_i = k_j
 iff x_i + x_j = 0 (mod M), so exact-match attention averages 1 over the matches (output 1) or
-retrieves nothing (output 0). [RECON, digest §4.4 caveat] Reducing both sides mod M handles
-inputs 0 and M (residue 0 matches itself) without a second head.
+retrieves nothing (output 0). [Reconstruction: docs/reconstructions.md, "Match2 inputs 0 and M"] Reducing both sides
+mod M handles inputs 0 and M (residue 0 matches itself) without a second head.
 
 With Algorithm 1 instead of EMA (Cor. F.2): r = 0 and a p-stable family whose width is far below
 the gap 1 between distinct integers, so distinct residues collide only with probability

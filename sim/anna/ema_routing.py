@@ -1,4 +1,4 @@
-"""One MPC round's messages delivered by one EMA layer (anna.thm_b_2 / Lemma B.3, digest §4.1).
+"""One MPC round's messages delivered by one EMA layer (anna.thm_b_2 / Lemma B.3).
 
 Every MPC machine is one token with id p_i = i. Head h carries the h-th message of every machine:
 the query of token i is p_i ("messages for me"), the key of token j is the id of the destination
@@ -6,8 +6,8 @@ of its h-th message (or -1, which no token asks for, when it has none), and the 
 message's encoding. Exact-match attention then hands token i the *average* of the encodings of
 all h-th messages addressed to it.
 
-[Deviation, digest §4.1 RECON] Instead of the sparse multi-hash encoding of Lemma B.4
-(dimension O(alpha^4 Delta log q)) every sender writes into its own block of the value vector:
+[Deviation: docs/reconstructions.md, "Routing without the encoding of Lemma B.4"] Instead of the sparse multi-hash
+encoding of Lemma B.4 (dimension O(alpha^4 Delta log q)) every sender writes into its own block of the value vector:
 block j = (1, length, word encodings ..., 0 padding). The receiver reads the block's first entry,
 1/n for n messages averaged together, multiplies the block by n and decodes exactly (the EMA
 output is an exact rational). The value dimension is q (2 Delta + 2) for q machines and records of
@@ -33,6 +33,7 @@ class EMARouter:
     """A ``deliver`` function for :class:`~attnsim.sim.anna.mpc.MPC`: each round is one EMA layer."""
 
     def __init__(self, *, ledger: Ledger, tag: str = "route") -> None:
+        """A router that writes each delivered round to ``ledger`` under ``tag``."""
         self.ledger, self.tag = ledger, tag
         self.P = 0
         self.codebook: dict[str, int] = {}
@@ -51,6 +52,7 @@ class EMARouter:
         return self.names[value] if kind == 1 else value
 
     def __call__(self, outboxes: list[list[Message]], r: int) -> list[list[Record]]:
+        """Deliver round ``r``'s outboxes with one EMA layer; returns each machine's inbox."""
         self.P = len(outboxes)
         heads = max((len(o) for o in outboxes), default=0)
         delta = max((len(rec) for o in outboxes for _, rec in o), default=0)

@@ -1,4 +1,4 @@
-"""1-hop and k-hop induction heads on the MPC machine (anna.lemma_f_3, anna.thm_f_4; digest §4.5).
+"""1-hop and k-hop induction heads on the MPC machine (anna.lemma_f_3, anna.thm_f_4; App. F.2).
 
 Input: a string s of N letters, token i on machine i // b (b tokens per machine).
 
@@ -14,7 +14,7 @@ k-hop (Theorem F.4) by pointer doubling, one round per bit of k. Token i holds t
 pointer f = sigma^(2^l)(i), its inverse g = sigma^(-2^l)(i) and the partial answer
 a = sigma^(k mod 2^l)(i) with the letters at f and a. In round l, token j sends (f(j), a(j))
 to g(j) and g(j) to f(j); so token i learns f(f(i)), a(f(i)) and g(g(i)) in one round, and takes
-a <- a(f(i)) when bit l of k is 1. sigma is injective off the sink (digest §4.5), so each token
+a <- a(f(i)) when bit l of k is 1. sigma is injective off the sink (App. F.2), so each token
 sends and receives at most two messages. [Deviation] The paper's step asks and answers in two
 rounds; keeping the inverse pointer halves that: floor(log2 k) + 1 doubling rounds.
 
@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from attnsim.sim.anna.errors import require
-from attnsim.sim.anna.mpc import MPC, Deliver
+from attnsim.sim.anna.mpc import MPC, Deliver, Place, Record
 from attnsim.sim.anna.mpc_sort import sample_sort
 from attnsim.sim.anna.tasks import SINK
 from attnsim.sim.ledger import Ledger
@@ -39,15 +39,24 @@ _TOKEN_WORDS = 16  # per token and round: its state (7 words) + at most two mess
 
 @dataclass(frozen=True)
 class KHopRun:
+    """Result of a k-hop run on the MPC machine: labels and pointers after k hops, rounds and machines used."""
     labels: np.ndarray      # s[sigma^k(i)] or SINK
     pointers: np.ndarray    # sigma^k(i) or SINK
     rounds: int
     machines: int
+    memory: tuple[tuple[Record, ...], ...] = ()  # every machine's final memory (its "state" records)
+
+
+Sorter = Callable[..., None]
 
 
 def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None,
-             deliver: Deliver | None = None) -> KHopRun:
-    """Run k-hop on an MPC machine with local memory ``memory`` words (``deliver``: see :class:`MPC`)."""
+             deliver: Deliver | None = None, place: Place | None = None, sort: Sorter = sample_sort) -> KHopRun:
+    """Run k-hop on an MPC machine with local memory ``memory`` words (``deliver``, ``place``: see :class:`MPC`).
+
+    ``sort`` sorts the 1-hop items; it takes :func:`sample_sort`'s arguments (another sort may need
+    less memory than the one-level sample sort's order of P^2 words).
+    """
     s = np.asarray(s, dtype=np.int64)
     N = len(s)
     require(N >= 2, "N", f"need at least 2 letters, got {N}")
@@ -55,7 +64,7 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
     b = memory // _TOKEN_WORDS
     require(b >= 1, "s", f"local memory {memory} is below {_TOKEN_WORDS} words (one token's state and messages)")
     P = -(-N // b)
-    mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver)
+    mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver, place=place)
 
     def home(i: int) -> int:
         return i // b
@@ -79,7 +88,7 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
         return items
 
     mpc.local(to_items)
-    sample_sort(mpc, range(P), key=lambda r: (r[1],), block=b, record_words=5, key_words=1)
+    sort(mpc, range(P), key=lambda r: (r[1],), block=b, record_words=5, key_words=1)
 
     def neighbour(m, mem):
         out = [(m, r) for r in mem]
@@ -115,7 +124,8 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
         mpc.local(lambda m, mem, bit=bit: _doubling_update(mem, bit))
         level += 1
     states = sorted((r for mem in mpc.memory for r in mem if r[0] == "state"), key=lambda r: r[1])
-    return KHopRun(np.array([r[5] for r in states]), np.array([r[4] for r in states]), mpc.rounds, P)
+    return KHopRun(np.array([r[5] for r in states]), np.array([r[4] for r in states]), mpc.rounds, P,
+                   tuple(tuple(mem) for mem in mpc.memory))
 
 
 def _doubling_step(home: Callable[[int], int]) -> Callable:

@@ -1,4 +1,4 @@
-"""Locality-sensitive hash families and their collision probabilities (digest §1.3, §3.1).
+"""Locality-sensitive hash families and their collision probabilities (§3.1, Algorithm 1, Thm 3.4 / A.1).
 
 A family ``H`` of maps R^m -> Z is (r, cr, p1, p2)-sensitive when points within r collide with
 probability >= p1 and points farther than cr with probability <= p2. Algorithm 1 (anna.alg_1)
@@ -15,7 +15,7 @@ Two families are provided:
   ``h(x) = floor((<a, x> + b) / w)`` with ``a ~ N(0, I)``, ``b ~ U[0, w)``.
 
 Identical points always get identical codes, whatever the draw: this is what lets Algorithm 1
-reproduce exact-match attention at r = 0 (digest §1.6).
+reproduce exact-match attention at r = 0 (App. B).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ class TableHash:
 
     @property
     def z(self) -> int:
+        """Number of concatenated hash functions in this table."""
         return int(self.a.shape[0])
 
     def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
@@ -76,6 +77,7 @@ class HyperplaneLSH:
         require(isinstance(self.dim, int) and self.dim >= 1, "dim", f"must be a positive integer, got {self.dim!r}")
 
     def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        """Draw one table of ``z`` random-hyperplane hashes."""
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z, self.dim)), np.zeros(z), None)
 
@@ -97,6 +99,7 @@ class PStableLSH:
         require(math.isfinite(self.width) and self.width > 0, "width", f"must be a positive number, got {self.width}")
 
     def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        """Draw one table of ``z`` p-stable (Gaussian projection, random offset) hashes."""
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z, self.dim)), rng.uniform(0, self.width, z), self.width)
 

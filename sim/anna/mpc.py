@@ -1,4 +1,4 @@
-"""A referee MPC machine (digest §1.2): P machines with s words of local memory each.
+"""A referee MPC machine (the MPC model of Thm 4.1 / 4.2): P machines with s words of local memory each.
 
 A protocol runs in rounds. In a round every machine computes, from its memory only, a list of
 messages ``(destination, record)``; a record is a tuple whose entries are words. The machine
@@ -27,6 +27,8 @@ Message = tuple[int, Record]
 Step = Callable[[int, list[Record]], Iterable[Message]]
 Deliver = Callable[[list[list[Message]], int], list[list[Record]]]
 """Turns every machine's outbox into every machine's inbox for round r (default: direct delivery)."""
+Place = Callable[[dict[int, list[Record]]], dict[int, list[Record]]]
+"""Moves the input onto the machines: gets the placement, returns what each machine holds (default: as given)."""
 
 
 class MPCLimitError(AttnsimError):
@@ -42,23 +44,35 @@ class MPC:
     """P machines with local memory s words; see the module docstring for the rules."""
 
     def __init__(self, machines: int, memory: int, *, ledger: Ledger | None = None, tag: str = "mpc",
-                 deliver: Deliver | None = None) -> None:
-        require(isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}")
-        require(isinstance(memory, int) and memory >= 1, "s", f"local memory must be a positive integer, got {memory!r}")
+                 deliver: Deliver | None = None, place: Place | None = None) -> None:
+        """A machine with ``machines`` processors of ``memory`` words each; rounds go to ``ledger``."""
+        require(
+            isinstance(machines, int) and machines >= 1, "machines", f"must be a positive integer, got {machines!r}"
+        )
+        require(
+            isinstance(memory, int) and memory >= 1, "s", f"local memory must be a positive integer, got {memory!r}"
+        )
         self.P, self.s = machines, memory
         self.ledger = ledger if ledger is not None else Ledger()
         self.tag = tag
         self.deliver = deliver or direct_delivery
+        self.place = place
         self.memory: list[list[Record]] = [[] for _ in range(machines)]
         self.rounds = 0
         self._used: set[int] = set()
 
     def load(self, placement: dict[int, Sequence[Record]]) -> None:
-        """Place the input (no round): ``placement[machine]`` = its records, at most s words each."""
+        """Place the input (no round): ``placement[machine]`` = its records, at most s words each.
+
+        With a ``place`` hook the machines hold what the hook returns (an input layer that moves the
+        records there, Lemma B.5), which must be the same placement for the protocol to be right.
+        """
         for m, recs in placement.items():
             self._check_machine(m, "load")
             if words(recs) > self.s:
                 raise MPCLimitError(f"{self.tag} load: machine {m} would hold {words(recs)} words > s = {self.s}")
+        placed = self.place({m: list(recs) for m, recs in placement.items()}) if self.place else placement
+        for m, recs in placed.items():
             self.memory[m] = list(recs)
             self._mark(m)
 

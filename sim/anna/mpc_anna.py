@@ -1,4 +1,4 @@
-"""MPC simulation of one ANNA layer implemented by Algorithm 1 (anna.thm_4_2 / Thm C.3, digest §4.2).
+"""MPC simulation of one ANNA layer implemented by Algorithm 1 (anna.thm_4_2 / Thm C.3).
 
 Machines: T token machines (b tokens each) followed by P sort machines. All machines share the
 hash draws g_1..g_ell (the theorem assumes shared seeds). Ten rounds:
@@ -37,6 +37,7 @@ from attnsim.sim.ledger import Ledger
 
 @dataclass(frozen=True)
 class MPCLayerRun:
+    """Result of one ANNA layer run on the MPC machine: the retrieval, rounds and machine counts."""
     retrieval: Retrieval
     rounds: int
     machines: int

@@ -1,6 +1,6 @@
-"""Low-rank attention on the MPC machine by tree summation (anna.lemma_d_2, digest §4.3).
+"""Low-rank attention on the MPC machine by tree summation (anna.lemma_d_2, App. D).
 
-Low-rank attention outputs Q'(X) K'(X)^T V(X) (no normaliser, digest §1.7), computed as
+Low-rank attention outputs Q'(X) K'(X)^T V(X) (no normaliser, §4.3), computed as
 Q' (K'^T V) with K'^T V = sum_i k'_i v_i^T, an r x mv matrix. Token i lives on machine i // b.
 
 1. every machine forms the partial sum of k'_i v_i^T over its tokens (local);
@@ -26,6 +26,7 @@ from attnsim.sim.ledger import Ledger
 
 @dataclass(frozen=True)
 class LowRankRun:
+    """Result of low-rank attention on the MPC machine: output, rounds, machines and tree fan-in."""
     output: np.ndarray
     rounds: int
     machines: int
@@ -54,19 +55,27 @@ def lowrank_mpc(qp: object, kp: object, v: object, *, memory: int, ledger: Ledge
         return mem + [("part", *acc.ravel().tolist())]
 
     mpc.local(partial)
-    levels = 0
-    while f ** levels < T:
-        levels += 1
-    for lv in range(levels):
-        mpc.round(_up(f, lv), label=f"up{lv}")
-    for lv in reversed(range(levels)):
-        mpc.round(_down(f, lv, T), label=f"down{lv}")
+    tree_sweeps(mpc, f, T)
     out = np.zeros((N, mv), dtype=np.result_type(Q.dtype, K.dtype, V.dtype))
     for mem in mpc.memory:
         total = _sum_parts(mem).reshape(r, mv)
         for rec in (rec for rec in mem if rec[0] == "tok"):
             out[rec[1]] = np.array(rec[2:2 + r]) @ total
     return LowRankRun(out, mpc.rounds, T, f)
+
+
+def tree_sweeps(mpc: MPC, f: int, T: int, *, label: str = "") -> None:
+    """Steps 2 and 3: every machine below T ends holding the sum of all machines' "part" records.
+
+    Each of the T machines holds one ("part", ...) record; ``2 * ceil(log_f T)`` rounds.
+    """
+    levels = 0
+    while f ** levels < T:
+        levels += 1
+    for lv in range(levels):
+        mpc.round(_up(f, lv), label=f"{label}up{lv}")
+    for lv in reversed(range(levels)):
+        mpc.round(_down(f, lv, T), label=f"{label}down{lv}")
 
 
 def _sum_parts(mem: list[tuple]) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Fixed-chunk Reformer and why it cannot compute SUM in O(1) layers (anna.prop_e_3, digest §1.8, §4.6).
+"""Fixed-chunk Reformer and why it cannot compute SUM in O(1) layers (anna.prop_e_3; Def E.1, Prop E.3).
 
 A fixed chunk pattern assigns each position a chunk label per layer; every chunk has exactly B
 members (Def. E.1: f_l(i) is a set of B indices containing i, and chunks partition [N]). A token
@@ -24,7 +24,11 @@ def validate_pattern(labels: np.ndarray, B: int) -> np.ndarray:
     labels = np.asarray(labels, dtype=np.int64)
     require(labels.ndim == 1, "patterns", f"each layer's labels must be 1-D, got shape {labels.shape}")
     _, sizes = np.unique(labels, return_counts=True)
-    require(bool(np.all(sizes == B)), "patterns", f"every chunk must have exactly B = {B} members, got sizes {sorted(set(sizes.tolist()))}")
+    require(
+        bool(np.all(sizes == B)),
+        "patterns",
+        f"every chunk must have exactly B = {B} members, got sizes {sorted(set(sizes.tolist()))}",
+    )
     return labels
 
 

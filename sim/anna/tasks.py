@@ -1,8 +1,8 @@
-"""Task generators and reference answers: Match2, k-hop induction heads, SUM (digest §1.9, §5).
+"""Task generators and reference answers: Match2, k-hop induction heads, SUM (§5, App. F, App. E).
 
 Letters of a k-hop string are integers 0..A-1; ``-1`` stands for the paper's ``~`` (does not exist).
 
-k-hop semantics follow the generator of Sanford et al. 2024 (digest §1.9, 0-based): hop 0 is the
+k-hop semantics follow the generator of Sanford et al. 2024 (0-based): hop 0 is the
 string; hop h at position i looks up the last occurrence t of the previous hop's letter strictly
 before the previous hop's position and answers s[t + 1] at position t + 1, or ``~`` (sink) when
 there is none. Equivalently hop_k(i) = s[sigma^k(i)] with sigma(i) = 1 + (last t < i with
@@ -33,9 +33,9 @@ def match2_batch(rng: np.random.Generator, batch: int, *, N: int = 32, modulus: 
     """A balanced Match2 batch (App. G.1): x_i in {1..modulus-1}; each quarter of the batch has
     its fraction of ones in one of [0, .25), [.25, .5), [.5, .75), [.75, 1].
 
-    [RECON] The paper's Algorithm 3 is not available. We rejection-sample candidates that aim at a
-    random fraction f of ones: each letter comes with probability f from a "paired" pool (1 to 4
-    complementary pairs x, M - x, so it usually finds its partner) and otherwise from a "lonely"
+    Our reconstruction: the paper's Algorithm 3 (the Match2 generator) is given in prose only. We rejection-sample
+    candidates that aim at a random fraction f of ones: each letter comes with probability f from a "paired" pool (1
+    to 4 complementary pairs x, M - x, so it usually finds its partner) and otherwise from a "lonely"
     pool (one side of other pairs, never matched), and keep a candidate if its bin has room.
     """
     require(batch >= 4 and batch % 4 == 0, "batch", f"must be a positive multiple of 4, got {batch}")

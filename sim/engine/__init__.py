@@ -1,7 +1,8 @@
 """The batched execution engine (float64): rounds of same-shaped single-head oracle calls as tensor
 operations, streamed so that no N × N matrix exists, on a serial or Dask scheduler.
 
-* :mod:`~attnsim.sim.engine.backend` — who computes a batch's attention (numpy here; torch in :mod:`attnsim.sim.torch.backend`);
+* :mod:`~attnsim.sim.engine.backend` — who computes a batch's attention (numpy here; torch in
+  :mod:`attnsim.sim.torch.backend`);
 * :mod:`~attnsim.sim.engine.batch` — a batch of calls: gathered inputs, spec checks, ledger, execution;
 * :mod:`~attnsim.sim.engine.schedulers` — serial or Dask, outputs always in submission order;
 * :mod:`~attnsim.sim.engine.runner` — a JobRunner for any construction's float64 jobs;

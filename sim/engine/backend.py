@@ -7,7 +7,8 @@ subtracted before exp; the factor cancels, as ``Numerics.weights`` allows).
 
 :class:`NumpyBackend` is the float64 engine: with shared keys the B·n query rows of the batch form
 one GEMM against the keys and one GEMM against the values — the same arithmetic as direct attention,
-in O(B·n·n) memory per batch. The torch wing's :class:`~attnsim.sim.torch.backend.TorchBackend` implements the same protocol.
+in O(B·n·n) memory per batch. The torch wing's :class:`~attnsim.sim.torch.backend.TorchBackend` implements the same
+protocol.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class NumpyBackend:
     name = "numpy"
 
     def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
+        """Softmax attention of a batch (B, n, ·) of queries against shared or per-call keys."""
         B, n, _ = q.shape
         allowed = np.tril(np.ones((n, k.shape[-2]), dtype=bool)) if causal else None
         if k.ndim == 2 and v.ndim == 2:
@@ -71,6 +73,7 @@ BACKENDS: dict[str, type] = {"numpy": NumpyBackend}
 
 
 def get_backend(name: str = "numpy") -> BatchBackend:
+    """The registered backend called ``name``; an error names the known ones."""
     from attnsim.sim.errors import AttnsimError
 
     if name not in BACKENDS:

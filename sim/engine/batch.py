@@ -3,7 +3,7 @@
 :class:`Gathered` holds the inputs Z of B calls, (B, n, w), without materialising them: the columns
 are split into groups, and group g of call b, row i is row ``index[g][b, i]`` of the source matrix
 ``sources[g]``. A construction's inputs are exactly of this kind — blocks of the large input side
-by side, constant and indicator columns, zero padding (digest §1.7, allowed processing) — and the
+by side, constant and indicator columns, zero padding (two_heads §1.1, allowed processing) — and the
 projection distributes over the groups, Z W = Σ_g gather(sources[g] · W[cols_g]), so each source
 row is projected once per head, not once per call. Groups whose weight rows are all zero add
 exact zeros and are skipped; when the remaining groups index the same rows in every call the
@@ -42,10 +42,12 @@ class Gathered:
 
     @property
     def shape(self) -> tuple[int, int, int]:
+        """(calls, rows, width) of the gathered inputs."""
         B, n = self.index[0].shape
         return B, n, sum(self.widths)
 
     def column_groups(self) -> list[slice]:
+        """The column slice of each group in a call's input."""
         edges = np.cumsum((0,) + self.widths)
         return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 
@@ -68,9 +70,11 @@ class CallBatch:
 
     @property
     def calls(self) -> int:
+        """Number of calls in the batch."""
         return self.inputs.shape[0]
 
     def flops_per_call(self) -> int:
+        """Flops of one call as the ledger records them: the Q/K/V projections and the two attention products."""
         _, n, w = self.inputs.shape
         kq, kv = self.WQ.shape[1], self.WV.shape[1]
         return 2 * n * w * (2 * kq + kv) + 2 * n * n * (kq + kv)

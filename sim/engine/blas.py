@@ -30,7 +30,12 @@ def _openblas_setter() -> tuple[Callable[[int], None], Callable[[], int]] | None
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", ""), ("scipy_openblas", "")):
+        for prefix, suffix in (
+            ("scipy_openblas", "64_"),
+            ("openblas", "64_"),
+            ("openblas", ""),
+            ("scipy_openblas", ""),
+        ):
             s, g = f"{prefix}_set_num_threads{suffix}", f"{prefix}_get_num_threads{suffix}"
             if hasattr(lib, s) and hasattr(lib, g):
                 setf, getf = getattr(lib, s), getattr(lib, g)

@@ -45,6 +45,7 @@ class ColumnGroup:
 
 
 def source_name(head: int) -> str:
+    """The name under which head ``head``'s projected input is shared with the scheduler."""
     return f"X.H{head}"
 
 
@@ -54,6 +55,7 @@ def head_sources(Xh: np.ndarray, head: int) -> dict[str, np.ndarray]:
 
 
 def decode_A(pad: int):
+    """A decoder for Step 1 of Lemma 3.1: A = (1 + pad)·p/(1 − p) from the synthetic token's weight p."""
     def decode(H: np.ndarray) -> np.ndarray:
         p = H[..., :1]
         c = np.full(p.shape, float(1 + pad))
@@ -62,6 +64,7 @@ def decode_A(pad: int):
 
 
 def decode_AB(pad: int):
+    """A decoder for the fused scheme: the weighted values and A from one call's output."""
     def decode(H: np.ndarray) -> np.ndarray:
         bv, p = H[..., :-1], H[..., -1:]
         c = np.full(p.shape, float(1 + pad))
@@ -112,6 +115,7 @@ class HeadAccumulator:
     """Σ_t B_{i,t} and Σ_t A_{i,t} of eq. (1) for one head, folded column by column."""
 
     def __init__(self, N: int, m: int) -> None:
+        """Empty numerator (N × m) and denominator (N × 1) of one head."""
         self.num = np.zeros((N, m))
         self.den = np.zeros((N, 1))
         self._A: np.ndarray | None = None
@@ -128,6 +132,8 @@ class HeadAccumulator:
         return (group.q0s[:, None] + i[None, :])[keep], out[:, :group.R][keep]
 
     def add(self, group: ColumnGroup, out: np.ndarray) -> None:
+        """Take one call's decoded output: a Step-1 output (A) is held until its Step-2 partner arrives; then
+        B and A are added to the numerator and denominator rows of the query block (eq. 1)."""
         if group.kind == "A":
             self._A = out
             return
@@ -144,6 +150,7 @@ class HeadAccumulator:
         self.den[rows] += A
 
     def result(self, nm: Numerics) -> np.ndarray:
+        """The head's output: numerator / denominator, 0 on rows with no allowed key."""
         return nm.safe_div(self.num, self.den)
 
 

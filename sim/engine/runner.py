@@ -22,6 +22,7 @@ from attnsim.sim.two_heads.jobs import HeadJob, run_one_per_call
 
 
 def run_batched(oracle: Oracle, jobs: Iterable[HeadJob], backend: str = "numpy") -> list[Array]:
+    """Run float64 jobs as batches on ``backend``; other numerics (or RoPE) run one call per job."""
     jobs = list(jobs)
     if oracle.nm.name != "float64" or any(job.rope_dims for job in jobs):
         return run_one_per_call(oracle, jobs)

@@ -27,10 +27,12 @@ Item = tuple[CallBatch, Any]
 
 
 class Scheduler(Protocol):
+    """Where batches run: ``run`` yields each item's metadata and output in submission order."""
     name: str
 
     def run(self, items: Iterable[Item], arrays: Mapping[str, np.ndarray],
-            causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]: ...
+            causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]:
+        """Execute each (batch, metadata) item against the shared ``arrays``; yield (metadata, output) in order."""
 
 
 class Serial:
@@ -40,6 +42,7 @@ class Serial:
     name = "serial"
 
     def __init__(self, backend: str = "numpy", threads: int | None = None) -> None:
+        """Run batches in this process on ``backend`` with ``threads`` threads."""
         self.backend = get_backend(backend)
         self.threads = threads if threads is not None else max(1, min(os.cpu_count() or 1, 8))
         if self.threads < 1:
@@ -47,6 +50,7 @@ class Serial:
 
     def run(self, items: Iterable[Item], arrays: Mapping[str, np.ndarray],
             causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]:
+        """Execute each batch here; outputs come back in submission order."""
         cache: ProjectionCache = {}
         if self.threads == 1:
             for batch, meta in items:
@@ -96,6 +100,7 @@ class DaskScheduler:
 
     def __init__(self, address: str = "local", workers: int = 2, chunk: int = 2, backend: str = "numpy",
                  in_flight: int | None = None, timeout: str = "10s") -> None:
+        """Run batches on a Dask cluster (``local`` starts one), keeping at most ``in_flight`` pending."""
         try:
             from distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover
@@ -121,6 +126,7 @@ class DaskScheduler:
 
     def run(self, items: Iterable[Item], arrays: Mapping[str, np.ndarray],
             causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]:
+        """Scatter the shared arrays, submit the batches, and yield outputs in submission order."""
         remote = {k: self.client.scatter(v, broadcast=True) for k, v in arrays.items()}
         round_id = uuid.uuid4().hex
         pending: deque = deque()
@@ -144,6 +150,7 @@ class DaskScheduler:
             yield from zip(metas, outs)
 
     def close(self) -> None:
+        """Close the client and the local cluster, if one was started."""
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()

@@ -1,9 +1,9 @@
 """two_heads.lemma_3_1 / cor_3_2 on the batched float64 engine: ``worst_case.simulate``, fast.
 
 Same preconditions, same token maps (φ, a layer's ``pre`` map, ψ, the residual addition, all as
-processing), one round per layer with every head's calls, eq. (1) per head, and the same ledger counts (calls per tag, rounds, flops, shapes, the
-processing entries of the combination) as ``worst_case.simulate`` with ``run_one_per_call`` —
-but the calls are batches (``blockwise.head_batches``) run by a scheduler (serial or Dask).
+processing), one round per layer with every head's calls, eq. (1) per head, and the same ledger counts (calls per
+tag, rounds, flops, shapes, the processing entries of the combination) as ``worst_case.simulate`` with
+``run_one_per_call`` — but the calls are batches (``blockwise.head_batches``) run by a scheduler (serial or Dask).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numerics backends, chosen by name (DESIGN.md "Numerics").
+"""Numerics backends, chosen by name (docs/exact_numerics.md, docs/precision.md).
 
 =====================  =======================================================================================
 name                   arithmetic
@@ -37,6 +37,7 @@ _BACKENDS: dict[str, Callable[[str | None, int], Numerics]] = {}
 
 
 def register_backend(kind: str, factory: Callable[[str | None, int], Numerics]) -> None:
+    """Make ``factory`` the constructor for numerics names of kind ``kind``."""
     _BACKENDS[kind] = factory
 
 
@@ -79,6 +80,7 @@ register_backend("fixed", lambda arg, seed: make_fixed_width("fixed", arg, seed)
 
 
 def backend_kind(name: str) -> str:
+    """The kind of a numerics name: the part before the first colon."""
     return name.split(":", 1)[0]
 
 

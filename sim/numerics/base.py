@@ -2,14 +2,14 @@
 
 A backend holds arrays as numpy arrays (``dtype=object`` of its scalar type for the exact, symbolic
 and mp backends; ``float64`` for the fast path) and performs every arithmetic operation through its
-methods, so that a fixed-bit-width backend can round after each primitive (DESIGN.md "Numerics").
+methods, so that a fixed-bit-width backend can round after each primitive (docs/precision.md).
 Structural operations — slicing, concatenation, reshaping — use numpy directly: they compute nothing.
 
 Attention is written once, here, from the primitives::
 
     scores  = Q @ K^T
     w       = weights(scores, allowed)       # softmax numerator, 0 where not allowed
-    out     = (w @ V) / rowsum(w)            # a row with no allowed key outputs 0 (DESIGN.md)
+    out     = (w @ V) / rowsum(w)            # a row with no allowed key outputs 0
 """
 
 from __future__ import annotations
@@ -61,12 +61,15 @@ class Numerics(ABC):
         return arr
 
     def zeros(self, shape: tuple[int, ...]) -> Array:
+        """An array of zeros in this arithmetic."""
         return self.array(np.zeros(shape, dtype=np.int64))
 
     def ones(self, shape: tuple[int, ...]) -> Array:
+        """An array of ones in this arithmetic."""
         return self.array(np.ones(shape, dtype=np.int64))
 
     def const(self, value: int | Fraction, shape: tuple[int, ...]) -> Array:
+        """An array filled with ``value``."""
         return self.array(np.full(shape, value, dtype=object))
 
     @abstractmethod
@@ -75,18 +78,23 @@ class Numerics(ABC):
 
     # -- arithmetic (every primitive goes through one of these) -------------------------------
     def add(self, a: Array, b: Array) -> Array:
+        """Element-wise a + b."""
         return a + b
 
     def sub(self, a: Array, b: Array) -> Array:
+        """Element-wise a − b."""
         return a - b
 
     def mul(self, a: Array, b: Array) -> Array:
+        """Element-wise a · b."""
         return a * b
 
     def div(self, a: Array, b: Array) -> Array:
+        """Element-wise a / b."""
         return a / b
 
     def matmul(self, a: Array, b: Array) -> Array:
+        """Matrix product a @ b."""
         return a @ b
 
     def rowsum(self, a: Array) -> Array:
@@ -98,6 +106,7 @@ class Numerics(ABC):
         raise NumericsError(f"{self.name}: square roots are not available in this numerics (use mp or float64)")
 
     def is_zero(self, a: Array) -> np.ndarray:
+        """Element-wise test for exact zero."""
         return np.vectorize(lambda x: x == 0, otypes=[bool])(a) if a.size else np.zeros(a.shape, bool)
 
     def to_grid(self, a: Array, denominator: int) -> Array:

@@ -1,12 +1,12 @@
 """``exact``: rational arithmetic (python-flint ``fmpq``; ``fractions.Fraction`` as fallback).
 
 exp is not rational, so scores live on a grid (1/D)Z and the softmax numerator of a score s is
-``z**(D*s)`` for a rational base z > 1 (DESIGN.md "Numerics"). Every identity the constructions use
-needs only w(a + b) = w(a)·w(b), so simulated == reference holds exactly for *any* such z.
+``z**(D*s)`` for a rational base z > 1 (docs/reconstructions.md, "Exact arithmetic on a score grid"). Every identity
+the constructions use needs only w(a + b) = w(a)·w(b), so simulated == reference holds exactly for *any* such z.
 
 Names: ``exact[:D[:z]]`` (and ``fraction[:D[:z]]``), z an integer or fraction > 1, or ``seeded``.
 
-**Default base z = 2** (D = 64). Until issue 9 the default was a rational z in (1, 2] with 16-bit
+**Default base z = 2** (D = 64). Earlier the default was a rational z in (1, 2] with 16-bit
 numerator and denominator drawn from the seed (now ``exact:64:seeded``). That z makes each equality a
 Schwartz–Zippel test of the identity as a rational function of z, but a weight z**k then has ~32·k
 bits, and exact checks at useful sizes (Thm 3.4 at N = 256) spend their time on gcds of
@@ -135,10 +135,12 @@ class FlintExact(_RationalBase):
     """Rationals as python-flint ``fmpq``; 2-D products through ``fmpq_mat`` (C speed)."""
 
     def __init__(self, grid: int = DEFAULT_GRID, seed: int = 0, base: Fraction | None = None) -> None:
+        """Exact arithmetic on python-flint rationals with grid D = ``grid`` and base z."""
         super().__init__(grid, seed, base)
         self._int_powers: dict[int, np.ndarray] = {}
 
     def scalar(self, value: int | Fraction | float) -> Any:
+        """``value`` as an ``fmpq``."""
         if isinstance(value, float):
             value = Fraction(value)
         if isinstance(value, Fraction):
@@ -150,6 +152,7 @@ class FlintExact(_RationalBase):
         raise NumericsError(f"{self.name}: cannot represent {value!r} ({type(value).__name__}) exactly")
 
     def to_fraction_or_float(self, value: Any) -> Fraction:
+        """An ``fmpq`` as a ``Fraction``."""
         return Fraction(int(value.p), int(value.q))
 
     def _num_den(self, x: Any) -> tuple[int, int]:
@@ -173,6 +176,7 @@ class FlintExact(_RationalBase):
         return super().attention(q, k, v, allowed)
 
     def matmul(self, a: Array, b: Array) -> Array:
+        """Exact matrix product through flint's matrix kernel (object arrays fall back to numpy)."""
         if a.ndim != 2 or b.ndim != 2 or a.size == 0 or b.size == 0:
             return super().matmul(a, b)
         (n, k), (k2, m) = a.shape, b.shape
@@ -193,6 +197,7 @@ class FractionExact(_RationalBase):
     kind = "fraction"
 
     def scalar(self, value: int | Fraction | float) -> Any:
+        """``value`` as a ``Fraction``."""
         if isinstance(value, (int, np.integer, Fraction, float)):
             return Fraction(value)
         if HAVE_FLINT and isinstance(value, flint.fmpq):
@@ -200,6 +205,7 @@ class FractionExact(_RationalBase):
         raise NumericsError(f"{self.name}: cannot represent {value!r} exactly")
 
     def to_fraction_or_float(self, value: Any) -> Fraction:
+        """The value itself (already a ``Fraction``)."""
         return value
 
     def _num_den(self, x: Any) -> tuple[int, int]:
@@ -207,4 +213,5 @@ class FractionExact(_RationalBase):
 
 
 def make_exact(grid: int = DEFAULT_GRID, seed: int = 0, base: Fraction | None = None) -> _RationalBase:
+    """The fastest exact backend available: python-flint if installed, else ``fractions``."""
     return FlintExact(grid, seed, base) if HAVE_FLINT else FractionExact(grid, seed, base)

@@ -1,4 +1,4 @@
-"""``float:FMT[:opts]`` and ``fixed:qI.F[:opts]``: fixed-bit-width arithmetic (DESIGN.md "Numerics").
+"""``float:FMT[:opts]`` and ``fixed:qI.F[:opts]``: fixed-bit-width arithmetic (docs/precision.md).
 
 Every primitive of the Numerics protocol rounds its result into the format, so a construction run
 in this backend sees exactly the values a machine with that format would hold:
@@ -46,6 +46,7 @@ class FixedWidth(Numerics):
 
     def __init__(self, name: str, fmt: Format, acc: Format, rounding: str = "rne", overflow: str = "raise",
                  seed: int = 0) -> None:
+        """Arithmetic in format ``fmt`` with accumulator ``acc``, the given rounding and overflow rules."""
         if rounding not in ROUNDINGS:
             raise NumericsError(f"--numerics: {name}: rounding must be one of {ROUNDINGS}, got {rounding!r}")
         self.name, self.fmt, self.acc = name, fmt, acc
@@ -78,9 +79,11 @@ class FixedWidth(Numerics):
 
     # -- conversion ----------------------------------------------------------------------------
     def scalar(self, value: int | Fraction | float) -> float:
+        """``value`` rounded into the format."""
         return float(self.array(np.float64(_to_float(value)), "value"))
 
     def array(self, data: Any, what: str = "input") -> Array:
+        """``data`` as float64 carriers rounded into the format; overflow handled by the overflow rule."""
         arr = np.asarray(data)
         if arr.dtype == object:
             arr = np.vectorize(_to_float, otypes=[np.float64])(arr) if arr.size else arr.astype(np.float64)
@@ -92,6 +95,7 @@ class FixedWidth(Numerics):
         return self.round(arr, what=what)
 
     def const(self, value: int | Fraction, shape: tuple[int, ...]) -> Array:
+        """A constant array; the value must be representable in the format."""
         v = float(value)
         if v not in self._representable:
             r = float(self.fmt.round(np.array([v]), "rne", None)[0])
@@ -102,28 +106,36 @@ class FixedWidth(Numerics):
         return np.full(shape, v)
 
     def zeros(self, shape: tuple[int, ...]) -> Array:
+        """An array of zeros."""
         return np.zeros(shape)
 
     def ones(self, shape: tuple[int, ...]) -> Array:
+        """An array of ones."""
         return self.const(1, shape)
 
     def to_fraction_or_float(self, value: Any) -> float:
+        """The value as a float."""
         return float(value)
 
     def is_zero(self, a: Array) -> np.ndarray:
+        """Element-wise test for zero."""
         return a == 0
 
     # -- arithmetic ----------------------------------------------------------------------------
     def add(self, a: Array, b: Array) -> Array:
+        """a + b, rounded."""
         return self.round(np.add(a, b))
 
     def sub(self, a: Array, b: Array) -> Array:
+        """a − b, rounded."""
         return self.round(np.subtract(a, b))
 
     def mul(self, a: Array, b: Array) -> Array:
+        """a · b, rounded."""
         return self.round(np.multiply(a, b))
 
     def div(self, a: Array, b: Array) -> Array:
+        """a / b, rounded; division by an exact zero raises an error that names the likely cause."""
         b = np.asarray(b)
         if (b == 0).any():
             raise NumericsError(f"{self.name}: division by a value that rounded to exactly 0 (in the Two Heads "
@@ -132,6 +144,7 @@ class FixedWidth(Numerics):
         return self.round(np.divide(a, b))
 
     def matmul(self, a: Array, b: Array) -> Array:
+        """a @ b with each product rounded and the running sum kept in the accumulator format."""
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
         k = a.shape[-1]
         acc = self.acc
@@ -147,6 +160,7 @@ class FixedWidth(Numerics):
         return s if acc == self.fmt else self.round(s)
 
     def rowsum(self, a: Array) -> Array:
+        """Row sums accumulated left to right in the accumulator format."""
         a = np.asarray(a, dtype=np.float64)
         if a.shape[-1] == 0:
             return np.zeros(a.shape[:-1] + (1,))
@@ -156,6 +170,7 @@ class FixedWidth(Numerics):
         return s if self.acc == self.fmt else self.round(s)
 
     def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:
+        """Softmax numerators exp(s − row max), rounded; disallowed entries are 0."""
         scores = np.asarray(scores, dtype=np.float64)
         if scores.size == 0:
             return scores.copy()
@@ -169,6 +184,7 @@ class FixedWidth(Numerics):
         return np.where(allowed, self.round(np.exp(d)), 0.0)
 
     def to_grid(self, a: Array, denominator: int) -> Array:
+        """Round to the grid (1/denominator)ℤ, then into the format."""
         return self.round(np.round(np.asarray(a) * denominator) / denominator)
 
 

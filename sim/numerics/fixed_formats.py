@@ -1,7 +1,7 @@
 """Number formats of fixed bit width and rounding into them, vectorised on float64 carriers.
 
-Two families (DESIGN.md "Numerics", two_heads digest §5 "a fixed-bit-width mode has to choose a
-rounding rule"):
+Two families (two_heads §1.1 gives no rounding rule, so a fixed-bit-width mode has to choose one;
+docs/reconstructions.md, "Exact arithmetic on a score grid"):
 
 * :class:`FloatFormat` ``E.M`` — binary floating point with E exponent bits and M stored mantissa
   bits (precision M + 1 with the hidden bit), subnormals, IEEE-style: the all-ones exponent is
@@ -41,6 +41,7 @@ FLOAT_NAMES = {"fp32": "8.23", "bf16": "8.7", "fp16": "5.10", "fp8_e4m3": "4.3fn
 
 @dataclass(frozen=True)
 class FloatFormat:
+    """Binary floating point with ``exp_bits`` exponent and ``man_bits`` stored mantissa bits."""
     exp_bits: int
     man_bits: int
     finite_top: bool = False  # the "fn" convention (no inf; NaN only at all-ones)
@@ -53,6 +54,7 @@ class FloatFormat:
 
     @property
     def label(self) -> str:
+        """The format's name, e.g. ``4.3fn``."""
         return f"{self.exp_bits}.{self.man_bits}{'fn' if self.finite_top else ''}"
 
     @property
@@ -62,14 +64,17 @@ class FloatFormat:
 
     @property
     def width(self) -> int:
+        """Total bits: sign, exponent and mantissa."""
         return 1 + self.exp_bits + self.man_bits
 
     @property
     def emin(self) -> int:
+        """The smallest normal exponent."""
         return 2 - 2 ** (self.exp_bits - 1)
 
     @functools.cached_property
     def max_value(self) -> float:
+        """The largest finite value."""
         emax = 2 ** (self.exp_bits - 1) - 1
         if self.finite_top:
             return float(np.ldexp(2.0 - 2.0 ** (1 - self.man_bits), emax + 1))
@@ -116,6 +121,7 @@ _ABS = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
 @dataclass(frozen=True)
 class FixedFormat:
+    """Two's-complement fixed point q``int_bits``.``frac_bits`` (the sign counts as an integer bit)."""
     int_bits: int
     frac_bits: int
 
@@ -128,6 +134,7 @@ class FixedFormat:
 
     @property
     def label(self) -> str:
+        """The format's name, e.g. ``q8.8``."""
         return f"q{self.int_bits}.{self.frac_bits}"
 
     @property
@@ -137,22 +144,27 @@ class FixedFormat:
 
     @property
     def width(self) -> int:
+        """Total bits."""
         return self.int_bits + self.frac_bits
 
     @property
     def max_value(self) -> float:
+        """The largest representable value."""
         return float(2.0 ** (self.int_bits - 1) - 2.0 ** -self.frac_bits)
 
     @property
     def min_value(self) -> float:
+        """The most negative representable value."""
         return float(-(2.0 ** (self.int_bits - 1)))
 
     def round_with_max(self, x: np.ndarray, mode: str,
                        rng: np.random.Generator | None) -> tuple[np.ndarray, float]:
+        """``x`` rounded into the format, and the largest |x| before rounding."""
         x = np.asarray(x, dtype=np.float64)
         return self.round(x, mode, rng), float(np.abs(x).max()) if x.size else 0.0
 
     def round(self, x: np.ndarray, mode: str, rng: np.random.Generator | None) -> np.ndarray:
+        """``x`` rounded to the nearest multiple of 2^-F under ``mode`` (no range check)."""
         return np.ldexp(_round_int(np.ldexp(np.asarray(x, dtype=np.float64), self.frac_bits), mode, rng),
                         -self.frac_bits)
 
@@ -169,14 +181,17 @@ def _round_int(q: np.ndarray, mode: str, rng: np.random.Generator | None) -> np.
 
 
 def lowest(fmt: Format) -> float:
+    """The most negative finite value of a format."""
     return fmt.min_value if isinstance(fmt, FixedFormat) else -fmt.max_value
 
 
 def overflows(fmt: Format, r: np.ndarray) -> np.ndarray:
+    """Which entries of ``r`` lie outside the format's finite range."""
     return (r > fmt.max_value) | (r < lowest(fmt))
 
 
 def saturate(fmt: Format, r: np.ndarray) -> np.ndarray:
+    """Clip ``r`` to the format's finite range."""
     return np.clip(r, lowest(fmt), fmt.max_value)
 
 

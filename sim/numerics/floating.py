@@ -11,10 +11,12 @@ from attnsim.sim.numerics.base import Array, Numerics, NumericsError
 
 
 class Float64(Numerics):
+    """Plain float64 numpy arithmetic with the real exp (max-shifted softmax numerators)."""
     exact = False
     name = "float64"
 
     def scalar(self, value: int | Fraction | float) -> float:
+        """``value`` as a float; an error names a value float64 cannot hold."""
         try:
             v = float(value)
         except (TypeError, ValueError):
@@ -22,6 +24,7 @@ class Float64(Numerics):
         return v
 
     def array(self, data: Any, what: str = "input") -> Array:
+        """``data`` as a float64 array."""
         arr = np.asarray(data)
         if arr.dtype == object:
             arr = np.vectorize(self.scalar, otypes=[np.float64])(arr) if arr.size else arr.astype(np.float64)
@@ -33,21 +36,27 @@ class Float64(Numerics):
         return arr
 
     def zeros(self, shape: tuple[int, ...]) -> Array:
+        """An array of zeros."""
         return np.zeros(shape)
 
     def ones(self, shape: tuple[int, ...]) -> Array:
+        """An array of ones."""
         return np.ones(shape)
 
     def const(self, value: int | Fraction, shape: tuple[int, ...]) -> Array:
+        """An array filled with ``value``."""
         return np.full(shape, float(value))
 
     def to_fraction_or_float(self, value: Any) -> float:
+        """The value as a float."""
         return float(value)
 
     def is_zero(self, a: Array) -> np.ndarray:
+        """Element-wise test for zero."""
         return a == 0
 
     def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:
+        """Softmax numerators exp(s − row max); disallowed entries are 0."""
         if allowed is None:
             m = scores.max(axis=-1, keepdims=True) if scores.size else scores
             return np.exp(scores - m)
@@ -58,7 +67,9 @@ class Float64(Numerics):
         return np.where(allowed, np.exp(s - m), 0.0)
 
     def sqrt(self, a: Array) -> Array:
+        """Element-wise square root."""
         return np.sqrt(a)
 
     def to_grid(self, a: Array, denominator: int) -> Array:
+        """Round to the grid (1/denominator)ℤ."""
         return np.round(a * denominator) / denominator

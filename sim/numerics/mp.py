@@ -16,9 +16,11 @@ from attnsim.sim.numerics.base import Array, Numerics, NumericsError
 
 
 class MP(Numerics):
+    """mpmath reals at ``bits`` bits of precision, with the real exp."""
     exact = False
 
     def __init__(self, bits: int) -> None:
+        """Arithmetic with ``bits`` bits of mantissa (at least 8)."""
         if bits < 8:
             raise NumericsError(f"mp: precision must be at least 8 bits, got {bits}")
         self.name = f"mp:{bits}"
@@ -28,6 +30,7 @@ class MP(Numerics):
         self._exp = np.vectorize(self.ctx.exp, otypes=[object])
 
     def scalar(self, value: int | Fraction | float) -> Any:
+        """``value`` as an mpmath real at this precision."""
         ctx = self.ctx
         if isinstance(value, Fraction):
             return ctx.mpf(value.numerator) / ctx.mpf(value.denominator)
@@ -40,9 +43,11 @@ class MP(Numerics):
         raise NumericsError(f"{self.name}: cannot represent {value!r}")
 
     def to_fraction_or_float(self, value: Any) -> float:
+        """The value as a float."""
         return float(value)
 
     def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:
+        """Softmax numerators exp(s − row max) at this precision; disallowed entries are 0."""
         ctx = self.ctx
         s = scores
         if allowed is not None:
@@ -58,8 +63,10 @@ class MP(Numerics):
         return w if allowed is None else np.where(allowed, w, ctx.mpf(0))
 
     def sqrt(self, a: Array) -> Array:
+        """Element-wise square root."""
         return np.vectorize(self.ctx.sqrt, otypes=[object])(a) if a.size else a
 
     def to_grid(self, a: Array, denominator: int) -> Array:
+        """Round to the grid (1/denominator)ℤ."""
         ctx = self.ctx
         return np.vectorize(lambda x: ctx.nint(x * denominator) / denominator, otypes=[object])(a)

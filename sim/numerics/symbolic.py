@@ -25,9 +25,11 @@ FIELD, Z = field("z", QQ)
 
 
 class Symbolic(Numerics):
+    """Exact arithmetic in Q(z) with z a symbol: an identity checked here holds for every base z."""
     exact = True
 
     def __init__(self, grid: int = 64, seed: int = 0) -> None:
+        """Scores on the grid (1/grid)ℤ; ``seed`` draws the rational point z0 at which grid rounding is decided."""
         if grid < 1:
             raise NumericsError(f"symbolic: the score grid denominator D must be >= 1, got {grid}")
         self.name = "symbolic" if grid == 64 else f"symbolic:{grid}"
@@ -35,6 +37,7 @@ class Symbolic(Numerics):
         self.z0 = draw_base(seed)
 
     def scalar(self, value: int | Fraction | float) -> Any:
+        """``value`` as an element of Q(z)."""
         if isinstance(value, float):
             value = Fraction(value)
         if isinstance(value, (int, np.integer)):
@@ -63,6 +66,7 @@ class Symbolic(Numerics):
         return self._at_z0(value)
 
     def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:
+        """Softmax numerators z^(D·s) as elements of Q(z); disallowed entries are 0."""
         out = np.empty(scores.shape, dtype=object)
         flat_s, flat_o = scores.reshape(-1), out.reshape(-1)
         flat_a = None if allowed is None else np.broadcast_to(allowed, scores.shape).reshape(-1)
@@ -79,6 +83,7 @@ class Symbolic(Numerics):
         return out
 
     def to_grid(self, a: Array, denominator: int) -> Array:
+        """Round to the grid (1/denominator)ℤ, choosing the grid point by the value at z0."""
         def rnd(x: Any) -> Any:
             f = self._at_z0(x)
             return self.scalar(Fraction(round(f * denominator), denominator))

@@ -43,6 +43,7 @@ class Arith:
 
     # -- conversion ---------------------------------------------------------------------------------
     def scalar(self, v: Any) -> Any:
+        """``v`` as a scalar of this arithmetic."""
         if isinstance(v, np.generic):
             v = v.item()
         if self.kind in ("float64", "count"):
@@ -62,6 +63,7 @@ class Arith:
         return fmpq(num, den)
 
     def array(self, x: Any) -> np.ndarray:
+        """``x`` as an array of this arithmetic."""
         a = np.asarray(x)
         if self.kind == "float64":
             return a.astype(np.float64)
@@ -74,6 +76,7 @@ class Arith:
         return out
 
     def zeros(self, shape: tuple[int, ...] | int) -> np.ndarray:
+        """An array of zeros."""
         if self.kind == "float64":
             return np.zeros(shape)
         if self.kind == "count":
@@ -81,6 +84,7 @@ class Arith:
         return np.full(shape, self.scalar(0), dtype=object)
 
     def to_float(self, x: np.ndarray) -> np.ndarray:
+        """``x`` as float64."""
         if self.kind == "float64":
             return np.asarray(x, dtype=np.float64)
         return np.vectorize(_float, otypes=[float])(x)
@@ -106,15 +110,19 @@ class Arith:
         return np.vectorize(lambda v: self.scalar(fn(ctx, ctx.mpf(int(v.p)) / int(v.q))), otypes=[object])(x)
 
     def exp(self, x: np.ndarray) -> np.ndarray:
+        """Element-wise exp (through mpmath for the exact and mp kinds)."""
         return np.exp(x) if self.kind in ("float64", "count") else self._oracle(lambda c, v: c.exp(v), np.asarray(x))
 
     def sqrt(self, x: np.ndarray) -> np.ndarray:
+        """Element-wise square root."""
         return np.sqrt(x) if self.kind in ("float64", "count") else self._oracle(lambda c, v: c.sqrt(v), np.asarray(x))
 
     def tanh(self, x: np.ndarray) -> np.ndarray:
+        """Element-wise tanh."""
         return np.tanh(x) if self.kind in ("float64", "count") else self._oracle(lambda c, v: c.tanh(v), np.asarray(x))
 
     def relu(self, x: np.ndarray) -> np.ndarray:
+        """Element-wise max(x, 0)."""
         zero = self.scalar(0)
         return np.where(x > zero, x, zero) if self.kind != "float64" else np.maximum(x, 0.0)
 
@@ -126,16 +134,19 @@ class Arith:
         return half * x * (1 + self.tanh(c * (x + a * x * x * x)))
 
     def const_sqrt_2_over_pi(self) -> Any:
+        """The constant √(2/π) of GELU-new, in this arithmetic."""
         if self.kind == "float64":
             return float(np.sqrt(2 / np.pi))
         v = self.ctx.sqrt(2 / self.ctx.pi)
         return v if self.kind == "mp" else self.scalar(v)
 
     def activation(self, name: str) -> Callable[[np.ndarray], np.ndarray]:
+        """The activation called ``name`` (``relu`` or ``gelu_new``)."""
         return {"relu": self.relu, "gelu_new": self.gelu_new}[name]
 
     # -- comparison ----------------------------------------------------------------------------------
     def equal(self, a: np.ndarray, b: np.ndarray) -> bool:
+        """Whether two arrays have the same shape and equal entries (exact for exact arithmetic)."""
         return a.shape == b.shape and bool(np.all(a == b))
 
 

@@ -1,12 +1,13 @@
 """The auxiliary model TinT fine-tunes: a pre-LN GPT-2/OPT-style decoder with hand-derived gradients.
 
-Forward (digest §2.1): h <- h + O Attn(LN1 h); h <- h + MLP(LN2 h); logits = E LN_f(h), tied
-embeddings E, causal softmax attention scaled by 1/sqrt(d_a), MLP width 4D with GELU-new or ReLU.
-Loss: the *summed* next-token cross-entropy over the chosen positions (digest §2.9 item I).
+Forward (the authors' code; docs/reconstructions.md): h <- h + O Attn(LN1 h); h <- h + MLP(LN2 h); logits = E
+LN_f(h), tied embeddings E, causal softmax attention scaled by 1/sqrt(d_a), MLP width 4D with GELU-new or ReLU.
+Loss: the *summed* next-token cross-entropy over the chosen positions (approximation I of §2.2 as
+lettered in docs/reconstructions.md).
 
 :func:`gradients` is the reference backward pass of tint.sgd_step. Its :class:`Approx` switches turn
-on, one at a time, the approximations TinT makes (digest §2.9): stop-gradient through the attention
-scores (E), first-order finite differences for the LN and activation backward (D, Def 2.8), and
+on, one at a time, the approximations TinT makes (§2.2; letters as in docs/reconstructions.md): stop-gradient
+through the attention scores (E), first-order finite differences for the LN and activation backward (D, Def 2.8), and
 bias-only LN updates (G). With every switch off it is the exact gradient (checked against finite
 differences in tests). :func:`sgd_step` updates the top ``n_sim`` layers and ln_f as TinT does
 (embeddings frozen, design choice H).
@@ -30,7 +31,7 @@ LAYER_KEYS = ("ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo",
 
 @dataclass(frozen=True)
 class Approx:
-    """Which of TinT's approximations the reference step applies (digest §2.9)."""
+    """Which of TinT's approximations the reference step applies (§2.2, lettered in docs/reconstructions.md)."""
 
     stop_grad: bool = False         # E: attention probabilities treated as constants (W_Q, W_K then get no gradient)
     ln_fd: Any = None               # D: LN backward by (f(x + eps g) - f(x)) / eps; None = exact Jacobian
@@ -53,13 +54,26 @@ def init_weights(cfg: AuxConfig, ar: Arith, seed: int, grid: int = 64) -> Weight
 
     layers = []
     for _ in range(cfg.layers):
-        layers.append({
-            "ln1_g": draw(D, scale=0.25, center=1.0), "ln1_b": draw(D, scale=0.25),
-            "wq": draw(D, D), "bq": draw(D, scale=0.25), "wk": draw(D, D), "bk": draw(D, scale=0.25),
-            "wv": draw(D, D), "bv": draw(D, scale=0.25), "wo": draw(D, D), "bo": draw(D, scale=0.25),
-            "ln2_g": draw(D, scale=0.25, center=1.0), "ln2_b": draw(D, scale=0.25),
-            "wfc": draw(4 * D, D), "bfc": draw(4 * D, scale=0.25), "wproj": draw(D, 4 * D), "bproj": draw(D, scale=0.25),
-        })
+        layers.append(
+            {
+                "ln1_g": draw(D, scale=0.25, center=1.0),
+                "ln1_b": draw(D, scale=0.25),
+                "wq": draw(D, D),
+                "bq": draw(D, scale=0.25),
+                "wk": draw(D, D),
+                "bk": draw(D, scale=0.25),
+                "wv": draw(D, D),
+                "bv": draw(D, scale=0.25),
+                "wo": draw(D, D),
+                "bo": draw(D, scale=0.25),
+                "ln2_g": draw(D, scale=0.25, center=1.0),
+                "ln2_b": draw(D, scale=0.25),
+                "wfc": draw(4 * D, D),
+                "bfc": draw(4 * D, scale=0.25),
+                "wproj": draw(D, 4 * D),
+                "bproj": draw(D, scale=0.25),
+            }
+        )
     return {"wte": draw(cfg.vocab, D), "wpe": draw(cfg.positions, D, scale=0.25), "layers": layers,
             "lnf_g": draw(D, scale=0.25, center=1.0), "lnf_b": draw(D, scale=0.25)}
 
@@ -91,6 +105,7 @@ def softmax_rows(ar: Arith, scores: np.ndarray, allowed: np.ndarray) -> np.ndarr
 
 
 def causal(n: int) -> np.ndarray:
+    """The n × n causal mask (True where a key is visible)."""
     return np.tril(np.ones((n, n), dtype=bool))
 
 
@@ -103,10 +118,12 @@ def attention_scale(ar: Arith, d_head: int) -> Any:
 # forward with cache
 # ---------------------------------------------------------------------------------------------------
 def embed(cfg: AuxConfig, w: Weights, ids: np.ndarray) -> np.ndarray:
+    """Token plus positional embeddings of ``ids``."""
     return w["wte"][ids] + w["wpe"][: len(ids)]
 
 
 def layer_forward(cfg: AuxConfig, ar: Arith, lw: dict, h: np.ndarray) -> tuple[np.ndarray, dict]:
+    """One pre-LN decoder layer; returns the output and what the backward pass needs."""
     n, H, da = h.shape[0], cfg.heads, cfg.d_head
     a, s1 = normalize(ar, h)
     ln1 = a * lw["ln1_g"] + lw["ln1_b"]
@@ -143,7 +160,7 @@ def forward(cfg: AuxConfig, ar: Arith, w: Weights, ids: np.ndarray, start: int =
 
 def loss_gradient(ar: Arith, w: Weights, logits: np.ndarray, ids: np.ndarray,
                   positions: np.ndarray) -> np.ndarray:
-    """d(sum of -log p(next token)) / d(ln_f output), zero outside ``positions`` (digest §2.6, K)."""
+    """d(sum of -log p(next token)) / d(ln_f output), zero outside ``positions`` (approximation K)."""
     n, V = logits.shape
     allowed = np.ones((n, V), dtype=bool)
     p = softmax_rows(ar, logits, allowed)
@@ -182,6 +199,7 @@ def ln_backward(ar: Arith, hat: np.ndarray, sigma: np.ndarray, x: np.ndarray, g:
 
 
 def act_backward(cfg: AuxConfig, ar: Arith, u: np.ndarray, dy: np.ndarray, fd: Any) -> np.ndarray:
+    """The activation's backward: exact, or the first-order finite difference of Def 2.8 when ``fd`` is set."""
     act = ar.activation(cfg.activation)
     if fd is not None:
         eps = ar.scalar(fd)
@@ -202,7 +220,9 @@ def layer_backward(cfg: AuxConfig, ar: Arith, lw: dict, c: dict, dout: np.ndarra
     grads["wproj"], grads["bproj"] = dout.T @ c["g"], dout.sum(0)
     du = act_backward(cfg, ar, c["u"], dout @ lw["wproj"], approx.act_fd)
     grads["wfc"], grads["bfc"] = du.T @ c["ln2"], du.sum(0)
-    dx2, grads["ln2_g"], grads["ln2_b"] = ln_backward(ar, c["m"], c["s2"], c["h1"], lw["ln2_g"], du @ lw["wfc"], approx.ln_fd)
+    dx2, grads["ln2_g"], grads["ln2_b"] = ln_backward(
+        ar, c["m"], c["s2"], c["h1"], lw["ln2_g"], du @ lw["wfc"], approx.ln_fd
+    )
     dh1 = dout + dx2
     # attention branch
     grads["wo"], grads["bo"] = dh1.T @ c["o"], dh1.sum(0)

@@ -1,16 +1,16 @@
 """Assemble TinT for an auxiliary config and run it: forward -> loss gradient -> backward + descent ->
-forward with the updated weights, for one or more SGD steps (tint.sgd_step, digest §2.7).
+forward with the updated weights, for one or more SGD steps (tint.sgd_step, Fig. 1).
 
 The modules are the attention / MLP layers of ``modules`` and ``modules_nonlinear``. Between modules
-the builder does what the authors' code does in Python (digest §5-6): it loads the relevant prefix set
+the builder does what the authors' code does in Python (docs/reconstructions.md): it loads the relevant prefix set
 into the K prefix rows, writes the forward pass's memory back into the tail of the token rows before
 a backward module, adds residuals, concatenates Q/K/V for the softmax module, sums the 4 sub-MLPs,
 and computes the loss gradient with the exact softmax outside TinT (approximation K).
 
 Parameters are counted into a :class:`~attnsim.sim.ledger.Ledger` (kind "param") with one tag per
-module type (digest §3.3 names): LinFwd, LinBwd, LinDesc, LNFwd, LNBwdDesc, AttnFwd, AttnBwdDesc,
+module type (the code's names): LinFwd, LinBwd, LinDesc, LNFwd, LNBwdDesc, AttnFwd, AttnBwdDesc,
 ActFwd, ActBwd, Prefix, Grad, Emb. Shared modules are counted once, per-layer copies each time, as
-``torch``'s parameter list does (digest §3.2).
+``torch``'s parameter list does (docs/reconstructions.md, Table 3).
 """
 
 from __future__ import annotations
@@ -34,16 +34,17 @@ from attnsim.sim.tint.modules_nonlinear import (
     ln_normalise,
 )
 
-N_SUB = 4  # sub-MLPs of width D (digest §2.6, MLP)
+N_SUB = 4  # sub-MLPs of width D (the MLP of width 4D, shared as in §2.7)
 
 
 def _sets_of_layer() -> list[str]:
     subs = [f"{kind}{k}" for k in range(N_SUB) for kind in ("fc", "act", "proj")]
-    return ["ln1", "q", "k", "v", "o", "ln2"] + subs  # 18 prefix sets (digest §2.3)
+    return ["ln1", "q", "k", "v", "o", "ln2"] + subs  # 18 prefix sets (docs/reconstructions.md)
 
 
 @dataclass
 class ForwardBlock:
+    """The TinT modules of one auxiliary layer's forward pass."""
     ln1: tuple[Module, Module]
     qkv: Module
     softmax: Module
@@ -56,6 +57,7 @@ class ForwardBlock:
 
 @dataclass
 class BackwardBlock:
+    """The TinT modules of one auxiliary layer's backward pass and descent."""
     proj: Parallel
     act: Module
     fc: Parallel
@@ -68,11 +70,13 @@ class BackwardBlock:
 
 @dataclass
 class GradBlock:
+    """The modules of the final layer norm's forward and backward."""
     ln: tuple[Module, Module]
     back: tuple[Parallel, Module]
 
 
 def forward_block(ar: Arith, geo: Geometry) -> ForwardBlock:
+    """Build the forward modules of one auxiliary layer."""
     return ForwardBlock((ln_normalise(ar, geo), linear_forward(ar, geo)), linear_forward(ar, geo),
                         attention_softmax(ar, geo), linear_forward(ar, geo),
                         (ln_normalise(ar, geo), linear_forward(ar, geo)), linear_forward(ar, geo),
@@ -80,6 +84,7 @@ def forward_block(ar: Arith, geo: Geometry) -> ForwardBlock:
 
 
 def backward_block(ar: Arith, geo: Geometry) -> BackwardBlock:
+    """Build the backward-and-descent modules of one auxiliary layer."""
     ln = lambda: (linear_backward_descent(ar, geo, weights=False), ln_fd_backward(ar, geo))  # noqa: E731
     # each sub-MLP holds b_proj / 4, so its bias takes a quarter step: the four shares sum to one SGD step
     quarter = ar.scalar(geo.eta) / N_SUB
@@ -89,7 +94,9 @@ def backward_block(ar: Arith, geo: Geometry) -> BackwardBlock:
 
 
 def _count_forward(led: Ledger, b: ForwardBlock) -> None:
-    led.record("param", "LNFwd", amount=b.ln1[0].n_params() + b.ln1[1].n_params() + b.ln2[0].n_params() + b.ln2[1].n_params())
+    led.record(
+        "param", "LNFwd", amount=b.ln1[0].n_params() + b.ln1[1].n_params() + b.ln2[0].n_params() + b.ln2[1].n_params()
+    )
     led.record("param", "AttnFwd", amount=b.qkv.n_params() + b.softmax.n_params())
     led.record("param", "LinFwd", amount=b.o.n_params() + b.fc.n_params() + b.proj.n_params())
     led.record("param", "ActFwd", amount=b.act.n_params())
@@ -120,6 +127,7 @@ class TinT:
 
     @property
     def n_params(self) -> int:
+        """TinT's parameter count, read from its ledger."""
         return self.ledger.total("param")
 
 
@@ -171,10 +179,14 @@ def build(aux: AuxConfig, cfg: TinTConfig, ar: Arith, fd_scale: int = 1000, gate
 # prefix sets <-> aux weights
 # ---------------------------------------------------------------------------------------------------
 def prefix_sets(t: TinT, w: am.Weights) -> list[dict[str, np.ndarray]]:
+    """Pack every auxiliary weight into its prefix sets (Def 2.1), one dict per layer."""
     ar, geo, D = t.ar, t.geo, t.aux.D
     out = []
     for lw in w["layers"]:
-        s = {"ln1": pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"]), "ln2": pack(ar, geo, diag_matrix(ar, lw["ln2_g"]), lw["ln2_b"])}
+        s = {
+            "ln1": pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"]),
+            "ln2": pack(ar, geo, diag_matrix(ar, lw["ln2_g"]), lw["ln2_b"]),
+        }
         for name in ("q", "k", "v", "o"):
             s[name] = pack(ar, geo, lw["w" + name], lw["b" + name])
         for k in range(N_SUB):
@@ -200,7 +212,10 @@ def weights_from_sets(t: TinT, base: am.Weights, sets: list[dict[str, np.ndarray
         fcs = [unpack(geo, s[f"fc{k}"]) for k in range(N_SUB)]
         projs = [unpack(geo, s[f"proj{k}"]) for k in range(N_SUB)]
         lw["wfc"], lw["bfc"] = np.concatenate([f[0] for f in fcs]), np.concatenate([f[1] for f in fcs])
-        lw["wproj"], lw["bproj"] = np.concatenate([p[0] for p in projs], axis=1), sum(p[1] for p in projs[1:]) + projs[0][1]
+        lw["wproj"], lw["bproj"] = (
+            np.concatenate([p[0] for p in projs], axis=1),
+            sum(p[1] for p in projs[1:]) + projs[0][1],
+        )
         new["layers"].append(lw)
     W, b = unpack(geo, lnf)
     new["lnf_g"], new["lnf_b"] = np.diagonal(W).copy(), b

@@ -11,6 +11,7 @@ from attnsim.sim.tint.configs import TINY, TINY_TINT, AuxConfig, TinTConfig, Tin
 
 @dataclass(frozen=True)
 class Case:
+    """A named TinT case: auxiliary and TinT configs, token ids, training prefix and seed."""
     name: str
     aux: AuxConfig
     tint: TinTConfig
@@ -20,6 +21,7 @@ class Case:
 
     @property
     def tokens(self) -> np.ndarray:
+        """The token ids as an array."""
         return np.array(self.ids)
 
 
@@ -39,6 +41,7 @@ CASES: dict[str, Case] = {c.name: c for c in (
 
 
 def case(name: str) -> Case:
+    """The case called ``name``; an error lists the known ones."""
     if name not in CASES:
         raise TinTConfigError(f"--case: unknown TinT case {name!r}; known: {', '.join(CASES)}")
     return CASES[name]

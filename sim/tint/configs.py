@@ -1,8 +1,8 @@
 """Auxiliary-model and TinT configurations, and the published ones written out (no downloads).
 
-An :class:`AuxConfig` describes the pre-LN decoder TinT fine-tunes (digest §2.1); a
-:class:`TinTConfig` the simulator's hyperparameters (digest §2.2: K prefixes, S = D/K rows stacked per
-prefix, width D_sim = (S+1) D, H_sim softmax heads; §2.7-2.8: simulated layers, SGD steps, reuse).
+An :class:`AuxConfig` describes the pre-LN decoder TinT fine-tunes (docs/reconstructions.md); a
+:class:`TinTConfig` the simulator's hyperparameters (§2.4: K prefixes, S = D/K rows stacked per
+prefix, width D_sim = (S+1) D, H_sim softmax heads; §2.7: simulated layers, SGD steps, reuse).
 :func:`validate` returns the reasons a pair is unusable; :func:`check` raises the first one as a
 :class:`TinTConfigError` naming the parameter.
 """
@@ -36,16 +36,18 @@ class AuxConfig:
 
     @property
     def d_head(self) -> int:
+        """Width of one auxiliary head."""
         return self.D // self.heads
 
     @property
     def pos_rows(self) -> int:
+        """Rows of the positional table (OPT stores an offset of 2)."""
         return self.positions if self.pos_table is None else self.pos_table
 
 
 @dataclass(frozen=True)
 class TinTConfig:
-    """TinT hyperparameters (digest §2.2, §5 ``Construct_config``)."""
+    """TinT hyperparameters (§2.4, §2.7; the authors' code's ``Construct_config``)."""
 
     K: int
     H_sim: int
@@ -56,15 +58,19 @@ class TinTConfig:
     inner_lr: float = 1e-6
 
     def S(self, aux: AuxConfig) -> int:
+        """Weight rows stacked per prefix, S = D/K (§2.4)."""
         return aux.D // self.K
 
     def width(self, aux: AuxConfig) -> int:
+        """TinT's width D_sim = (S + 1)·D."""
         return (self.S(aux) + 1) * aux.D
 
     def simulated(self, aux: AuxConfig) -> int:
+        """How many top auxiliary layers are simulated."""
         return aux.layers if self.n_sim is None else self.n_sim
 
     def position_dim(self, aux: AuxConfig) -> int:
+        """Width of the one-hot position vectors: token positions plus prefixes."""
         return aux.positions + self.K
 
 
@@ -72,7 +78,7 @@ def validate(aux: AuxConfig, tint: TinTConfig) -> list[tuple[str, str]]:
     """Every reason (parameter, why) the pair cannot be built; empty when it can."""
     bad: list[tuple[str, str]] = []
     if not aux.prenorm:
-        bad.append(("prenorm", f"{aux.name} is post-LN; TinT simulates pre-LN decoders only (digest §2.1)"))
+        bad.append(("prenorm", f"{aux.name} is post-LN; TinT simulates pre-LN decoders only (docs/reconstructions.md)"))
     if aux.activation not in ACTIVATIONS:
         bad.append(("activation", f"{aux.activation!r} is not one of {', '.join(ACTIVATIONS)}"))
     for field_name in ("D", "heads", "layers", "vocab", "positions"):
@@ -114,9 +120,10 @@ def check(aux: AuxConfig, tint: TinTConfig) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Published auxiliary models (HF configs) and the README's TinT settings for them (digest §3.1).
+# Published auxiliary models (HF configs) and the README's TinT settings for them
+# (docs/reconstructions.md, "Parameter counts per module (Table 3)").
 # GPT-2: tied embeddings, GELU-new, T = 1024 learned positions. OPT: ReLU, T = 2048 learned positions
-# stored with an offset of 2 rows (digest §3.3, T' = 2048 + 2). opt-350m is post-LN (unsupported).
+# stored with an offset of 2 rows (T' = 2048 + 2). opt-350m is post-LN (unsupported).
 # --------------------------------------------------------------------------------------------------
 _GPT2 = dict(vocab=50257, positions=1024, activation="gelu_new")
 _OPT = dict(vocab=50272, positions=2048, activation="relu", pos_table=2050)

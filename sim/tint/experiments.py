@@ -1,4 +1,4 @@
-"""TinT against its reference, one approximation at a time (tint.sgd_step, digest §2.9).
+"""TinT against its reference, one approximation at a time (tint.sgd_step, §2.2).
 
 Each function runs the construction and the reference SGD step of ``aux_model`` side by side and
 returns plain numbers; ``attnsim.verify.claims.tint`` turns them into check records. Errors are the
@@ -40,6 +40,7 @@ def group_errors(got: am.Weights, want: am.Weights) -> dict[str, float]:
 
 
 def worst(errors: dict[str, float]) -> float:
+    """The largest of a set of errors."""
     return max(errors.values())
 
 
@@ -52,6 +53,7 @@ def reference(c: Case, ar: Arith, w: am.Weights, approx: am.Approx) -> am.Weight
 
 
 def fd_eps(ar: Arith, fd_scale: int) -> Any:
+    """The finite-difference step 1/``fd_scale`` in this arithmetic."""
     return ar.scalar(1) / fd_scale
 
 
@@ -71,6 +73,7 @@ class StepRun:
 
 def sgd_step(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None,
              softmax_eps: Any = None) -> StepRun:
+    """Run TinT's SGD step on case ``c`` and the reference step, and compare their weights."""
     t = build(c.aux, c.tint, ar, fd_scale=fd_scale, gate_scale=gate_scale)
     w = am.init_weights(c.aux, ar, c.seed)
     res = run(t, w, c.tokens, c.n_train, softmax_eps)
@@ -93,7 +96,8 @@ def update_scale(c: Case, ar: Arith, w: am.Weights) -> float:
 
 def approximation_errors(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float = 10.0,
                          softmax_eps: float = 1e-3) -> dict[str, dict[str, Any]]:
-    """Each approximation's error alone, relative to the exact SGD update (digest §2.9 D, E, G, J, C).
+    """Each approximation's error alone, relative to the exact SGD update (§2.2: D, E, G, J, C as
+lettered in docs/reconstructions.md).
 
     stop_grad and ln_bias_only are structural in TinT, so they are measured on the reference; the
     finite differences, the tanh gates and Thm 2.5 are measured on TinT itself against the reference
@@ -199,7 +203,9 @@ def nonlinear_module(ar: Arith, c: Case, which: str) -> tuple[np.ndarray, np.nda
         s = pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"])
         return r(linear_forward(ar, geo), r(ln_normalise(ar, geo), h, s)[0], s)[0], cache["ln1"]
     if which == "attn_forward":
-        return r(attention_softmax(ar, geo), np.concatenate([cache["q"], cache["k"], cache["v"]], axis=1))[0], cache["o"]
+        return r(attention_softmax(ar, geo), np.concatenate([cache["q"], cache["k"], cache["v"]], axis=1))[0], cache[
+            "o"
+        ]
     if which == "attn_backward":
         got = r(attention_backward(ar, geo), g, None, np.concatenate([cache["q"], cache["k"], cache["ln1"]], axis=1))[0]
         da = c.aux.d_head

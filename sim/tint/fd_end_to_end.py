@@ -10,7 +10,8 @@ against its exact gradient g:
   n_params + 1 forward passes, deterministic (no variance), bias O(eps).
 * ``spsa``       – random directions, one-sided, as in MeZO / SPSA: g ~ (L(theta + eps z) - L(theta)) / eps * z
   with z ~ N(0, I) over all parameters, one direction per estimate (2 forward passes per estimate;
-  the base value L(theta) is computed once and shared by the samples). Unbiased as eps -> 0, but E|g_hat - g|^2 = (n_params + 1) |g|^2.
+  the base value L(theta) is computed once and shared by the samples). Unbiased as eps -> 0, but E|g_hat - g|^2 =
+  (n_params + 1) |g|^2.
 * ``tint``       – TinT's scheme: exact backprop through the linear layers, the activation's backward
   by the one-sided difference of step eps (tint.act_backward). Deterministic, bias O(eps).
 
@@ -48,10 +49,12 @@ class Problem:
 
     @property
     def theta(self) -> np.ndarray:
+        """All parameters as one flat vector."""
         return np.concatenate([np.asarray(self.w[k], dtype=float).reshape(-1) for k in KEYS])
 
     @property
     def n_params(self) -> int:
+        """Number of parameters."""
         return int(self.theta.size)
 
     def loss(self, theta: np.ndarray, led: Ledger, tag: str) -> np.ndarray:
@@ -71,14 +74,17 @@ class Problem:
         return out if np.ndim(theta) == 2 else out[0]
 
     def flat(self, grads: MLPWeights) -> np.ndarray:
+        """Gradients flattened in the order of :attr:`theta`."""
         return np.concatenate([np.asarray(grads[k], dtype=float).reshape(-1) for k in KEYS])
 
     def gradient(self, act_fd: float | None = None) -> np.ndarray:
+        """The exact gradient, or TinT's per-layer first-order one when ``act_fd`` is set."""
         ar = get_arith("float64")
         return self.flat(mlp_gradients(self.cfg, ar, self.w, self.x, self.target, self.n_train, act_fd))
 
 
 def problem(D: int, seed: int, n: int = 6, n_train: int = 4) -> Problem:
+    """A width-``D`` MLP regression problem with ``n`` tokens, ``n_train`` of them trained on."""
     if D < 1:
         raise TinTConfigError(f"--D: the model width must be >= 1, got {D}")
     cfg = MLPConfig(D=D, T=n, activation="gelu_new", K=1, H_sim=1)
@@ -88,6 +94,7 @@ def problem(D: int, seed: int, n: int = 6, n_train: int = 4) -> Problem:
 
 @dataclass(frozen=True)
 class Row:
+    """One estimator at one step size: cost in forward passes, bias and spread against the true gradient."""
     estimator: str
     eps: float
     forward_passes: int      # per estimate
@@ -97,6 +104,7 @@ class Row:
 
 
 def coordinate(p: Problem, eps: float, led: Ledger) -> np.ndarray:
+    """The one-sided coordinate-wise finite-difference gradient with step ``eps``."""
     theta = p.theta
     base = p.loss(theta, led, "coordinate")
     return (p.loss(theta + eps * np.eye(theta.size), led, "coordinate") - base) / eps

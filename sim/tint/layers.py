@@ -1,4 +1,5 @@
-"""TinT's primitive layers, parameterised as in the authors' code (digest §2.4, §3.3).
+"""TinT's primitive layers, parameterised as in the authors' code (Def 2.3;
+layout in docs/reconstructions.md, "What comes from the authors' code").
 
 Every TinT module of ``attnsim.sim.tint.modules`` is a stack of these, acting on the rows of a
 sequence [K prefix rows; n token rows] of width H = D_sim, with one-hot positions p in R^P
@@ -40,8 +41,11 @@ class Context:
 class Layer(Protocol):
     """What a module stacks: a map of the rows that knows its parameter count."""
 
-    def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray: ...
-    def n_params(self) -> int: ...
+    def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
+        """Map the rows ``x`` (prefix rows first) in arithmetic ``ar``."""
+
+    def n_params(self) -> int:
+        """Number of parameters."""
 
 
 @dataclass
@@ -53,14 +57,17 @@ class BlockDiag:
 
     @staticmethod
     def zeros(ar: Arith, H: int, c: int) -> "BlockDiag":
+        """An all-zero block-diagonal map of width H with blocks of size c."""
         return BlockDiag(ar.zeros((H // c, c, c)), ar.zeros(H))
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context | None = None) -> np.ndarray:
+        """Apply the blocks to consecutive column chunks and add the bias."""
         nb, c, _ = self.W.shape
         y = np.concatenate([ar.matmul(x[:, i * c:(i + 1) * c], self.W[i]) for i in range(nb)], axis=1)
         return y + self.b
 
     def n_params(self) -> int:
+        """Number of weights and biases."""
         return int(self.W.size + self.b.size)
 
 
@@ -73,6 +80,7 @@ class Mixer:
 
     @staticmethod
     def zeros(ar: Arith, H: int, c: int) -> "Mixer":
+        """An all-zero channel mixer of width H over blocks of size c."""
         return Mixer(ar.zeros((c, H // c, H // c)), ar.zeros(H))
 
     def route(self, src: int, dst: int, value: Any) -> None:
@@ -80,12 +88,14 @@ class Mixer:
         self.M[:, src, dst] = self.M[:, src, dst] + value
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context | None = None) -> np.ndarray:
+        """Mix the H/c blocks channel by channel and add the bias."""
         c, nc, _ = self.M.shape
         xs = x.reshape(x.shape[0], nc, c)
         y = np.stack([ar.matmul(xs[:, :, u], self.M[u]) for u in range(c)], axis=2)
         return y.reshape(x.shape[0], nc * c) + self.b
 
     def n_params(self) -> int:
+        """Number of weights and biases."""
         return int(self.M.size + self.b.size)
 
 
@@ -110,12 +120,14 @@ class Gate:
         return Gate(ar.array(old) * scale, ar.array(new) * scale, ar.scalar(0), ar.scalar(0), gate_scale is not None)
 
     def combine(self, ar: Arith, x: np.ndarray, fx: np.ndarray, ctx: Context) -> np.ndarray:
+        """g_old·x + g_new·f(x), with gates read from each row's one-hot position."""
         phi = ar.tanh if self.tanh else (lambda z: z)
         g_old = phi(ar.matmul(ctx.pos, self.a_old[:, None])[:, 0] + self.a0)
         g_new = phi(ar.matmul(ctx.pos, self.a_new[:, None])[:, 0] + self.a1)
         return g_old[:, None] * x + g_new[:, None] * fx
 
     def n_params(self) -> int:
+        """Number of gate parameters."""
         return int(self.a_old.size + self.a_new.size + 2)
 
 
@@ -130,6 +142,7 @@ class PosProj:
 
     @staticmethod
     def zeros(ar: Arith, P: int, b: int, a: int) -> "PosProj":
+        """An all-zero positional projection for P positions, head width b and a heads."""
         return PosProj(ar.zeros((P, 3 * b)), ar.zeros(3 * b), ar.zeros((3, a)), ar.zeros(a))
 
     def parts(self, ar: Arith, pos: np.ndarray) -> list[np.ndarray]:
@@ -139,6 +152,7 @@ class PosProj:
         return [base[:, None, v * b:(v + 1) * b] * self.s[v][None, :, None] + self.s0[None, :, None] for v in range(3)]
 
     def n_params(self) -> int:
+        """Number of parameters."""
         return int(self.W.size + self.c.size + self.s.size + self.s0.size)
 
 
@@ -160,6 +174,7 @@ class TinTAttention:
     transpose_probs: bool = False
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
+        """Multi-head attention over the rows, with positional terms and the mask of ``ctx``."""
         N, H = x.shape
         a, hd = self.heads, H // self.heads
         q, k, v = (self._content(ar, x, name).reshape(N, a, hd) + part
@@ -188,21 +203,26 @@ class TinTAttention:
         return bd(ar, mx(ar, x))
 
     def n_params(self) -> int:
-        return sum(m.n_params() + b.n_params() for m, b in self.maps.values()) + self.pos.n_params() + self.out.n_params()
+        """Number of parameters of the content maps, positional projection and output."""
+        return (
+            sum(m.n_params() + b.n_params() for m, b in self.maps.values()) + self.pos.n_params() + self.out.n_params()
+        )
 
 
 @dataclass
 class TinTMLP:
-    """second(act(first(x))) with the auxiliary model's activation (digest §2.6, items 10-11)."""
+    """second(act(first(x))) with the auxiliary model's activation (activation forward / backward modules)."""
 
     first: Mixer | BlockDiag
     activation: str
     second: Mixer | BlockDiag
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
+        """second(act(first(x)))."""
         return self.second(ar, ar.activation(self.activation)(self.first(ar, x)))
 
     def n_params(self) -> int:
+        """Number of parameters of both maps."""
         return self.first.n_params() + self.second.n_params()
 
 
@@ -213,11 +233,13 @@ class PartialLayerNorm:
     D: int
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
+        """Normalise the first D coordinates of each row; the rest pass unchanged."""
         y = x.copy()
         y[:, :self.D] = normalize(ar, x[:, :self.D])[0]
         return y
 
     def n_params(self) -> int:
+        """Zero: normalisation has no parameters."""
         return 0
 
 
@@ -230,24 +252,28 @@ class Module:
     gate: Gate | None = None
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
+        """Run the layers in order, then the gate (if any) between input and output."""
         f = x
         for layer in self.layers:
             f = layer(ar, f, ctx)
         return f if self.gate is None else self.gate.combine(ar, x, f, ctx)
 
     def n_params(self) -> int:
+        """Number of parameters of the layers and the gate."""
         return sum(layer.n_params() for layer in self.layers) + (self.gate.n_params() if self.gate else 0)
 
 
 @dataclass
 class Parallel:
-    """Two modules in one TinT layer, outputs summed (backward || descent, digest §2.6 item 3)."""
+    """Two modules in one TinT layer, outputs summed (backward || descent, as the linear descent module does)."""
 
     name: str
     branches: tuple[Module, Module]
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
+        """The sum of both branches' outputs."""
         return self.branches[0](ar, x, ctx) + self.branches[1](ar, x, ctx)
 
     def n_params(self) -> int:
+        """Number of parameters of both branches."""
         return self.branches[0].n_params() + self.branches[1].n_params()

@@ -1,7 +1,7 @@
 """tint.thm_2_5 (Theorem 2.5): softmax attention simulates a linear attention head with error O(eps).
 
 A linear head outputs L_t = sum_{j in J_t} <q_t, k_j> v_j. Softmax is invariant to shifting the scores
-of a row, so on its own it only sees centred scores; the digest's reading (§2.5) subtracts a uniform
+of a row, so on its own it only sees centred scores; one reading of the theorem subtracts a uniform
 head and still has to remove the term s_bar_t sum_j v_j. Our construction (a reconstruction; the
 paper's exact statement was not available) removes that term with one *sink* key instead: every row
 may also attend a sink with value 0 and score log(1/eps), so the sink's weight 1/eps dominates the
@@ -12,7 +12,8 @@ denominator. Two softmax heads over [sink; keys]:
 
 because W/(W + sum_j e^{eps s_j}) = 1 - O(eps) for W = 1/eps, and (e^{eps s} - 1)/eps = s + O(eps).
 Both terms give an error O(eps) (constant ~ n |s| |v| (1 + |s|)), until round-off, amplified by
-1/eps^2, takes over. Two softmax heads replace one linear head (the "about 2x" of digest §2.5).
+1/eps^2, takes over. Two softmax heads replace one linear head (docs/reconstructions.md, "Softmax simulating
+linear attention (Thm 2.5)").
 """
 
 from __future__ import annotations

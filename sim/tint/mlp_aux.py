@@ -11,8 +11,8 @@ existing modules of ``modules`` / ``modules_nonlinear``, unchanged:
 
 The auxiliary model is y_t = W2 act(W1 x_t + b1) + b2 per token (W1, W2 are D x D: the linear modules
 simulate D x D layers), trained on the squared error 1/2 sum_{t < n_train} |y_t - target_t|^2. As in
-the transformer pipeline, the loss gradient dy_t = y_t - target_t is computed outside TinT (digest
-§2.9, approximation K); every other operation runs through TinT's attention / MLP layers.
+the transformer pipeline, the loss gradient dy_t = y_t - target_t is computed outside TinT (§2.2,
+approximation K in docs/reconstructions.md); every other operation runs through TinT's attention / MLP layers.
 
 With ReLU the one-sided difference of ActBwd equals relu'(u) dg *exactly* unless a pre-activation lies
 within |dg| / N of the kink (or on it); :func:`kink_margin_ok` says whether a run is clear of it, and
@@ -78,6 +78,7 @@ def validate(cfg: MLPConfig) -> None:
 
 
 def geometry(cfg: MLPConfig) -> Geometry:
+    """TinT's geometry for the MLP auxiliary model (validated first)."""
     validate(cfg)
     return Geometry(cfg.D, cfg.K, cfg.T, cfg.H_sim, 1, cfg.activation, cfg.eta, cfg.fd_scale)
 
@@ -140,6 +141,7 @@ def kink_margin_ok(cfg: MLPConfig, ar: Arith, w: MLPWeights, x: np.ndarray, targ
 # ------------------------------------------------------------------------------------------ TinT
 @dataclass
 class MLPForward:
+    """The forward modules of the MLP: fc, activation, proj."""
     fc: Module
     act: Module
     proj: Module
@@ -147,6 +149,7 @@ class MLPForward:
 
 @dataclass
 class MLPBackward:
+    """The backward-and-descent modules of the MLP."""
     proj: Parallel
     act: Module
     fc: Parallel
@@ -154,6 +157,7 @@ class MLPBackward:
 
 @dataclass
 class MLPTinT:
+    """TinT built for the MLP auxiliary model: config, geometry, arithmetic, modules and parameter ledger."""
     cfg: MLPConfig
     geo: Geometry
     ar: Arith
@@ -164,6 +168,7 @@ class MLPTinT:
 
     @property
     def n_params(self) -> int:
+        """TinT's parameter count, read from its ledger."""
         return self.ledger.total("param")
 
 
@@ -197,18 +202,22 @@ def build_mlp(cfg: MLPConfig, ar: Arith) -> MLPTinT:
 
 
 def mlp_prefix_sets(t: MLPTinT, w: MLPWeights) -> dict[str, np.ndarray]:
+    """Pack the MLP's weights into prefix sets (the activation's set is all zero)."""
     return {"fc": pack(t.ar, t.geo, w["w1"], w["b1"]), "act": t.ar.zeros((t.geo.K, t.geo.H)),
             "proj": pack(t.ar, t.geo, w["w2"], w["b2"])}
 
 
 @dataclass
 class MLPResult:
+    """Result of TinT's SGD steps on the MLP: updated weights and outputs before and after."""
     weights: MLPWeights       # read back from the prefix sets after the last step
     outputs: np.ndarray       # final forward pass (updated weights)
     first_outputs: np.ndarray
 
 
-def _forward(r: Runner, b: MLPForward, s: dict[str, np.ndarray], x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _forward(
+    r: Runner, b: MLPForward, s: dict[str, np.ndarray], x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     u = r(b.fc, x, s["fc"])[0]
     g = r(b.act, u, s["act"])[0]
     return u, g, r(b.proj, g, s["proj"])[0]

@@ -1,7 +1,7 @@
-"""TinT's linear-layer modules (digest §2.6 items 1-3) as actual attention layers, and the geometry.
+"""TinT's linear-layer modules (forward, backward, descent; §2.4) as actual attention layers, and the geometry.
 
 Every module acts on the rows [K prefix rows; n token rows] of width H = (S+1) D. For a D x D aux
-linear layer y = W x + b the prefix rows hold the weights stacked S rows at a time (digest §2.3):
+linear layer y = W x + b the prefix rows hold the weights stacked S rows at a time (Def 2.1, §2.4):
 prefix j, block r < S (coordinates [rD, rD + D)) = row w_{Sj+r}; block S of prefix 0 = b (we write b
 into prefix 0 only: the code writes it into every prefix but reads prefix 0 only). K-chunk (r, s) =
 coordinates rD + sK + [0, K) is the chunk linear head (r, s) works on; heads r = S are the "bias heads".
@@ -29,7 +29,7 @@ KEEP, TAKE, ADD, DROP = (1, 0), (0, 1), (1, 1), (0, 0)
 
 @dataclass(frozen=True)
 class Geometry:
-    """Sizes and numerical settings every module needs (digest §2.2)."""
+    """Sizes and numerical settings every module needs (§2.4)."""
 
     D: int
     K: int
@@ -44,28 +44,34 @@ class Geometry:
     @staticmethod
     def of(aux: AuxConfig, tint: TinTConfig, fd_scale: int = 1000, gate_scale: float | None = None,
            eta: Any = None) -> "Geometry":
+        """The geometry of a validated (auxiliary, TinT) pair."""
         check(aux, tint)
         return Geometry(aux.D, tint.K, aux.positions, tint.H_sim, aux.heads, aux.activation,
                         tint.inner_lr if eta is None else eta, fd_scale, gate_scale)
 
     @property
     def S(self) -> int:
+        """Weight rows stacked per prefix, S = D/K."""
         return self.D // self.K
 
     @property
     def H(self) -> int:
+        """TinT's width (S + 1)·D."""
         return (self.S + 1) * self.D
 
     @property
     def P(self) -> int:
+        """Positions: T token positions plus K prefixes."""
         return self.T + self.K
 
     @property
     def d(self) -> int:
+        """Width of one TinT head."""
         return self.H // self.H_sim
 
     @property
     def d_a(self) -> int:
+        """Width of one auxiliary head."""
         return self.D // self.aux_heads
 
     def chunk(self, r: int, s: int) -> int:
@@ -73,6 +79,7 @@ class Geometry:
         return r * (self.D // self.K) + s
 
     def gate(self, ar: Arith, prefix: tuple[int, int], token: tuple[int, int]) -> Gate:
+        """A gate that switches on the given prefix and token position ranges."""
         return Gate.keyed(ar, self.P, self.T, prefix, token, self.gate_scale)
 
 
@@ -199,7 +206,7 @@ def linear_backward_descent(ar: Arith, geo: Geometry, weights: bool = True, bias
 
 
 # ---------------------------------------------------------------------------------------------------
-# prefix sets: packing a D x D linear layer into K prefix rows and back (digest §2.3)
+# prefix sets: packing a D x D linear layer into K prefix rows and back (Def 2.1, §2.4)
 # ---------------------------------------------------------------------------------------------------
 def pack(ar: Arith, geo: Geometry, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     """tint.def_2_1: K prefix rows; prefix j holds rows S j .. S j + S - 1 of W, prefix 0 also b."""
@@ -218,7 +225,7 @@ def unpack(geo: Geometry, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def diag_matrix(ar: Arith, g: np.ndarray) -> np.ndarray:
-    """diag(gamma): LN's gamma is held as a full D x D weight (digest §2.3)."""
+    """diag(gamma): LN's gamma is held as a full D x D weight (as in the authors' code)."""
     m = ar.zeros((len(g), len(g)))
     for i, v in enumerate(g):
         m[i, i] = v

@@ -1,8 +1,8 @@
-"""TinT's layer-norm, self-attention and activation modules (digest §2.6 items 4-12).
+"""TinT's layer-norm, self-attention and activation modules (Def 2.8, Def 2.10).
 
-Memory convention (digest §2.2): before a backward module the builder writes the forward pass's
-memory into the tail of the token rows, as the authors' code does from its Python lists:
-linear / activation memory x at [H - D, H); LN memory [x_hat, x] at [H - 2D, H); attention memory
+Memory convention (docs/reconstructions.md, "What comes from the authors' code"): before a backward module the
+builder writes the forward pass's memory into the tail of the token rows, as the authors' code does from its Python
+lists: linear / activation memory x at [H - D, H); LN memory [x_hat, x] at [H - 2D, H); attention memory
 [Qx, Kx, x] at [H - 3D, H). d = H / H_sim is the TinT softmax head dim and the chunk size of the
 mixers below.
 

@@ -1,4 +1,4 @@
-"""Run a built TinT on one sequence: tint.sgd_step end to end (digest §2.7).
+"""Run a built TinT on one sequence: tint.sgd_step end to end (Fig. 1).
 
 :func:`run` returns the auxiliary weights TinT holds in its prefix rows after ``steps`` simulated SGD
 steps on the training part, and the logits of the final forward pass. The sequence fed to every
@@ -31,6 +31,7 @@ class Runner:
 
     @staticmethod
     def of(ar: Arith, geo: Geometry, n: int, n_train: int, softmax_eps: Any = None) -> "Runner":
+        """A runner for sequences of ``n`` tokens, ``n_train`` of them trained on."""
         K, N = geo.K, geo.K + n
         pos = np.zeros((N, geo.P), dtype=int)
         for j in range(K):
@@ -45,7 +46,10 @@ class Runner:
         tok[K:, K:] = np.tril(np.ones((n, n), dtype=bool))
         return Runner(ar, geo, Context(ar.array(pos), {"lin": lin, "desc": desc, "aux": tok}, softmax_eps), n)
 
-    def rows(self, content: np.ndarray, prefix: np.ndarray | None = None, memory: np.ndarray | None = None) -> np.ndarray:
+    def rows(
+        self, content: np.ndarray, prefix: np.ndarray | None = None, memory: np.ndarray | None = None
+    ) -> np.ndarray:
+        """TinT's input rows: prefix rows, token content, and memory in the tail coordinates."""
         geo = self.geo
         x = self.ar.zeros((geo.K + self.n, geo.H))
         if prefix is not None:
@@ -109,6 +113,7 @@ def backward_layer(run: Runner, b: BackwardBlock, s: dict, mem: dict, dh: np.nda
 
 @dataclass
 class Result:
+    """Result of a TinT run: updated weights and the logits of the first and final forward passes."""
     weights: am.Weights          # aux weights read back from the prefix sets after the last step
     logits: np.ndarray           # final forward pass with those weights
     first_logits: np.ndarray     # first forward pass (original weights)
@@ -121,7 +126,9 @@ def run(t: TinT, w: am.Weights, ids: np.ndarray, n_train: int, softmax_eps: Any 
     if not 1 <= n <= aux.positions:
         raise TinTConfigError(f"--ids: {n} tokens, but the auxiliary model has {aux.positions} positions")
     if not 2 <= n_train <= n:
-        raise TinTConfigError(f"--n_train: the training part needs 2..{n} tokens (one loss term at least), got {n_train}")
+        raise TinTConfigError(
+            f"--n_train: the training part needs 2..{n} tokens (one loss term at least), got {n_train}"
+        )
     if t.cfg.steps and not t.backward_blocks:
         raise TinTConfigError("--count_only: a TinT built for counting cannot run")
     start = aux.layers - n_sim

@@ -1,4 +1,4 @@
-"""torch SDPA as a backend of the batched float64 engine (``attnsim.sim.engine``, issue 9).
+"""torch SDPA as a backend of the batched float64 engine (``attnsim.sim.engine``).
 
 The engine hands a backend the attention of a batch of same-shaped single-head calls: queries
 (B, n, k), keys/values per call (B, n, ·) or shared by the batch (n, ·). :class:`TorchBackend`
@@ -16,9 +16,11 @@ from attnsim.sim.errors import AttnsimError
 
 
 class TorchBackend:
+    """The batched engine's attention computed by torch's scaled dot-product attention."""
     name = "torch"
 
     def __init__(self, dtype: str = "float64", device: str = "cpu") -> None:
+        """A backend in torch ``dtype`` on ``device``; an error says how to install torch."""
         try:
             import torch
         except ImportError:  # pragma: no cover - exercised only without the extra
@@ -31,6 +33,7 @@ class TorchBackend:
         return self._torch.from_numpy(np.ascontiguousarray(a)).to(self._device, self._dtype)
 
     def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
+        """Softmax attention of a batch through ``scaled_dot_product_attention`` (scale 1)."""
         F = self._torch.nn.functional
         B, n, kq = q.shape
         if k.ndim == 2 and v.ndim == 2 and not causal:

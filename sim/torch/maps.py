@@ -26,7 +26,7 @@ output (with a final norm for GPT-2). The input map φ encodes layer 0 from the 
 given zero-padded to the model width d = H·m (``reference`` requires inputs of width d).
 
 Because the projections and biases run in the token-wise maps, no constant coordinate is needed
-for biases (the digest's alternative: head input [x, 1], m = E + 1 + 2·d_h — 833 instead of 320
+for biases (the alternative: head input [x, 1], m = E + 1 + 2·d_h — 833 instead of 320
 for GPT-2 small, which decides whether the N = 8192 example runs in minutes).
 
 These maps compute in float64 only (layer norm needs a square root, GELU an error function);
@@ -55,17 +55,20 @@ class Linear:
     b: np.ndarray | None
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
+        """x W (+ b)."""
         y = x @ self.W
         return y + self.b if self.b is not None else y
 
 
 @dataclass(frozen=True, eq=False)
 class LayerNorm:
+    """A layer norm with optional affine parameters, in float64."""
     gamma: np.ndarray | None
     beta: np.ndarray | None
     eps: float
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Normalise each row, then scale and shift when the parameters are set."""
         mu = x.mean(axis=-1, keepdims=True)
         c = x - mu
         y = c / np.sqrt((c * c).mean(axis=-1, keepdims=True) + self.eps)
@@ -75,6 +78,7 @@ class LayerNorm:
 
 
 def activation(name: str, x: np.ndarray) -> np.ndarray:
+    """The named activation (``relu``, ``gelu_tanh`` or ``gelu``) in float64."""
     if name == "relu":
         return np.maximum(x, 0.0)
     if name == "gelu_tanh":  # GPT-2's "gelu_new"
@@ -110,13 +114,16 @@ class LayerParams:
 
     @property
     def E(self) -> int:
+        """The model width."""
         return int(self.q.W.shape[0])
 
     @property
     def dh(self) -> int:
+        """The head width E/H."""
         return self.E // self.H
 
     def attention_input(self, x: np.ndarray) -> np.ndarray:
+        """The attention's input: the first layer norm of a pre-norm layer, else x itself."""
         return self.ln1(x) if self.style == "pre_norm" and self.ln1 is not None else x
 
     def after_attention(self, x: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -141,6 +148,7 @@ def _norm(ln: LayerNorm | None, x: np.ndarray) -> np.ndarray:
 
 
 def block_width(dh: int) -> int:
+    """Width of one head's block in the layer map's output: SLOTS slots of width dh."""
     return SLOTS * dh
 
 
@@ -195,6 +203,7 @@ class TorchLayerMap(TokenMap):
     name: str = "torch-layer"
 
     def __call__(self, nm: Numerics, X: Array) -> Array:
+        """Finish the previous layer (if any) and lay out the next layer's head inputs."""
         X = _float64(nm, X)
         if self.prev is None:
             x = X[:, :self.E]
@@ -206,4 +215,5 @@ class TorchLayerMap(TokenMap):
         return _norm(self.final, x)
 
     def out_dim(self, in_dim: int) -> int:
+        """Output width: the model width after the last layer, else the next layer's head blocks."""
         return self.E if self.next is None else self.next.H * block_width(self.next.dh)

@@ -115,6 +115,7 @@ class ImportedModel:
             return self.module(inputs_embeds=xt[None]).last_hidden_state[0].numpy()
 
     def reference_forward(self, x: np.ndarray) -> np.ndarray:
+        """attnsim's reference model on input ``x`` in float64."""
         nm = get_numerics("float64", 0)
         return reference(self.spec, self.weights, self.model_input(x), nm)
 

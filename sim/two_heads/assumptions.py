@@ -1,7 +1,7 @@
 """two_heads.thm_4_1's assumptions, measured on the actual input (float64; no theory here).
 
 For one head with queries q_i, keys k_j, values v_j (rows of X W^Q, X W^K, X W^V) the theorem
-assumes, with a_ij = exp(<q_i, k_j>) and b_ij = a_ij v_j (digest §2 row 11, §3.6):
+assumes, with a_ij = exp(<q_i, k_j>) and b_ij = a_ij v_j (Thm 4.1 / C.1):
 
 * ``1/C <= a_ij <= C`` for all i, j — measured as C = exp(max_ij |<q_i, k_j>|), the smallest C
   that holds;
@@ -28,6 +28,7 @@ CHUNK = 512
 
 @dataclass(frozen=True)
 class Assumptions:
+    """Thm 4.1's constants measured on an input: C, its shift-invariant variant and D."""
     C: float             # exp(max |score|): the literal constant of the theorem
     C_row_range: float   # exp(max row range / 2): the shift-invariant constant
     D: float             # value non-cancellation ratio

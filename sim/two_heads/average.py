@@ -1,8 +1,9 @@
 """two_heads.thm_4_1 — the average case: each query block attends to a random disjoint M-subset of keys.
 
 One uniformly random permutation τ of the N positions is drawn **once** and shared by both steps
-(the paper re-says "pick a random permutation" at Step 2, but its analysis needs the same τ; digest
-§8.10). With blocks S_t of b consecutive positions (b = M; the last block may be shorter):
+(the paper re-says "pick a random permutation" at Step 2, but its analysis needs the same τ;
+docs/reconstructions.md, "One permutation for both steps of Thm 4.1"). With blocks S_t of b consecutive positions (b
+= M; the last block may be shorter):
 
 * **Permutation** (Lemma A.3, one lookup per block): x_i ↦ [x_i, x_τ(i)]. An exact lookup through
   softmax attention is impossible (every attention weight is positive; Lemma A.3 is exact only after
@@ -15,7 +16,8 @@ One uniformly random permutation τ of the N positions is drawn **once** and sha
   softmax denominator; it is returned for the analysis only (processing, tag ``thm_4_1.denominator``).
 * **Step 2** (one call per block): rows ``[x_τ(j), x_i]`` with W^Q'' = [0; W^Q], W^K'' = [W^K; 0],
   W^V'' = [W^V; 0]; its output Σ_{S_t} b_{i,τ(j)} / Σ_{S_t} a_{i,τ(j)} — the self-normalised
-  estimator — **is** the construction's output (digest §3.6, §8.10).
+  estimator — **is** the construction's output (docs/reconstructions.md,
+  "One permutation for both steps of Thm 4.1").
 
 The paper proves the case H = L = 1 (Cor 3.2 / Lemma 3.3 lift it); :func:`simulate` refuses other
 shapes with a reason. The input and layer MLPs are applied token-wise as processing, as in
@@ -46,6 +48,7 @@ TAG = "thm_4_1"
 
 @dataclass(frozen=True, eq=False)
 class AverageRun:
+    """Result of the average-case construction: the output and Step 1's denominator estimates."""
     Y: Array             # the output: Step 2's self-normalised estimates (N × m)
     denominators: Array  # Step 1's (N/|S_t|)·Â_i, estimates of Σ_j a_ij (N × 1)
 
@@ -181,6 +184,7 @@ def row_errors(Y: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 
 def sweep(q: np.ndarray, k: np.ndarray, v: np.ndarray, taus: list[np.ndarray], b: int, eps: float) -> Sweep:
+    """Run the sampling estimator for each permutation and summarise its errors against the direct head."""
     truth, logden = direct(q, k, v)
     mx, frac, dens = [], [], []
     for tau in taus:

@@ -7,13 +7,13 @@ every ordered pair (query block t', key block t), with a_{ij} = exp(<q_i, k_j>):
   ``[x_key, x_query, 1, indicator]`` plus one synthetic row ``[0, 0, 1, 0]`` at the end. Queries
   ``[q, 1]`` and keys ``[k, 1]`` give scores <q,k> + 1; the synthetic key scores 1 and has value 0,
   real keys have value 1 (the indicator, Lemma A.1). The head outputs p = A/(A + 1) and the oracle's
-  layer MLP decodes A = p/(1 − p) (digest §3.1).
+  layer MLP decodes A = p/(1 − p) (proof of Lemma 3.1).
 * **Step 2** (one call): rows ``[x_key, x_query]`` with the original weights give the in-block ratio
   R = B/A.
 * **Combination** (eq. 1, outside the oracle, counted as processing): y_i = Σ_t R·A / Σ_t A.
 
-``scheme="fused"`` (not in the paper, digest §3.1): values ``[v, 1]`` on real keys make one call
-return B/(A+1) and A/(A+1) together, so each pair costs one call.
+``scheme="fused"`` (not in the paper; docs/reconstructions.md, "Fused values"): values ``[v, 1]`` on real keys make
+one call return B/(A+1) and A/(A+1) together, so each pair costs one call.
 
 A partial last block (N not divisible by b) leaves k = R − b_key rows with no key. They are padded
 with a zero key: in Step 1 they score 1 like the synthetic token, so p = A/(A + 1 + k) and the
@@ -46,6 +46,7 @@ K = TypeVar("K", bound=Hashable)
 
 
 def block_starts(N: int, b: int) -> list[int]:
+    """First position of each block of size ``b``."""
     return list(range(0, N, b))
 
 
@@ -80,6 +81,7 @@ def weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None) -> tuple
 
 
 def weights_step2(nm: Numerics, WQ: Array, WK: Array, WV: Array) -> tuple[Array, Array, Array]:
+    """Step 2's weights of Lemma 3.1: queries from the first half of the input, keys and values from the second."""
     d = WQ.shape[0]
     zq, zv = nm.zeros((d, WQ.shape[1])), nm.zeros((d, WV.shape[1]))
     return np.concatenate([zq, WQ]), np.concatenate([WK, zq]), np.concatenate([WV, zv])

@@ -4,7 +4,7 @@ Blocks S_t of b tokens (b = M, or M − 1 under the strict length convention); o
 offset of token i (0-based here, 1..M in the paper). A causal oracle masks by *row*, so a call that
 puts query block t and key block t' side by side (row r = [x_key(t', r), x_query(t, r)]) only lets
 a query see the keys whose offset is ≤ its own. Theorem 3.5 therefore splits every earlier key
-block t' < t by offset (digest §3.5, §8.9):
+block t' < t by offset (docs/reconstructions.md, "Causal blocks read by in-block offset"):
 
     A(1)_{i,t'} = Σ_{j∈S_t', o(j) ≤ o(i)} a_ij        A(2)_{i,t'} = Σ_{j∈S_t', o(j) > o(i)} a_ij
 
@@ -30,7 +30,7 @@ Calls (each a single-head job; all of a head's jobs are independent, one round):
   value 0, the synthetic token's role) and the keys of offsets > o. So p = A(2)/(A(2) + 1).
 * **B(2)** — the same reversed layout with W^V: the zero-key row (score 0, weight 1, value 0) adds
   1 to the denominator, the call returns B(2)/(A(2) + 1) and the combination uses
-  B(2) = out·(A(2) + 1) (the paper's display omits the shift row; digest §3.5).
+  B(2) = out·(A(2) + 1) (the paper's display omits the shift row).
 * **The empty set at offset b − 1** (the paper's offset M): no key of block t' has a larger offset,
   so A(2) = B(2) = 0. The paper's ratio B(2)/A(2) would be 0/0 there. We never form that ratio, and
   the combination sets A(2) and B(2) of that row to the constant 0 explicitly rather than reading
@@ -40,7 +40,7 @@ Combination (processing, tag ``….combine``): y_i = (Σ_{t'<t} (B(1) + B(2)) + 
 (Σ_{t'<t} (A(1) + A(2)) + A(1)_own).
 
 Count per head, n = ⌈N/b⌉: 4·n(n−1)/2 + 2n = **2n²** (the paper's count). ``scheme="fused"`` (not in
-the paper; digest §3.5 [VERIFIED]) gives the normaliser calls the value [v, indicator] so one call
+the paper; checked exact) gives the normaliser calls the value [v, indicator] so one call
 returns [B/(A+1), A/(A+1)]: 2 per earlier pair + 1 per own block = **n²**.
 
 A partial last block (N not divisible by b) is always a *query* block, so every earlier key block is

@@ -1,14 +1,15 @@
 """two_heads.thm_4_2 — the converse: N/M small single-head instances inside one large single-head call.
 
 For instances i = 1..n (n = N/M), each with its own input X_i (M × d) and weights W^Q_i, W^K_i, W^V_i
-(digest §3.7):
+(Thm 4.2 / C.2):
 
 1. **Small products** (3n, outside the oracle, ledger kind ``processing``, tag
    ``thm_4_2.small_products``): q, k, v = X_i W^Q_i, X_i W^K_i, X_i W^V_i. One large head has one set
    of weights; the n instances have n sets, so these products cannot be folded into the call.
 2. **Separating codes**: the smallest even r with C(r, r/2) >= n; instance i gets the i-th r/2-subset
    Z_i of [r] (lexicographic order), u_i ∈ {0, -B}^r zero exactly on Z_i, and w_i = B·1 + u_i ∈ {0, B}^r
-   (the paper calls w_i "v_i", which clashes with the values; digest §8.11). <u_i, w_i> = 0, and for
+   (the paper calls w_i "v_i", which clashes with the values;
+   docs/reconstructions.md, "Naming the key codes of Thm 4.2"). <u_i, w_i> = 0, and for
    i ≠ i' some coordinate has u_i = -B and w_i' = B, so <u_i, w_i'> <= -B².
 3. **One call** of length N and width 3(d + r): rows [q, u_i | k, w_i | v, 0] and W^Q = [I; 0; 0],
    W^K = [0; I; 0], W^V = [0; 0; I]. Scores inside an instance are unchanged; across instances they
@@ -60,6 +61,7 @@ def code_sets(n: int, r: int) -> list[tuple[int, ...]]:
 
 
 def small_products(nm: Numerics, oracle: Oracle, inst: Instance) -> tuple[Array, Array, Array]:
+    """Each small instance's X W^Q, X W^K, X W^V as M × d × d products, written to the ledger."""
     X = nm.array(inst.X, "X_i")
     out = []
     for name, W in (("W^Q", inst.WQ), ("W^K", inst.WK), ("W^V", inst.WV)):

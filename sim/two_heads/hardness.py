@@ -1,9 +1,10 @@
 """two_heads.lower_bound made concrete: Alman–Song's reduction, run through the worst-case simulation.
 
-The worst-case lower bound (digest two_heads §4) says: an algorithm making T oracle calls answers one
+The worst-case lower bound (the remark after Thm 1.1) says: an algorithm making T oracle calls answers one
 large attention in Õ(T·M²) time, and approximating attention needs N^{2-o(1)} time under SETH
 [Alman–Song 2023], so T >= (N/M)^{2-o(1)}. This module makes the *reduction* behind it runnable on
-small instances (digest as24 §4.2–§4.6, generator 1, the "practical β" of §4.4):
+small instances (Alman & Song 2023, Lemma 4.7; the layout and the "practical β" are our reconstruction,
+docs/reconstructions.md, "Hardness demo: the Gap-ANN to attention layout"):
 
 * **Source problem** — Gap-ANN per query: sets A, B of n raw vectors in {0,1}^{d0}; row i is
   "close" when some b_j is within Hamming distance r of a_i. Vectors are doubled x ↦ [x, 1 - x]
@@ -15,10 +16,10 @@ small instances (digest as24 §4.2–§4.6, generator 1, the "practical β" of �
 * **As a Two Heads model** — one head whose scores are exactly QK^T/d̃ (:func:`encode`; each token
   carries its query and its key part): its output column 0 is the attention's T_{i,1}. This model is
   solved by ``worst_case.simulate`` (Lemma 3.1, counted oracle calls).
-* **Decoding** — row i is close iff T_{i,1} >= θ, the midpoint of y(L) and y(U) (digest as24 §4.4);
+* **Decoding** — row i is close iff T_{i,1} >= θ, the midpoint of y(L) and y(U) (docs/reconstructions.md);
   :func:`brute_force` is the truth.
 
-What a demo shows and what it cannot (digest as24 A9): every generated instance is decided
+What a demo shows and what it cannot (docs/reconstructions.md): every generated instance is decided
 correctly through the counted simulation, at a cost of calls·M² = Θ(N²) oracle work; the time lower
 bound itself is conditional and asymptotic and is reported, not proved.
 """
@@ -47,6 +48,7 @@ class GapInstance:
 
     @property
     def n(self) -> int:
+        """Number of query vectors."""
         return int(self.A0.shape[0])
 
     @property
@@ -96,7 +98,7 @@ def brute_force(inst: GapInstance) -> np.ndarray:
 
 
 def beta(inst: GapInstance) -> float:
-    """The smallest β that separates close and far rows by the factor MARGIN (digest as24 §4.4)."""
+    """The smallest β that separates close and far rows by the factor MARGIN (docs/reconstructions.md)."""
     t, eps = 2 * inst.r, 1.0 / inst.r
     return 4 * inst.d * math.log(MARGIN * inst.n) / (eps * t)
 
@@ -107,7 +109,7 @@ def encode(inst: GapInstance, b: float) -> tuple[TransformerSpec, Weights, np.nd
     Token j carries both roles: x_j = [ã_j, b̃_j, 1, dummy_j, real_j] (ã, b̃ the doubled vectors; zero
     for the n dummy tokens j >= n). W^Q gives q_j = [(β/d̃)·ã_j, β/2], W^K gives k_j = [b̃_j, dummy_j],
     W^V gives v_j = real_j, so <q_i, k_j> = β<ã_i, b̃_j>/d̃ + (β/2)·dummy_j — exactly the scores
-    QK^T/d̃ of the digest's layout (√β[a, 1] against √β[b, 0] and √β[0, 1]), in width 2d + 3
+    QK^T/d̃ of the reconstructed layout (√β[a, 1] against √β[b, 0] and √β[0, 1]), in width 2d + 3
     instead of 2d̃ + 1.
     """
     n, d = inst.n, inst.d
@@ -134,13 +136,14 @@ def encode(inst: GapInstance, b: float) -> tuple[TransformerSpec, Weights, np.nd
 
 @dataclass(frozen=True)
 class Decision:
+    """The decoded answer per row, the threshold and the additive error it tolerates."""
     close: np.ndarray      # per row of A
     theta: float           # threshold on T_{i,1}
     admissible: float      # the additive error the rule tolerates, (y_L - y_U)/2
 
 
 def decide(T1: np.ndarray, inst: GapInstance, b: float) -> Decision:
-    """Threshold the first output column of the top n rows (digest as24 §4.5 ``decode``)."""
+    """Threshold the first output column of the top n rows (docs/reconstructions.md)."""
     n, d, t, eps = inst.n, inst.d, 2 * inst.r, 1.0 / inst.r
     logZ = math.log(n) + b / 2
     lL = b * (d - t) / (4 * d)

@@ -7,7 +7,7 @@ per call, Lemma 3.3), lets each head recombine its results (processing, ledger t
 concatenates the heads, adds the residual if the large model has one (a layer's ``pre`` map, e.g.
 pre-LN, is applied token-wise before the heads as in ``worst_case.py``), and applies ψ_ℓ token-wise
 as processing (tag ``layer_mlp``, one entry per chunk of b tokens, as in ``worst_case.py``). The
-paper simulates "one layer at a time of T" (digest §3.4): jobs of different layers never share a
+paper simulates "one layer at a time of T" (proof of Thm 3.4): jobs of different layers never share a
 call, so the count is Σ_ℓ ⌈jobs_ℓ/(H'L')⌉.
 
 :func:`full_head` is the unmasked head of Theorem 3.4: Lemma 3.1's block-pair jobs

@@ -1,14 +1,14 @@
 """two_heads.lemma_3_3 — one oracle call runs H'·L' independent single-head jobs.
 
-Every head of every layer of the oracle is used as an independent single-head worker (digest
-§3.3). Slot (h, ℓ) of a call holds one :class:`~attnsim.sim.two_heads.jobs.HeadJob`; head h of
+Every head of every layer of the oracle is used as an independent single-head worker (Lemma
+3.3). Slot (h, ℓ) of a call holds one :class:`~attnsim.sim.two_heads.jobs.HeadJob`; head h of
 oracle layer ℓ computes it.
 
 **Residual stream with output slots (our choice; not in the paper).** The paper's transformer has
 no residual connection (Def 2.2), yet the inputs of the jobs of layers 2..L' have to survive layer 1
-unchanged, which plain softmax attention cannot do (digest §3.3, §8.8). attnsim therefore uses an
-oracle with a residual stream (``OracleSpec(residual=True)``): the layer MLP ψ_ℓ reads the layer
-input and the heads' outputs, copies the input through and writes the decoded output of job (h, ℓ)
+unchanged, which plain softmax attention cannot do (docs/reconstructions.md, "A residual stream for the packed
+oracle"). attnsim therefore uses an oracle with a residual stream (``OracleSpec(residual=True)``): the layer MLP ψ_ℓ
+reads the layer input and the heads' outputs, copies the input through and writes the decoded output of job (h, ℓ)
 into that job's own output slot. The stream of one call is laid out head-major::
 
     [ head 1: in(1,1) … in(1,L') out(1,1) … out(1,L') | head 2: … | … | head H': … ]
@@ -19,7 +19,7 @@ layer ℓ its W^Q, W^K, W^V are zero except on input slot ℓ. The call width is
 block jobs of Lemma 3.1 (w = 2d/H + 2, o ≤ d/H + 1) that is O(d·H'·L'/H), and the ledger records
 it with every call. Unused slots get all-zero heads whose output ψ ignores.
 
-The abstract model (digest §3.3 (b), "H'L' jobs per call") is kept beside the real one: every
+The abstract model ("H'L' jobs per call") is kept beside the real one: every
 packed job is also written to the ledger as a ``"job"`` entry, so a check can report the number of
 single-head jobs and the calls the abstract model would spend (⌈jobs/(H'L')⌉ per round) next to
 the calls the oracle actually ran.
@@ -159,7 +159,7 @@ def _group_tag(group: Sequence[HeadJob]) -> str:
 
 
 def abstract_calls(job_rounds: Sequence[int], per_call: int) -> int:
-    """Calls of the abstract model (digest §3.3 (b)): ⌈jobs/(H'L')⌉ per round of jobs."""
+    """Calls of the abstract model (Lemma 3.3, "H'L' jobs per call"): ⌈jobs/(H'L')⌉ per round of jobs."""
     counts: dict[int, int] = {}
     for r in job_rounds:
         counts[r] = counts.get(r, 0) + 1

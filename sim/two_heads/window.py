@@ -2,7 +2,8 @@
 
 Query i (0-based) of a window head sees keys i−r < j ≤ i (two_heads Def 2.4) and, with sinks, also
 j < s (Def 2.5). With b real tokens per call (b = M, or M − 1 under the strict convention) and chunk
-size C = b − s − r (M − r without sinks), the scheme as implemented (digest §3.8, [RECON, VERIFIED]):
+size C = b − s − r (M − r without sinks), the scheme as implemented (docs/reconstructions.md,
+"Sliding window and sinks, chunk by chunk"; checked exact):
 
 * **The first s + r queries** (r without sinks) see their whole causal prefix, so they are handled
   directly, as the paper does: Claim B.6 on tokens 0..s+r−1 (1 call) and the plain causal call
@@ -20,12 +21,12 @@ size C = b − s − r (M − r without sinks), the scheme as implemented (diges
     B_S/A_S (1 call);
   - sinks + window = P − S: A = A_P − A_S, B = B_P − B_S and y_i = B/A (processing).
 
-  The prefix sums are local to each oracle window, not global (digest §8.12). Subtracting them is
+  The prefix sums are local to each oracle window, not global. Subtracting them is
   exact in rationals and cancels in floating point.
 
-Count per head: 2 + 4·⌈(N − s − r)/C⌉ (digest §7; ``scheme="fused"``: value [v, indicator] makes
-every normaliser call return B too, 1 + 2·⌈(N − s − r)/C⌉); O(N/M) for constant r and s. A window or sink set that leaves no
-query per chunk (s + r ≥ b) is refused, naming r, s and M.
+Count per head: 2 + 4·⌈(N − s − r)/C⌉ (``scheme="fused"``: value [v, indicator] makes
+every normaliser call return B too, 1 + 2·⌈(N − s − r)/C⌉); O(N/M) for constant r and s. A window or sink set that
+leaves no query per chunk (s + r ≥ b) is refused, naming r, s and M.
 """
 
 from __future__ import annotations

@@ -27,10 +27,21 @@ def records():
     return out
 
 
+# Thm 3.4's time bound counts N^(3 rho) tables where the proof needs N^(3 rho) log N (docs/anna_eta.md): with the
+# proof's ell(N), z(N) the hash count of Algorithms 1 and 2 is outside the bound, and that is their only reason.
+KNOWN_OUTSIDE = {"anna.alg_1": "hash_evaluations", "anna.alg_2": "hash_evaluations"}
+
+
 @pytest.mark.parametrize("name", [c.name for c in CHECKER_CASES])
 def test_checker_passes_and_counts_equal_the_exact_formulas(records, name):
     record = records[name]
-    assert record["verdict"] == "pass", record["reasons"]
+    known = KNOWN_OUTSIDE.get(record["claim"])
+    if known:
+        assert record["containment"][known]["verdict"] == "outside bound"
+        others = [r for r in record["reasons"] if not (r.startswith(f"{known}: exact count") and "is not O(" in r)]
+        assert not others, others
+    else:
+        assert record["verdict"] == "pass", record["reasons"]
     assert record["predicted"] and all(record["counts"][k] == v for k, v in record["predicted"].items())
 
 

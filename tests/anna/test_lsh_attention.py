@@ -19,7 +19,9 @@ def _setup(params: dict, seed: int):
     N, Nk, m = params["N"], params.get("Nk", params["N"]), params["m"]
     fam = HyperplaneLSH(m) if params["family"] == "hyperplane" else PStableLSH(m, params["width"])
     q = rng.standard_normal((N, m))
-    k = np.vstack([q[: min(N, Nk)] + 0.05 * rng.standard_normal((min(N, Nk), m)), rng.standard_normal((max(0, Nk - N), m))])
+    k = np.vstack(
+        [q[: min(N, Nk)] + 0.05 * rng.standard_normal((min(N, Nk), m)), rng.standard_normal((max(0, Nk - N), m))]
+    )
     v = rng.integers(-50, 51, size=(Nk, 3))
     return q, k, v, draw_tables(fam, params["ell"], params["z"], rng)
 
@@ -48,7 +50,7 @@ def test_alg1_equals_alg2_property(n, ell, z, seed):
 
 
 def test_alg1_at_r0_reproduces_ema_exactly():
-    """Digest 1.6: identical points always collide, far ones (scaled apart) never do."""
+    """App. B (Algorithm 1 as EMA at r = 0): identical points always collide, far ones (scaled apart) never do."""
     rng = np.random.default_rng(3)
     q = rng.integers(0, 4, size=(40, 2)) * 1000.0
     k = rng.integers(0, 4, size=(50, 2)) * 1000.0
@@ -115,3 +117,19 @@ def test_collision_probability_matches_monte_carlo(family, r, c):
         y = np.cos(theta) * x + np.sin(theta) * d if isinstance(family, HyperplaneLSH) else x + dist * d
         g = family.draw(rng, 4000)  # 4000 independent hash functions side by side
         assert abs(np.mean(g.codes(x[None]) == g.codes(y[None])) - family.collision_probability(dist)) < 0.03
+
+
+def test_collision_counts_equal_the_pairwise_definition():
+    """The pair-listing count equals comparing every query's code with every key's code, table by table."""
+    from attnsim.sim.anna.lsh import HyperplaneLSH, code_keys, draw_tables
+    from attnsim.sim.anna.tasks import clustered_sphere_points
+
+    rng = np.random.default_rng(3)
+    q, k = clustered_sphere_points(rng, 40, 6, 0.3)
+    k = k[:33]
+    tables = draw_tables(HyperplaneLSH(6), 7, 3, rng)
+    want = np.zeros((40, 33), dtype=np.int64)
+    for g in tables:
+        cq, ck = code_keys(g.codes(q)), code_keys(g.codes(k))
+        want += cq[:, None] == ck[None, :]
+    assert np.array_equal(collision_counts(q, k, tables), want)

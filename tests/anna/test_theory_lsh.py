@@ -34,7 +34,7 @@ def test_closed_forms_match_the_simulated_families():
 
 
 def test_ideal_family_tables_grow_as_c_shrinks():
-    """Issue 11's table: ell for N = 16000 and c in {1000, 10, 3, 2}."""
+    """The reviewer's table: ell for N = 16000 and c in {1000, 10, 3, 2}."""
     ells = [ideal_parameters(16000, c).ell for c in (1000, 10, 3, 2)]
     assert ells == sorted(ells) and ells[0] < 64 < ells[-1]
     assert ideal_parameters(16000, 10).rho == pytest.approx(0.01)

@@ -37,7 +37,9 @@ def test_gradients_match_central_differences_in_mp(name: str) -> None:
     h = ar.ctx.mpf(2) ** -40
     for _ in range(2):
         v = [{k: ar.array(rng.standard_normal(lw[k].shape)) for k in lw} for lw in w["layers"]]
-        fd = (_mp_loss(c.aux, ar, _shift(w, v, h), c.tokens, pos) - _mp_loss(c.aux, ar, _shift(w, v, -h), c.tokens, pos)) / (2 * h)
+        fd = (
+            _mp_loss(c.aux, ar, _shift(w, v, h), c.tokens, pos) - _mp_loss(c.aux, ar, _shift(w, v, -h), c.tokens, pos)
+        ) / (2 * h)
         exact = sum((g["layers"][i][k] * v[i][k]).sum() for i in range(c.aux.layers) for k in am.LAYER_KEYS)
         assert abs(fd - exact) < 1e-15 * max(1, abs(exact))
 
@@ -63,7 +65,9 @@ def test_layer_norm_jacobian_is_symmetric() -> None:
     np.testing.assert_allclose(J, J.T, atol=1e-12)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed: autograd cross-check skipped")
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch is not installed: autograd cross-check skipped"
+)
 def test_gradients_match_torch_autograd() -> None:  # pragma: no cover - runs only where torch is present
     import torch
 

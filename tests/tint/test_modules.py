@@ -37,7 +37,9 @@ def test_stacking_does_not_change_the_output() -> None:
 
 
 @pytest.mark.parametrize("case_name", ["tiny-relu", "tiny-gelu"])
-@pytest.mark.parametrize("which", ["ln_forward", "attn_forward", "attn_backward", "act_forward", "act_backward", "ln_fd"])
+@pytest.mark.parametrize(
+    "which", ["ln_forward", "attn_forward", "attn_backward", "act_forward", "act_backward", "ln_fd"]
+)
 def test_nonlinear_modules_are_exact(which: str, case_name: str) -> None:
     """tint.ln_forward, attn_forward, act_forward: the aux maps exactly; tint.attn_backward: the
     stop-gradient dv = sum_t a_tj dy_t; act_backward and the LN finite difference: Def 2.8 exactly."""

@@ -1,4 +1,4 @@
-"""TinT rebuttal (seed 003): the MLP auxiliary model, size growth in layers x steps, finite differences
+"""TinT rebuttal: the MLP auxiliary model, size growth in layers x steps, finite differences
 end to end, and the report's "Questions from review" section."""
 
 from __future__ import annotations

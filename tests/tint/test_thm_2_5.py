@@ -25,7 +25,8 @@ def test_error_is_linear_in_eps_mp_down_to_small_eps() -> None:
 
 
 def test_float64_round_off_takes_over_at_tiny_eps() -> None:
-    """Round-off grows like 1/eps below eps ~ 1e-8: the float64 error turns back up (digest §2.5 test idea)."""
+    """Round-off grows like 1/eps below eps ~ 1e-8: the float64 error turns back up (as Thm 2.5's O(eps) error
+    predicts)."""
     ar = get_arith("float64")
     errs = ex.thm25_sweep(ar, [1e-8, 1e-10, 1e-12])
     assert errs[0] < errs[1] < errs[2]

@@ -59,6 +59,7 @@ def timed(fns: dict[str, Callable[[], Any]], repeats: int, warm: bool = True) ->
 
 
 def gemm_gflops(n: int, repeats: int) -> float:
+    """This machine's float64 GEMM speed on n × n matrices in GFLOP/s (median of ``repeats`` runs)."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
     return 2 * n**3 / timed({"gemm": lambda: a @ b}, repeats)["gemm"] / 1e9
@@ -74,6 +75,7 @@ def direct_attention(X: np.ndarray, WQ: np.ndarray, WK: np.ndarray, WV: np.ndarr
 
 
 def float_figures(N: int, M: int, d: int, repeats: int, threads: int) -> dict[str, Any]:
+    """Engine against direct attention at one size: times, ratios and memory."""
     spec, weights, X = random_layer(N, d, 1, 0)
     hw = weights.layers[0].heads[0]
     nm = get_numerics("float64", 0)
@@ -101,6 +103,7 @@ def float_figures(N: int, M: int, d: int, repeats: int, threads: int) -> dict[st
 
 
 def torch_figure(X: np.ndarray, hw: Any, fused_seconds: float, repeats: int) -> dict[str, Any]:
+    """The fused simulation on torch against one direct torch SDPA call (skipped without torch)."""
     try:
         import torch
     except ImportError:
@@ -148,6 +151,7 @@ def exact_figures(N: int, M: int, d: int, repeats: int) -> dict[str, Any]:
 
 
 def dask_figure(N: int, M: int, d: int, repeats: int, workers: int = 2) -> dict[str, Any]:
+    """The engine on a local Dask cluster against the serial engine."""
     spec, weights, X = random_layer(N, d, 1, 0)
     nm = get_numerics("float64", 0)
 
@@ -201,7 +205,7 @@ def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True,
 
 
 def torch_oracle_figure(repeats: int) -> dict[str, Any]:
-    """Issue 10's figure: fused Thm 3.4 with every call on the torch oracle / one direct SDPA call."""
+    """The torch figure: fused Thm 3.4 with every call on the torch oracle / one direct SDPA call."""
     try:
         import torch  # noqa: F401
     except ImportError:

@@ -1,4 +1,4 @@
-"""Bench figure of issue 10: the fused simulation on the torch oracle / direct torch SDPA.
+"""Bench figure: the fused simulation on the torch oracle / direct torch SDPA.
 
 Both sides compute one attention head of length N and width d in float64 on the CPU, measured in
 the same run (interleaved repetitions, median), never in a timed test:
@@ -6,7 +6,7 @@ the same run (interleaved repetitions, median), never in a timed test:
 * **direct** — q, k, v = X W^Q, X W^K, X W^V and one ``scaled_dot_product_attention`` call;
 * **simulation** — two_heads.thm_3_4 with H = L = H' = L' = 1 (= Lemma 3.1, fused scheme: one call
   per block pair) through an oracle of length M + 1 whose calls run on torch SDPA: the batched
-  engine (``attnsim.sim.engine``, issue 9) with :class:`~attnsim.sim.torch.backend.TorchBackend`
+  engine (``attnsim.sim.engine``) with :class:`~attnsim.sim.torch.backend.TorchBackend`
   when it is installed, else ``worst_case.simulate`` with :class:`~attnsim.sim.torch.oracle.TorchOracle`.
   The time covers everything: building the block inputs, the calls, and the combination (eq. 1).
 
@@ -56,6 +56,7 @@ def _simulator(engine: str, spec: TransformerSpec, weights: Weights, M: int) -> 
 
 
 def default_engine() -> str:
+    """``engine`` when the batched engine is installed, else ``torch-oracle``."""
     try:
         import attnsim.sim.engine.simulate  # noqa: F401
     except ImportError:
@@ -72,7 +73,7 @@ def torch_sdpa_ratio(N: int = 8192, M: int = 512, d: int = 64, repeats: int = 3,
     try:
         import torch
     except ImportError:
-        raise AttnsimError("torch-bench needs PyTorch: pip install -e '.[torch]'") from None
+        raise AttnsimError("attnsim bench --torch needs PyTorch: pip install -e '.[torch]'") from None
     engine = engine or default_engine()
     if engine not in ("engine", "torch-oracle"):
         raise AttnsimError(f"--engine: must be engine or torch-oracle, got {engine!r}")

@@ -76,8 +76,12 @@ def _modules(names: tuple[str, ...]) -> CheckFn:
 _CASE = [Param("case", str, "tiny-gelu", "named case", choices=CASE_NAMES)]
 for _claim, _names in (("tint.ln_forward", ("ln_forward",)), ("tint.attn_forward", ("attn_forward",)),
                        ("tint.act_forward", ("act_forward",)), ("tint.def_2_8", ("ln_fd", "act_backward"))):
-    checker(_claim, params=_CASE, grid=lambda quick: [{"case": "tiny-gelu"}] + ([] if quick else [{"case": "tiny-relu"}]),
-            numerics=ALL)(_modules(_names))
+    checker(
+        _claim,
+        params=_CASE,
+        grid=lambda quick: [{"case": "tiny-gelu"}] + ([] if quick else [{"case": "tiny-relu"}]),
+        numerics=ALL,
+    )(_modules(_names))
 
 
 @checker("tint.stacking", params=[Param("D", int, 12, "aux width", minimum=1)],
@@ -121,7 +125,9 @@ def _fd(which: str) -> CheckFn:
         extra: dict[str, Any] = {"fd_scale": scales, "errors": errs}
         if which == "act_fd" and c.aux.activation == "relu":
             ok = max(errs) <= 1e-9
-            reasons = [] if ok else [f"ReLU finite difference should be exact away from the kink; error {max(errs):.3g}"]
+            reasons = (
+                [] if ok else [f"ReLU finite difference should be exact away from the kink; error {max(errs):.3g}"]
+            )
             return Measurement(agree=ok, reasons=reasons, extra=extra)
         slope = extra["slope"] = ex.slope([1 / n for n in scales], errs)
         reasons = [] if abs(slope - 1) <= 0.15 else [f"error slope in eps = 1/N is {slope:.3f}, expected 1"]
@@ -132,13 +138,22 @@ def _fd(which: str) -> CheckFn:
 _FD_PARAMS = [Param("case", str, "tiny-gelu", "named case", choices=CASE_NAMES),
               Param("fd_scale", int, 100, "smallest N (eps = 1/N)", minimum=1),
               Param("halvings", int, 4, "N, 2N, 4N, ...", minimum=2)]
-checker("tint.ln_backward", params=_FD_PARAMS, grid=lambda quick: [{"case": "tiny-gelu", "halvings": 3 if quick else 4}],
-        numerics=FAST,
-        default_numerics="float64")(_fd("ln_fd"))
-checker("tint.act_backward", params=_FD_PARAMS,
-        grid=lambda quick: [{"case": "tiny-gelu", "halvings": 3 if quick else 4}] + ([] if quick else [{"case": "tiny-relu"}]),
-        numerics=FAST,
-        default_numerics="float64")(_fd("act_fd"))
+checker(
+    "tint.ln_backward",
+    params=_FD_PARAMS,
+    grid=lambda quick: [{"case": "tiny-gelu", "halvings": 3 if quick else 4}],
+    numerics=FAST,
+    default_numerics="float64",
+)(_fd("ln_fd"))
+checker(
+    "tint.act_backward",
+    params=_FD_PARAMS,
+    grid=lambda quick: (
+        [{"case": "tiny-gelu", "halvings": 3 if quick else 4}] + ([] if quick else [{"case": "tiny-relu"}])
+    ),
+    numerics=FAST,
+    default_numerics="float64",
+)(_fd("act_fd"))
 
 
 # ------------------------------------------------------------------------------- end to end
@@ -182,7 +197,9 @@ def check_attn_backward(ctx: CheckContext) -> Measurement:
     c = case(ctx.params["case"])
     ar = get_arith(ctx.numerics)
     r = ex.sgd_step(c, ar)
-    frozen = all(ar.equal(g[k], w[k]) for g, w in zip(r.got["layers"], r.weights["layers"]) for k in ("wq", "bq", "wk", "bk"))
+    frozen = all(
+        ar.equal(g[k], w[k]) for g, w in zip(r.got["layers"], r.weights["layers"]) for k in ("wq", "bq", "wk", "bk")
+    )
     bias = ex.stop_grad_bias(c, get_arith("float64"))
     reasons = [] if frozen else ["W_Q or W_K changed: TinT must pass their prefixes through"]
     bits = bits_of_agreement(ex.worst(r.errors), 1.0)
@@ -196,7 +213,9 @@ def check_param_sharing(ctx: CheckContext) -> Measurement:
     ar = get_arith("float64")
     shared, copied = ex.sgd_step(case("tiny-top1-2steps"), ar), ex.sgd_step(case("tiny-2steps-noreuse"), ar)
     same = ex.worst(ex.group_errors(shared.got, copied.got)) == 0.0
-    return Measurement(agree=same, counts_by_tag={"shared": shared.tint.n_params, "copied": copied.tint.n_params})
+    # self-consistency: two of our own builds compared with each other, no reference computed another way
+    return Measurement(agree=same, counts_by_tag={"shared": shared.tint.n_params, "copied": copied.tint.n_params},
+                       evidence="self-consistency")
 
 
 # ------------------------------------------------------------------------------------------------ sizes
@@ -212,9 +231,20 @@ _SIZE_PARAMS = [Param("aux", str, "tiny", "auxiliary model", choices=SIZE_AUX),
                 Param("reuse_backward", bool, True, "reuse the backward modules")]
 
 
-@checker("tint.size", params=_SIZE_PARAMS, numerics=ALL, default_numerics="float64",
-         grid=lambda quick: [{"aux": "tiny"}, {"aux": "tiny", "steps": 2, "reuse_forward": False, "reuse_backward": False},
-                             {"aux": "opt-125m"}] + ([] if quick else [{"aux": a} for a in LISTED if a != "opt-125m"]))
+@checker(
+    "tint.size",
+    params=_SIZE_PARAMS,
+    numerics=ALL,
+    default_numerics="float64",
+    grid=lambda quick: (
+        [
+            {"aux": "tiny"},
+            {"aux": "tiny", "steps": 2, "reuse_forward": False, "reuse_backward": False},
+            {"aux": "opt-125m"},
+        ]
+        + ([] if quick else [{"aux": a} for a in LISTED if a != "opt-125m"])
+    ),
+)
 def check_size(ctx: CheckContext) -> Measurement:
     """Parameters the builder instantiates, per module type and in total (ledger kind "param")."""
     p = ctx.params
@@ -222,11 +252,18 @@ def check_size(ctx: CheckContext) -> Measurement:
     t = _built(aux, cfg)
     counts: dict[str, float] = dict(_ledger_counts(t))
     counts["total"] = t.n_params
-    return Measurement(agree=None, counts=counts, counts_by_tag=_ledger_counts(t), derived=size_values(aux, cfg))
+    # self-consistency: our builder's ledger against our own transcription of the size formulas
+    return Measurement(agree=None, counts=counts, counts_by_tag=_ledger_counts(t), derived=size_values(aux, cfg),
+                       evidence="self-consistency")
 
 
-@checker("tint.under_2b", params=[Param("aux", str, "opt-125m", "a 125M auxiliary model", choices=("opt-125m", "gpt2"))],
-         grid=lambda quick: [{"aux": "opt-125m"}, {"aux": "gpt2"}], numerics=ALL, default_numerics="float64")
+@checker(
+    "tint.under_2b",
+    params=[Param("aux", str, "opt-125m", "a 125M auxiliary model", choices=("opt-125m", "gpt2"))],
+    grid=lambda quick: [{"aux": "opt-125m"}, {"aux": "gpt2"}],
+    numerics=ALL,
+    default_numerics="float64",
+)
 def check_under_2b(ctx: CheckContext) -> Measurement:
     """The built TinT for a 125M model with the README settings stays under the abstract's 2 billion."""
     aux, cfg = published(ctx.params["aux"])

@@ -1,4 +1,4 @@
-"""Checkers of what the TinT authors told reviewers (seed 003), kind ``rebuttal``, and the report's
+"""Checkers of what the TinT authors told reviewers, kind ``rebuttal``, and the report's
 "Questions from review" section for TinT:
 
 * ``tint.rebuttal_mlp_aux``      — TinT assembled for a 2-layer MLP auxiliary model (``sim.tint.mlp_aux``)
@@ -50,21 +50,29 @@ def transformer_peer(cfg: ma.MLPConfig) -> tuple[AuxConfig, TinTConfig] | str:
 
 
 def mlp_values(cfg: ma.MLPConfig) -> dict[str, int]:
+    """The values of the size formula's symbols for an MLP auxiliary config."""
     return {"D": cfg.D, "K": cfg.K, "H_sim": cfg.H_sim, "T": cfg.T, "steps": cfg.steps,
             "rf": int(cfg.reuse_forward), "rb": int(cfg.reuse_backward)}
 
 
-_MLP_PARAMS = [Param("D", int, 8, "MLP width (both layers D x D)", minimum=1),
-               Param("K", int, 2, "prefixes (must divide D)", minimum=1),
-               Param("H_sim", int, 10, "TinT softmax heads (divide (D/K + 1) D)", minimum=1),
-               Param("n", int, 6, "tokens (= TinT positions T)", minimum=1),
-               Param("n_train", int, 4, "training tokens (the loss is on these)", minimum=1),
-               Param("activation", str, "relu", "relu: vs the exact gradient; gelu_new: vs the same one-sided difference",
-                     choices=("relu", "gelu_new")),
-               Param("steps", int, 1, "SGD steps", minimum=1),
-               Param("reuse_forward", bool, True, "reuse the forward modules"),
-               Param("reuse_backward", bool, True, "reuse the backward modules"),
-               Param("fd_scale", int, 1000, "N: activation difference step 1/N", minimum=1)]
+_MLP_PARAMS = [
+    Param("D", int, 8, "MLP width (both layers D x D)", minimum=1),
+    Param("K", int, 2, "prefixes (must divide D)", minimum=1),
+    Param("H_sim", int, 10, "TinT softmax heads (divide (D/K + 1) D)", minimum=1),
+    Param("n", int, 6, "tokens (= TinT positions T)", minimum=1),
+    Param("n_train", int, 4, "training tokens (the loss is on these)", minimum=1),
+    Param(
+        "activation",
+        str,
+        "relu",
+        "relu: vs the exact gradient; gelu_new: vs the same one-sided difference",
+        choices=("relu", "gelu_new"),
+    ),
+    Param("steps", int, 1, "SGD steps", minimum=1),
+    Param("reuse_forward", bool, True, "reuse the forward modules"),
+    Param("reuse_backward", bool, True, "reuse the backward modules"),
+    Param("fd_scale", int, 1000, "N: activation difference step 1/N", minimum=1),
+]
 
 
 @checker("tint.rebuttal_mlp_aux", params=_MLP_PARAMS, numerics=ALL, default_numerics="exact",
@@ -144,8 +152,15 @@ def fit_line(table: dict[tuple[int, int], int]) -> tuple[int, int, list[tuple[in
     return base, per_unit, off
 
 
-@checker("tint.rebuttal_size_growth", params=_GROWTH_PARAMS, numerics=ALL, default_numerics="float64",
-         grid=lambda quick: [{"aux": "tiny", "steps": 3}] + ([] if quick else [{"aux": "opt-125m", "layers": 4, "steps": 3}]))
+@checker(
+    "tint.rebuttal_size_growth",
+    params=_GROWTH_PARAMS,
+    numerics=ALL,
+    default_numerics="float64",
+    grid=lambda quick: (
+        [{"aux": "tiny", "steps": 3}] + ([] if quick else [{"aux": "opt-125m", "layers": 4, "steps": 3}])
+    ),
+)
 def check_size_growth(ctx: CheckContext) -> Measurement:
     """Without reuse, every built total lies on total = base + per_unit * n_sim * steps."""
     p = ctx.params
@@ -160,8 +175,9 @@ def check_size_growth(ctx: CheckContext) -> Measurement:
     top = max(table)
     values = size_values(*case_configs(p["aux"], top[0], top[1], False, False))
     reused, _ = growth_table(p["aux"], p["layers"], p["steps"], reuse=True, only_steps=p["steps"])
+    # self-consistency: totals of our own builds against a line fitted to them and our own size formulas
     return Measurement(agree=None, counts={"per_unit": per_unit, "base": base},
-                       derived=values, reasons=reasons,
+                       derived=values, reasons=reasons, evidence="self-consistency",
                        extra={"aux": aux.name, "table": {f"{n},{s}": v for (n, s), v in table.items()},
                               "reused": {f"{n},{s}": v for (n, s), v in reused.items()}})
 
@@ -192,7 +208,9 @@ def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
     tol = float(claim.extra["variance_tolerance"])
     reasons, by_width = [], []
     for D, n_params, var in sweep:
-        want = float(as_number(evaluate(claim.extra["spsa_relative_variance"], claim.definitions, {"n_params": n_params})))
+        want = float(
+            as_number(evaluate(claim.extra["spsa_relative_variance"], claim.definitions, {"n_params": n_params}))
+        )
         by_width.append({"D": D, "n_params": n_params, "variance": var, "formula": want, "ratio": var / want})
         if abs(var / want - 1) > tol:
             reasons.append(f"D = {D}: SPSA relative variance {var:.3g} is not within {tol:.0%} of {want:g}")

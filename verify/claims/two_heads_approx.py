@@ -54,6 +54,7 @@ def taus(N: int, seed: int, count: int) -> list[np.ndarray]:
 
 
 def information_reasons(N: int, calls: int, oracle_len: int) -> list[str]:
+    """A failure reason when fewer calls were made than the information bound ⌈N/oracle_len⌉."""
     need = information_bound(N, oracle_len)
     return [] if calls >= need else [f"calls: {calls} < information bound ceil(N/oracle_len) = {need}"]
 
@@ -76,6 +77,7 @@ def _thm_4_1_grid(quick: bool) -> list[dict]:
     Param("input", str, "bounded", "input kind", choices=APPROX_INPUTS),
 ])
 def check_thm_4_1(ctx: CheckContext) -> Measurement:
+    """Thm 4.1 / C.1: the sampling construction's row errors against eps over many permutations."""
     p = ctx.params
     N, M, d, eps, K = p["N"], p["M"], p["d"], p["eps"], p["seeds"]
     if M > N:
@@ -111,7 +113,9 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
                            f"measured: {K - ok}/{K} seeds fail, {row_fail:.3f} of rows beyond eps)")
     all_hold = all(holds.values())
     if all_hold and hi < promised:
-        reasons.append(f"success rate {ok}/{K}: the 95% interval [{lo:.3f}, {hi:.3f}] lies below the promised {promised}")
+        reasons.append(
+            f"success rate {ok}/{K}: the 95% interval [{lo:.3f}, {hi:.3f}] lies below the promised {promised}"
+        )
     if cross > 1e-9:
         reasons.append(f"the oracle path and the vectorised estimator differ on the same tau (relative {cross:.3g})")
     led = oracle.ledger
@@ -208,6 +212,7 @@ def run_converse(N: int, M: int, d: int, B: float, numerics: str, seed: int) -> 
     Param("B", float, 12.0, "code scale: cross-instance scores drop by >= B^2", minimum=0),
 ])
 def check_thm_4_2(ctx: CheckContext) -> Measurement:
+    """Thm 4.2 / C.2: one large call holds the small instances; the leakage error is measured."""
     p = ctx.params
     res = run_converse(p["N"], p["M"], p["d"], p["B"], ctx.numerics, ctx.seed)
     floor = 2.0 ** -(res["bits"] - 10) * max(1.0, res["C"])
@@ -277,11 +282,24 @@ def run_reduction(N: int, M: int, d0: int, radius: int, count: int, numerics: st
         worst_margin = min(worst_margin, float(np.abs(T1[:inst.n] - dec.theta).min() / dec.admissible))
     D = spec.d
     n = N // 2
-    return {"instances": count, "yes": yes_instances, "rows": rows, "correct": correct,
-            "wrong_answers": wrong_answers, "calls": sorted(calls), "beta": b, "width": D,
-            "cost_oracle": max(calls) * (M + 1) ** 2, "cost_brute": n * n * d0, "cost_direct": N * N * D,
-            "worst_margin": worst_margin, "worst_bits": worst_bits, "nonfinite": nonfinite, "by_tag": oracle.ledger.by_tag("oracle"),
-            "rounds": oracle.ledger.rounds("oracle")}
+    return {
+        "instances": count,
+        "yes": yes_instances,
+        "rows": rows,
+        "correct": correct,
+        "wrong_answers": wrong_answers,
+        "calls": sorted(calls),
+        "beta": b,
+        "width": D,
+        "cost_oracle": max(calls) * (M + 1) ** 2,
+        "cost_brute": n * n * d0,
+        "cost_direct": N * N * D,
+        "worst_margin": worst_margin,
+        "worst_bits": worst_bits,
+        "nonfinite": nonfinite,
+        "by_tag": oracle.ledger.by_tag("oracle"),
+        "rounds": oracle.ledger.rounds("oracle"),
+    }
 
 
 def run_adversarial(kind: str, N: int, M: int, d: int, eps: float, count: int, numerics: str, seed: int) -> dict:
@@ -314,6 +332,8 @@ def run_adversarial(kind: str, N: int, M: int, d: int, eps: float, count: int, n
              Param("seeds", int, 20, "instances (reduction) or permutations (needle, sqrtlog)", minimum=1),
          ])
 def check_lower_bound(ctx: CheckContext) -> Measurement:
+    """The lower bound after Thm 1.1: Gap-ANN instances decided through Lemma 3.1 (the hardness demo), or
+    adversarial inputs on which the worst-case construction stays exact while sampling fails."""
     p = ctx.params
     N, M = p["N"], p["M"]
     if M > N:

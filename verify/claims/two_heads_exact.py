@@ -7,7 +7,8 @@
 * ``two_heads.thm_1_1`` — Theorem 3.4, or Theorem 3.5 with ``--causal true``.
 
 The packed oracle has a residual stream with per-instance output slots (``packing.py``): the
-paper's model has none and Lemma 3.3 needs one (digest §3.3, §8.8). The abstract "H'L' jobs per
+paper's model has none and Lemma 3.3 needs one (docs/reconstructions.md, "A residual stream for the packed
+oracle"). The abstract "H'L' jobs per
 call" count is measured beside it (``jobs``, ``abstract_calls``).
 """
 
@@ -64,6 +65,7 @@ def shape_params(N: int, M: int, d: int, H: int, L: int, Hp: int = 1, Lp: int = 
 
 
 def block_size(M: int, length: str) -> int:
+    """Real tokens per block under the length convention; an error when none is left."""
     b = OracleSpec.block_size(M, length)
     if b < 1:
         raise UsageError(f"--M: M={M} leaves no real token per block under the {length} length convention")
@@ -112,12 +114,14 @@ class QuadraticMap(TokenMap):
     name: str = "quadratic"
 
     def __call__(self, nm: Numerics, x: Array) -> Array:
+        """(x A)² + c element-wise, rounded to the grid when one is set."""
         y = nm.matmul(x, nm.array(self.A, "ψ.A"))
         y = nm.add(nm.mul(y, y), nm.array(self.c[None, :], "ψ.c"))
         return nm.to_grid(y, self.grid) if self.grid else y
 
 
 def base_derived(ctx: CheckContext, case: Case, b: int) -> dict[str, Any]:
+    """Values of the formula symbols shared by the unmasked checkers (strict, fused, b, psi)."""
     p = ctx.params
     return {"strict": int(p["length"] == "strict"), "fused": int(p["scheme"] == "fused"), "b": b,
             "psi": sum(not layer.psi.is_identity for layer in case.weights.layers)}
@@ -163,6 +167,7 @@ def _lemma_3_1_grid(quick: bool) -> list[dict]:
 
 @checker("two_heads.lemma_3_1", params=COMMON, grid=_lemma_3_1_grid, numerics=NUMERICS)
 def check_lemma_3_1(ctx: CheckContext) -> Measurement:
+    """Lemma 3.1 / B.1: one head from single-head calls, exact, with its call count."""
     p = ctx.params
     b = block_size(p["M"], p["length"])
     case = model_case(ctx, Full())
@@ -266,6 +271,7 @@ def _thm_3_4_grid(quick: bool) -> list[dict]:
 
 
 def thm_3_4_measure(ctx: CheckContext) -> Measurement:
+    """Thm 3.4 / B.4: a whole unmasked model on the packed oracle."""
     p = ctx.params
     b = block_size(p["M"], p["length"])
     case = model_case(ctx, Full())
@@ -276,6 +282,7 @@ def thm_3_4_measure(ctx: CheckContext) -> Measurement:
 
 
 def thm_3_5_measure(ctx: CheckContext) -> Measurement:
+    """Thm 3.5 / B.5: a whole causal model on the packed causal oracle."""
     p = ctx.params
     b = block_size(p["M"], p["length"])
     case = model_case(ctx, Causal())
@@ -294,8 +301,12 @@ def _thm_1_1_grid(quick: bool) -> list[dict]:
     return [dict(N=12, M=4, d=4, H=2, L=2, Hp=2, Lp=2, causal=c) for c in (False, True)]
 
 
-@checker("two_heads.thm_1_1", params=THM_3_4_PARAMS + [Param("causal", bool, False, "causal model and oracle (Thm 3.5)")],
-         grid=_thm_1_1_grid, numerics=NUMERICS)
+@checker(
+    "two_heads.thm_1_1",
+    params=THM_3_4_PARAMS + [Param("causal", bool, False, "causal model and oracle (Thm 3.5)")],
+    grid=_thm_1_1_grid,
+    numerics=NUMERICS,
+)
 def check_thm_1_1(ctx: CheckContext) -> Measurement:
     """Theorem 3.4 (unmasked) or, with --causal true, Theorem 3.5."""
     return thm_3_5_measure(ctx) if ctx.params["causal"] else thm_3_4_measure(ctx)

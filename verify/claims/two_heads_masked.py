@@ -129,6 +129,7 @@ def _thm_5_1_grid(quick: bool) -> list[dict]:
 
 
 def thm_5_1_measure(ctx: CheckContext) -> Measurement:
+    """Thm 5.1 / D.1: sliding window (and sinks) on the packed causal oracle."""
     p = ctx.params
     b = block_size(p["M"], p["length"])
     r, s = p["window"], p["sinks"]

@@ -1,4 +1,4 @@
-"""Checkers of what the Two Heads authors told reviewers (seed 000/001), kind ``rebuttal``:
+"""Checkers of what the Two Heads authors told reviewers, kind ``rebuttal``:
 
 * ``two_heads.rebuttal_rope`` — the worst-case simulation stays exact with rotary embeddings: the
   oracle rotates by row, each block pair's relative rotation is folded into its W^K. Exact numerics
@@ -68,6 +68,7 @@ def _grid(quick: bool) -> list[dict]:
 @checker("two_heads.rebuttal_rope", params=ROPE_PARAMS, grid=_grid,
          numerics=("exact", "fraction", "symbolic", "mp", "float64"))
 def check_rope(ctx: CheckContext) -> Measurement:
+    """The rebuttal on rotary embeddings: the worst-case simulation stays exact with RoPE."""
     p = ctx.params
     exact_kind = backend_kind(ctx.numerics) in EXACT_KINDS
     kind = p["rope"] if p["rope"] != "auto" else ("quarter" if exact_kind else "real")
@@ -114,6 +115,7 @@ def _norm_grid(quick: bool) -> list[dict]:
 @checker("two_heads.rebuttal_norm", params=NORM_PARAMS, grid=_norm_grid,
          numerics=("exact", "fraction", "mp", "float64"), default_numerics="mp:200")
 def check_norm(ctx: CheckContext) -> Measurement:
+    """The rebuttal on skip connections and layer norm: the simulation stays exact with them."""
     p = ctx.params
     exact_kind = backend_kind(ctx.numerics) in EXACT_KINDS
     ln_kind = p["ln"] if p["ln"] != "auto" else ("center" if exact_kind else "layernorm")

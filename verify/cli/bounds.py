@@ -18,6 +18,7 @@ FORMATS = ("md", "tex", "json")
 
 
 def render_md(rows: list[dict[str, Any]]) -> str:
+    """The bounds table as Markdown."""
     out = ["# attnsim bounds", ""]
     for c in rows:
         out += [f"## {c['label']} — `{c['id']}`", ""]
@@ -42,6 +43,7 @@ def render_md(rows: list[dict[str, Any]]) -> str:
 
 
 def render_tex(rows: list[dict[str, Any]]) -> str:
+    """The bounds as LaTeX paragraphs."""
     from attnsim.verify.report.latex import tex_escape
 
     out = ["% attnsim bounds: paste into a LaTeX document (needs amsmath)"]
@@ -59,6 +61,7 @@ def render_tex(rows: list[dict[str, Any]]) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``bounds`` command to ``app``."""
     @app.command()
     def bounds(paper: Optional[str] = typer.Option(None, help="two_heads, anna or tint (default: all)"),
                fmt: str = format_option(FORMATS, "md"),

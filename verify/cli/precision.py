@@ -1,4 +1,4 @@
-"""``attnsim precision CLAIM``: bits needed per N, the fit against log2 N, and the verdict (issue 5).
+"""``attnsim precision CLAIM``: bits needed per N, the fit against log2 N, and the verdict.
 
 Example::
 
@@ -58,6 +58,7 @@ def _fmt_bits(v: float) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``precision`` command to ``app``."""
     @app.command()
     def precision(
         claim: str = typer.Argument(..., help="claim id: " + ", ".join(CLAIMS)),
@@ -134,6 +135,7 @@ def register(app: typer.Typer) -> None:
 
 
 def print_result(result: dict) -> None:
+    """Print a precision study: bits needed per N, the fit and the verdict."""
     b = result["bits"]
     win = f", window r={b['window']}, sinks s={b['sinks']}" if result["claim"] == "two_heads.thm_5_1" else ""
     console.print(f"[bold]{result['claim']}[/bold]: bits needed for row-wise relative error <= "

@@ -19,6 +19,7 @@ RUN_SCHEDULERS = ("serial", "local", "tcp://HOST:PORT")
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``run`` command to ``app``."""
     @app.command("run")
     def run(N: int = typer.Option(65536, "--N", help="sequence length"),
             M: int = typer.Option(1024, "--M", help="oracle block length (calls have M + 1 tokens)"),

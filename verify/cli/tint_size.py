@@ -9,6 +9,7 @@ from attnsim.verify.cli.options import check_format, format_option
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``tint-size`` command to ``app``."""
     @app.command("tint-size")
     def tint_size(
         aux: str = typer.Option(..., help=f"auxiliary model: {', '.join(LISTED)}"),

@@ -1,4 +1,4 @@
-"""Report part "bits needed per Two Heads construction" (issue 5): one table over all constructions.
+"""Report part "bits needed per Two Heads construction": one table over all constructions.
 
 Rows: two_heads.lemma_3_1 (paper and fused schemes), two_heads.thm_3_4 (unmasked, packed),
 two_heads.thm_3_5 (causal), two_heads.thm_5_1 (sliding window r + s sinks), each beside direct
@@ -54,6 +54,7 @@ def claims_study(Ns: list[int], M: int, sample: int, lemma: dict[str, Any],
 
 
 def claims_table(study: dict[str, Any]) -> list[str]:
+    """Markdown table: bits needed per construction and N, the slope per doubling and the verdict."""
     Ns = study["Ns"]
     md = ["| construction | mask | " + " | ".join(f"N={N}" for N in Ns) + " | slope (bits per doubling of N) | R² | "
           "verdict |", "|---|---|" + "---|" * len(Ns) + "---|---|---|"]
@@ -66,6 +67,7 @@ def claims_table(study: dict[str, Any]) -> list[str]:
 
 
 def blocks_lines(study: dict[str, Any]) -> list[str]:
+    """Markdown lines on which blocks of each construction need the most bits."""
     md = []
     for label, claim, con, mask in _rows_spec():
         bl = study["blocks"].get(claim)
@@ -79,6 +81,7 @@ def blocks_lines(study: dict[str, Any]) -> list[str]:
 
 
 def plot_claims(study: dict[str, Any], path: Path) -> None:
+    """Plot bits needed against N for every construction."""
     import numpy as np
 
     from attnsim.verify.report.plots import figure, save

@@ -5,7 +5,8 @@ One single-head single-layer model (``identity`` layer MLP) per case, under the 
 | claim | mask | jobs, combination (the construction's own functions) |
 |---|---|---|
 | two_heads.lemma_3_1 | none | ``blocks.head_jobs`` → ``blocks.combine`` |
-| two_heads.thm_3_4 | none | ``blocks.head_jobs`` + ``multi_layer.uniform_rows`` (the equal-length jobs a packed call needs) → ``blocks.combine`` |
+| two_heads.thm_3_4 | none | ``blocks.head_jobs`` + ``multi_layer.uniform_rows`` (the equal-length jobs a packed
+  call needs) → ``blocks.combine`` |
 | two_heads.thm_3_5 | causal | ``causal.causal_head_jobs`` → ``causal.causal_combine`` |
 | two_heads.thm_5_1 | sliding window r + s sinks | ``window.window_head_jobs`` → ``window.window_combine`` |
 
@@ -65,6 +66,7 @@ class Setup:
 
     @property
     def mask(self) -> Mask:
+        """The case's mask."""
         return self.case.spec.mask
 
     def allowed_rows(self) -> np.ndarray | None:

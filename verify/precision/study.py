@@ -1,10 +1,10 @@
-"""How many bits do the constructions need? Measured answers to two_heads digest §1.7 and §5.
+"""How many bits do the constructions need? Measured answers to two_heads §1.1.
 
 The paper assumes O(log N)-bit numbers and gives no rounding analysis. This module runs the Two
 Heads constructions — two_heads.lemma_3_1, two_heads.thm_3_4 (unmasked, packed), two_heads.thm_3_5
 (causal) and two_heads.thm_5_1 (sliding window + sinks), each in its paper and its fused scheme —
 and the direct attention of the same model under the same mask, in the fixed-width numerics
-(``attnsim.sim.numerics.fixed``), and measures the row-wise relative L2 error (digest §1.7)
+(``attnsim.sim.numerics.fixed``), and measures the row-wise relative L2 error (two_heads §1.1)
 against the exact/mp reference:
 
 * :func:`bits_study` — for each N, the narrowest format of a family (``float``: E exponent bits,
@@ -54,6 +54,7 @@ class Eval:
 
 
 def error_bits(Y: np.ndarray, T: np.ndarray) -> float:
+    """−log2 of the worst row-wise relative L2 error of Y against T."""
     diff = np.linalg.norm(Y - T, axis=1)
     norm = np.linalg.norm(T, axis=1)
     rel = np.where(norm > 0, diff / np.where(norm > 0, norm, 1), diff)
@@ -62,6 +63,7 @@ def error_bits(Y: np.ndarray, T: np.ndarray) -> float:
 
 
 def evaluate(name: str, fmt: str, width: int, setup: Setup, seed: int = 0) -> Eval:
+    """Run a construction in format ``fmt`` and measure its error in bits (or why it failed)."""
     try:
         nm = get_numerics(fmt, seed)
         Y = run_construction(name, nm, setup)
@@ -87,14 +89,17 @@ class Family:
     options: str = ""
 
     def name(self, p: int) -> str:
+        """The numerics name of this family at precision ``p``."""
         head = f"float:{self.fixed_bits}.{p}" if self.kind == "float" else f"fixed:q{self.fixed_bits}.{p}"
         return head + (f":{self.options}" if self.options else "")
 
     def width(self, p: int) -> int:
+        """Total bits at precision ``p``."""
         return 1 + self.fixed_bits + p if self.kind == "float" else self.fixed_bits + p
 
     @property
     def bounds(self) -> tuple[int, int]:
+        """The range of precisions a float64 carrier can represent."""
         return (1, 52) if self.kind == "float" else (0, 53 - self.fixed_bits)
 
 
@@ -120,6 +125,7 @@ def make_family(kind: str, setup: Setup, exp_bits: int = 8, int_bits: int | None
 
 @dataclass
 class Need:
+    """The smallest passing precision of one construction at one N, with every evaluation tried."""
     construction: str
     N: int
     precision: int | None  # smallest passing precision bits (None: not reached)
@@ -128,6 +134,7 @@ class Need:
 
     @property
     def reasons(self) -> list[str]:
+        """The distinct failure reasons of the evaluations."""
         return sorted({e.reason for e in self.evals if e.reason})
 
 
@@ -181,6 +188,7 @@ def bits_needed(name: str, setup: Setup, family: Family, target: float = TARGET,
 
 @dataclass(frozen=True)
 class Fit:
+    """A line through bits needed against log2 N: slope per doubling, intercept and R²."""
     slope: float  # bits per doubling of N
     intercept: float
     r2: float

@@ -1,6 +1,6 @@
 """The reference ("truth") of the precision sweeps: attention with the real exp, exact except for exp.
 
-Issue 5 asks for errors "against the exact/mp reference". Running the ``mp`` backend on every
+The precision study measures errors against the exact/mp reference. Running the ``mp`` backend on every
 sampled row (N exps and N multiply-adds per row, one mpmath object each) costs seconds per N; this
 module computes the same quantity much faster, exactly except for the exponentials:
 
@@ -61,7 +61,7 @@ def attention_truth(X: np.ndarray, head: HeadWeights, rows: np.ndarray, allowed:
     """Rows ``rows`` of softmax(X W^Q (X W^K)^T, mask ``allowed``) X W^V, as float64 (see the module docstring).
 
     ``allowed``: boolean (len(rows) × N), True where query row may attend key j; None for no mask.
-    A row with no allowed key is 0 (DESIGN.md: a fully masked row outputs 0).
+    A row with no allowed key is 0 (a fully masked row outputs 0, as in every backend).
     """
     Xi, dx = _as_integers(X, "X")
     Wq, dq = _as_integers(head.WQ, "W^Q")

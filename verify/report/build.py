@@ -198,6 +198,7 @@ def summary_table(records: list[dict[str, Any]]) -> list[str]:
 
 
 def records_csv(records: list[dict[str, Any]]) -> str:
+    """The records as CSV with the fixed columns of ``CSV_COLUMNS``."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)

@@ -97,6 +97,7 @@ def predicted_calls(mask: Mask, N: int, M: int, fused: bool) -> int | None:
 
 @dataclass(frozen=True)
 class Row:
+    """One mask and size: attnsim's tiles and calls against FlexAttention's block counts."""
     mask: str
     N: int
     M: int
@@ -109,10 +110,12 @@ class Row:
 
     @property
     def flex(self) -> int:
+        """FlexAttention's partial plus full blocks."""
         return self.flex_partial + self.flex_full
 
 
 def default_cases(quick: bool) -> list[tuple[Mask, int, int]]:
+    """The masks and sizes compared (smaller when ``quick``)."""
     N, M = (512, 64) if quick else (4096, 256)
     masks: list[Mask] = [Full(), Causal(), SlidingWindow(M // 2), SlidingWindow(M), Sink(4, M // 2)]
     cases = [(m, N, M) for m in masks]
@@ -121,6 +124,7 @@ def default_cases(quick: bool) -> list[tuple[Mask, int, int]]:
 
 
 def compare(cases: list[tuple[Mask, int, int]]) -> list[Row]:
+    """attnsim's and FlexAttention's block counts for each case."""
     rows = []
     for mask, N, M in cases:
         partial, full = flex_tiles(mask, N, M)
@@ -135,6 +139,7 @@ def _cell(v: Any) -> str:
 
 
 def markdown(rows: list[Row]) -> str:
+    """The comparison as a Markdown table."""
     lines = ["| mask | N | block M | tiles, attnsim | tiles, FlexAttention (partial + full) | equal | "
              "tiles, attnsim strict (b = M−1) | calls, paper scheme | calls, fused |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from attnsim.verify.report.sections import (
                                             anna,
+                                            anna_mpc_to_anna,
                                             rebuttal_memory,
                                             tint,
                                             tint_rebuttal,
@@ -35,6 +36,8 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
     ),
     "anna": (
         anna.anna_section,
+        anna.eta_sweep_section,
+        anna_mpc_to_anna.anna_mpc_to_anna_section,
         rebuttal_memory.anna_memory_section,
     ),
     "tint": (

@@ -18,7 +18,7 @@ def _mib(b: float) -> str:
     return f"{b / 2**20:.2f}"
 
 def two_heads_memory_section(records: list[dict], out_dir, quick: bool) -> str:
-    """Issue 11, item 3: KV-cache memory of the simulation."""
+    """Review question: KV-cache memory of the simulation."""
     r = _latest(records, "two_heads.rebuttal_kv_memory")
     md = ["#### Does the simulation need only KV-cache memory?", "",
           "A reviewer asked what the simulation costs in memory; the authors answered that it stores only keys, "
@@ -50,7 +50,7 @@ def _nearby(table: list[dict], n: int) -> str:
     return (" For comparison, the same formulas give " + " and ".join(out) + ".") if out else ""
 
 def anna_memory_section(records: list[dict], out_dir, quick: bool) -> str:
-    """Issue 11, items 5 and 6: hash tables in practice and the linear-memory Algorithm 2."""
+    """Review questions: hash tables in practice and the linear-memory Algorithm 2."""
     t = _latest(records, "anna.rebuttal_hash_tables")
     md = ["### Questions from review — ANNA (memory and tables)", "",
           "#### How many hash tables, and how likely is a failure, in practice?", "",
@@ -74,11 +74,14 @@ def anna_memory_section(records: list[dict], out_dir, quick: bool) -> str:
             md.append("")
         e = ex.get("empirical") or {}
         if e:
-            md += [f"Empirical η (random hyperplanes, r = 0.2, c = 7, ρ = {e['rho']:.3g}, N = {e['N']}, ℓ = {e['ell']}, "
-                   f"z = {e['z']}): {e['violating_runs']} of {e['runs']} seeds broke the ANNA definition, "
-                   f"η̂ = {e['eta_hat']:.3g} (95% CI [{e['eta_ci95'][0]:.3g}, {e['eta_ci95'][1]:.3g}]) against the "
-                   f"proof's bound {e['eta_proof_bound']:.3g}. Larger N is not feasible to run: ℓ·z hashes per point "
-                   "and an N² definition check per seed.", ""]
+            md += [
+                f"Empirical η (random hyperplanes, r = 0.2, c = 7, ρ = {e['rho']:.3g}, N = {e['N']}, ℓ = {e['ell']}, "
+                f"z = {e['z']}): {e['violating_runs']} of {e['runs']} seeds broke the ANNA definition, "
+                f"η̂ = {e['eta_hat']:.3g} (95% CI [{e['eta_ci95'][0]:.3g}, {e['eta_ci95'][1]:.3g}]) against the "
+                f"proof's bound {e['eta_proof_bound']:.3g}. Larger N is not feasible to run: ℓ·z hashes per point "
+                "and an N² definition check per seed.",
+                "",
+            ]
     md += ["Claim (`anna.rebuttal_hash_tables`, our words): with the proof's constants, ℓ and z are as tabulated "
            "and the empirical failure rate stays within the proof's union bound.", "", f"Verdict: {_verdict(t)}.", ""]
     m = _latest(records, "anna.rebuttal_linear_memory")
@@ -90,7 +93,9 @@ def anna_memory_section(records: list[dict], out_dir, quick: bool) -> str:
         md += ["Measured: peak memory words from the constructions' ledgers, the same hash draws for both "
                f"(hyperplane LSH, r = 0.2, c = 7, m = 8; at the largest N: ℓ = {ex['ell']}, z = {ex['z']}).", "",
                "| N | Algorithm 1 words | Algorithm 2 words | ratio |", "|---|---|---|---|"]
-        md += [f"| {n} | {a} | {b} | {a / b:.1f} |" for n, a, b in zip(ex["N_sweep"], ex["alg1_words"], ex["alg2_words"])]
+        md += [
+            f"| {n} | {a} | {b} | {a / b:.1f} |" for n, a, b in zip(ex["N_sweep"], ex["alg1_words"], ex["alg2_words"])
+        ]
         md += ["", f"Fitted log-log exponents: Algorithm 2 **{ex['alg2_exponent']:.3f}**, Algorithm 1 "
                f"**{ex['alg1_exponent']:.3f}** (ℓ grows like N^(3ρ) log N and z like log N, so both carry log "
                "factors over a short sweep).", ""]

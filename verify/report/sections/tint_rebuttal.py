@@ -18,9 +18,11 @@ def _mlp_section(records: list[dict[str, Any]]) -> str:
     out = ["#### Can TinT fine-tune a simpler auxiliary model, such as a 2-layer MLP?", "",
            f"Claim (our words): {claim.statement}", ""]
     if records:
-        out += ["| width D (MLP params) | activation | steps (reuse) | numerics | reference | agreement | MLP-TinT params "
-                "(built = formula) | 1-layer transformer TinT (built / formula, without embeddings) |",
-                "|---|---|---|---|---|---|---|---|"]
+        out += [
+            "| width D (MLP params) | activation | steps (reuse) | numerics | reference | agreement | MLP-TinT params "
+            "(built = formula) | 1-layer transformer TinT (built / formula, without embeddings) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
     for r in records:
         p, e = r["params"], r["extra"]
         tr = e["transformer"]
@@ -33,8 +35,11 @@ def _mlp_section(records: list[dict[str, Any]]) -> str:
         match = "yes" if r["counts"]["total"] == r["predicted"].get("total") else "NO"
         reuse = "yes" if p["reuse_forward"] and p["reuse_backward"] else "no"
         agreement = "bit for bit" if e["bit_for_bit"] else f"{r['error_bits']:.0f} bits"
-        out.append(f"| {p['D']} ({e['mlp_params']}) | {p['activation']} | {p['steps']} ({reuse}) | {r['numerics']} | {e['reference']} | "
-                   f"{agreement} | {r['counts']['total']:,} ({match}) | {peer} |")
+        out.append(
+            f"| {p['D']} ({e['mlp_params']}) | {p['activation']} | {p['steps']} ({reuse}) | {r['numerics']} | "
+            f"{e['reference']} | "
+            f"{agreement} | {r['counts']['total']:,} ({match}) | {peer} |"
+        )
     out += ["", f"Verdict: {_verdict(records)} — the MLP's TinT uses only linear and activation modules; the "
             "transformer's TinT adds layer-norm and attention modules and 4 sub-MLPs per layer.", ""]
     return "\n".join(out)
@@ -48,12 +53,15 @@ def _growth_section(records: list[dict[str, Any]]) -> str:
         reused = {tuple(map(int, k.split(","))): v for k, v in r["extra"]["reused"].items()}
         steps = sorted({s for _, s in table})
         base, unit = r["counts"]["base"], r["counts"]["per_unit"]
-        out += [f"{r['extra']['aux']}: built totals without reuse; in brackets (total - base) / per_unit, which "
-                f"proportionality makes equal to layers x steps. base = {base:,} (formula "
-                f"{r['predicted'].get('base', 0):,}), per_unit = {unit:,} (formula {r['predicted'].get('per_unit', 0):,}); "
-                "last column: with both reuse flags on, the largest step count.", "",
-                "| layers back-propagated | " + " | ".join(f"steps = {s}" for s in steps) + " | reused |",
-                "|---|" + "---|" * (len(steps) + 1)]
+        out += [
+            f"{r['extra']['aux']}: built totals without reuse; in brackets (total - base) / per_unit, which "
+            f"proportionality makes equal to layers x steps. base = {base:,} (formula "
+            f"{r['predicted'].get('base', 0):,}), per_unit = {unit:,} (formula {r['predicted'].get('per_unit', 0):,}); "
+            "last column: with both reuse flags on, the largest step count.",
+            "",
+            "| layers back-propagated | " + " | ".join(f"steps = {s}" for s in steps) + " | reused |",
+            "|---|" + "---|" * (len(steps) + 1),
+        ]
         for n in sorted({n for n, _ in table}):
             cells = [f"{table[(n, s)]:,} ({(table[(n, s)] - base) // unit})" for s in steps]
             out.append(f"| {n} | " + " | ".join(cells) + f" | {reused[(n, steps[-1])]:,} |")
@@ -88,7 +96,7 @@ def _fd_section(records: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 def tint_review_report(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
-    """### Questions from review — TinT: one subsection per reviewer question (seed 003)."""
+    """### Questions from review — TinT: one subsection per reviewer question."""
     pick = lambda cid: [r for r in records if r["claim"] == cid]  # noqa: E731
     return "\n".join(["### Questions from review — TinT", "",
                       _mlp_section(pick("tint.rebuttal_mlp_aux")),

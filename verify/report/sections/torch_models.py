@@ -1,4 +1,4 @@
-"""Report material (two_heads): imported PyTorch models and FlexAttention block counts.
+"""Report material for two_heads: imported PyTorch models and FlexAttention block counts.
 
 With torch absent the section states why it is skipped.
 The imported-model table shows, per module kind, the row-wise relative error of the attnsim reference
@@ -15,6 +15,8 @@ import numpy as np
 
 
 def imported_models_table(seed: int = 0) -> str:
+    """A table of imported torch modules (MultiheadAttention, GPT-2): import error, and the simulation on the
+    torch oracle against torch's forward, in bits."""
     import torch
     from transformers import GPT2Config, GPT2Model
 
@@ -55,6 +57,7 @@ def imported_models_table(seed: int = 0) -> str:
 
 
 def torch_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
+    """The torch section of the report (a note when torch or transformers is missing)."""
     head = ["### Imported PyTorch models, the torch oracle and FlexAttention", ""]
     try:
         import torch  # noqa: F401

@@ -18,6 +18,7 @@ from attnsim.verify.claims.two_heads_approx import run_converse
 
 
 def converse_curve(Bs: list[float], numerics: str, N: int = 32, M: int = 4, d: int = 2) -> list[tuple[float, float]]:
+    """Thm 4.2's leakage error as the separation B grows, in one numerics."""
     return [(B, run_converse(N, M, d, B, numerics, 0)["error"]) for B in Bs]
 
 
@@ -60,6 +61,7 @@ def _rate_rows(records: list[dict[str, Any]], quick: bool) -> list[str]:
 
 
 def approximate_section(records: list[dict[str, Any]], out_dir: Path, quick: bool) -> str:
+    """The report section on Thms 4.1 and 4.2 and the lower bound."""
     Bs = [0.0, 3.0, 6.0, 9.0, 12.0] if quick else [float(b) for b in range(15)]
     curves = {"mp:200": converse_curve(Bs, "mp:200"), "float64": converse_curve(Bs, "float64")}
     _plot(curves, Path(out_dir) / "plots" / "two_heads_converse_error.png")

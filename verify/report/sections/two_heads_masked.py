@@ -48,6 +48,7 @@ def _bound_value(r: dict[str, Any]) -> float | None:
 
 
 def table(claim_id: str, records: list[dict[str, Any]]) -> list[str]:
+    """The table of one exact claim: measured calls against the exact formula and the bound."""
     claim = get_claim(claim_id)
     calls = claim.resources.get("calls")
     lines = [f"#### {claim.label} (`{claim_id}`)", "",
@@ -61,9 +62,11 @@ def table(claim_id: str, records: list[dict[str, Any]]) -> list[str]:
         ratio = r["calls"] / bv if r.get("calls") is not None and bv else None
         counts = r.get("counts") or {}
         shape = f"{_fmt(counts.get('oracle_len'))} × {_fmt(counts.get('oracle_dim'))}"
-        lines.append(f"| {params} | {r.get('numerics')} | {_fmt(r.get('calls'))} | {_fmt(counts.get('abstract_calls'))} "
-                     f"| {_fmt(r.get('predicted_calls'))} | {_fmt(bv)} | {_fmt(ratio)} | {shape} | {_agreement(r)} "
-                     f"| {r['verdict']} |")
+        lines.append(
+            f"| {params} | {r.get('numerics')} | {_fmt(r.get('calls'))} | {_fmt(counts.get('abstract_calls'))} "
+            f"| {_fmt(r.get('predicted_calls'))} | {_fmt(bv)} | {_fmt(ratio)} | {shape} | {_agreement(r)} "
+            f"| {r['verdict']} |"
+        )
     return lines + [""]
 
 
@@ -75,10 +78,13 @@ def series(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
             continue
         key = tuple(sorted((k, str(v)) for k, v in r["params"].items() if k != "N")) + (("numerics", r["numerics"]),)
         groups.setdefault(key, []).append(r)
-    return [sorted(g, key=lambda r: r["params"]["N"]) for g in groups.values() if len({r["params"]["N"] for r in g}) >= 3]
+    return [
+        sorted(g, key=lambda r: r["params"]["N"]) for g in groups.values() if len({r["params"]["N"] for r in g}) >= 3
+    ]
 
 
 def plot(claim_id: str, groups: list[list[dict[str, Any]]], path: Path) -> None:
+    """Log-log plot of calls against N/M for one claim."""
     from attnsim.verify.report.plots import figure, formula_text, legend, log_axes, save
 
     k = POWER[claim_id]
@@ -112,12 +118,15 @@ def plot(claim_id: str, groups: list[list[dict[str, Any]]], path: Path) -> None:
 
 def section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
     """Markdown for the report; plots go to ``out_dir/plots/two_heads_<claim>.png``."""
-    lines = ["### Exact constructions: measured calls against the registry's formula and the paper's bound", "",
-             "The packed constructions (Lemma 3.3, Theorems 3.4, 3.5, 5.1, 1.1, 1.4) run on an oracle with a "
-             "residual stream and per-instance output slots: the paper's model has no residual connection, and "
-             "packing needs one (Lemma 3.3 writes each instance into its own slot). The abstract \"H'L' jobs per "
-             "call\" count is listed beside the calls. The ratio calls/bound tends to the leading constant "
-             "(2 − fused for Theorems 3.4 and 3.5).", ""]
+    lines = [
+        "### Exact constructions: measured calls against the registry's formula and the paper's bound",
+        "",
+        "The packed constructions (Lemma 3.3, Theorems 3.4, 3.5, 5.1, 1.1, 1.4) run on an oracle with a "
+        "residual stream and per-instance output slots: the paper's model has no residual connection, and "
+        "packing needs one (docs/reconstructions.md). The abstract \"H'L' jobs per call\" count is listed beside the "
+        "calls. The ratio calls/bound tends to the leading constant (2 − fused for Theorems 3.4 and 3.5).",
+        "",
+    ]
     out = Path(out_dir)
     for claim_id in CLAIMS:
         recs = [r for r in records if r.get("claim") == claim_id and r.get("params")]

@@ -1,4 +1,4 @@
-"""Report section "Limited precision" for two_heads (issue 5; digest §1.7, §5).
+"""Report section "Limited precision" for two_heads (§1.1 models O(log N)-bit numbers).
 
 Bits needed against log2 N for two_heads.lemma_3_1 (paper and fused schemes) and for direct
 attention in the same formats, with fits and plain verdicts; error against the number of merged
@@ -68,7 +68,9 @@ def _plot_bits(studies: dict[str, dict[str, Any]], path: Path) -> None:
             if not pts:
                 continue
             x = np.log2([p[0] for p in pts])
-            line = ax.plot(x, [p[1] for p in pts], MARKERS.get(c, "o"), label=f"{c} ({v['slope']:+.2f}/doubling, R² {v['r2']:.2f})")
+            line = ax.plot(
+                x, [p[1] for p in pts], MARKERS.get(c, "o"), label=f"{c} ({v['slope']:+.2f}/doubling, R² {v['r2']:.2f})"
+            )
             if math.isfinite(v["slope"]):
                 ax.plot(x, v["intercept"] + v["slope"] * x, "-", color=line[0].get_color(), alpha=0.6)
         ax.set_xlabel("log2 N")
@@ -95,6 +97,7 @@ def _plot_lines(series: dict[str, list[tuple[float, float]]], xlabel: str, ylabe
 
 
 def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:
+    """The report section on limited precision: bits needed per construction as N grows."""
     g = _grids(quick)
     out = Path(out_dir)
     (out / "plots").mkdir(parents=True, exist_ok=True)
@@ -137,8 +140,20 @@ def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) 
            "Error against the number of merged blocks n = N/M at float:fp32 (error bits, worst sampled row):", "",
            *blocks_lines(per_claim), ""]
     for fam, st in studies.items():
-        md += [f"**{fam} formats** ({'1 + 8 exponent bits + mantissa' if fam == 'float' else 'I integer bits, sized from the run, + F fraction bits'}; "
-               f"M = {st['M']}):", ""] + _bits_table(st) + [""]
+        md += (
+            [
+                f"**{fam} formats** ("
+                + (
+                    "1 + 8 exponent bits + mantissa"
+                    if fam == "float"
+                    else "I integer bits, sized from the run, + F fraction bits"
+                )
+                + f"; M = {st['M']}):",
+                "",
+            ]
+            + _bits_table(st)
+            + [""]
+        )
         for c, v in st["constructions"].items():
             md.append(f"- **{c}**: {v['verdict']} (fit {v['slope']:+.2f} bits per doubling, R² {v['r2']:.2f}; "
                       f"steps {', '.join(f'{x:+.1f}' for x in v['steps'])}).")
@@ -152,11 +167,17 @@ def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) 
     for c, rows in blocks["rows"].items():
         pts = ", ".join(f"n={r['n']}: {r['error_bits']:.1f}" for r in rows if math.isfinite(r["error_bits"]))
         md.append(f"- {c}: {pts} (slope {blocks['fits'][c]['slope']:+.2f}, R² {blocks['fits'][c]['r2']:.2f})")
-    md += ["", "![error vs blocks](plots/precision_error_vs_blocks.png)", "",
-           "**Decode A = p/(1 − p)** (Step 1 of Lemma 3.1): its condition number is about A + 1, so each doubling of "
-           "A costs about one bit, and once A exceeds about 2^precision, p rounds to 1 and the decode fails "
-           "(a NumericsError naming the format, never a NaN).", "",
-           "| format | precision bits | slope (bits per doubling of A) | p rounds to 1 from log2 A |", "|---|---|---|---|"]
+    md += [
+        "",
+        "![error vs blocks](plots/precision_error_vs_blocks.png)",
+        "",
+        "**Decode A = p/(1 − p)** (Step 1 of Lemma 3.1): its condition number is about A + 1, so each doubling of "
+        "A costs about one bit, and once A exceeds about 2^precision, p rounds to 1 and the decode fails "
+        "(a NumericsError naming the format, never a NaN).",
+        "",
+        "| format | precision bits | slope (bits per doubling of A) | p rounds to 1 from log2 A |",
+        "|---|---|---|---|",
+    ]
     for d in decodes:
         md.append(f"| {d['format']} | {d['precision_bits']} | {d['slope']:+.2f} | {d['first_log2_A_failing']} |")
     md += ["", "![decode](plots/precision_decode.png)", "",

@@ -13,16 +13,22 @@ def _leading_constants(records: list[dict]) -> list[str]:
             continue
         if r["claim"] not in best or r["params"].get("N", 0) > best[r["claim"]]["params"].get("N", 0):
             best[r["claim"]] = r
-    rows = ["| claim | params | calls | bound value | calls / bound | theory's leading constant |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| claim | params | calls | bound value | calls / bound | theory's leading constant |",
+        "|---|---|---|---|---|---|",
+    ]
     for claim, r in sorted(best.items()):
         bound = r["bounds"]["calls"]["value"]
         lead = (r.get("containment") or {}).get("calls", {}).get("leading_constant", "—")
-        params = ", ".join(f"{k}={v}" for k, v in r["params"].items() if k in ("N", "M", "H", "L", "Hp", "Lp", "scheme"))
+        params = ", ".join(
+            f"{k}={v}" for k, v in r["params"].items() if k in ("N", "M", "H", "L", "Hp", "Lp", "scheme")
+        )
         rows.append(f"| `{claim}` | {params} | {r['calls']} | {bound} | {r['calls'] / bound:.3g} | {lead} |")
     return rows
 
 def questions_from_review(records: list[dict], out_dir, quick: bool) -> str:
-    """The Two Heads part of "Questions from review" (issue 11, items 1, 2 and 4)."""
+    """The Two Heads part of "Questions from review" (rotary embeddings, skip connections and
+    layer norm, and the constant in front of the call count)."""
 
     def verdicts(claim: str) -> str:
         rs = [r for r in records if r["claim"] == claim]

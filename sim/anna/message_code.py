@@ -1,0 +1,157 @@
+"""Lemma B.4 (anna.lemma_b_4): messages encoded so that the EMA average of up to alpha of them decodes.
+
+An exact-match head hands a receiver the *average* of the values of every sender whose key equals
+its query. Lemma B.4 (Sanford, Hsu, Telgarsky 2024, Lemma 3.2) writes each message sparsely into a
+wide vector so that every one of up to alpha averaged messages can still be read back. The paper
+gives the dimension bound O(alpha^4 Delta log q) but not the code; ours (docs/anna_mpc_to_anna.md):
+
+* A sender id j < q is written in base B (B prime) as d = ceil(log_B q) digits, read as a polynomial
+  f_j of degree < d over GF(B). Two different ids agree at fewer than d points.
+* The vector has T rows of B buckets of Delta + 3 numbers. In row t the sender writes the block
+  (1, j, j^2, payload_1 .. payload_Delta) into bucket f_j(t) mod B; every other entry is 0.
+* An average of n encodings holds, per bucket, (c, S1, S2, payload sum) / n for the c senders that
+  chose it. c = 1 exactly when S1^2 = c * S2 (Cauchy-Schwarz is tight only for equal ids, and ids
+  are distinct): that is the "validity bit" of the paper, computed instead of stored. A valid
+  bucket gives the sender S1/c and its payload sum/c.
+* With T = (alpha - 1)(d - 1) + 1 rows every message of a set of at most alpha has a row in which no
+  other message shares its bucket (each other id covers fewer than d rows), so decoding never
+  fails; B is the least prime >= max(2, alpha) with T <= B (T needs T distinct points of GF(B)).
+
+The dimension is T B (Delta + 3) = O(alpha^2 Delta log q / log alpha), inside the lemma's bound.
+The decoder knows n (the EMA count; equally, 1/n is the first entry of any valid bucket) and raises
+:class:`DecodingError` when it finds fewer than n senders: more than alpha messages can make it
+fail, never make it return a wrong message.
+
+The EMA output is the exact rational vector sums / count; :func:`decode` takes it in that form
+(``sums`` integer, ``count`` the number of averaged encodings) so no rational is ever rounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnsim.sim.anna.errors import require
+from attnsim.sim.errors import AttnsimError
+
+_PAYLOAD_MAX = 2 ** 40
+
+
+class DecodingError(AttnsimError):
+    """An averaged vector held more messages than the code can separate (more than alpha)."""
+
+
+def _is_prime(n: int) -> bool:
+    return n >= 2 and all(n % p for p in range(2, int(n ** 0.5) + 1))
+
+
+def _next_prime(n: int) -> int:
+    while not _is_prime(n):
+        n += 1
+    return n
+
+
+def _digits(value: int, base: int, count: int) -> list[int]:
+    out = []
+    for _ in range(count):
+        value, digit = divmod(value, base)
+        out.append(digit)
+    return out
+
+
+@dataclass(frozen=True)
+class MessageCode:
+    """The code for ``senders`` ids, at most ``alpha`` messages averaged, payloads of ``delta`` numbers."""
+
+    senders: int
+    alpha: int
+    delta: int
+    base: int
+    digits: int
+    rows: int
+
+    @classmethod
+    def design(cls, senders: int, alpha: int, delta: int) -> "MessageCode":
+        """The smallest code of the module docstring's family for these sizes."""
+        require(isinstance(senders, int) and senders >= 1, "q", f"need at least one sender id, got {senders!r}")
+        require(isinstance(alpha, int) and alpha >= 1, "alpha", f"must be a positive integer, got {alpha!r}")
+        require(isinstance(delta, int) and delta >= 0, "Delta", f"must be a non-negative integer, got {delta!r}")
+        base = _next_prime(max(2, alpha))
+        while True:
+            digits, top = 1, base
+            while top < senders:
+                digits, top = digits + 1, top * base
+            rows = (alpha - 1) * (digits - 1) + 1
+            if rows <= base:
+                return cls(senders, alpha, delta, base, digits, rows)
+            base = _next_prime(base + 1)
+
+    @property
+    def block(self) -> int:
+        """Numbers per bucket: count, id, id squared, payload."""
+        return self.delta + 3
+
+    @property
+    def width(self) -> int:
+        """The value dimension T * B * (Delta + 3)."""
+        return self.rows * self.base * self.block
+
+    def bucket(self, sender: int, row: int) -> int:
+        """f_sender(row) over GF(B): the bucket the sender writes in that row."""
+        acc = 0
+        for digit in reversed(_digits(sender, self.base, self.digits)):
+            acc = (acc * row + digit) % self.base
+        return acc
+
+    def encode_cells(self, sender: int, payload: list[int]) -> dict[tuple[int, int], np.ndarray]:
+        """The non-zero buckets of one message's vector: (row, bucket) -> its first 3 + len(payload) numbers
+        (the rest of the bucket is zero)."""
+        require(0 <= sender < self.senders, "sender", f"id {sender} is outside 0..{self.senders - 1}")
+        require(len(payload) <= self.delta, "Delta",
+                f"a payload of {len(payload)} numbers does not fit the code's {self.delta}")
+        require(all(abs(int(x)) <= _PAYLOAD_MAX for x in payload), "payload",
+                "numbers must lie within +-2^40 so that sums of q encodings stay exact in int64")
+        block = np.array([1, sender, sender * sender, *payload], dtype=np.int64)
+        return {(t, self.bucket(sender, t)): block for t in range(self.rows)}
+
+    def encode(self, sender: int, payload: list[int]) -> np.ndarray:
+        """The value vector of one message (integers, dimension :attr:`width`)."""
+        out = np.zeros((self.rows, self.base, self.block), dtype=np.int64)
+        for (t, b), block in self.encode_cells(sender, payload).items():
+            out[t, b, :len(block)] = block
+        return out.reshape(-1)
+
+    def decode(self, sums: np.ndarray, count: int) -> dict[int, list[int]]:
+        """Every (sender -> payload) in the average ``sums / count`` of ``count`` encodings."""
+        cells = np.asarray(sums).reshape(self.rows, self.base, self.block)
+        return self.decode_cells({(t, b): cells[t, b] for t in range(self.rows) for b in range(self.base)}, count)
+
+    def decode_cells(self, cells: dict[tuple[int, int], np.ndarray], count: int) -> dict[int, list[int]]:
+        """:meth:`decode` on the non-zero buckets only (absent buckets are zero)."""
+        if count == 0:
+            return {}
+        found: dict[int, list[int]] = {}
+        for block in cells.values():
+            c, s1, s2 = (int(x) for x in block[:3])
+            if c == 0 or s1 * s1 != c * s2:
+                continue
+            found.setdefault(s1 // c, [int(x) // c for x in block[3:]] + [0] * (self.block - len(block)))
+        if len(found) != count:
+            raise DecodingError(f"alpha: an average of {count} messages decoded to {len(found)} "
+                                f"(the code separates at most {self.alpha})")
+        return found
+
+
+
+def add_cells(total: dict[tuple[int, int], np.ndarray], cells: dict[tuple[int, int], np.ndarray]) -> None:
+    """``total += cells`` for sparse vectors whose buckets may be stored with different lengths."""
+    for cell, block in cells.items():
+        have = total.get(cell)
+        if have is None:
+            total[cell] = block.copy()
+            continue
+        if len(have) < len(block):
+            have = np.concatenate([have, np.zeros(len(block) - len(have), dtype=have.dtype)])
+        have[:len(block)] += block
+        total[cell] = have

@@ -1,0 +1,44 @@
+"""Every ANNA and TinT twin is caught by its claim's check, for a reason the unbroken run does not give."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+
+from attnsim.verify.check import run_check
+from attnsim.verify.teeth import run_twin
+from attnsim.verify.twins import all_twins
+
+MODULES = tuple(f"attnsim.verify.twins.{m}" for m in ("anna", "anna_rebuttal", "tint", "tint_rebuttal"))
+CLAIMS = ("anna.alg_1", "anna.alg_2", "anna.thm_5_2", "anna.khop", "anna.thm_b_2", "anna.lemma_d_2", "anna.prop_e_3",
+          "anna.rebuttal_hash_tables", "anna.rebuttal_linear_memory")
+TWINS = [t for t in all_twins() if t.breaks.__module__ in MODULES]
+
+
+@lru_cache(maxsize=None)
+def _baseline(claim: str, params: tuple, numerics: str | None) -> tuple[str, frozenset[str]]:
+    record = run_check(claim, dict(params), numerics, 0)
+    return record["verdict"], frozenset(record["reasons"])
+
+
+@pytest.mark.parametrize("t", TWINS, ids=[f"{t.claim}:{t.name}" for t in TWINS])
+def test_twin_is_caught_for_its_own_reason(t):
+    result = run_twin(t)
+    assert result.caught, result.reason
+    _, before = _baseline(t.claim, tuple(sorted(t.params.items())), t.numerics)
+    if result.reason.startswith("refused:"):
+        return
+    new = [r for r in result.reason.split("; ") if r not in before]
+    assert new, f"{t.claim}:{t.name} fails only for reasons the unbroken run gives too: {result.reason}"
+
+
+def test_every_checked_claim_here_has_two_twins():
+    from attnsim.verify.registry import all_checkers
+
+    ours = [c for c in all_checkers() if c.startswith("tint.") or c in CLAIMS]
+    by_claim: dict[str, set[str]] = {}
+    for t in TWINS:
+        by_claim.setdefault(t.claim, set()).add(t.name)
+    short = {c: sorted(by_claim.get(c, ())) for c in ours if len(by_claim.get(c, ())) < 2}
+    assert not short, f"claims with fewer than 2 twins: {short}"

@@ -1,0 +1,311 @@
+"""Checkers for ANNA simulating MPC (Thm 4.1 = Thm B.10 / Cor B.14, Lemmas B.4-B.6) and low-rank inside ANNA
+(Thm 4.4 = Cor D.3).
+
+Each run executes a protocol twice on the referee MPC machine -- once delivering directly, once inside
+the EMA transformer of :mod:`attnsim.sim.anna.mpc_to_anna` -- and compares the transformer's N
+outputs with the direct answer (and the protocol's with an independent reference). Layers, heads and
+widths are read off the ledger; bounds and exact formulas are in paper_refs/anna.toml.
+
+Scheme parameters the checker sets (as ``anna.alg_1`` sets z and ell): the protocol's memory s is
+the least power of two it needs (or 2^round(eps log2 N) when ``--eps`` is given), so
+eps = log s / log N is an exact rational; the relay has H = ceiling(heads_scale N^((eps' - eps)/4))
+heads per layer and base k = H + 1; a relay bundle holds at most relay_slack * s words.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import partial
+from typing import Any, Callable
+
+import numpy as np
+import sympy as sp
+
+from attnsim.sim.anna.errors import AnnaInputError
+from attnsim.sim.anna.message_code import DecodingError, MessageCode
+from attnsim.sim.anna.mpc_protocols import (
+    LowRankLayer,
+    ProtocolRun,
+    khop_protocol,
+    lowrank_protocol,
+    lowrank_reference,
+    prefix_sum_protocol,
+    samplesort_protocol,
+    sort_protocol,
+)
+from attnsim.sim.anna.mpc_to_anna import MPCTransformer, RelayOverflowError, TransformerRun, run_protocol
+from attnsim.sim.anna.tasks import hop_labels, hop_string
+from attnsim.sim.anna.transformer import size_from_ledger
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+
+EXACT = ("exact",)
+PROTOCOLS = ("khop", "sort", "sum", "samplesort")
+
+_COMMON = [
+    Param("N", int, 1024, "input words (a power of two)", minimum=2),
+    Param("P", int, 64, "MPC machines (must divide N; a power of two for khop and sort)", minimum=1),
+    Param("eps", float, None, "memory exponent: s = 2^round(eps log2 N) (default: the least s the protocol needs)",
+          minimum=0.01),
+    Param("eps1", float, 0.95, "eps' in (eps, 1): heads N^((eps'-eps)/4), width N^eps'", minimum=0.01),
+    Param("heads_scale", float, 1.0, "constant in front of N^((eps'-eps)/4) heads", minimum=0.01),
+    Param("relay_slack", int, 4, "a relay bundle holds at most relay_slack * s words", minimum=1),
+]
+
+
+def _power_of_two(N: int, name: str) -> int:
+    if N & (N - 1):
+        raise UsageError(f"--{name}: must be a power of two (so that eps = log s / log N is exact), got {N}")
+    return N.bit_length() - 1
+
+
+def _memory_for(ctx: CheckContext) -> int | None:
+    eps = ctx.params["eps"]
+    if eps is None:
+        return None
+    return 1 << round(eps * _power_of_two(ctx.params["N"], "N"))
+
+
+def _heads(N: int, eps: Fraction, eps1: float, scale: float) -> int:
+    """ceiling(heads_scale * N^((eps' - eps)/4)), evaluated exactly as the toml formula is."""
+    rho = (sp.nsimplify(eps1) - sp.Rational(eps.numerator, eps.denominator)) / 4
+    value = sp.nsimplify(scale) * sp.Integer(N) ** rho
+    return int(sp.ceiling(value))
+
+
+def _protocol(ctx: CheckContext, name: str) -> tuple[Callable[..., ProtocolRun], list[tuple[int, ...]]]:
+    """The protocol as a function of the MPC hooks, and the independent reference answer."""
+    N, P = ctx.params["N"], ctx.params["P"]
+    rng = np.random.default_rng(ctx.seed)
+    memory = _memory_for(ctx)
+    if name == "khop":
+        text = hop_string(rng, N, max(2, ctx.params.get("alphabet", 4)))
+        k = ctx.params.get("k", 5)
+        return (partial(khop_protocol, text, hops=k, machines=P, memory=memory),
+                [(int(v),) for v in hop_labels(text, k)])
+    x = rng.integers(0, 10 * N, size=N)
+    if name == "sum":
+        return partial(prefix_sum_protocol, x, machines=P, memory=memory), [(int(v),) for v in np.cumsum(x)]
+    fn = sort_protocol if name == "sort" else samplesort_protocol
+    return partial(fn, x, machines=P, memory=memory), [(int(v),) for v in np.sort(x)]
+
+
+def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: list[tuple[int, ...]],
+         tag: str) -> Measurement:
+    """Direct run, transformer run, comparison and counts (shared by Thm 4.1 and Thm 4.4)."""
+    N, eps1 = ctx.params["N"], ctx.params["eps1"]
+    log2n = _power_of_two(N, "N")
+    direct_ledger = Ledger()
+    try:
+        direct = protocol(ledger=direct_ledger)
+    except AnnaInputError as exc:
+        if ctx.params["eps"] is not None and str(exc).startswith("s:"):
+            raise UsageError(f"--eps: s = 2^round(eps log2 N) = {_memory_for(ctx)} is too small ({exc})") from None
+        raise
+    s = direct.memory
+    if s & (s - 1):
+        raise UsageError(f"--eps: the protocol's memory {s} is not a power of two")
+    eps = Fraction(s.bit_length() - 1, log2n)
+    if not 0 < eps < eps1 < 1:
+        raise UsageError(f"--eps1: need 0 < eps < eps' < 1; the protocol needs s = {s} words, eps = log s / log N = "
+                         f"{float(eps):.4g}, and eps' = {eps1}")
+    heads = _heads(N, eps, eps1, ctx.params["heads_scale"])
+    bundle = ctx.params["relay_slack"] * s
+    ledger = Ledger()
+    try:
+        run: TransformerRun = run_protocol(lambda **hooks: protocol(ledger=Ledger(), **hooks), inputs=N,
+                                           machines=direct.machines, block=direct.block, base=heads + 1,
+                                           bundle_words=bundle, ledger=ledger, tag=tag)
+    except DecodingError as exc:
+        return Measurement(agree=False, error_bits=0.0, counts={"decoding_failures": ledger.total("decode_failure")},
+                           reasons=[f"the transformer stopped: {exc}"])
+    except RelayOverflowError as exc:
+        slack = ctx.params["relay_slack"]
+        raise UsageError(f"--relay_slack: {slack} * s words per bundle is too few ({exc})") from None
+    reasons = []
+    if direct.vector() != reference:
+        reasons.append("the protocol run directly differs from the reference answer")
+    wrong = sum(a != b for a, b in zip(run.outputs, direct.vector()))
+    if wrong:
+        reasons.append(f"the transformer's output differs from the protocol's at {wrong} of {N} tokens")
+    size = size_from_ledger(_only(ledger, tag))
+    state = 1 + 2 * run.max_token_words  # a token's memory and messages in transit, two numbers per word
+    if state > size["v_dim"]:
+        reasons.append(f"a token holds {run.max_token_words} words ({state} numbers), "
+                       f"more than the width {size['v_dim']}")
+    R = direct_ledger.rounds("mpc_round")
+    derived = {"R": R, "D": run.plan.hops, "k": run.plan.base, "s": s, "eps": eps, "P": direct.machines,
+               "block": direct.block, "bundle_words": bundle}
+    decoded = ledger.total("decode")
+    return Measurement(
+        agree=not wrong, error_bits=math.inf if not wrong else 0.0,
+        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"]),
+                "decoding_failures": ledger.total("decode_failure")},
+        counts_by_tag=direct_ledger.by_tag("mpc_round"), rounds=R, derived=derived, reasons=reasons,
+        extra={**{k: (float(v) if isinstance(v, Fraction) else v) for k, v in derived.items()},
+               "code": {"alpha": run.plan.code.alpha, "base": run.plan.code.base, "rows": run.plan.code.rows,
+                        "delta": run.plan.code.delta, "width": run.plan.code.width},
+               "tokens": max(N, run.plan.tokens), "bundles_decoded": decoded, "max_alpha": run.max_alpha,
+               "max_bundle_words": run.max_bundle_words, "max_token_words": run.max_token_words,
+               "token_state_numbers": state,
+               "qk_dim": size["qk_dim"], "value_dim": size["v_dim"]},
+    )
+
+
+def _only(ledger: Ledger, prefix: str) -> Ledger:
+    return Ledger([e for e in ledger.entries if e.tag.startswith(prefix)])
+
+
+def grid_machines(N: int, protocol: str) -> int:
+    """P for the report's sweep: about sqrt(N) machines (twice that for k-hop's 16 words per token), at most 64,
+    so that s grows like a power of N below 1."""
+    return min(64, 1 << (((N.bit_length() - 1) + 1) // 2 + (protocol == "khop")))
+
+
+def _thm_4_1_grid(quick: bool) -> list[dict[str, Any]]:
+    sizes = (256, 512, 1024, 2048) if quick else (256, 512, 1024, 2048, 4096)
+    protocols = ("sum", "sort") if quick else ("sum", "sort", "khop")
+    return [{"protocol": p, "N": n, "P": grid_machines(n, p)} for p in protocols for n in sizes]
+
+
+_THM_4_1_PARAMS = [Param("protocol", str, "sort", "the MPC protocol to execute", choices=PROTOCOLS),
+                   *_COMMON,
+                   Param("k", int, 5, "hops for --protocol khop", minimum=0),
+                   Param("alphabet", int, 4, "letters for --protocol khop", minimum=2)]
+
+
+def _thm_4_1(ctx: CheckContext) -> Measurement:
+    """Run an MPC protocol directly and inside the EMA transformer; outputs must be equal exactly."""
+    name = ctx.params["protocol"]
+    protocol, reference = _protocol(ctx, name)
+    m = _run(ctx, protocol, reference, tag=ctx.claim.split(".")[1])
+    m.extra["protocol"] = name
+    return m
+
+
+checker("anna.thm_4_1", numerics=EXACT, params=_THM_4_1_PARAMS, grid=_thm_4_1_grid)(_thm_4_1)
+for _claim in ("anna.thm_b_10", "anna.cor_b_14"):  # the same construction: one case each in the report's sweep
+    checker(_claim, numerics=EXACT, params=_THM_4_1_PARAMS,
+            grid=lambda quick: [{"protocol": "khop", "N": 1024, "P": 64}])(_thm_4_1)
+
+
+# ---------------------------------------------------------------- Thm 4.4 (= Cor D.3): low-rank inside ANNA
+
+def _lowrank_layers(rng: np.random.Generator, L: int, d: int, rank: int) -> list[LowRankLayer]:
+    return [LowRankLayer(rng.integers(-2, 3, size=(d, rank)), rng.integers(-2, 3, size=(d, rank)),
+                         rng.integers(-2, 3, size=(d, d))) for _ in range(L)]
+
+
+def _thm_4_4(ctx: CheckContext) -> Measurement:
+    """A depth-L rank-r low-rank model: Lemma D.2's protocol inside the EMA transformer equals the model."""
+    N, P, L, d, rank, mod = (ctx.params[x] for x in ("N", "P", "depth", "d", "rank", "modulus"))
+    rng = np.random.default_rng(ctx.seed)
+    X = rng.integers(0, mod, size=(N, d))
+    layers = _lowrank_layers(rng, L, d, rank)
+    want = [tuple(int(v) for v in row) for row in lowrank_reference(X, layers, mod)]
+    protocol = partial(lowrank_protocol, X, layers, modulus=mod, machines=P, memory=_memory_for(ctx))
+    m = _run(ctx, protocol, want, tag=ctx.claim.split(".")[1])
+    m.derived["depth"] = L
+    m.extra.update({"depth": L, "rank": rank, "d": d})
+    return m
+
+
+_THM_4_4_PARAMS = [*_COMMON,
+                   Param("depth", int, 2, "low-rank layers L", minimum=1),
+                   Param("d", int, 3, "model width (value dimension)", minimum=1),
+                   Param("rank", int, 2, "feature rank r", minimum=1),
+                   Param("modulus", int, 97, "each layer's token-wise map reduces mod this", minimum=2)]
+
+for _claim in ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1"):
+    checker(_claim, numerics=EXACT, params=_THM_4_4_PARAMS,
+            grid=lambda quick: [{"N": n, "P": grid_machines(n, "lowrank"), "depth": L}
+                                for n in ((256, 1024) if quick else (256, 1024, 4096)) for L in (1, 3)])(_thm_4_4)
+
+
+# ---------------------------------------------------------------- Lemma B.4: the sparse averaging code
+
+@checker("anna.lemma_b_4", numerics=EXACT, params=[
+    Param("q", int, 4096, "sender ids", minimum=2),
+    Param("alpha", int, 4, "messages averaged together (at most)", minimum=1),
+    Param("Delta", int, 8, "payload numbers per message", minimum=1),
+    Param("trials", int, 200, "random sets of alpha senders (and as many of alpha + 2)", minimum=1),
+], grid=lambda quick: [{"alpha": a, "trials": 50 if quick else 300} for a in (1, 2, 4, 8)])
+def check_lemma_b_4(ctx: CheckContext) -> Measurement:
+    """Average up to alpha encodings and decode every message; beyond alpha, failures are detected, never wrong."""
+    q, alpha, delta, trials = (ctx.params[x] for x in ("q", "alpha", "Delta", "trials"))
+    if alpha > q:
+        raise UsageError(f"--alpha: cannot pick {alpha} distinct senders out of q = {q}")
+    code = MessageCode.design(q, alpha, delta)
+    rng = np.random.default_rng(ctx.seed)
+    failures = wrong = detected = overloaded = 0
+    for size in [alpha] * trials + [min(q, alpha + 2)] * trials:
+        senders = [int(j) for j in rng.choice(q, size=size, replace=False)]
+        payload = {j: [int(v) for v in rng.integers(-1000, 1001, size=delta)] for j in senders}
+        total = sum(code.encode(j, payload[j]) for j in senders)
+        try:
+            got = code.decode(total, size)
+        except DecodingError:
+            failures += size <= alpha
+            detected += size > alpha
+            continue
+        overloaded += size > alpha
+        wrong += got != payload
+    reasons = [f"{wrong} decodes returned a wrong message"] if wrong else []
+    return Measurement(
+        agree=not wrong, error_bits=math.inf if not wrong else 0.0,
+        counts={"dimension": code.width, "decoding_failures": failures, "wrong_decodes": wrong},
+        derived={"base": code.base, "rows": code.rows, "digits": code.digits}, reasons=reasons,
+        extra={"base": code.base, "rows": code.rows, "digits": code.digits, "trials": trials,
+               "over_alpha_detected": detected, "over_alpha_decoded": overloaded},
+    )
+
+
+# ---------------------------------------------------------------- Lemmas B.5 and B.6: input and output layers
+
+_IO_PARAMS = [Param("N", int, 1024, "input tokens", minimum=1),
+              Param("block", int, 16, "tokens per machine (s / words per record)", minimum=1),
+              Param("words", int, 3, "words per input record / output", minimum=1)]
+
+
+def _io_case(ctx: CheckContext) -> tuple[int, int, int, int, dict[int, list[tuple]]]:
+    N, b, w = (ctx.params[x] for x in ("N", "block", "words"))
+    P = -(-N // b)
+    rng = np.random.default_rng(ctx.seed)
+    data = rng.integers(-10 ** 6, 10 ** 6, size=(N, w))
+    placement = {m: [tuple(int(v) for v in data[i]) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)}
+    return N, b, w, P, placement
+
+
+@checker("anna.lemma_b_5", numerics=EXACT, params=_IO_PARAMS,
+         grid=lambda quick: [{"block": b} for b in (1, 4, 16, 64)])
+def check_lemma_b_5(ctx: CheckContext) -> Measurement:
+    """One EMA head moves every input record onto machine i // block, in order."""
+    N, b, w, P, placement = _io_case(ctx)
+    ledger = Ledger()
+    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, bundle_words=1, ledger=ledger, tag="lemma_b_5")
+    got = model.place(placement)
+    same = got == placement
+    size = size_from_ledger(ledger)
+    return Measurement(agree=same, error_bits=math.inf if same else 0.0,
+                       counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
+                       derived={"machines": P},
+                       reasons=[] if same else ["a machine holds other records than its block"],
+                       extra={"machines": P, "qk_dim": size["qk_dim"]})
+
+
+@checker("anna.lemma_b_6", numerics=EXACT, params=_IO_PARAMS,
+         grid=lambda quick: [{"block": b} for b in (1, 4, 16, 64)])
+def check_lemma_b_6(ctx: CheckContext) -> Measurement:
+    """One EMA head hands token i the output machine i // block holds for it."""
+    N, b, w, P, placement = _io_case(ctx)
+    ledger = Ledger()
+    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, bundle_words=1, ledger=ledger, tag="lemma_b_6")
+    outputs = {m: {m * b + t: rec for t, rec in enumerate(recs)} for m, recs in placement.items()}
+    got = model.readout(outputs)
+    same = got == [rec for m in range(P) for rec in placement[m]]
+    size = size_from_ledger(ledger)
+    return Measurement(agree=same, error_bits=math.inf if same else 0.0,
+                       counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
+                       derived={"machines": P}, reasons=[] if same else ["a token read another token's output"],
+                       extra={"machines": P, "qk_dim": size["qk_dim"]})

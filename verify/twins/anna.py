@@ -1,0 +1,226 @@
+"""Broken twins of the ANNA checkers (:mod:`attnsim.verify.claims.anna`).
+
+Each twin breaks one thing a check relies on: a value row or a hash table of Algorithms 1 and 2, the
+concatenation length z that keeps far keys out of a bucket (Thm 3.4 / A.1, App. A), the hop count of
+k-hop (Thm F.4), the destination of a routed message (Thm B.2), a value row of the low-rank product
+(Lemma D.2), a layer of the butterfly (Prop. E.3), a ledger entry, or a count formula of paper_refs.
+Parameters are small so every twin runs in seconds.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from attnsim.verify.twins import twin
+from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
+
+_C = "attnsim.verify.claims.anna"
+_LSH = {"N": 32, "seeds": 10}
+
+
+def _drop_last_value(q: Any, k: Any, v: Any, tables: Any, **kw: Any) -> tuple[tuple, dict]:
+    v = np.array(v, copy=True)
+    v[-1] = 0
+    return (q, k, v, tables), kw
+
+
+def _skip_first_table(q: Any, k: Any, v: Any, tables: Any, **kw: Any) -> tuple[tuple, dict]:
+    return (q, k, v, tables[1:]), kw
+
+
+def _short_codes(family: Any, ell: int, z: int, rng: Any) -> tuple[tuple, dict]:
+    return (family, ell, 1, rng), {}
+
+
+# ---------------------------------------------------------------- Algorithm 1 (Thm 3.4 / A.1)
+
+@twin("anna.alg_1", "value_row_dropped", "Algorithm 1 builds its tables without the last key's value row",
+      params=_LSH)
+@contextmanager
+def _alg1_value_row() -> Iterator[None]:
+    with wrapped(f"{_C}.anna_tables", args=_drop_last_value):
+        yield
+
+
+@twin("anna.alg_1", "hash_ledger_doubled", "the ledger counts the first table's key hashes twice", params=_LSH)
+@contextmanager
+def _alg1_ledger() -> Iterator[None]:
+    with ledger_scaled("hash", lambda a: 2 * a, tag_prefix="alg1.hash_keys", first_only=True):
+        yield
+
+
+@twin("anna.alg_1", "one_hash_per_table", "tables hash with z = 1: far keys share buckets, eta_hat is far above "
+      "the proof's eta", params=_LSH)
+@contextmanager
+def _alg1_short_codes() -> Iterator[None]:
+    with wrapped(f"{_C}.draw_tables", args=_short_codes):
+        yield
+
+
+# ---------------------------------------------------------------- Algorithm 2
+
+@twin("anna.alg_2", "first_round_skipped", "Algorithm 2 skips the first of its ell rounds", params=_LSH)
+@contextmanager
+def _alg2_round() -> Iterator[None]:
+    with wrapped(f"{_C}.anna_linear_memory", args=_skip_first_table):
+        yield
+
+
+@twin("anna.alg_2", "hash_count_formula_plus_one", "the exact count 2 N ell z is read one too high", params=_LSH)
+@contextmanager
+def _alg2_formula() -> Iterator[None]:
+    with formula_shifted("anna.alg_2", "hash_evaluations"):
+        yield
+
+
+@twin("anna.alg_2", "one_hash_per_table", "rounds hash with z = 1: far keys share buckets, eta_hat above the "
+      "proof's eta", params=_LSH)
+@contextmanager
+def _alg2_short_codes() -> Iterator[None]:
+    with wrapped(f"{_C}.draw_tables", args=_short_codes):
+        yield
+
+
+# ---------------------------------------------------------------- Theorem 5.2: Match2
+
+def _last_answer_shifted(model: Any) -> Any:
+    def broken(x: Any, **kw: Any) -> Any:
+        out = np.array(model(x, **kw), copy=True)
+        out[-1] = out[-2] if len(out) > 1 and out[-2] != out[-1] else 1 - out[-1]
+        return out
+    return broken
+
+
+@twin("anna.thm_5_2", "last_answer_off_by_one", "the last position answers with its neighbour's label",
+      params={"examples": 20, "mechanism": "ema"})
+@contextmanager
+def _match2_shift() -> Iterator[None]:
+    with wrapped(f"{_C}.match2_transformer", result=_last_answer_shifted):
+        yield
+
+
+@twin("anna.thm_5_2", "layers_formula_plus_one", "the exact layer count 1 is read as 2",
+      params={"examples": 20, "mechanism": "ema"})
+@contextmanager
+def _match2_formula() -> Iterator[None]:
+    with formula_shifted("anna.thm_5_2", "layers"):
+        yield
+
+
+# ---------------------------------------------------------------- Theorem F.4: k-hop
+
+@twin("anna.khop", "one_hop_short", "pointer doubling answers k - 1 hops", params={"strings": 3})
+@contextmanager
+def _khop_short() -> Iterator[None]:
+    with wrapped(f"{_C}.khop_mpc", args=lambda text, k, **kw: ((text, max(1, k - 1)), kw)):
+        yield
+
+
+@twin("anna.khop", "round_dropped", "the ledger drops the entries of round 0", params={"strings": 3})
+@contextmanager
+def _khop_ledger() -> Iterator[None]:
+    from attnsim.sim.ledger import Ledger
+
+    original = Ledger.record
+
+    def record(self: Ledger, kind: str, tag: str, **kw: Any) -> Any:
+        if kind == "mpc_round" and kw.get("round", 0) == 0:
+            return None
+        return original(self, kind, tag, **kw)
+
+    from unittest import mock
+    with mock.patch.object(Ledger, "record", record):
+        yield
+
+
+@twin("anna.khop", "machine_limit_quadrupled", "the MPC machine admits 4 s words a round and the protocol uses them",
+      params={"strings": 3})
+@contextmanager
+def _khop_limit() -> Iterator[None]:
+    with wrapped(f"{_C}.khop_mpc", args=lambda text, k, memory, **kw: ((text, k), {**kw, "memory": 4 * memory})):
+        yield
+
+
+# ---------------------------------------------------------------- Theorem B.2: EMA routing
+
+def _keys_to_next_machine(q: Any, keys: Any, values: Any, **kw: Any) -> tuple[tuple, dict]:
+    keys = np.where(keys >= 0, (keys + 1) % max(1, len(q)), keys)
+    return (q, keys, values), kw
+
+
+@twin("anna.thm_b_2", "message_to_next_machine", "every routed message lands on the machine after its addressee",
+      params={"k": 1})
+@contextmanager
+def _route_off_by_one() -> Iterator[None]:
+    with wrapped("attnsim.sim.anna.ema_routing.ema", args=_keys_to_next_machine):
+        yield
+
+
+@twin("anna.thm_b_2", "layers_formula_plus_one", "the exact layer count R is read as R + 1", params={"k": 1})
+@contextmanager
+def _route_formula() -> Iterator[None]:
+    with formula_shifted("anna.thm_b_2", "layers"):
+        yield
+
+
+# ---------------------------------------------------------------- Lemma D.2: low-rank attention on MPC
+
+def _first_value_doubled(qp: Any, kp: Any, v: Any, **kw: Any) -> tuple[tuple, dict]:
+    v = np.array(v, copy=True)
+    v[0] = 2 * v[0]
+    return (qp, kp, v), kw
+
+
+@twin("anna.lemma_d_2", "value_row_doubled", "the tree sum adds the first value row twice", params={"N": 100})
+@contextmanager
+def _lowrank_doubled() -> Iterator[None]:
+    with wrapped(f"{_C}.lowrank_mpc", args=_first_value_doubled):
+        yield
+
+
+@twin("anna.lemma_d_2", "machines_formula_plus_one", "the exact machine count T is read one too high",
+      params={"N": 100})
+@contextmanager
+def _lowrank_formula() -> Iterator[None]:
+    with formula_shifted("anna.lemma_d_2", "machines"):
+        yield
+
+
+@twin("anna.lemma_d_2", "machine_limit_quadrupled", "the MPC machine admits 4 s words a round and the tree uses "
+      "them", params={"N": 100})
+@contextmanager
+def _lowrank_limit() -> Iterator[None]:
+    with wrapped(f"{_C}.lowrank_mpc", args=lambda qp, kp, v, memory, **kw: ((qp, kp, v), {**kw, "memory": 4 * memory})):
+        yield
+
+
+# ---------------------------------------------------------------- Proposition E.3: Reformer vs SUM
+
+def _last_layer_repeats(patterns: list) -> list:
+    return patterns[:-1] + [patterns[-2]] if len(patterns) > 1 else patterns
+
+
+@twin("anna.prop_e_3", "butterfly_layer_repeated", "the last butterfly layer chunks the same digit as the one "
+      "before it", params={"L": 3})
+@contextmanager
+def _butterfly_short() -> Iterator[None]:
+    with wrapped(f"{_C}.butterfly_patterns", result=_last_layer_repeats):
+        yield
+
+
+def _sum_drops_last(model: Any) -> Any:
+    def broken(x: Any, **kw: Any) -> Any:
+        x = np.array(x, copy=True)
+        x[-1] = 0
+        return model(x, **kw)
+    return broken
+
+
+@twin("anna.prop_e_3", "sum_drops_last_token", "the one-layer ANNA SUM leaves out the last token", params={"L": 3})
+@contextmanager
+def _sum_short() -> Iterator[None]:
+    with wrapped(f"{_C}.sum_transformer", result=_sum_drops_last):
+        yield

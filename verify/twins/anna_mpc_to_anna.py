@@ -1,0 +1,173 @@
+"""Broken twins of the ANNA-simulates-MPC checkers (:mod:`attnsim.verify.claims.anna_mpc_to_anna`).
+
+Each twin patches one thing the check relies on -- the relay's last digit, a term of Lemma D.2's
+tree sum, the code's validity test or its rows, an input/output slot, the ledger, the head count --
+and ``attnsim teeth`` expects the check to fail it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import contextmanager
+from typing import Any, Iterator
+from unittest import mock
+
+import numpy as np
+
+from attnsim.sim.anna import mpc_lowrank
+from attnsim.sim.anna.message_code import DecodingError, MessageCode
+from attnsim.sim.anna.mpc_to_anna import MPCTransformer
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.claims import anna_mpc_to_anna as checks
+from attnsim.verify.twins import twin
+
+MPC_CLAIMS = ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")
+LOWRANK_CLAIMS = ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1")
+_MPC_PARAMS = {"protocol": "sort", "N": 256, "P": 16}
+_LOWRANK_PARAMS = {"N": 256, "P": 16, "depth": 2}
+
+
+@contextmanager
+def _relay_skips_last_digit() -> Iterator[None]:
+    original = MPCTransformer._hop
+
+    def hop(self: MPCTransformer, at: list, t: int, r: int) -> list:
+        return at if t == self.plan.hops - 1 else original(self, at, t, r)
+
+    with mock.patch.object(MPCTransformer, "_hop", hop):
+        yield
+
+
+@contextmanager
+def _ledger_keeps_first_head_only() -> Iterator[None]:
+    original = MPCTransformer._layer
+
+    def layer(self: MPCTransformer, keys: np.ndarray, values: Any, *, head: int = 0, **kw: Any) -> Any:
+        if head == 0:
+            return original(self, keys, values, head=head, **kw)
+        kept, self.ledger = self.ledger, Ledger()
+        try:
+            return original(self, keys, values, head=head, **kw)
+        finally:
+            self.ledger = kept
+
+    with mock.patch.object(MPCTransformer, "_layer", layer):
+        yield
+
+
+@contextmanager
+def _one_head_fewer() -> Iterator[None]:
+    original = checks._heads
+    with mock.patch.object(checks, "_heads", lambda *a: original(*a) - 1):
+        yield
+
+
+@contextmanager
+def _readout_shifted() -> Iterator[None]:
+    original = MPCTransformer.readout
+
+    def readout(self: MPCTransformer, outputs: dict) -> list:
+        got = original(self, outputs)
+        return got[1:] + got[:1]
+
+    with mock.patch.object(MPCTransformer, "readout", readout):
+        yield
+
+
+for _claim in MPC_CLAIMS:
+    twin(_claim, "relay_skips_last_digit", "the relay stops one digit early, so messages end a digit short of home",
+         params=_MPC_PARAMS)(_relay_skips_last_digit)
+    twin(_claim, "ledger_keeps_first_head_only", "the ledger records only head 0 of each relay layer",
+         params=_MPC_PARAMS)(_ledger_keeps_first_head_only)
+    twin(_claim, "one_head_fewer", "the relay gets ceiling(N^rho) - 1 heads, one below the exact formula",
+         params=_MPC_PARAMS)(_one_head_fewer)
+    twin(_claim, "readout_shifted", "the output layer hands token i the output of token i + 1",
+         params=_MPC_PARAMS)(_readout_shifted)
+
+
+@contextmanager
+def _tree_drops_last_part() -> Iterator[None]:
+    def sum_parts(mem: list[tuple]) -> np.ndarray:
+        parts = [np.array(rec[1:]) for rec in mem if rec[0] == "part"]
+        return sum(parts[1:-1], parts[0])
+
+    with mock.patch.object(mpc_lowrank, "_sum_parts", sum_parts):
+        yield
+
+
+for _claim in LOWRANK_CLAIMS:
+    twin(_claim, "tree_drops_last_part", "Lemma D.2's tree sum drops the last child's partial sum at every node",
+         params=_LOWRANK_PARAMS)(_tree_drops_last_part)
+    twin(_claim, "ledger_keeps_first_head_only", "the ledger records only head 0 of each relay layer",
+         params=_LOWRANK_PARAMS)(_ledger_keeps_first_head_only)
+
+
+@contextmanager
+def _no_validity_test() -> Iterator[None]:
+    def decode_cells(self: MessageCode, cells: dict, count: int) -> dict:
+        found: dict[int, list[int]] = {}
+        for block in cells.values():
+            c = int(block[0])
+            if c:
+                found.setdefault(int(block[1]) // c, [int(x) // c for x in block[3:]] + [0] * (self.block - len(block)))
+        if count and len(found) != count:
+            raise DecodingError(f"alpha: decoded {len(found)} of {count}")
+        return found
+
+    with mock.patch.object(MessageCode, "decode_cells", decode_cells):
+        yield
+
+
+@contextmanager
+def _one_row() -> Iterator[None]:
+    original = MessageCode.design.__func__
+
+    def design(cls: type, senders: int, alpha: int, delta: int) -> MessageCode:
+        return dataclasses.replace(original(cls, senders, alpha, delta), rows=1)
+
+    with mock.patch.object(MessageCode, "design", classmethod(design)):
+        yield
+
+
+_CODE_PARAMS = {"q": 500, "alpha": 3, "trials": 40}
+twin("anna.lemma_b_4", "no_validity_test", "a bucket is read as one message whatever its S1^2 = c S2 test says",
+     params=_CODE_PARAMS)(_no_validity_test)
+twin("anna.lemma_b_4", "one_row", "the code keeps one row of buckets, too few to separate alpha messages",
+     params=_CODE_PARAMS)(_one_row)
+
+
+@contextmanager
+def _input_slots_rotated() -> Iterator[None]:
+    original = MPCTransformer.place
+
+    def place(self: MPCTransformer, placement: dict) -> dict:
+        got = original(self, placement)
+        return {m: recs[1:] + recs[:1] for m, recs in got.items()}
+
+    with mock.patch.object(MPCTransformer, "place", place):
+        yield
+
+
+@contextmanager
+def _ledger_doubles_head() -> Iterator[None]:
+    original = MPCTransformer._layer
+
+    def layer(self: MPCTransformer, keys: np.ndarray, values: Any, *, head: int = 0, **kw: Any) -> Any:
+        got = original(self, keys, values, head=head, **kw)
+        self.ledger.record("anna_head", f"{self.tag}.layer{self.layers}.head{head + 1}", round=self.layers,
+                           shape=(self.tokens, 1, 1))
+        return got
+
+    with mock.patch.object(MPCTransformer, "_layer", layer):
+        yield
+
+
+_IO_PARAMS = {"N": 50, "block": 7}
+twin("anna.lemma_b_5", "input_slots_rotated", "each machine's input records arrive one slot late (the last first)",
+     params=_IO_PARAMS)(_input_slots_rotated)
+twin("anna.lemma_b_5", "ledger_doubles_head", "the ledger writes a second head for the input layer",
+     params=_IO_PARAMS)(_ledger_doubles_head)
+twin("anna.lemma_b_6", "readout_shifted", "the output layer hands token i the output of token i + 1",
+     params=_IO_PARAMS)(_readout_shifted)
+twin("anna.lemma_b_6", "ledger_doubles_head", "the ledger writes a second head for the output layer",
+     params=_IO_PARAMS)(_ledger_doubles_head)

@@ -1,0 +1,77 @@
+"""Broken twins of the TinT rebuttal checkers (:mod:`attnsim.verify.claims.tint_rebuttal`).
+
+They break the MLP TinT's inner step and its size formula, the size-growth table's ledger and its
+per-unit formula, and the finite-difference study's forward count and its variance estimate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import contextmanager
+from typing import Any, Iterator
+from unittest import mock
+
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.twins import twin
+from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
+
+
+def _mlp_step_negated(cfg: Any, ar: Any) -> tuple[tuple, dict]:
+    return (dataclasses.replace(cfg, eta=-cfg.eta), ar), {}
+
+
+@twin("tint.rebuttal_mlp_aux", "step_sign_flipped", "the MLP's TinT steps up the gradient (eta negated)")
+@contextmanager
+def _mlp_sign() -> Iterator[None]:
+    with wrapped("attnsim.sim.tint.mlp_aux.build_mlp", args=_mlp_step_negated):
+        yield
+
+
+@twin("tint.rebuttal_mlp_aux", "total_formula_plus_one", "the MLP TinT's size formula is read one too high")
+@contextmanager
+def _mlp_formula() -> Iterator[None]:
+    with formula_shifted("tint.rebuttal_mlp_aux", "total"):
+        yield
+
+
+@twin("tint.rebuttal_size_growth", "per_unit_formula_plus_one", "the per-unit size formula is read one too high")
+@contextmanager
+def _growth_formula() -> Iterator[None]:
+    with formula_shifted("tint.rebuttal_size_growth", "per_unit"):
+        yield
+
+
+@twin("tint.rebuttal_size_growth", "ledger_grows_per_build", "each new build's ledger charges one more parameter "
+      "than the last, bending the line")
+@contextmanager
+def _growth_ledger() -> Iterator[None]:
+    original, seen = Ledger.record, {}
+
+    def record(self: Ledger, kind: str, tag: str, **kw: Any) -> Any:
+        if kind == "param" and id(self) not in seen:
+            seen[id(self)] = len(seen) ** 2
+            kw["amount"] = kw.get("amount", 1) + seen[id(self)]
+        return original(self, kind, tag, **kw)
+
+    with mock.patch.object(Ledger, "record", record):
+        yield
+
+
+@twin("tint.rebuttal_fd_end_to_end", "spsa_forwards_doubled", "the ledger counts every SPSA forward pass twice",
+      params={"samples": 1000})
+@contextmanager
+def _fd_ledger() -> Iterator[None]:
+    with ledger_scaled("forward", lambda a: 2 * a, tag_prefix="spsa"):
+        yield
+
+
+def _variance_doubled(rows: list) -> list:
+    return [(D, n, 2 * var) for D, n, var in rows]
+
+
+@twin("tint.rebuttal_fd_end_to_end", "variance_doubled", "the SPSA variance is estimated twice too large",
+      params={"samples": 1000})
+@contextmanager
+def _fd_variance() -> Iterator[None]:
+    with wrapped("attnsim.sim.tint.fd_end_to_end.variance_by_width", result=_variance_doubled):
+        yield

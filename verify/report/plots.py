@@ -170,19 +170,22 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
             if pred:
                 ax.plot(*zip(*pred), "x", color="black", markersize=8, label="exact formula" if k == 0 else None)
             bound = sorted({(r[0], c * r[3]) for r in mine if r[3] is not None and c})
-            if len(bound) > 1:
-                ax.plot(*zip(*bound), "--", color=line.get_color(), alpha=0.8,
-                        label=f"{c:.3g} × bound" if k == 0 else None)
+            if bound:  # a curve per series; a series of one point gets a bar at its bound
+                ax.plot(*zip(*bound), "--" if len(bound) > 1 else "_", markersize=16, color=line.get_color(),
+                        alpha=0.8, label="c × bound, per series (c in the panel title)" if k == 0 else None)
         positive = all(v > 0 for row in rows for v in (row[0], row[1]))
         if positive:
             log_axes(ax)
         ax.set_xlabel(xname)
         ax.set_ylabel(res)
         bound = summary["resources"][res]["bound"]
-        ax.set_title(f"{res}: bound O({formula_text(bound)})" if bound else f"{res} (exact count only)")
+        scale = f"{c:.3g} × " if c else ""
+        ax.set_title(f"{res}: {scale}O({formula_text(bound)})" if bound else f"{res} (exact count only)")
         handles.update({lab: h for h, lab in zip(*ax.get_legend_handles_labels()) if lab not in handles})
     # one legend for every panel, below them: the series are the same in each
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(3, len(handles)))
+    widest = max(len(label) for label in handles)
+    columns = max(1, min(3, len(handles), int(len(panels) * 4.0 * 72 / 5.5 / (widest + 6))))
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=columns)
     fig.suptitle(f"{summary['label']} ({summary['id']})")
     save(fig, path)
     return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -86,3 +87,5 @@ def test_report_quick_writes_files(tmp_path):
     for name in ("report.md", "checks.csv", "checks.json"):
         assert (tmp_path / "rep" / name).stat().st_size > 0
     assert str(tmp_path / "rep") in p.stdout.replace("\n", "")
+    # not a terminal: progress comes as plain lines with done/total (the sections take more than a few seconds)
+    assert re.search(r"^report sections: \d+/\d+ \(\d+%\)", p.stdout, re.M), p.stdout[:2000]

@@ -11,8 +11,12 @@ docs/reconstructions.md, "Hidden constants of Theorem A.1"):
   paper writes O(1/N^{1-3rho}); for rho >= 1/3 the bound is vacuous and delta = 1/10.
 
 rho = ln(1/p1)/ln(1/p2); the ideal (Andoni-Indyk) quality is rho = 1/c^2. Collision probabilities
-of the two families in ``attnsim.sim.anna.lsh`` are restated here symbolically (theory never
-imports sim). Every function returns exact sympy values or plain numbers evaluated with 50 digits.
+of the families in ``attnsim.sim.anna.lsh`` are restated here symbolically (theory never
+imports sim). For the cross-polytope family only the leading term of Andoni et al. 2015 (Thm 1:
+ln(1/p(u)) = u^2/(4 - u^2) ln dim + O(ln ln dim) for unit vectors at distance u) is known in
+closed form; we use p(u) = dim^(-u^2/(4 - u^2)), whose rho = (r^2/(4 - r^2)) / ((c r)^2/(4 - (c r)^2))
+is the quality their analysis gives (about 1/c^2 for small r). Every function returns exact sympy
+values or plain numbers evaluated with 50 digits.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ TIME_BOUND = m * N ** (1 + 3 * rho) * sp.log(N) / sp.log(1 / p2)
 
 HYPERPLANE_COLLISION = 1 - 2 * sp.asin(u / 2) / sp.pi
 """Random hyperplanes, unit vectors at Euclidean distance u."""
+CROSS_POLYTOPE_COLLISION = m ** (-u**2 / (4 - u**2))
+"""Cross-polytope hash in dimension m, unit vectors at distance u < 2: the leading term (module docstring)."""
 PSTABLE_COLLISION = 1 - 2 * (1 - (1 + sp.erf(w / (u * sp.sqrt(2)))) / 2) \
     - 2 * u / (sp.sqrt(2 * sp.pi) * w) * (1 - sp.exp(-(w / u) ** 2 / 2))
 """Gaussian p-stable hash with width w at distance u (Datar et al. 2004)."""
@@ -76,6 +82,27 @@ def hyperplane_probabilities(radius: float, approx: float) -> tuple[float, float
         raise ValueError(f"c: the approximation factor must be > 1, got {approx}")
     pr = [float(_num(HYPERPLANE_COLLISION.subs(u, sp.nsimplify(d)))) for d in (radius, radius * approx)]
     return pr[0], pr[1]
+
+
+def cross_polytope_probabilities(radius: float, approx: float, dim: int) -> tuple[float, float]:
+    """(p1, p2) of the cross-polytope family in dimension ``dim`` at distances r and c r (leading term)."""
+    if approx <= 1:
+        raise ValueError(f"c: the approximation factor must be > 1, got {approx}")
+    if not (0 < radius and radius * approx < 2):
+        raise ValueError(f"r, c: need 0 < r and c*r < 2 on the unit sphere, got r={radius}, c={approx}")
+    if dim < 2:
+        raise ValueError(f"m: the cross-polytope family needs dimension >= 2, got {dim}")
+    vals = [float(_num(CROSS_POLYTOPE_COLLISION.subs({u: sp.nsimplify(d), m: dim}))) for d in (radius, radius * approx)]
+    return vals[0], vals[1]
+
+
+def family_probabilities(family: str, radius: float, approx: float, dim: int) -> tuple[float, float]:
+    """(p1, p2) of an angular family by its command-line name: ``hyperplane`` or ``cross-polytope``."""
+    if family == "hyperplane":
+        return hyperplane_probabilities(radius, approx)
+    if family == "cross-polytope":
+        return cross_polytope_probabilities(radius, approx, dim)
+    raise ValueError(f"lsh: must be 'hyperplane' or 'cross-polytope', got {family!r}")
 
 
 def pstable_probabilities(radius: float, approx: float, width: float) -> tuple[float, float]:

@@ -144,6 +144,10 @@ def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
             return sp.cancel(pn.LC() / pd.LC())
         lc = pn.LC() / pd.LC()
         return sp.oo if lc.is_positive is not False else sp.zoo
+    if any(var in a.free_symbols and a.args[0].has(sp.log) for a in expr.atoms(sp.log)):
+        # log log N terms (e.g. from ell = N^(3 rho) log N) make gruntz slow: N = e^t turns them into log t
+        t = sp.Dummy("t", positive=True)
+        expr, var = sp.expand_log(expr.subs(var, sp.exp(t))), t
     lim = sp.limit(expr, var, sp.oo)
     simple = sp.simplify(lim)
     return lim if simple is sp.nan and lim is not sp.nan else simple  # keep oo*sign(...) readable

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
 from attnsim.sim.masks import Mask
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights
 from attnsim.sim.token_maps import Identity, random_affine
+from attnsim.verify.guards import read_npy
 from attnsim.verify.registry import UsageError
 
 INPUT_KINDS = ("random", "large")
@@ -55,17 +55,7 @@ def random_weights(spec: TransformerSpec, rng: np.random.Generator, layer_mlp: s
 
 def load_input(path: str, spec: TransformerSpec) -> np.ndarray:
     """X from a .npy file of numbers (floats are taken exactly as binary fractions)."""
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"--input-file: no such file {path!r}")
-    try:
-        arr = np.load(p, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise UsageError(f"--input-file: cannot read {path!r} as .npy ({exc})") from None
-    if arr.shape != (spec.N, spec.d):
-        raise UsageError(f"--input-file: X has shape {arr.shape}, expected (N, d) = ({spec.N}, {spec.d})")
-    if arr.dtype.kind not in "iuf":
-        raise UsageError(f"--input-file: expected a numeric array, got dtype {arr.dtype}")
+    arr = read_npy(path, (spec.N, spec.d))
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise UsageError(f"--input-file: non-finite value {arr[idx]} at index {idx} (NaN/inf are not inputs)")

@@ -16,6 +16,7 @@ from attnsim.paper_refs import get as get_claim
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
+from attnsim.verify.guards import check_run
 from attnsim.verify.registry import CheckContext, UsageError, get_checker
 
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
@@ -38,12 +39,15 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
     except KeyError:
         raise UsageError(f"CLAIM: {claim_id} has a checker but no entry in paper_refs") from None
     params = chk.resolve(given or {})
-    numerics = numerics or chk.default_numerics
+    numerics = chk.default_numerics if numerics is None else numerics
+    check_run(claim_id, params, numerics)  # caps, memory estimate and input file, before any work
     get_numerics(numerics, seed)  # validates the name with a clear error
     if backend_kind(numerics) not in chk.numerics:
         raise UsageError(f"--numerics: {claim_id} runs in {', '.join(chk.numerics)}; got {numerics!r}")
     if seed < 0:
         raise UsageError(f"--seed: must be >= 0, got {seed}")
+    if min_bits is not None and not (math.isfinite(min_bits) and min_bits >= 0):
+        raise UsageError(f"--min-bits: must be a finite number >= 0, got {min_bits}")
     m = chk.fn(CheckContext(claim_id, params, numerics, seed, min_bits))
     values = _formula_values(params, m.derived)
     reasons = list(m.reasons)

@@ -30,6 +30,14 @@ class UsageError(AttnsimError):
     """Bad input from the user: one clear line naming the parameter; the CLI exits 2."""
 
 
+class ResumableError(AttnsimError):
+    """A run stopped by its environment (a lost scheduler or workers) with its finished records saved:
+    one line saying so, exit status :data:`RESUMABLE_EXIT`, and the same command resumes it."""
+
+
+RESUMABLE_EXIT = 75
+
+
 @dataclass(frozen=True)
 class Param:
     """A parameter a checker accepts (``--name value`` on the command line)."""
@@ -42,7 +50,11 @@ class Param:
     choices: tuple[Any, ...] | None = None
 
     def parse(self, raw: Any) -> Any:
-        """Parse a raw value (a CLI string or a Python value) and check it; errors name the parameter."""
+        """``raw`` (a command-line string or a value) as this parameter's type, validated."""
+        if isinstance(raw, str) and not raw.strip():
+            raise UsageError(f"--{self.name}: empty value")
+        if isinstance(raw, str) and self.type is not str and not raw.isascii():
+            raise UsageError(f"--{self.name}: {raw!r} has non-ASCII characters (digits are 0-9)")
         if isinstance(raw, str) and self.type is bool:
             if raw.lower() in ("1", "true", "yes", "on"):
                 value: Any = True

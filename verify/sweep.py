@@ -5,9 +5,11 @@ Executors: ``serial`` (in this process), ``processes`` (a local process pool) an
 ``scheduler="tcp://host:port"``). Work is sent in chunks of several checks (one task each), and
 results stream back as chunks finish, under a progress bar with an ETA (plain lines off a terminal).
 
-Resumable cache: every record is stored under ``<cache>/<key[:2]>/<key>.json``, where the key is a
-hash of claim + parameters + numerics + seed + the code version (a hash of attnsim's own source and
-claim files). A sweep restarted with the same arguments computes only the records that are missing.
+Resumable cache (``verify/cache.py``): every record is stored under ``<cache>/<key[:2]>/<key>.json``,
+where the key is a hash of claim + parameters + numerics + seed + the code version (a hash of attnsim's
+own source and claim files), in an envelope that carries that key and a checksum. A sweep restarted with
+the same arguments computes only the records that are missing; an entry that does not verify is set
+aside (renamed ``*.bad``), counted in :attr:`SweepResult.set_aside` and computed again.
 Each record is written atomically (temporary file, then rename) by the worker as soon as it is
 computed — and again by the driver when the chunk comes back, for clusters that do not share the
 cache's file system — so a crash or an interrupt loses no finished record.
@@ -20,11 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import json
 import math
 import os
-import tempfile
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,11 +34,21 @@ from typing import Any, Callable, Iterator, Sequence
 from rich.console import Console
 
 from attnsim.sim.errors import AttnsimError
+from attnsim.verify.cache import Cache, atomic_write, point_key
+from attnsim.verify.guards import check_workers
+from attnsim.verify.procs import stop_pool, worker_pool
 from attnsim.verify.progress import progress
-from attnsim.verify.records import dumps, loads, normalise
-from attnsim.verify.registry import UsageError, all_checkers
+from attnsim.verify.records import normalise
+from attnsim.verify.registry import ResumableError, UsageError, all_checkers
+
+__all__ = ["EXECUTORS", "Cache", "Point", "SweepResult", "atomic_write", "code_version", "grid", "run_point", "sweep"]
 
 EXECUTORS = ("serial", "processes", "dask")
+CONNECT_SECONDS = 2
+"""How long a Dask client tries to reach ``--scheduler`` before the sweep refuses it."""
+NO_WORKER_SECONDS = float(os.environ.get("ATTNSIM_DASK_NO_WORKER_SECONDS", "30"))
+"""A Dask sweep with no live worker for this long stops (resumably) instead of waiting forever."""
+POLL_SECONDS = 1.0
 _PACKAGES = ("attnsim", "attnsim.sim", "attnsim.theory", "attnsim.verify", "attnsim.paper_refs")
 
 
@@ -50,10 +61,13 @@ class Point:
     numerics: str | None = None
     seed: int = 0
 
+    def fields(self) -> dict[str, Any]:
+        """What the cache key hashes, besides the code version."""
+        return {"claim": self.claim, "params": self.params, "numerics": self.numerics, "seed": self.seed}
+
     def key(self, version: str) -> str:
-        """The cache key of this point under a code version."""
-        blob = json.dumps([self.claim, self.params, self.numerics, self.seed, version], sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        """The cache key of this check under code ``version``."""
+        return point_key(self.fields(), version)
 
 
 @lru_cache(maxsize=1)
@@ -107,44 +121,6 @@ def run_point(point: Point) -> dict[str, Any]:
     return normalise(rec)
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-class Cache:
-    """One JSON file per record, keyed by :meth:`Point.key`."""
-
-    def __init__(self, root: Path | str):
-        """A record cache under ``root``."""
-        self.root = Path(root)
-
-    def path(self, key: str) -> Path:
-        """Where the record of ``key`` is stored."""
-        return self.root / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The cached record of ``key``, or None (missing or unreadable)."""
-        try:
-            return loads(self.path(key).read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
-            return None
-
-    def put(self, key: str, record: dict[str, Any]) -> None:
-        """Store ``record`` under ``key`` atomically."""
-        atomic_write(self.path(key), dumps(record))
-
-
 def run_chunk(items: list[tuple[str, Point]], cache_root: str | None = None) -> list[tuple[str, dict[str, Any]]]:
     """A task: several checks; each record is cached the moment it exists (when the cache is reachable)."""
     cache = Cache(cache_root) if cache_root else None
@@ -153,7 +129,7 @@ def run_chunk(items: list[tuple[str, Point]], cache_root: str | None = None) -> 
         rec = run_point(point)
         if cache is not None:
             try:
-                cache.put(key, rec)
+                cache.put(key, point.fields(), code_version(), rec)
             except OSError:  # a remote worker without the driver's file system: the driver writes it
                 cache = None
         out.append((key, rec))
@@ -162,10 +138,12 @@ def run_chunk(items: list[tuple[str, Point]], cache_root: str | None = None) -> 
 
 @dataclass
 class SweepResult:
-    """Records of a sweep, and how many were computed and how many read from the cache."""
+    """Every record in grid order; how many were computed, read from the cache, and set aside as bad."""
+
     records: list[dict[str, Any]]
     computed: int
     cached: int
+    set_aside: int = 0
 
 
 TaskHook = Callable[[int], None]  # called with the number of finished tasks after each task
@@ -181,16 +159,17 @@ def _serial(chunks: list, cache_root: str | None, workers: int, scheduler: str |
 
 
 def _processes(chunks: list, cache_root: str | None, workers: int, scheduler: str | None) -> Iterator[list]:
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(run_chunk, chunk, cache_root) for chunk in chunks}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield fut.result()
-        finally:
-            for fut in pending:
-                fut.cancel()
+    pool = worker_pool(workers)
+    pending = {pool.submit(run_chunk, chunk, cache_root) for chunk in chunks}
+    try:
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                yield fut.result()
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | None) -> Iterator[list]:
@@ -201,14 +180,15 @@ def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | N
     import multiprocessing
 
     import dask
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import Client, LocalCluster
 
     cluster = None
     if scheduler:
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(scheduler, timeout=f"{CONNECT_SECONDS}s")
         except (OSError, TimeoutError) as exc:
-            raise UsageError(f"--scheduler: cannot reach {scheduler} ({exc})") from None
+            raise UsageError(f"--scheduler: cannot reach {scheduler} within {CONNECT_SECONDS} s "
+                             f"({type(exc).__name__})") from None
     else:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         with dask.config.set({"distributed.worker.multiprocessing-method": method}):
@@ -218,14 +198,61 @@ def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | N
     try:
         futures = [client.submit(run_chunk, chunk, cache_root, pure=False) for chunk in chunks]
         try:
-            for fut in as_completed(futures):
-                yield fut.result()
+            yield from _dask_results(client, futures)
         finally:
-            client.cancel(futures)
+            try:
+                client.cancel(futures)
+            except Exception:  # a lost scheduler cannot cancel; nothing is left to cancel
+                pass
     finally:
-        client.close()
+        try:
+            client.close(timeout=CONNECT_SECONDS)
+        except Exception:  # closing a client whose scheduler is gone
+            pass
         if cluster is not None:
             cluster.close()
+
+
+def _dask_results(client: Any, futures: list) -> Iterator[list]:
+    """Results as they finish; a sweep with no live worker for :data:`NO_WORKER_SECONDS`, a lost scheduler
+    or a worker killed repeatedly becomes a :class:`ResumableError` (what finished is already cached)."""
+    from concurrent.futures import CancelledError
+
+    from dask.distributed import wait as dask_wait
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    lost = (KilledWorker, CancelledError, CommClosedError, OSError)
+    pending = set(futures)
+    idle_since: float | None = None
+    while pending:
+        try:
+            done, not_done = dask_wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done, not_done = set(), pending
+        except lost as exc:
+            raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
+        pending = set(not_done)
+        for fut in done:
+            try:
+                yield fut.result()
+            except KilledWorker:
+                raise ResumableError("dask: a worker died repeatedly running the same task (KilledWorker)") from None
+            except lost as exc:
+                raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
+        if done:
+            idle_since = None
+            continue
+        try:
+            alive = len(client.nthreads())
+        except lost as exc:
+            raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
+        if alive:
+            idle_since = None
+        elif idle_since is None:
+            idle_since = time.monotonic()
+        elif time.monotonic() - idle_since > NO_WORKER_SECONDS:
+            raise ResumableError(f"dask: no live worker for {NO_WORKER_SECONDS:g} s")
 
 
 _RUNNERS = {"serial": _serial, "processes": _processes, "dask": _dask}
@@ -239,11 +266,10 @@ def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | N
         raise UsageError(f"--executor: must be one of {', '.join(EXECUTORS)}; got {executor!r}")
     if scheduler and executor != "dask":
         raise UsageError("--scheduler: only with --executor dask")
-    if workers is not None and workers < 1:
-        raise UsageError(f"--workers: must be >= 1, got {workers}")
-    workers = workers or os.cpu_count() or 1
+    workers = check_workers(workers)
     version = code_version()
     keyed = [(p.key(version), p) for p in points]
+    by_key = dict(keyed)
     store = Cache(cache) if cache is not None else None
     results: dict[str, dict[str, Any]] = {}
     todo: list[tuple[str, Point]] = []
@@ -252,7 +278,7 @@ def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | N
         if key in seen:
             continue
         seen.add(key)
-        hit = store.get(key) if store else None
+        hit = store.get(key, point.fields(), version) if store else None
         if hit is not None:
             results[key] = hit
         else:
@@ -262,12 +288,17 @@ def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | N
     chunks = _chunks(todo, size)
     cache_root = str(store.root) if store else None
     with progress(console, f"checks ({executor}, {cached} cached)", len(todo)) as bar:
-        for done_tasks, chunk_result in enumerate(_RUNNERS[executor](chunks, cache_root, workers, scheduler), 1):
-            for key, rec in chunk_result:
-                if store is not None and not store.path(key).exists():
-                    store.put(key, rec)
-                results[key] = rec
-            bar.advance(len(chunk_result))
-            if on_task is not None:
-                on_task(done_tasks)
-    return SweepResult([results[k] for k, _ in keyed], computed=len(todo), cached=cached)
+        try:
+            for done_tasks, chunk_result in enumerate(_RUNNERS[executor](chunks, cache_root, workers, scheduler), 1):
+                for key, rec in chunk_result:
+                    if store is not None:
+                        store.put(key, by_key[key].fields(), version, rec)
+                    results[key] = rec
+                bar.advance(len(chunk_result))
+                if on_task is not None:
+                    on_task(done_tasks)
+        except ResumableError as exc:
+            saved = f"{len(results)} of {len(seen)} records are in the cache" if store else "no cache (--no-cache)"
+            raise ResumableError(f"{exc}; {saved}; run the same command again to resume") from None
+    return SweepResult([results[k] for k, _ in keyed], computed=len(todo), cached=cached,
+                       set_aside=len(store.set_aside) if store else 0)

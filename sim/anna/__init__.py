@@ -2,7 +2,7 @@
 
 One idea per module:
 
-* ``lsh``          -- hash families (random hyperplanes, p-stable) and their collision probabilities
+* ``lsh``          -- hash families (random hyperplanes, p-stable, cross-polytope) and their collision probabilities
 * ``attention``    -- Algorithm 1 (anna.alg_1), Algorithm 2 (anna.alg_2), exact-match attention
 * ``constraints``  -- the ANNA definition as a checker that returns reasons (anna.def_anna)
 * ``transformer``  -- ANNA-transformers: token-wise maps around ANNA/EMA heads, sizes from the ledger
@@ -11,7 +11,10 @@ One idea per module:
 * ``mpc``          -- the referee MPC machine (refuses rounds over the s-word budget)
 * ``mpc_sort``     -- one-level sample sort on it (for Lemma C.2's uses)
 * ``khop``         -- 1-hop and k-hop by pointer doubling (anna.khop, Lemma F.3)
-* ``mpc_anna``     -- MPC simulating one Algorithm-1 layer (anna.thm_4_2)
+* ``mpc_tree``     -- f-ary scan trees hosted on the MPC machines (App. C's s/m-ary trees)
+* ``mpc_radix``    -- a multi-level radix sort for small memory (Lemma C.2's uses)
+* ``anna_stack``   -- L-layer ANNA-transformers on Algorithm 1 and their reference run
+* ``mpc_small``    -- MPC simulating L ANNA layers in memory N^eps' (anna.thm_4_2 = Thm C.3)
 * ``mpc_lowrank``  -- low-rank attention by tree summation (anna.lemma_d_2)
 * ``ema_routing``  -- EMA layers delivering MPC rounds (anna.thm_b_2)
 * ``message_code`` -- Lemma B.4's sparse code: up to alpha averaged messages decode (anna.lemma_b_4)

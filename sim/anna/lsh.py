@@ -4,7 +4,7 @@ A family ``H`` of maps R^m -> Z is (r, cr, p1, p2)-sensitive when points within 
 probability >= p1 and points farther than cr with probability <= p2. Algorithm 1 (anna.alg_1)
 concatenates ``z`` draws into one table hash ``g = (h_1, ..., h_z)`` and uses ``ell`` tables.
 
-Two families are provided:
+Three families are provided:
 
 * :class:`HyperplaneLSH` -- random hyperplanes (Charikar's SimHash), an angular family:
   ``h(x) = [<a, x> >= 0]`` with ``a ~ N(0, I)``; two vectors at angle theta collide with
@@ -13,6 +13,11 @@ Two families are provided:
   2015; we use hyperplanes because their collision probability has this closed form.)
 * :class:`PStableLSH` -- the Gaussian (2-stable) family of Datar et al. 2004 for l2:
   ``h(x) = floor((<a, x> + b) / w)`` with ``a ~ N(0, I)``, ``b ~ U[0, w)``.
+* :class:`CrossPolytopeLSH` -- the cross-polytope family of Andoni et al. 2015, the hash the
+  paper's analysis and experiments refer to (Section 3.1, App. G): rotate by a Gaussian matrix
+  ``A`` and return the closest of the 2 dim signed unit vectors, ``h(x) = argmax_{+-e_i} <+-e_i, A x>``
+  (code i for +e_i, dim + i for -e_i). Its collision probability has no elementary closed form;
+  ``attnsim.theory.lsh`` uses the asymptotic exponent of Andoni et al. (Thm 1 there).
 
 Identical points always get identical codes, whatever the draw: this is what lets Algorithm 1
 reproduce exact-match attention at r = 0 (App. B).
@@ -33,17 +38,34 @@ from attnsim.sim.ledger import Ledger
 class TableHash:
     """One table's hash g = (h_1, ..., h_z): projections ``a`` (z x m), offsets ``b``, width ``w``.
 
-    ``w is None`` marks a hyperplane (sign) hash; otherwise the p-stable floor hash.
+    ``w is None`` marks a hyperplane (sign) hash; otherwise the p-stable floor hash. With
+    ``rotations`` set the table is a cross-polytope hash: ``a`` stacks the z rotation matrices
+    (z * dim rows) and each code entry is in 0 .. 2 dim - 1.
     """
 
     a: np.ndarray
     b: np.ndarray
     w: float | None
+    rotations: bool = False
 
     @property
     def z(self) -> int:
         """Number of concatenated hash functions in this table."""
-        return int(self.a.shape[0])
+        return int(self.a.shape[0] // self.a.shape[1]) if self.rotations else int(self.a.shape[0])
+
+    @property
+    def alphabet(self) -> int | None:
+        """Number of values one code entry takes (None: unbounded, the p-stable floor hash)."""
+        if self.rotations:
+            return 2 * int(self.a.shape[1])
+        return 2 if self.w is None else None
+
+    def packed(self, x: np.ndarray) -> list[int]:
+        """Each row's z code entries as one integer sum_t code_t * alphabet^t (one word of O(z log alphabet) bits)."""
+        A = self.alphabet
+        require(A is not None, "hashes", "a p-stable code is unbounded and cannot be packed into one word")
+        weights = [A**t for t in range(self.z)]
+        return [sum(int(c) * w_ for c, w_ in zip(row, weights)) for row in self.codes(x)]
 
     def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
         """Integer codes, one row of z entries per row of ``x``; records z * len(x) hash evaluations."""
@@ -51,7 +73,13 @@ class TableHash:
         require(x.shape[1] == self.a.shape[1], "points",
                 f"dimension {x.shape[1]} does not match the hash dimension {self.a.shape[1]}")
         proj = x.astype(np.float64) @ self.a.T
-        if self.w is None:
+        if self.rotations:
+            d = self.a.shape[1]
+            blocks = proj.reshape(x.shape[0], self.z, d)
+            idx = np.argmax(np.abs(blocks), axis=2)
+            neg = np.take_along_axis(blocks, idx[:, :, None], axis=2)[:, :, 0] < 0
+            out = (idx + d * neg).astype(np.int64)
+        elif self.w is None:
             out = (proj >= 0).astype(np.int64)
         else:
             out = np.floor((proj + self.b) / self.w).astype(np.int64)
@@ -113,7 +141,63 @@ class PStableLSH:
         return 1.0 - 2.0 * tail - 2.0 / (math.sqrt(2.0 * math.pi) * t) * (1.0 - math.exp(-t * t / 2.0))
 
 
-def draw_tables(family: HyperplaneLSH | PStableLSH, ell: int, z: int, rng: np.random.Generator) -> list[TableHash]:
+@dataclass(frozen=True)
+class CrossPolytopeLSH:
+    """Cross-polytope family on R^dim (angular; Andoni et al. 2015): a Gaussian rotation, then the nearest +-e_i."""
+
+    dim: int
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.dim, int) and self.dim >= 2, "dim", f"must be an integer >= 2, got {self.dim!r}")
+
+    def draw(self, rng: np.random.Generator, z: int) -> TableHash:
+        """Draw one table's hash: z random rotations (cross-polytope), no offsets."""
+        require(z >= 1, "z", f"must be >= 1, got {z}")
+        return TableHash(rng.standard_normal((z * self.dim, self.dim)), np.zeros(z), None, rotations=True)
+
+
+@dataclass(frozen=True)
+class ExactCode:
+    """The code of exact-match attention (EMA, App. B): a point's integer coordinates themselves.
+
+    With this single "hash" Algorithm 1's buckets are the classes of equal keys, so one table
+    computes EMA (App. B reads EMA as ANNA with r = 0: near means identical). Coordinates
+    must be integers in 0 .. ``alphabet`` - 1; ``z`` is the dimension.
+    """
+
+    dim: int
+    alphabet: int
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.dim, int) and self.dim >= 1, "dim", f"must be a positive integer, got {self.dim!r}")
+        require(isinstance(self.alphabet, int) and self.alphabet >= 2, "alphabet",
+                f"must be an integer >= 2, got {self.alphabet!r}")
+
+    @property
+    def z(self) -> int:
+        """The number of hash values per table."""
+        return self.dim
+
+    def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
+        """The integer coordinates (checked to lie in 0 .. alphabet - 1)."""
+        x = as_matrix(x, "points")
+        require(x.shape[1] == self.dim, "points", f"dimension {x.shape[1]} does not match {self.dim}")
+        out = np.asarray(x, dtype=np.int64)
+        require(bool(np.all(out == x)) and int(out.min()) >= 0 and int(out.max()) < self.alphabet, "points",
+                f"exact codes need integers in 0..{self.alphabet - 1}")
+        return out
+
+    def packed(self, x: np.ndarray) -> list[int]:
+        """Each row as one integer sum_t x_t alphabet^t."""
+        return [sum(int(c) * self.alphabet**t for t, c in enumerate(row)) for row in self.codes(x)]
+
+
+Family = HyperplaneLSH | PStableLSH | CrossPolytopeLSH
+FAMILIES = {"hyperplane": HyperplaneLSH, "cross-polytope": CrossPolytopeLSH}
+"""The angular families by their command-line names (``--lsh``)."""
+
+
+def draw_tables(family: Family, ell: int, z: int, rng: np.random.Generator) -> list[TableHash]:
     """``ell`` independent table hashes, each a concatenation of ``z`` draws (Algorithm 1, line 1)."""
     if not (isinstance(ell, (int, np.integer)) and ell >= 1):
         raise AnnaInputError(f"ell: the number of tables must be a positive integer, got {ell!r}")

@@ -99,7 +99,7 @@ class DaskScheduler:
     name = "dask"
 
     def __init__(self, address: str = "local", workers: int = 2, chunk: int = 2, backend: str = "numpy",
-                 in_flight: int | None = None, timeout: str = "10s") -> None:
+                 in_flight: int | None = None, timeout: str = "2s") -> None:
         """Run batches on a Dask cluster (``local`` starts one), keeping at most ``in_flight`` pending."""
         try:
             from distributed import Client, LocalCluster

@@ -26,7 +26,6 @@ from attnsim.sim.numerics.exact import DEFAULT_GRID, FractionExact, make_exact, 
 from attnsim.sim.numerics.fixed import make_fixed_width
 from attnsim.sim.numerics.floating import Float64
 from attnsim.sim.numerics.mp import MP
-from attnsim.sim.numerics.symbolic import Symbolic
 
 __all__ = ["Array", "Numerics", "NumericsError", "get_numerics", "register_backend", "backend_kind", "NAMES"]
 
@@ -64,7 +63,14 @@ def _rational(kind: str, arg: str | None, seed: int) -> Numerics:
 
 register_backend("exact", lambda arg, seed: _rational("exact", arg, seed))
 register_backend("fraction", lambda arg, seed: _rational("fraction", arg, seed))
-register_backend("symbolic", lambda arg, seed: Symbolic(_int_arg("symbolic", arg, 64), seed))
+def _symbolic(arg: str | None, seed: int) -> Numerics:
+    """``symbolic[:D]``; sympy is imported only when a symbolic run asks for it (it costs a second)."""
+    from attnsim.sim.numerics.symbolic import Symbolic
+
+    return Symbolic(_int_arg("symbolic", arg, 64), seed)
+
+
+register_backend("symbolic", _symbolic)
 register_backend("mp", lambda arg, seed: MP(_int_arg("mp", arg, None)))
 
 

@@ -1,38 +1,13 @@
-"""MPC simulating an ANNA layer (anna.thm_4_2) and low-rank attention by tree sums (anna.lemma_d_2)."""
+"""Low-rank attention by tree sums on the MPC machine (anna.lemma_d_2)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attnsim.sim.anna.attention import anna_tables
 from attnsim.sim.anna.errors import AnnaInputError
-from attnsim.sim.anna.lsh import HyperplaneLSH, draw_tables
-from attnsim.sim.anna.mpc_anna import anna_layer_mpc
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
 from attnsim.sim.ledger import Ledger
-
-
-@pytest.mark.parametrize("N, ell, z, s", [(8, 2, 2, 600), (40, 6, 4, 3000), (64, 10, 5, 8000)])
-def test_mpc_layer_equals_algorithm_1(N, ell, z, s):
-    rng = np.random.default_rng(N)
-    q = rng.standard_normal((N, 3))
-    k = q + 0.1 * rng.standard_normal((N, 3))
-    v = rng.integers(-99, 100, size=(N, 2))
-    tables = draw_tables(HyperplaneLSH(3), ell, z, rng)
-    led = Ledger()
-    run = anna_layer_mpc(q, k, v, tables, memory=s, ledger=led)
-    assert run.retrieval.same_as(anna_tables(q, k, v, tables))
-    assert run.rounds == 10 == led.rounds("mpc_round")
-    assert run.machines == led.total("mpc_machine") <= run.token_machines + run.sort_machines
-
-
-def test_mpc_layer_refuses_too_small_memory():
-    rng = np.random.default_rng(0)
-    q = rng.standard_normal((10, 2))
-    tables = draw_tables(HyperplaneLSH(2), 4, 3, rng)
-    with pytest.raises(AnnaInputError, match="^s:"):
-        anna_layer_mpc(q, q, np.ones((10, 1)), tables, memory=20)
 
 
 @pytest.mark.parametrize("N, s", [(1, 50), (37, 40), (500, 120), (2000, 400)])

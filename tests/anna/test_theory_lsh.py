@@ -7,7 +7,14 @@ import math
 import pytest
 
 from attnsim.sim.anna.lsh import HyperplaneLSH, PStableLSH
-from attnsim.theory.lsh import hyperplane_probabilities, ideal_parameters, proof_parameters, pstable_probabilities
+from attnsim.theory.lsh import (
+    cross_polytope_probabilities,
+    family_probabilities,
+    hyperplane_probabilities,
+    ideal_parameters,
+    proof_parameters,
+    pstable_probabilities,
+)
 
 
 @pytest.mark.parametrize("N", [16, 1000, 10**6])
@@ -49,3 +56,20 @@ def test_ideal_family_tables_grow_as_c_shrinks():
 def test_bad_parameters_raise(call):
     with pytest.raises(ValueError):
         call()
+
+
+@pytest.mark.parametrize("r, c, dim", [(0.1, 14.0, 4), (0.2, 7.0, 8), (0.5, 3.0, 16)])
+def test_cross_polytope_rho_is_andoni_et_al_leading_term(r, c, dim):
+    p1, p2 = cross_polytope_probabilities(r, c, dim)
+    rho = math.log(1 / p1) / math.log(1 / p2)
+    assert math.isclose(rho, (r**2 / (4 - r**2)) / ((c * r) ** 2 / (4 - (c * r) ** 2)))
+    assert 0 < p2 < p1 < 1 and rho < 1 / c**2 * (4 / (4 - (c * r) ** 2))
+    assert family_probabilities("cross-polytope", r, c, dim) == (p1, p2)
+    assert family_probabilities("hyperplane", r, c, dim) == hyperplane_probabilities(r, c)
+
+
+def test_cross_polytope_refuses_radii_off_the_sphere():
+    with pytest.raises(ValueError, match="^r, c:"):
+        cross_polytope_probabilities(0.5, 4.0, 4)
+    with pytest.raises(ValueError, match="^lsh:"):
+        family_probabilities("pstable", 0.1, 2.0, 4)

@@ -25,8 +25,7 @@ from attnsim.sim.anna.constraints import RationalWeights, check_anna
 from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
 from attnsim.sim.anna.ema_routing import EMARouter
 from attnsim.sim.anna.khop import khop_mpc
-from attnsim.sim.anna.lsh import HyperplaneLSH, draw_tables
-from attnsim.sim.anna.mpc_anna import anna_layer_mpc
+from attnsim.sim.anna.lsh import FAMILIES, draw_tables
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
 from attnsim.sim.anna.reformer import adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model
 from attnsim.sim.anna.tasks import (
@@ -39,7 +38,8 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
+from attnsim.theory.lsh import family_probabilities, proof_parameters
+from attnsim.verify.guards import private_hypothesis_storage
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
 EXACT = ("exact",)
@@ -98,7 +98,8 @@ def check_thm_5_2(ctx: CheckContext) -> Measurement:
     def sweep(x: list[int]) -> None:
         run(x)
 
-    sweep()
+    with private_hypothesis_storage():
+        sweep()
     xs, _ = (
         match2_batch(np.random.default_rng(ctx.seed), 32, N=N, modulus=M)
         if M >= 5 and N >= 8
@@ -145,6 +146,7 @@ _LSH_PARAMS = [
     Param("r", float, 0.2, "near radius r", minimum=1e-6),
     Param("c", float, 7.0, "approximation factor c (need c*r <= 2 on the sphere)", minimum=1.0),
     Param("seeds", int, 200, "independent seeds (input and hash draws)", minimum=1),
+    Param("lsh", str, "hyperplane", "hash family (cross-polytope: Andoni et al. 2015)", choices=tuple(FAMILIES)),
 ]
 
 
@@ -156,17 +158,17 @@ def _lsh_grid(quick: bool) -> list[dict[str, Any]]:
 
 
 def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
-    N, m, r, c, runs = (ctx.params[k] for k in ("N", "m", "r", "c", "seeds"))
+    N, m, r, c, runs, lsh = (ctx.params[k] for k in ("N", "m", "r", "c", "seeds", "lsh"))
     if c <= 1:
         raise UsageError(f"--c: the approximation factor must be > 1, got {c}")
-    if c * r > 2:
-        raise UsageError(f"--r, --c: c*r = {c * r:g} exceeds 2, the diameter of the unit sphere")
-    p1, p2 = hyperplane_probabilities(r, c)
+    if c * r > 2 or (lsh == "cross-polytope" and c * r >= 2):
+        raise UsageError(f"--r, --c: c*r = {c * r:g} must stay below 2, the diameter of the unit sphere")
+    p1, p2 = family_probabilities(lsh, r, c, m)
     pp = proof_parameters(N, p1, p2)
     if pp.rho >= 1 / 3:
         raise UsageError(f"--c: rho = {pp.rho:.3f} >= 1/3 for r={r}, c={c}; Theorem 3.4 needs rho < 1/3 (raise c)")
     rng = np.random.default_rng(ctx.seed)
-    family = HyperplaneLSH(m)
+    family = FAMILIES[lsh](m)
     failures, broken, disagree, inconsistent = 0, 0, 0, 0
     rules: dict[str, int] = {}
     hashes_per_run, memory, last = set(), 0, Ledger()
@@ -210,7 +212,7 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
         counts={"hash_evaluations": max(hashes_per_run), "eta": eta, "eta_proof": eta,
                 "eta_ci95_low": lo, "eta_ci95_high": hi, "memory_words": memory},
         counts_by_tag=last.by_tag("hash"), derived=derived, reasons=reasons,
-        extra={**derived, "runs": runs, "violating_runs": failures, "violations_by_rule": rules,
+        extra={**derived, "lsh": lsh, "runs": runs, "violating_runs": failures, "violations_by_rule": rules,
                "eta_hat": eta, "eta_ci95": [lo, hi], "eta_proof_at_N": pp.eta_bound,
                "eta_decides": "fail when the 95% interval lies above the proof's eta at this N",
                "alg1_equals_alg2_runs": runs - disagree,
@@ -297,43 +299,6 @@ def check_thm_b_2(ctx: CheckContext) -> Measurement:
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
         derived=derived, reasons=reasons,
         extra={**derived, "qk_dim": size["qk_dim"]},
-    )
-
-
-# ---------------------------------------------------------------- Theorem 4.2: MPC simulates an ANNA layer
-
-@checker("anna.thm_4_2", numerics=EXACT, params=[
-    Param("N", int, 128, "tokens", minimum=2),
-    Param("m", int, 4, "query/key dimension", minimum=2),
-    Param("r", float, 0.1, "near radius", minimum=1e-6),
-    Param("c", float, 14.0, "approximation factor", minimum=1.0),
-    Param("eps1", float, 0.9, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
-    Param("s_scale", float, 400.0, "constant in front of N^eps'", minimum=1.0),
-], grid=lambda quick: [{"N": n} for n in ((32, 64) if quick else (32, 64, 128, 256, 512, 1024))])
-def check_thm_4_2(ctx: CheckContext) -> Measurement:
-    """One ANNA layer (Algorithm 1) on the MPC machine; output equals Algorithm 1's exactly."""
-    N, m, r, c, eps1, scale = (ctx.params[x] for x in ("N", "m", "r", "c", "eps1", "s_scale"))
-    if c * r > 2 or c <= 1:
-        raise UsageError(f"--c: need 1 < c and c*r <= 2 on the unit sphere, got c={c}, r={r}")
-    p1, p2 = hyperplane_probabilities(r, c)
-    pp = proof_parameters(N, p1, p2)
-    s = math.ceil(scale * N ** eps1)
-    rng = np.random.default_rng(ctx.seed)
-    q, k = clustered_sphere_points(rng, N, m, r)
-    v = rng.integers(-1000, 1001, size=(N, 1))
-    tables = draw_tables(HyperplaneLSH(m), pp.ell, pp.z, rng)
-    ledger = Ledger()
-    run = anna_layer_mpc(q, k, v, tables, memory=s, ledger=ledger)
-    same = run.retrieval.same_as(anna_tables(q, k, v, tables))
-    derived = {"rho": pp.rho, "z": pp.z, "ell": pp.ell, "mv": 1}
-    return Measurement(
-        agree=same, error_bits=math.inf if same else 0.0,
-        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round")},
-        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
-        reasons=[] if same else ["MPC layer output differs from Algorithm 1"],
-        extra={**derived, "s": s, "token_machines": run.token_machines, "sort_machines": run.sort_machines,
-               "max_words_received": max(e.amount for e in ledger.entries if e.kind == "mpc_load"),
-               "words_moved": ledger.total("mpc_message")},
     )
 
 

@@ -16,6 +16,8 @@ import typer
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.cli import bench, bounds, check, claims, precision, report, run, tint_size
+from attnsim.verify.cli.guard import check_argv, fail_os
+from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
 
@@ -79,11 +81,20 @@ def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: one clear line and exit 2 for bad input, never a traceback."""
     usage, other, abort = _click_exception_types()
     try:
+        check_argv(sys.argv[1:] if argv is None else argv)
         # Without standalone mode click returns a command's exit code instead of exiting with it.
         rc = app(args=argv, prog_name="attnsim", standalone_mode=False)
+        if rc == 130:  # typer turns Ctrl-C into exit status 130 without a word
+            print("interrupted", file=sys.stderr)
+        sys.stdout.flush()  # a full or closed stdout fails here, inside the handlers below
         sys.exit(rc if isinstance(rc, int) else 0)
     except typer.Exit as e:
         sys.exit(e.exit_code)
+    except ResumableError as e:
+        print(f"error: {one_line(str(e))}", file=sys.stderr)
+        sys.exit(RESUMABLE_EXIT)
+    except OSError as e:  # the file system or a stream refused; one line naming the path
+        fail_os(e)
     except AttnsimError as e:
         print(f"error: {one_line(str(e))}", file=sys.stderr)
         sys.exit(2)

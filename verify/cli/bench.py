@@ -11,6 +11,7 @@ import typer
 
 from attnsim.verify.cli.options import (
     check_format,
+    check_json_path,
     format_option,
     is_terminal,
     json_option,
@@ -84,6 +85,7 @@ def register(app: typer.Typer) -> None:
 
         from attnsim.verify.progress import progress
 
+        check_json_path(json_out)
         err = Console(stderr=True)
         if torch:
             from attnsim.verify.bench.torch_sdpa import torch_sdpa_ratio

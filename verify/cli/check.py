@@ -12,7 +12,14 @@ from typing import Any, Optional
 
 import typer
 
-from attnsim.verify.cli.options import check_format, format_option, json_option, pretty_formula, write_json
+from attnsim.verify.cli.options import (
+    check_format,
+    check_json_path,
+    format_option,
+    json_option,
+    pretty_formula,
+    write_json,
+)
 from attnsim.verify.registry import Checker, UsageError
 
 FORMATS = ("table", "json")
@@ -126,6 +133,9 @@ def register(app: typer.Typer) -> None:
               fmt: str = format_option(FORMATS, "table"),
               json_out: Optional[str] = json_option(),
               list_params: bool = typer.Option(False, "--list-params", help="list the claim's parameters and exit"),
+              max_memory: Optional[str] = typer.Option(
+                  None, "--max-memory", help="refuse runs estimated to need more (e.g. 4G, 25%; default: half the "
+                  "available memory)"),
               show_help: bool = typer.Option(False, "--help", "-h", help="this help; with CLAIM, also the claim's "
                                                                         "parameters")) -> None:
         """Run one claim's construction and reference; exit 0 iff the verdict is pass.
@@ -139,6 +149,12 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(0)
             raise UsageError("CLAIM: missing claim id (e.g. attnsim check two_heads.lemma_3_1; "
                              "attnsim claims lists them)")
+        from attnsim.verify import guards
+
+        guards.set_memory_limit(max_memory)
+        raw = parse_extra_args(list(ctx.args))
+        if not (show_help or list_params):
+            guards.precheck(claim, raw, numerics)
         chk = find_checker(claim)
         if show_help or list_params:
             if show_help:
@@ -146,10 +162,11 @@ def register(app: typer.Typer) -> None:
             print(params_help(chk))
             raise typer.Exit(0)
         check_format(fmt, FORMATS)
+        check_json_path(json_out)
         from attnsim.verify.check import run_check
         from attnsim.verify.records import dumps
 
-        record = run_check(claim, parse_extra_args(list(ctx.args)), numerics, seed, min_bits)
+        record = run_check(claim, raw, numerics, seed, min_bits)
         text = dumps(record, indent=2)
         if fmt == "json":
             print(text)

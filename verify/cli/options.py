@@ -61,6 +61,14 @@ def check_scheduler(value: str, choices: Sequence[str] = SCHEDULERS) -> str:
     return value
 
 
+def check_json_path(path: Optional[str]) -> None:
+    """Refuse a ``--json`` path that cannot be written, before any work (``-`` and None pass)."""
+    if path is not None and path != "-":
+        from attnsim.verify import guards
+
+        guards.output_file(path, "--json")
+
+
 def write_json(obj: Any, path: Optional[str], text: Optional[str] = None) -> None:
     """Write ``obj`` as JSON to ``path`` (``-``: stdout; None: nowhere). ``text``: an encoding done already."""
     if path is None:

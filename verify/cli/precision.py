@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from attnsim.verify.cli.options import check_format, format_option, json_option, write_json
+from attnsim.verify.cli.options import check_format, check_json_path, format_option, json_option, write_json
 from attnsim.verify.registry import UsageError
 
 # Kept literal so that ``attnsim --help`` need not import the numerics; a test holds them equal to
@@ -84,12 +84,17 @@ def register(app: typer.Typer) -> None:
         sinks: Optional[int] = typer.Option(None, "--sinks", help="two_heads.thm_5_1: attention sinks s (default 1)"),
         fmt: str = format_option(("table", "json"), "table"),
         json_out: Optional[str] = json_option(),
+        max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse studies estimated to need more "
+                                                 "(e.g. 4G, 25%; default: half the available memory)"),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
+        from attnsim.verify import guards
         from attnsim.verify.precision.study import bits_study, blocks_study, decode_study, parse_target, scale_study
         from attnsim.verify.progress import progress
 
+        guards.set_memory_limit(max_memory)
         check_format(fmt, ("table", "json"))
+        check_json_path(json_out)
         as_json = fmt == "json"
         if claim not in CLAIMS:
             raise UsageError(f"CLAIM: precision sweeps run {', '.join(CLAIMS)}; got {claim!r}")
@@ -107,6 +112,12 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--scales: the score-scaling study runs two_heads.lemma_3_1 only; got {claim}")
         Ns = _ints(N, "N")
         tgt = parse_target(target)
+        guards.format_family(format_family, exp_bits, int_bits, options)
+        guards.format_option(blocks_format, "--blocks-format")
+        guards.format_option(decode, "--decode")
+        guards.positive(d=d, scale_N=scale_N)
+        guards.positive(sample_blocks=sample_blocks, minimum=0)
+        guards.require_memory(guards.estimate_precision(Ns + ([scale_N] if scales else []), M, d))
         where = dict(claim=claim, window=window, sinks=sinks)
         with progress(Console(stderr=True), "precision: bits needed", len(Ns) * len(cons)) as bar:
             def step(now: str) -> None:

@@ -21,11 +21,20 @@ def register(app: typer.Typer) -> None:
                scheduler: str = scheduler_option("processes"),
                workers: Optional[int] = typer.Option(None, help="worker processes (default: CPU count)"),
                cache: Optional[Path] = typer.Option(None, help="record cache folder (default OUT/.cache)"),
-               no_cache: bool = typer.Option(False, "--no-cache", help="recompute every check")) -> None:
+               no_cache: bool = typer.Option(False, "--no-cache", help="recompute every check"),
+               max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse checks estimated to need "
+                                                        "more (e.g. 4G, 25%; default: half the available memory)")
+               ) -> None:
         """Run the default sweep of every claim; write report.md/.html, checks.csv/.json, tables/, plots/."""
-        check_scheduler(scheduler)
+        from attnsim.verify import guards
         from attnsim.verify.report.build import write_report
 
+        check_scheduler(scheduler)
+        guards.set_memory_limit(max_memory)
+        guards.output_folder(out, "--out")
+        if cache is not None and not no_cache:
+            guards.output_folder(cache, "--cache")
+        guards.check_workers(workers)
         executor = {"serial": "serial", "processes": "processes"}.get(scheduler, "dask")
         address = scheduler if scheduler.startswith("tcp://") else None
         failed = write_report(out, quick=quick, console=console, executor=executor, workers=workers,

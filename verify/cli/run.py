@@ -8,6 +8,7 @@ import typer
 
 from attnsim.verify.cli.options import (
     check_format,
+    check_json_path,
     check_scheduler,
     format_option,
     json_option,
@@ -31,15 +32,23 @@ def register(app: typer.Typer) -> None:
             check_rows: int = typer.Option(0, "--check-rows", help="rows checked against direct attention"),
             seed: int = typer.Option(0, help="seed of the random model and the checked rows"),
             fmt: str = format_option(("table", "json"), "table"),
-            json_out: Optional[str] = json_option()) -> None:
+            json_out: Optional[str] = json_option(),
+            max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse runs estimated to need more "
+                                                     "(e.g. 4G, 25%; default: half the available memory)")) -> None:
         """Simulate one float64 layer of length N from oracle calls in O(N·M) memory; report time, memory, calls."""
         check_format(fmt, ("table", "json"))
         check_scheduler(scheduler, RUN_SCHEDULERS)
         from rich.console import Console
 
+        from attnsim.verify import guards
         from attnsim.verify.long_run import run_layer
         from attnsim.verify.progress import progress
 
+        guards.set_memory_limit(max_memory)
+        guards.not_empty(scheme=scheme)
+        check_json_path(json_out)
+        guards.check_workers(workers)
+        guards.require_memory(guards.estimate_long_run(N, M, d, H))
         with progress(Console(stderr=True), f"one layer N={N} M={M} d={d} H={H}", 1) as bar:
             rec, _ = run_layer(N, M, d, H=H, scheme=scheme, scheduler=scheduler, workers=workers,
                                check_rows=check_rows, seed=seed)

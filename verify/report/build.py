@@ -226,9 +226,12 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     atomic_write(out / "checks.json", dumps_records(records, indent=1))
     atomic_write(out / "checks.csv", records_csv(records))
     failed = [r for r in records if r["verdict"] != "pass"]
+    aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
+             if result.set_aside else "")
     md = ["# attnsim report", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
-          f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}.", ""]
+          f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}."
+          + aside, ""]
     md += summary_table(records)
     papers = [load(p) for p in PAPERS]
     total = sum(len(pr.claims) + len(SECTIONS.get(pr.id, ())) for pr in papers)
@@ -260,6 +263,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     console.print(f"{len(records) - len(failed)}/{len(records)} checks passed ({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
+    if result.set_aside:
+        console.print(f"{result.set_aside} cache entries set aside (renamed *.bad) and recomputed")
     for claim in dict.fromkeys(r["claim"] for r in failed):
         bad = [r for r in failed if r["claim"] == claim]
         console.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "

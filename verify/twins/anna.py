@@ -3,7 +3,8 @@
 Each twin breaks one thing a check relies on: a value row or a hash table of Algorithms 1 and 2, the
 concatenation length z that keeps far keys out of a bucket (Thm 3.4 / A.1, App. A), the hop count of
 k-hop (Thm F.4), the destination of a routed message (Thm B.2), a value row of the low-rank product
-(Lemma D.2), a layer of the butterfly (Prop. E.3), a ledger entry, or a count formula of paper_refs.
+(Lemma D.2), a layer of the butterfly (Prop. E.3), a ledger entry, or a count formula of paper_refs;
+Algorithm 1 is also broken with the cross-polytope family.
 Parameters are small so every twin runs in seconds.
 """
 
@@ -11,9 +12,13 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Any, Iterator
+from unittest import mock
 
 import numpy as np
 
+from attnsim.sim.anna import attention
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.claims import anna as anna_claims
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
 
@@ -223,4 +228,37 @@ def _sum_drops_last(model: Any) -> Any:
 @contextmanager
 def _sum_short() -> Iterator[None]:
     with wrapped(f"{_C}.sum_transformer", result=_sum_drops_last):
+        yield
+
+
+# --- anna.alg_1 with the cross-polytope family (--lsh cross-polytope)
+
+_CP = {"N": 16, "seeds": 3, "lsh": "cross-polytope"}
+
+
+@twin("anna.alg_1", "cross_polytope_last_table_dropped",
+      "with cross-polytope hashes, Algorithm 1 answers queries from all tables but the last", params=_CP)
+@contextmanager
+def _cp_last_table_dropped() -> Iterator[None]:
+    real = attention.anna_tables
+
+    def short(q, k, v, hashes, **kw):
+        return real(q, k, v, hashes[:-1] if len(hashes) > 1 else hashes, **kw)
+
+    with mock.patch.object(anna_claims, "anna_tables", short):
+        yield
+
+
+@twin("anna.alg_1", "cross_polytope_hash_entries_doubled",
+      "with cross-polytope hashes, the ledger writes every batch of hash evaluations twice", params=_CP)
+@contextmanager
+def _cp_hash_entries_doubled() -> Iterator[None]:
+    real = Ledger.record
+
+    def record(self, kind, tag, *args, **kw):
+        if kind == "hash":
+            real(self, kind, tag, *args, **kw)
+        return real(self, kind, tag, *args, **kw)
+
+    with mock.patch.object(Ledger, "record", record):
         yield

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from attnsim.verify.report.sections import (
                                             anna,
                                             anna_mpc_to_anna,
+                                            anna_small_memory,
                                             rebuttal_memory,
                                             tint,
                                             tint_rebuttal,
@@ -38,6 +39,7 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
         anna.anna_section,
         anna.eta_sweep_section,
         anna_mpc_to_anna.anna_mpc_to_anna_section,
+        anna_small_memory.anna_small_memory_section,
         rebuttal_memory.anna_memory_section,
     ),
     "tint": (

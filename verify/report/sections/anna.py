@@ -1,6 +1,7 @@
 """The ANNA section of ``attnsim report``: counts against bounds, eta with its interval, k-hop rounds,
-and log-log plots of hash evaluations (anna.alg_1) and MPC machines (anna.thm_4_2) against N with
-fitted exponents beside the paper's. It reads only check records (attnsim.verify.check).
+and a log-log plot of hash evaluations (anna.alg_1) against N with its fitted exponent beside the
+paper's (MPC in small memory has its own section,
+:mod:`attnsim.verify.report.sections.anna_small_memory`). It reads only check records (attnsim.verify.check).
 """
 
 from __future__ import annotations
@@ -118,9 +119,6 @@ def anna_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> st
     rho = next((r["extra"].get("rho") for r in records if r["claim"] == "anna.alg_1" and r.get("extra")), None)
     md += [""] + _scaling(records, out_dir, "anna.alg_1", "hash_evaluations", "hash evaluations",
                           f"1 + 3 rho = {_fmt(1 + 3 * rho) if rho is not None else '—'}")
-    mpc = [r for r in records if r["claim"] == "anna.thm_4_2" and r.get("extra")]
-    pred = (f"1 - eps' + 3 rho = {_fmt(1 - mpc[0]['params']['eps1'] + 3 * mpc[0]['extra']['rho'])}" if mpc else "—")
-    md += _scaling(records, out_dir, "anna.thm_4_2", "machines", "MPC machines", pred)
     md += _log_factors(records)
     return "\n".join(md)
 
@@ -128,7 +126,7 @@ def anna_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> st
 def _log_factors(records: list[dict[str, Any]]) -> list[str]:
     """How much of a fitted exponent comes from the proof's ell and z rather than from N^(3 rho)."""
     lines = []
-    for claim in ("anna.alg_1", "anna.thm_4_2"):
+    for claim in ("anna.alg_1",):
         rs = sorted(
             (r for r in records if r["claim"] == claim and "ell" in r.get("extra", {})), key=lambda r: r["params"]["N"]
         )
@@ -138,13 +136,6 @@ def _log_factors(records: list[dict[str, Any]]) -> list[str]:
         ell = _fit_exponent(Ns, [r["extra"]["ell"] for r in rs])
         line = (f"- `{claim}`: the proof's ell = ceil(ln(N^2/delta)/p1^z) grows with fitted exponent {_fmt(ell)} "
                 f"against 3 rho = {_fmt(3 * rs[0]['extra']['rho'])} (the rest is its logarithm)")
-        if claim == "anna.thm_4_2":
-            per = [r["counts"]["machines"] / (r["extra"]["ell"] * (r["extra"]["z"] + 4 + r["extra"]["mv"])) for r in rs]
-            line += (
-                f"; machines / (ell (z + 4 + mv)) -- per table and per record word -- fits "
-                f"{_fmt(_fit_exponent(Ns, per))} "
-                f"against 1 - eps' = {_fmt(1 - rs[0]['params']['eps1'])}"
-            )
         lines.append(line)
     return (["Where the extra exponent comes from:", ""] + lines + [""]) if lines else []
 

@@ -1,0 +1,311 @@
+"""MPC simulation of an L-layer ANNA-transformer in small local memory (anna.thm_4_2 = Thm C.3, App. C).
+
+The protocol follows the proof of Thm C.3 with the reconstruction stated in
+docs/anna_small_memory.md. All hash draws are shared (the theorem assumes shared seeds).
+
+Machines: T = ceil(N / bt) token machines (bt tokens each, their states; bt = floor(s / (7 + 2 mv))) then
+Ps = ceil(2 N ell / b) sort machines (b items each, b even); every tree of the protocol is hosted
+on these machines, so the protocol uses T + Ps machines for every layer. The fan-in of all trees
+and the radix of the sort are ``fan`` = max(2, floor(sqrt(s) / 3)).
+
+One layer, in rounds:
+
+1. fan-out (1 + Fo rounds, Fo = ceil(log_fan ell), 0 for one table): each token machine sends each token's state to
+   the root of that token's f-ary fan-out tree, which travels down to the ell leaves, one per
+   table; a node of depth h covers fan^(Fo - h) tables and lives on the sort machine of the item
+   slot of its first table; leaf (i, u) lives on the sort machine of item slot
+   2 (i ell + u) and makes the key item (g_u(k_i), 0, i, v_i) and the query item (g_u(q_i), 1, i)
+   locally (the codes of the z concatenated hashes are packed into one word together with u);
+2. sort (:func:`attnsim.sim.anna.mpc_radix.radix_sort`, passes * (2 D + 1) rounds) by that word,
+   so every bucket of every table is a run of consecutive items;
+3. run aggregation (an f-ary :func:`attnsim.sim.anna.mpc_tree.tree_scan`, 2 D rounds): each
+   machine learns the (value sum, count) of the key items of the runs that cross its left and
+   right edges, so every query item knows the (sum, count) of its bucket;
+4. fan-in (Fo + 1 rounds): the ell answers of token i are added up the reversed fan-out tree and
+   the root sends the total to the token machine, which divides and applies the layer's update psi.
+
+So a layer takes 2 (Fo + 1) + passes (2 D + 1) + 2 D rounds, where D = ceil(log_fan Ps) and
+passes = ceil(log_fan(ell alphabet^z)). The result is Algorithm 1's (sums, counts) for every layer,
+exactly (values are exact words).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+from attnsim.sim.anna.anna_stack import AnnaStack, State, exact_row
+from attnsim.sim.anna.attention import Retrieval
+from attnsim.sim.anna.errors import require
+from attnsim.sim.anna.mpc import MPC, Record
+from attnsim.sim.anna.mpc_radix import radix_passes, radix_sort
+from attnsim.sim.anna.mpc_tree import Monoid, levels, tree_scan
+from attnsim.sim.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class SmallMemoryPlan:
+    """The protocol's sizes for N tokens, ell tables of z entries over ``alphabet``, value width mv, memory s."""
+
+    N: int
+    ell: int
+    z: int
+    alphabet: int
+    mv: int
+    s: int
+
+    @property
+    def fan(self) -> int:
+        """The fan-out f of every tree: ⌊√s/3⌋ children per node."""
+        return math.isqrt(self.s) // 3
+
+    @property
+    def per_machine(self) -> int:
+        """b: items per sort machine (even, so both items of a leaf share a machine)."""
+        return 2 * (self.s // (6 * (6 + self.mv)))
+
+    @property
+    def tokens_per_machine(self) -> int:
+        """Tokens whose state fits on one token machine."""
+        return self.s // (7 + 2 * self.mv)
+
+    @property
+    def token_machines(self) -> int:
+        """Machines holding the tokens' states."""
+        return -(-self.N // self.tokens_per_machine)
+
+    @property
+    def sort_machines(self) -> int:
+        """Machines holding the 2Nℓ sort items."""
+        return -(-(2 * self.N * self.ell) // self.per_machine)
+
+    @property
+    def key_bound(self) -> int:
+        """An upper bound on a packed (table, bucket) key."""
+        return self.ell * self.alphabet**self.z
+
+    @property
+    def fanout_depth(self) -> int:
+        """Levels of the fan-out tree from a token to its ℓ tables."""
+        return levels(self.ell, self.fan)
+
+    @property
+    def tree_depth(self) -> int:
+        """Levels of the aggregation tree over the sort machines."""
+        return levels(self.sort_machines, self.fan)
+
+    @property
+    def passes(self) -> int:
+        """Radix-sort passes over keys below ``key_bound``."""
+        return radix_passes(self.key_bound, self.fan)
+
+    def reasons(self) -> list[str]:
+        """Why this memory is too small for the protocol (empty when it fits).
+
+        The tree check counts a host's items, the records it sends its f children on the way down
+        and two more values; a leaf that hosts several clamped single-child nodes at the right edge
+        can need a few values more, which the referee MPC machine still refuses with a clear error.
+        """
+        out = []
+        if self.fan < 2:
+            out.append(f"s = {self.s} is below 36 words: the trees need fan-in floor(sqrt(s)/3) >= 2")
+        vw = max(self.fan, 5 + 2 * self.mv)
+        need = self.per_machine * (6 + self.mv) + self.fan * (4 + 2 * vw) + 2 * (4 + vw)
+        if self.fan >= 2 and self.per_machine >= 2 and self.s < need:
+            out.append(f"s = {self.s} cannot hold {self.per_machine} items and a scan-tree node with {self.fan} "
+                       f"children ({need} words)")
+        if self.per_machine < 2:
+            out.append(f"s = {self.s} holds fewer than 2 items of {6 + self.mv} words with room for the trees "
+                       f"(need s >= {12 * (6 + self.mv)})")
+        return out
+
+
+@dataclass(frozen=True)
+class SmallMemoryRun:
+    """Final states, every layer's Algorithm 1 (sums, counts), and the plan that was run."""
+
+    states: list[State]
+    layers: list[Retrieval]
+    plan: SmallMemoryPlan
+
+
+def _summary_monoid(mv: int) -> Monoid:
+    """Run summaries (first key, last key, one run?, first-run sum+count, last-run sum+count); () is empty."""
+
+    def combine(a: tuple, b: tuple) -> tuple:
+        if not a:
+            return b
+        if not b:
+            return a
+        join = a[1] == b[0]
+        fa, la = a[3:4 + mv], a[4 + mv:]
+        fb, lb = b[3:4 + mv], b[4 + mv:]
+        first = tuple(x + y for x, y in zip(fa, fb)) if a[2] and join else fa
+        last = tuple(x + y for x, y in zip(lb, la)) if b[2] and join else lb
+        return (a[0], b[1], int(bool(a[2] and b[2] and join)), *first, *last)
+
+    return Monoid((), combine)
+
+
+def _runs(items: Sequence[Record], mv: int) -> dict[int, list]:
+    """Per sort key on one machine: [value sums..., key count] over its key items."""
+    runs: dict[int, list] = {}
+    for r in items:
+        acc = runs.setdefault(r[1], [0] * mv + [0])
+        if r[2] == 0:
+            for t in range(mv):
+                acc[t] += r[4 + t]
+            acc[mv] += 1
+    return runs
+
+
+def anna_stack_mpc(stack: AnnaStack, states: Sequence[State], *, memory: int,
+                   ledger: Ledger | None = None) -> SmallMemoryRun:
+    """Run ``stack`` on ``states`` on an MPC machine with s = ``memory`` words (module docstring)."""
+    N, mv = len(states), stack.mv
+    require(N >= 2, "states", f"need at least 2 tokens, got {N}")
+    require(len(stack.layers) >= 1, "layers", "need at least one layer")
+    first = stack.layers[0].hashes
+    require(len(first) >= 1, "hashes", "need at least one table")
+    ell, z, A = len(first), first[0].z, first[0].alphabet
+    require(A is not None, "hashes", "the small-memory protocol packs codes into words: use the hyperplane or "
+                                     "cross-polytope family")
+    for layer in stack.layers:
+        require(len(layer.hashes) == ell and all(g.z == z and g.alphabet == A for g in layer.hashes), "hashes",
+                "every layer needs the same number of tables, concatenation length and family")
+    plan = SmallMemoryPlan(N, ell, z, A, mv, memory)
+    require(not plan.reasons(), "s", "; ".join(plan.reasons()))
+    led = ledger if ledger is not None else Ledger()
+    T, b, bt, f = plan.token_machines, plan.per_machine, plan.tokens_per_machine, plan.fan
+    Fo = plan.fanout_depth
+    mpc = MPC(T + plan.sort_machines, memory, ledger=led, tag="mpc_small")
+    sort = range(T, T + plan.sort_machines)
+    mpc.load({m: [("tok", i, *states[i]) for i in range(m * bt, min(N, (m + 1) * bt))] for m in range(T)})
+    unit = A**z
+    outputs: list[Retrieval] = []
+
+    def width(h: int) -> int:
+        """Tables under one fan-out node of depth h."""
+        return f ** (Fo - h)
+
+    def host(h: int, i: int, j: int) -> int:
+        """Machine of fan-out node j of depth h of token i (depth -1: the token machine)."""
+        return i // bt if h < 0 else T + (2 * (i * ell + j * width(h))) // b
+
+    def to_root(m: int, mem: list[Record]):
+        return [(m, r) for r in mem] + [(host(0, r[1], 0), ("fo", r[1], 0, 0, *r[2:])) for r in mem]
+
+    for layer in stack.layers:
+        mpc.round(to_root, label="fan_out")
+        for h in range(1, Fo + 1):
+            def fan_out(m: int, mem: list[Record], h: int = h):
+                out = []
+                for r in mem:
+                    if r[0] == "tok":
+                        out.append((m, r))
+                    elif r[0] == "fo" and r[2] == h - 1:
+                        i, j, x = r[1], r[3], r[4:]
+                        for child in range(j * f, (j + 1) * f):
+                            if child * width(h) < ell:
+                                out.append((host(h, i, child), ("fo", i, h, child, *x)))
+                return out
+
+            mpc.round(fan_out, label="fan_out")
+
+        def make_items(m: int, mem: list[Record], layer=layer) -> list[Record]:
+            if m not in sort:
+                return mem
+            items = []
+            for r in mem:
+                i, u, x = r[1], r[3], tuple(r[4:])
+                g = layer.hashes[u]
+                kcode = g.packed(np.asarray([layer.key(x, i)]))[0]
+                qcode = g.packed(np.asarray([layer.query(x, i)]))[0]
+                items.append(("it", u * unit + kcode, 0, i, *layer.value(x, i)))
+                items.append(("it", u * unit + qcode, 1, i))
+            return items
+
+        mpc.local(make_items)
+        radix_sort(mpc, sort, key=lambda r: r[1], key_bound=plan.key_bound, base=f, fan=f, per_machine=b)
+        monoid = _summary_monoid(mv)
+
+        def summary(m: int, items: list[Record]) -> tuple:
+            if not items:
+                return ()
+            runs = _runs(items, mv)
+            fk, lk = items[0][1], items[-1][1]
+            return (fk, lk, int(fk == lk), *runs[fk], *runs[lk])
+
+        def answer(m: int, items: list[Record], pre: tuple, suf: tuple) -> list[Record]:
+            runs = _runs(items, mv)
+            out = []
+            for r in items:
+                if r[2] != 1:
+                    continue
+                acc = list(runs[r[1]])
+                if pre and pre[1] == r[1]:
+                    acc = [a + x for a, x in zip(acc, pre[4 + mv:])]
+                if suf and suf[0] == r[1]:
+                    acc = [a + x for a, x in zip(acc, suf[3:4 + mv])]
+                out.append(("ans", r[3], r[1] // unit, *acc))
+            return out
+
+        tree_scan(mpc, sort, f, monoid, summary, answer, label="runs")
+        for h in range(Fo, -1, -1):
+            def fan_in(m: int, mem: list[Record], h: int = h):
+                out = [(m, r) for r in mem if r[0] == "tok"]
+                partial: dict[tuple[int, int], list] = {}
+                for r in mem:
+                    if r[0] == "ans":
+                        i, j, acc = r[1], r[2], r[3:]
+                    elif r[0] == "fi" and r[2] == h:
+                        i, j, acc = r[1], r[3], r[4:]
+                    else:
+                        continue
+                    key = (i, j // f)
+                    partial[key] = [a + x for a, x in zip(partial.get(key, [0] * (mv + 1)), acc)]
+                for (i, j), acc in partial.items():
+                    out.append((host(h - 1, i, j), ("fi", i, h - 1, j, *acc)))
+                return out
+
+            mpc.round(fan_in, label="fan_in")
+
+        def finish(m: int, mem: list[Record], layer=layer) -> list[Record]:
+            if m >= T:
+                return mem
+            got: dict[int, list] = {}
+            for r in mem:
+                if r[0] == "fi":
+                    got[r[1]] = [a + x for a, x in zip(got.get(r[1], [0] * (mv + 1)), r[4:])]
+            out = []
+            for r in mem:
+                if r[0] == "tok":
+                    acc = got.get(r[1], [0] * (mv + 1))
+                    out.append(("tok", r[1], *layer.update(tuple(r[2:]), r[1], exact_row(acc[:mv], acc[mv]))))
+                    out.append(("out", r[1], *acc))
+            return out
+
+        mpc.local(finish)
+        outputs.append(_harvest(mpc, T, N, mv))
+        mpc.local(lambda m, mem: [r for r in mem if r[0] != "out"])
+    final: list[State] = [()] * N
+    for m in range(T):
+        for r in mpc.memory[m]:
+            final[r[1]] = tuple(r[2:])
+    return SmallMemoryRun(final, outputs, plan)
+
+
+def _harvest(mpc: MPC, T: int, N: int, mv: int) -> Retrieval:
+    """Read the layer's (sums, counts) off the token machines' ``out`` records."""
+    sums = np.full((N, mv), 0, dtype=object)
+    counts = np.zeros(N, dtype=np.int64)
+    for m in range(T):
+        for r in mpc.memory[m]:
+            if r[0] == "out":
+                sums[r[1]] = [Fraction(x) if isinstance(x, Fraction) else x for x in r[2:2 + mv]]
+                counts[r[1]] = r[2 + mv]
+    return Retrieval(sums, counts)

@@ -1,0 +1,69 @@
+"""anna.thm_4_2, thm_c_1, lemma_c_2, thm_5_4 and thm_5_6 through ``attnsim.verify.check``, and their report section."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnsim.verify.check import run_check
+from attnsim.verify.registry import UsageError
+from attnsim.verify.report.sections.anna_small_memory import anna_small_memory_section
+
+CASES = {
+    "thm_4_2_two_layers_half": ("anna.thm_4_2", {"N": 32, "layers": 2, "eps1": 0.5}),
+    "thm_4_2_cross_polytope": ("anna.thm_4_2", {"N": 32, "eps1": 0.75, "lsh": "cross-polytope"}),
+    "thm_c_1_small": ("anna.thm_c_1", {"N": 64, "layers": 2}),
+    "thm_c_1_larger": ("anna.thm_c_1", {"N": 256, "layers": 1, "eps1": 0.75}),
+    "lemma_c_2_half": ("anna.lemma_c_2", {"N": 1024}),
+    "lemma_c_2_three_quarters": ("anna.lemma_c_2", {"N": 4096, "eps1": 0.75}),
+    "thm_5_4": ("anna.thm_5_4", {"N": 64}),
+    "thm_5_6_k32": ("anna.thm_5_6", {"N": 64, "k": 32}),
+    "thm_5_6_k5_alg1": ("anna.thm_5_6", {"N": 48, "k": 5, "mechanism": "alg1"}),
+}
+
+
+@pytest.fixture(scope="module")
+def records():
+    return {name: run_check(claim, params, None, 0) for name, (claim, params) in CASES.items()}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_checks_pass_and_counts_equal_the_exact_formulas(records, name):
+    r = records[name]
+    assert r["verdict"] == "pass", r["reasons"]
+    assert r["agree"] is True and r["predicted"]
+    assert all(r["counts"][k] == v for k, v in r["predicted"].items())
+    if "max_load" in r["counts"]:
+        assert 0 < r["counts"]["max_load"] <= r["extra"]["s"] == r["bounds"]["max_load"]["value"]
+
+
+def test_layer_counts_grow_with_log_k(records):
+    r1, r32 = records["thm_5_4"], records["thm_5_6_k32"]
+    assert r32["counts"]["layers"] - r1["counts"]["layers"] == 1 + 5
+    assert r32["containment"]["layers"]["verdict"] != "outside bound"
+
+
+def test_the_machine_count_is_within_the_bound_as_n_grows(records):
+    for name in ("thm_4_2_two_layers_half", "thm_c_1_small", "lemma_c_2_half"):
+        assert records[name]["containment"]["machines"]["verdict"] == "within bound (not tight)"
+        assert records[name]["containment"]["rounds"]["verdict"] == "tight"
+
+
+@pytest.mark.parametrize("claim, params, flag", [
+    ("anna.thm_4_2", {"eps": 0.6, "eps1": 0.5}, "--eps, --eps1"),
+    ("anna.thm_4_2", {"c": 30.0}, "--c"),
+    ("anna.thm_4_2", {"lsh": "pstable"}, "--lsh"),
+    ("anna.thm_c_1", {"eps1": 1.5}, "--eps, --eps1"),
+    ("anna.thm_5_6", {"eps": 0.9}, "--eps, --eps1"),
+    ("anna.thm_5_4", {"mechanism": "softmax"}, "--mechanism"),
+])
+def test_bad_parameters_are_usage_errors(claim, params, flag):
+    with pytest.raises(UsageError, match=f"^{flag}"):
+        run_check(claim, params, None, 0)
+
+
+def test_report_section_tables_and_plot(records, tmp_path):
+    extra = [run_check("anna.thm_c_1", {"N": 128, "layers": 2}, None, 0)]
+    md = anna_small_memory_section(list(records.values()) + extra, tmp_path, True)
+    assert "`anna.thm_4_2`: rounds, machines and load" in md and "| 2 | 0.5 | hyperplane | 32 |" in md
+    assert (tmp_path / "plots" / "anna_small_thm_c_1_machines.png").stat().st_size > 1000
+    assert "| `anna.thm_5_6` | 64 | 32 |" in md and "| — | 0.75 | sort only | 4096 |" in md

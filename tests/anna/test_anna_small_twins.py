@@ -1,0 +1,23 @@
+"""Every broken twin of anna.thm_4_2, thm_c_1, lemma_c_2, thm_5_4, thm_5_6 and alg_1 (cross-polytope) is caught."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnsim.verify.teeth import run_twin
+from attnsim.verify.twins import all_twins
+
+CLAIMS = ("anna.thm_4_2", "anna.thm_c_1", "anna.lemma_c_2", "anna.thm_5_4", "anna.thm_5_6", "anna.alg_1")
+TWINS = [t for t in all_twins() if t.claim in CLAIMS]
+
+
+def test_each_claim_has_two_twins_of_different_kinds():
+    for claim in CLAIMS:
+        names = [t.name for t in TWINS if t.claim == claim]
+        assert len(names) >= 2 and len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=[f"{t.claim}:{t.name}" for t in TWINS])
+def test_twin_is_caught(twin):
+    result = run_twin(twin)
+    assert result.caught, result.reason

@@ -1,0 +1,183 @@
+"""Checkers for MPC in small memory: anna.thm_4_2 (= Thm C.3), anna.thm_c_1 (Thm C.1) and its sort, anna.lemma_c_2.
+
+Both run a construction of :mod:`attnsim.sim.anna.mpc_small` on the referee MPC machine and compare
+every layer's output exactly with the reference (Algorithm 1 for ANNA, sorted exact matching for
+EMA) on the same hash draws. Rounds, machines and the largest load are read off the MPC ledger; the
+exact formulas and the paper's bounds live in paper_refs/anna.toml. The LSH parameters z and ell
+are the proof of Thm A.1's choice for each N (:func:`attnsim.theory.lsh.proof_parameters`); the
+checker passes rho, q2 = 1/p2 - 1 and A1 = alphabet - 1 so the toml can write z and ell as the
+proof's functions of N.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.anna.anna_stack import clustered_stack, exact_match_stack, run_stack
+from attnsim.sim.anna.attention import ema
+from attnsim.sim.anna.lsh import FAMILIES, draw_tables
+from attnsim.sim.anna.mpc import MPC
+from attnsim.sim.anna.mpc_radix import radix_sort
+from attnsim.sim.anna.mpc_small import anna_stack_mpc
+from attnsim.sim.ledger import Ledger
+from attnsim.theory.lsh import family_probabilities, proof_parameters
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+
+EXACT = ("exact",)
+LSH_NAMES = tuple(FAMILIES)
+
+
+def _max_load(ledger: Ledger) -> int:
+    return max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
+
+
+def _grid_4_2(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 32, "layers": 2, "eps1": 0.5}, {"N": 32, "layers": 1, "eps1": 0.75, "lsh": "cross-polytope"}]
+    return [{"N": n, "layers": L, "eps1": e} for e in (0.5, 0.75) for L in (1, 2, 3) for n in (32, 64, 128)]
+
+
+@checker("anna.thm_4_2", numerics=EXACT, params=[
+    Param("N", int, 64, "tokens", minimum=16),
+    Param("m", int, 4, "query/key dimension (points on the unit sphere)", minimum=2),
+    Param("r", float, 0.1, "near radius", minimum=1e-6),
+    Param("c", float, 14.0, "approximation factor", minimum=1.0),
+    Param("layers", int, 1, "ANNA layers L", minimum=1),
+    Param("eps", float, 0.25, "eps with m H = O(N^eps) (m and H = 1 are fixed, so any eps > 0 holds)", minimum=0.01),
+    Param("eps1", float, 0.75, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
+    Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
+    Param("mv", int, 2, "value width (exact integer words)", minimum=1),
+    Param("lsh", str, "hyperplane", "hash family", choices=LSH_NAMES),
+], grid=_grid_4_2)
+def check_thm_4_2(ctx: CheckContext) -> Measurement:
+    """An L-layer ANNA-transformer (Algorithm 1) on the small-memory MPC protocol; every layer equals Algorithm 1."""
+    N, m, r, c, L, eps, eps1, scale, mv, lsh = (ctx.params[x] for x in (
+        "N", "m", "r", "c", "layers", "eps", "eps1", "s_scale", "mv", "lsh"))
+    if not 0 < eps < eps1 < 1:
+        raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
+    if c <= 1 or c * r >= 2:
+        raise UsageError(f"--c: need 1 < c and c*r < 2 on the unit sphere, got c={c}, r={r}")
+    p1, p2 = family_probabilities(lsh, r, c, m)
+    pp = proof_parameters(N, p1, p2)
+    if pp.delta >= 0.1 or pp.rho >= 1 / 3:
+        raise UsageError(f"--N: the proof's delta = N^(3 rho - 1) needs rho < 1/3 and N^(3 rho - 1) < 1/10; "
+                         f"got rho = {pp.rho:.3g} at N = {N}")
+    s = math.ceil(scale * N**eps1)
+    rng = np.random.default_rng(ctx.seed)
+    family = FAMILIES[lsh](m)
+    tables = [draw_tables(family, pp.ell, pp.z, rng) for _ in range(L)]
+    stack, states = clustered_stack(rng, N, m, r, tables, mv=mv)
+    want_states, want = run_stack(stack, states)
+    ledger = Ledger()
+    run = anna_stack_mpc(stack, states, memory=s, ledger=ledger)
+    per_layer = [a.same_as(b) for a, b in zip(run.layers, want)]
+    same = all(per_layer) and len(per_layer) == L and run.states == want_states
+    load = _max_load(ledger)
+    reasons = [] if same else [f"MPC output differs from Algorithm 1 (layers agreeing: {per_layer})"]
+    if load > s:
+        reasons.append(f"a machine received {load} words > s = {s}")
+    plan = run.plan
+    derived = {"rho": pp.rho, "q2": 1 / p2 - 1, "A1": plan.alphabet - 1, "mv": mv}
+    return Measurement(
+        agree=same, error_bits=math.inf if same else 0.0,
+        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
+        reasons=reasons,
+        extra={**derived, "p1": p1, "p2": p2, "ell": pp.ell, "z": pp.z, "s": s, "fan": plan.fan,
+               "items_per_machine": plan.per_machine, "tokens_per_machine": plan.tokens_per_machine,
+               "token_machines": plan.token_machines, "sort_machines": plan.sort_machines,
+               "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "fanout_depth": plan.fanout_depth,
+               "layers_agreeing": sum(per_layer), "max_words_received": load,
+               "words_moved": ledger.total("mpc_message"),
+               "retrieved_per_query": float(np.mean([w.counts.mean() for w in want]))},
+    )
+
+
+def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 64, "layers": 2}, {"N": 256, "layers": 1, "eps1": 0.75}]
+    return [{"N": n, "layers": L, "eps1": e} for e in (0.5, 0.75) for L in (1, 3) for n in (64, 256, 1024)]
+
+
+@checker("anna.thm_c_1", numerics=EXACT, params=[
+    Param("N", int, 256, "tokens", minimum=4),
+    Param("d", int, 2, "query/key dimension (integer coordinates)", minimum=1),
+    Param("alphabet", int, 16, "each coordinate is in 0..alphabet-1", minimum=2),
+    Param("layers", int, 2, "EMA layers L", minimum=1),
+    Param("eps", float, 0.25, "eps with m H = O(N^eps)", minimum=0.01),
+    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
+    Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
+    Param("mv", int, 2, "value width (exact integer words)", minimum=1),
+], grid=_grid_c_1)
+def check_thm_c_1(ctx: CheckContext) -> Measurement:
+    """An L-layer EMA-transformer on the small-memory MPC protocol; every layer equals sorted exact matching."""
+    N, d, A, L, eps, eps1, scale, mv = (ctx.params[x] for x in (
+        "N", "d", "alphabet", "layers", "eps", "eps1", "s_scale", "mv"))
+    if not 0 < eps < eps1 < 1:
+        raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
+    s = math.ceil(scale * N**eps1)
+    stack, states = exact_match_stack(np.random.default_rng(ctx.seed), N, d, A, L, mv=mv)
+    want_states, want = run_stack(stack, states, attend=ema)
+    ledger = Ledger()
+    run = anna_stack_mpc(stack, states, memory=s, ledger=ledger)
+    per_layer = [a.same_as(b) for a, b in zip(run.layers, want)]
+    same = all(per_layer) and len(per_layer) == L and run.states == want_states
+    load = _max_load(ledger)
+    reasons = [] if same else [f"MPC output differs from exact-match attention (layers agreeing: {per_layer})"]
+    if load > s:
+        reasons.append(f"a machine received {load} words > s = {s}")
+    work = ledger.total("mpc_message")
+    plan = run.plan
+    return Measurement(
+        agree=same, error_bits=math.inf if same else 0.0,
+        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load,
+                "work": work},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived={"mv": mv},
+        reasons=reasons,
+        extra={"s": s, "fan": plan.fan, "sort_machines": plan.sort_machines, "token_machines": plan.token_machines,
+               "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "max_words_received": load,
+               "work_per_dNlogN": work / (L * d * N * math.log(N)),
+               "matches_per_query": float(np.mean([w.counts.mean() for w in want]))},
+    )
+
+
+@checker("anna.lemma_c_2", numerics=EXACT, params=[
+    Param("N", int, 4096, "items (random keys in 0..N^2-1, one word each)", minimum=2),
+    Param("eps", float, 0.25, "eps (items of O(N^eps) words; ours have 3)", minimum=0.01),
+    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
+    Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
+], grid=lambda quick: [{"N": 256, "eps1": 0.5}, {"N": 1024, "eps1": 0.75}] if quick else
+   [{"N": n, "eps1": e} for e in (0.5, 0.75) for n in (256, 1024, 4096, 16384)])
+def check_lemma_c_2(ctx: CheckContext) -> Measurement:
+    """The multi-level radix sort on the referee MPC machine: sorted output, exact loads, rounds and machines."""
+    N, eps, eps1, scale = (ctx.params[x] for x in ("N", "eps", "eps1", "s_scale"))
+    if not 0 < eps < eps1 < 1:
+        raise UsageError(f"--eps, --eps1: the lemma needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
+    s = math.ceil(scale * N**eps1)
+    fan, per = math.isqrt(s) // 3, s // 15
+    if fan < 2 or per < 1:
+        raise UsageError(f"--s_scale: s = {s} words is below the sort's minimum of 36")
+    keys = [int(x) for x in np.random.default_rng(ctx.seed).integers(0, N * N, size=N)]
+    P = -(-N // per)
+    ledger = Ledger()
+    mpc = MPC(P, s, ledger=ledger, tag="mpc_sort")
+    mpc.load({m: [("k", keys[i], i) for i in range(m * per, min(N, (m + 1) * per))] for m in range(P)})
+    passes = radix_sort(mpc, range(P), key=lambda r: r[1], key_bound=N * N, base=fan, fan=fan, per_machine=per)
+    got = [r[1] for mem in mpc.memory for r in mem]
+    loads = [len(mem) for mem in mpc.memory]
+    in_order = got == sorted(keys)
+    reasons = [] if in_order else ["the machines' records, read in machine order, are not sorted"]
+    if loads[:-1] != [per] * (P - 1):
+        reasons.append(f"machines do not hold exactly {per} records each after the sort")
+    load = _max_load(ledger)
+    if load > s:
+        reasons.append(f"a machine received {load} words > s = {s}")
+    return Measurement(
+        agree=in_order, error_bits=math.inf if in_order else 0.0,
+        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), reasons=reasons,
+        extra={"s": s, "fan": fan, "per_machine": per, "passes": passes, "max_words_received": load},
+    )

@@ -1,0 +1,99 @@
+"""Checkers for induction heads and k-hop as ANNA-transformers: anna.thm_5_4 and anna.thm_5_6.
+
+Each runs the transformer of :mod:`attnsim.sim.anna.hop_transformer` (EMA or Algorithm 1 at r = 0)
+on generated strings (the generator of :func:`attnsim.sim.anna.tasks.hop_string`, no two equal
+neighbours) over several alphabet sizes up to N/8 = O(N), and compares every answer with the
+direct sequential one (:func:`attnsim.sim.anna.tasks.hop_labels`). Layers, heads and the embedding
+dimension are read off the ledger; formulas and bounds are in paper_refs/anna.toml.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.anna.hop_transformer import hop_mechanism, induction_transformer, khop_transformer
+from attnsim.sim.anna.tasks import SINK, hop_labels, hop_string
+from attnsim.sim.anna.transformer import size_from_ledger
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+
+EXACT = ("exact",)
+
+_COMMON = [
+    Param("eps", float, 0.25, "eps (m H = O(N^eps) for the simulated protocol)", minimum=0.01),
+    Param("eps1", float, 0.75, "eps': the trie's fan is ceil(N^((eps'-eps)/4)) (at least 2 for N >= 2)", minimum=0.01),
+    Param("strings", int, 2, "random strings per alphabet size", minimum=1),
+    Param("mechanism", str, "ema", "attention inside every layer", choices=("ema", "alg1")),
+]
+
+
+def _alphabets(N: int) -> list[int]:
+    return sorted({2, 4, max(2, math.isqrt(N)), max(2, N // 8)})
+
+
+def _fan(N: int, eps: float, eps1: float) -> int:
+    if not 0 < eps < eps1 < 1:
+        raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
+    return math.ceil(N ** ((eps1 - eps) / 4))
+
+
+def _run(ctx: CheckContext, k: int | None) -> Measurement:
+    N, eps, eps1, n, kind = (ctx.params[x] for x in ("N", "eps", "eps1", "strings", "mechanism"))
+    fan = _fan(N, eps, eps1)
+    hops = 1 if k is None else k
+    mech = hop_mechanism(kind, seed=ctx.seed)
+    model = induction_transformer(N, fan, mech) if k is None else khop_transformer(N, k, fan, mech)
+    rng = np.random.default_rng(ctx.seed)
+    ledger = Ledger()
+    wrong, answered, total, sizes = [], 0, 0, set()
+    for alphabet in _alphabets(N):
+        for _ in range(n):
+            text = hop_string(rng, N, alphabet)
+            run = Ledger()
+            got = model(text, ledger=run, tag="hop")
+            want = hop_labels(text, hops)
+            if not np.array_equal(got, want) and len(wrong) < 5:
+                bad = int(np.flatnonzero(got != want)[0])
+                wrong.append(f"|Sigma| = {alphabet}: position {bad} answered {int(got[bad])}, "
+                             f"direct answer {int(want[bad])}")
+            answered += int((want != SINK).sum())
+            total += N
+            size = size_from_ledger(run)
+            sizes.add(tuple(sorted(size.items())))
+            ledger = run
+    reasons = list(wrong)
+    if len(sizes) != 1:
+        reasons.append(f"the transformer's size varies between strings: {sorted(sizes)}")
+    size = size_from_ledger(ledger)
+    derived = {"F": fan}
+    return Measurement(
+        agree=not wrong, error_bits=math.inf if not wrong else 0.0,
+        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"])},
+        derived=derived, reasons=reasons,
+        extra={"fan": fan, "alphabets": _alphabets(N), "strings": n * len(_alphabets(N)), "hops": hops,
+               "non_sink_answers": answered, "positions": total, "mechanism": kind},
+    )
+
+
+@checker("anna.thm_5_4", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2), *_COMMON],
+         grid=lambda quick: [{"N": n} for n in ((16, 64) if quick else (16, 64, 256, 1024))])
+def check_thm_5_4(ctx: CheckContext) -> Measurement:
+    """Induction heads (1-hop) by the trie transformer; exact answers on every string."""
+    return _run(ctx, None)
+
+
+def _khop_grid(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 64, "k": k} for k in (1, 4, 32)]
+    return [{"N": n, "k": k} for n in (64, 256, 1024) for k in (1, 2, 3, 5, 8, 16, 32)]
+
+
+@checker("anna.thm_5_6", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2),
+                                                  Param("k", int, 8, "hops", minimum=1), *_COMMON],
+         grid=_khop_grid)
+def check_thm_5_6(ctx: CheckContext) -> Measurement:
+    """k-hop induction heads by the trie transformer and pointer doubling; exact answers on every string."""
+    return _run(ctx, ctx.params["k"])

@@ -1,0 +1,56 @@
+"""Worker processes that cannot outlive the command that started them.
+
+A pool worker asks the kernel for a signal when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``
+through ctypes), so SIGKILL or SIGTERM of ``attnsim`` takes its workers with it. Where prctl is not
+available a watchdog thread polls ``os.getppid()`` and ends the worker once the parent is gone.
+Interrupting the parent cancels what is queued and terminates the running workers instead of waiting
+for their chunks to finish.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+PR_SET_PDEATHSIG = 1
+WATCHDOG_SECONDS = 1.0
+
+
+def die_with_parent(parent: int) -> None:
+    """Pool initializer: end this process when ``parent`` exits (signal from the kernel, else a watchdog)."""
+    armed = False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        armed = False
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+        threading.Thread(target=_watch, args=(parent,), daemon=True, name="attnsim-parent-watchdog").start()
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_SECONDS)
+    os._exit(1)
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool whose workers die with this process."""
+    return ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),))
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued work and terminate running workers now (an interrupt must not wait for them)."""
+    procs = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=2)

@@ -1,0 +1,113 @@
+"""Broken twins of anna.thm_4_2, anna.thm_c_1 and anna.lemma_c_2 (checkers in verify/claims/anna_mpc_small.py)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+from unittest import mock
+
+from attnsim.sim.anna import mpc_radix, mpc_small
+from attnsim.sim.anna.mpc import MPC
+from attnsim.sim.anna.mpc_tree import levels
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.twins import twin
+
+_SMALL_4_2 = {"N": 32, "layers": 2, "eps1": 0.5}
+_SMALL_C_1 = {"N": 64, "layers": 2}
+
+
+@twin("anna.thm_4_2", "suffix_dropped", "a query ignores the key sums of its bucket on machines to its right",
+      params=_SMALL_4_2)
+@contextmanager
+def _suffix_dropped() -> Iterator[None]:
+    real = mpc_small.tree_scan
+
+    def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
+        return real(mpc, leaves, fan, monoid, summary, lambda m, mem, pre, suf: apply(m, mem, pre, ()), label=label)
+
+    with mock.patch.object(mpc_small, "tree_scan", scan):
+        yield
+
+
+@twin("anna.thm_4_2", "memory_limit_lifted",
+      "the referee and the planner allow 4 s words, and the plan packs 4 times the items per machine",
+      params=_SMALL_4_2)
+@contextmanager
+def _memory_limit_lifted() -> Iterator[None]:
+    real_b = mpc_small.SmallMemoryPlan.per_machine
+
+    def roomy(P: int, s: int, **kw) -> MPC:
+        return MPC(P, 4 * s, **kw)
+
+    plan = mpc_small.SmallMemoryPlan
+    with mock.patch.object(mpc_small, "MPC", roomy), mock.patch.object(plan, "reasons", lambda p: []), \
+            mock.patch.object(plan, "per_machine", property(lambda p: 4 * real_b.fget(p))):
+        yield
+
+
+@twin("anna.thm_4_2", "ledger_drops_run_rounds", "the ledger loses the rounds that send run sums down the tree",
+      params=_SMALL_4_2)
+@contextmanager
+def _ledger_drops_run_rounds() -> Iterator[None]:
+    real = Ledger.record
+
+    def record(self, kind, tag, *args, **kw):
+        if kind == "mpc_round" and tag.endswith("runs.down"):
+            return None
+        return real(self, kind, tag, *args, **kw)
+
+    with mock.patch.object(Ledger, "record", record):
+        yield
+
+
+@twin("anna.thm_c_1", "sort_digit_short", "the radix sort makes one pass fewer than the key has digits",
+      params=_SMALL_C_1)
+@contextmanager
+def _sort_digit_short() -> Iterator[None]:
+    with mock.patch.object(mpc_radix, "radix_passes", lambda bound, base: max(1, levels(bound, base) - 1)):
+        yield
+
+
+@twin("anna.thm_c_1", "left_part_doubled", "a run crossing a machine's left edge counts its left part twice",
+      params=_SMALL_C_1)
+@contextmanager
+def _left_part_doubled() -> Iterator[None]:
+    real = mpc_small.tree_scan
+
+    def twice(pre: tuple, mv: int) -> tuple:
+        return (*pre[:4 + mv], *(2 * x for x in pre[4 + mv:])) if pre else pre
+
+    def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
+        return real(mpc, leaves, fan, monoid, summary,
+                    lambda m, mem, pre, suf: apply(m, mem, twice(pre, (len(pre) - 5) // 2), suf), label=label)
+
+    with mock.patch.object(mpc_small, "tree_scan", scan):
+        yield
+
+
+@twin("anna.lemma_c_2", "left_counts_dropped", "each machine ranks its records as if no machine lay to its left",
+      params={"N": 1024})
+@contextmanager
+def _left_counts_dropped() -> Iterator[None]:
+    real = mpc_radix.tree_scan
+
+    def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
+        return real(mpc, leaves, fan, monoid, summary,
+                    lambda m, mem, pre, suf: apply(m, mem, monoid.identity, suf), label=label)
+
+    with mock.patch.object(mpc_radix, "tree_scan", scan):
+        yield
+
+
+@twin("anna.lemma_c_2", "ledger_drops_routing", "the ledger loses every routing round of the sort", params={"N": 1024})
+@contextmanager
+def _ledger_drops_routing() -> Iterator[None]:
+    real = Ledger.record
+
+    def record(self, kind, tag, *args, **kw):
+        if kind == "mpc_round" and tag.endswith("sort.route"):
+            return None
+        return real(self, kind, tag, *args, **kw)
+
+    with mock.patch.object(Ledger, "record", record):
+        yield

@@ -174,3 +174,11 @@ def test_check_help_lists_the_claim_parameters(capsys):
 def test_unknown_claim_suggests_close_ids(capsys):
     rc, _, err = _invoke(["check", "two_heads.lema_3_1"], capsys)
     assert rc == 2 and "did you mean two_heads.lemma_3_1" in err and err.count("anna.") == 0
+
+
+def test_precision_command_names_match_the_study():
+    from attnsim.verify.cli import precision as cli_precision
+    from attnsim.verify.precision import study
+
+    assert cli_precision.CLAIMS == study.CLAIMS
+    assert cli_precision.CONSTRUCTIONS == study.CONSTRUCTIONS and cli_precision.FAMILIES == study.FAMILIES

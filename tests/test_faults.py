@@ -10,6 +10,7 @@ on 127.0.0.1) run as subprocesses, bounded in time, and clean up after themselve
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -197,8 +198,12 @@ def test_fault(argv: list[str], code: int, phrase: str, inputs: Path, tmp_path: 
     assert _tree(inputs) == before_inputs and _tree(tmp_path) == before_cwd
 
 
+# A progress line (long work off a terminal, on stderr) may come before the error: it is not an error line.
+_PROGRESS = re.compile(r"^.+: \d+/\d+ \(\d+%\), [\d.]+ (s|min) elapsed")
+
+
 def _one_line(p: subprocess.CompletedProcess) -> str:
-    lines = p.stderr.strip().splitlines()
+    lines = [line for line in p.stderr.strip().splitlines() if not _PROGRESS.match(line)]
     assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
     return lines[0]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -17,7 +18,8 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_check_json_record_keys():
-    p = run("check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2", "--numerics", "exact", "--json")
+    p = run("check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2", "--numerics", "exact",
+            "--format", "json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     for key in ("claim", "params", "numerics", "length_convention", "agree", "error_bits", "calls", "calls_by_tag",
@@ -73,7 +75,7 @@ def test_call_over_the_oracle_limit_is_a_clear_error(monkeypatch):
 
 
 def test_claims_lists_registry():
-    p = run("claims", "--paper", "two_heads", "--json")
+    p = run("claims", "--paper", "two_heads", "--format", "json")
     assert p.returncode == 0
     ids = {c["id"] for c in json.loads(p.stdout)}
     assert {"two_heads.lemma_3_1", "two_heads.thm_3_4", "two_heads.lower_bound"} <= ids
@@ -85,3 +87,5 @@ def test_report_quick_writes_files(tmp_path):
     for name in ("report.md", "checks.csv", "checks.json"):
         assert (tmp_path / "rep" / name).stat().st_size > 0
     assert str(tmp_path / "rep") in p.stdout.replace("\n", "")
+    # not a terminal: progress comes as plain lines with done/total (the sections take more than a few seconds)
+    assert re.search(r"^report sections: \d+/\d+ \(\d+%\)", p.stdout, re.M), p.stdout[:2000]

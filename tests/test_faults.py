@@ -10,6 +10,7 @@ on 127.0.0.1) run as subprocesses, bounded in time, and clean up after themselve
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -151,7 +152,7 @@ CASES = [
     ("report-out-empty", ["report", "--quick", "--out", ""], 2, "--out"),
     ("report-cache-file", ["report", "--quick", "--out", "{in}/rep", "--cache", "{in}/afile"], 2, "--cache"),
     ("report-workers-32", ["report", "--quick", "--out", "{in}/rep", "--workers", "32"], 2, "--workers"),
-    ("report-executor", ["report", "--quick", "--out", "{in}/rep", "--executor", "bogus"], 2, "--executor"),
+    ("report-scheduler", ["report", "--quick", "--out", "{in}/rep", "--scheduler", "bogus"], 2, "--scheduler"),
     ("report-scheduler-no-dask", ["report", "--quick", "--out", "{in}/rep", "--scheduler", "tcp://127.0.0.1:1"], 2,
      "--scheduler"),
     ("bench-json-folder", ["bench", "--quick", "--json", "{in}"], 2, "folder"),
@@ -197,8 +198,12 @@ def test_fault(argv: list[str], code: int, phrase: str, inputs: Path, tmp_path: 
     assert _tree(inputs) == before_inputs and _tree(tmp_path) == before_cwd
 
 
+# A progress line (long work off a terminal, on stderr) may come before the error: it is not an error line.
+_PROGRESS = re.compile(r"^.+: \d+/\d+ \(\d+%\), [\d.]+ (s|min) elapsed")
+
+
 def _one_line(p: subprocess.CompletedProcess) -> str:
-    lines = p.stderr.strip().splitlines()
+    lines = [line for line in p.stderr.strip().splitlines() if not _PROGRESS.match(line)]
     assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
     return lines[0]
 
@@ -252,7 +257,7 @@ def _small_report(*args: str, cwd: Path, timeout: float = 150, env: dict | None 
 def serial_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh serial run of the reduced report: the reference the faulted runs must equal."""
     root = tmp_path_factory.mktemp("serial-report")
-    p = _small_report("--out", "rep", "--executor", "serial", cwd=root)
+    p = _small_report("--out", "rep", "--scheduler", "serial", cwd=root)
     assert p.returncode == 0, p.stderr
     return root / "rep"
 
@@ -268,7 +273,7 @@ def test_bad_cache_entries_are_set_aside(serial_report: Path, tmp_path: Path):
     entries[2].write_text("{}")
     entries[3].write_bytes(b"\xff\xfe not utf-8")
     entries[4].write_bytes(entries[4].read_bytes()[:40])
-    again = _small_report("--out", "rep", "--executor", "serial", cwd=tmp_path)
+    again = _small_report("--out", "rep", "--scheduler", "serial", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "checks.csv").read_text()
     assert len(list((tmp_path / "rep" / ".cache").rglob("*.bad"))) == 4
@@ -327,7 +332,7 @@ def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
 
         address = json.loads(sched_file.read_text())["address"]
         w = worker()
-        run = subprocess.Popen([sys.executable, "-c", SMALL_REPORT, "--out", "rep", "--executor", "dask",
+        run = subprocess.Popen([sys.executable, "-c", SMALL_REPORT, "--out", "rep",
                                 "--scheduler", address], cwd=tmp_path, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "ATTNSIM_DASK_NO_WORKER_SECONDS": "5"})
@@ -343,7 +348,7 @@ def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "run the same command again" in lines[0] and "Traceback" not in err
         worker()
-        resumed = _small_report("--out", "rep", "--executor", "dask", "--scheduler", address, cwd=tmp_path)
+        resumed = _small_report("--out", "rep", "--scheduler", address, cwd=tmp_path)
         assert resumed.returncode == 0, resumed.stderr
         assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "checks.csv").read_text()
     finally:

@@ -17,7 +17,7 @@ KV = {"N": 1024, "M": 16, "d": 8, "points": 3, "engine": 512, "direct": 512}
 @pytest.fixture(scope="module")
 def records() -> list[dict]:
     return [run_check("two_heads.rebuttal_kv_memory", KV),
-            run_check("anna.rebuttal_hash_tables", {"table": "reviewer", "emp_N": 16, "runs": 5}),
+            run_check("anna.rebuttal_hash_tables", {"table": "reviewer", "emp_N": 16, "seeds": 5}),
             run_check("anna.rebuttal_linear_memory", {"N": 128, "points": 3})]
 
 
@@ -48,7 +48,7 @@ def test_reviewer_example_matches_the_toml_formulas(records):
 
 
 def test_full_table_has_every_cell_and_flags_rho():
-    r = run_check("anna.rebuttal_hash_tables", {"table": "full", "runs": 0})
+    r = run_check("anna.rebuttal_hash_tables", {"table": "full", "seeds": 0})
     table = r["extra"]["table"]
     assert len(table) == 20
     assert [row["theorem_applies"] for row in table if row["N"] == 1000] == [False, True, True, True, True]
@@ -79,7 +79,7 @@ def test_bad_input_names_the_parameter():
     with pytest.raises(UsageError, match="--c, --r"):
         run_check("anna.rebuttal_linear_memory", {"c": 20.0})
     with pytest.raises(UsageError, match="--p2"):
-        run_check("anna.rebuttal_hash_tables", {"p2": 1.5, "runs": 0, "table": "none"})
+        run_check("anna.rebuttal_hash_tables", {"p2": 1.5, "seeds": 0, "table": "none"})
 
 
 def test_loglog_exponent_recovers_a_power():

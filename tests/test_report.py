@@ -24,9 +24,17 @@ PROBE = """<script>
 window.addEventListener('load', () => {
   const imgs = [...document.images].map(i => [i.getAttribute('data-src'), i.complete, i.naturalWidth]);
   const claims = [...document.querySelectorAll('[data-claim]')].map(e => e.dataset.claim);
+  const maths = [...document.querySelectorAll('math')].map(m => {
+    const r = m.getBoundingClientRect();
+    return [m.textContent.slice(0, 40), r.width, r.height];
+  });
+  const links = [...document.querySelectorAll('a[href^="#"]')].map(a => {
+    const id = decodeURIComponent(a.getAttribute('href').slice(1));
+    return [id, document.getElementById(id) !== null, a.closest('nav.toc') !== null];
+  });
   const pre = document.createElement('pre');
   pre.id = 'probe';
-  pre.textContent = JSON.stringify({imgs, claims});
+  pre.textContent = JSON.stringify({imgs, claims, maths, links});
   document.body.appendChild(pre);
 });
 </script></body>"""
@@ -78,6 +86,12 @@ def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
     assert {src for src, _, _ in seen["imgs"]} == {f"plots/{q.name}" for q in pngs}
     assert all(complete and width > 0 for _, complete, width in seen["imgs"]), seen["imgs"]
     assert set(seen["claims"]) == set(all_claims())
+    # MathML is laid out by the browser itself: every formula has a size (no network, no script)
+    assert len(seen["maths"]) > 50 and all(w > 0 and h > 0 for _, w, h in seen["maths"]), seen["maths"][:5]
+    # every link of the table of contents and of the summary lands on a heading
+    toc = [ident for ident, _, in_toc in seen["links"] if in_toc]
+    assert len(toc) > len(all_claims()) and all(ok for _, ok, _ in seen["links"]), seen["links"]
+    assert "two_heads.lemma_3_1" in [ident for ident, _, in_toc in seen["links"] if not in_toc]  # the summary
 
 
 def test_broken_checker_fails_and_is_listed_last(tmp_path, monkeypatch):
@@ -100,8 +114,36 @@ def test_broken_checker_fails_and_is_listed_last(tmp_path, monkeypatch):
 
 
 def test_markdown_converter_pieces(tmp_path):
-    body = markdown_to_html("### Lemma — `two_heads.lemma_3_1`\n\n| a | b |\n|---|---|\n| 1 | pass |\n\n"
-                            "- x `y`\n\n$$ n^2 $$\n\n![p](missing.png)\n", tmp_path)
-    assert 'data-claim="two_heads.lemma_3_1"' in body and "<table>" in body and "<li>x <code>y</code></li>" in body
-    assert '<div class="math"><code>n^2</code></div>' in body and '<span class="pass">pass</span>' in body
+    body = markdown_to_html("# Report\n\n## Paper\n\n### Lemma — `two_heads.lemma_3_1`\n\n| a | b |\n|---|---|\n"
+                            "| $n^2$ | pass |\n\n- x `y` and `$not math$`\n\n$$ n^2 $$\n\n![p](missing.png)\n\n"
+                            "## Paper\n", tmp_path, toc=True)
+    assert 'data-claim="two_heads.lemma_3_1"' in body and 'id="two_heads.lemma_3_1"' in body
+    assert "<table>" in body and "<li>x <code>y</code> and <code>$not math$</code></li>" in body
+    assert '<math display="block">' in body and "<msup><mi>n</mi><mn>2</mn></msup>" in body
+    assert '<td><math display="inline">' in body and '<span class="pass">pass</span>' in body
+    assert 'id="paper"' in body and 'id="paper-2"' in body  # one id per heading, even when the text repeats
+    assert '<nav class="toc"' in body and 'href="#two_heads.lemma_3_1"' in body
+    assert body.index("</h1>") < body.index("<nav")
 
+
+
+def test_tables_show_bounds_as_math_and_only_parameters_that_differ():
+    import math
+
+    from attnsim.paper_refs import get as get_claim
+    from attnsim.theory.catalog import claim_summary
+    from attnsim.verify.report.build import claim_defaults, measured_table, summary_table, theory_lines
+
+    summary = claim_summary(get_claim("two_heads.lemma_3_1"))
+    theory = "\n".join(theory_lines(summary))
+    assert "**" not in theory and r"$O\left(n^{2}\right)$" in theory
+    defaults = claim_defaults("two_heads.lemma_3_1")
+    base = {"numerics": "exact", "seed": 0, "counts": {"calls": 1}, "predicted": {"calls": 1}, "bounds": {},
+            "verdict": "pass", "agree": True, "error_bits": math.inf, "claim": "two_heads.lemma_3_1"}
+    records = [dict(base, params=dict(defaults, N=16, M=4)),
+               dict(base, params=dict(defaults, N=32, M=4, scheme="fused"))]
+    table = measured_table(summary, records)
+    assert "`M=4`" in table[0]  # shared by every row: said once
+    rows = [line.split(" | ")[0] for line in table if line.startswith("| N=")]
+    assert rows == ["| N=16", "| N=32, scheme=fused"]
+    assert "[`two_heads.lemma_3_1`](#two_heads.lemma_3_1)" in "\n".join(summary_table(records))

@@ -47,6 +47,6 @@ def test_bench_function_and_cli():
 
     r = torch_sdpa_ratio(N=128, M=32, d=8, repeats=1, engine="torch-oracle")
     assert r["ratio"] > 0 and r["error_bits"] >= 40 and r["engine"] == "torch-oracle"
-    p = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "torch-bench", "--N", "0"],
+    p = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "bench", "--torch", "--N", "0"],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "--N" in p.stderr + p.stdout and "Traceback" not in p.stderr

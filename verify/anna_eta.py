@@ -21,7 +21,7 @@ def eta_sweep(quick: bool, seed: int = 0, sizes: tuple[tuple[int, int], ...] | N
     """One row per (N, runs) of ``sizes`` (default: :data:`QUICK` or :data:`FULL`)."""
     rows = []
     for n, runs in sizes or (QUICK if quick else FULL):
-        r = run_check("anna.alg_1", {"N": n, "runs": runs}, "exact", seed)
+        r = run_check("anna.alg_1", {"N": n, "seeds": runs}, "exact", seed)
         e = r["extra"]
         eta_reasons = [x for x in r["reasons"] if x.startswith("eta:")]
         rows.append({"N": n, "runs": runs, "rho": e["rho"], "z": e["z"], "ell": e["ell"],

@@ -3,7 +3,7 @@
 Executors: ``serial`` (in this process), ``processes`` (a local process pool) and ``dask``
 (``dask.distributed``: an embedded ``LocalCluster`` by default, or an existing cluster given as
 ``scheduler="tcp://host:port"``). Work is sent in chunks of several checks (one task each), and
-results stream back as chunks finish, under a rich progress bar with an ETA.
+results stream back as chunks finish, under a progress bar with an ETA (plain lines off a terminal).
 
 Resumable cache (``verify/cache.py``): every record is stored under ``<cache>/<key[:2]>/<key>.json``,
 where the key is a hash of claim + parameters + numerics + seed + the code version (a hash of attnsim's
@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.cache import Cache, atomic_write, point_key
 from attnsim.verify.guards import check_workers
 from attnsim.verify.procs import stop_pool, worker_pool
+from attnsim.verify.progress import progress
 from attnsim.verify.records import normalise
 from attnsim.verify.registry import ResumableError, UsageError, all_checkers
 
@@ -287,17 +287,14 @@ def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | N
     size = chunk_size or max(1, math.ceil(len(todo) / (4 * workers)))
     chunks = _chunks(todo, size)
     cache_root = str(store.root) if store else None
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console or Console(),
-                  transient=True) as progress:
-        bar = progress.add_task(f"checks ({executor})", total=len(todo))
+    with progress(console, f"checks ({executor}, {cached} cached)", len(todo)) as bar:
         try:
             for done_tasks, chunk_result in enumerate(_RUNNERS[executor](chunks, cache_root, workers, scheduler), 1):
                 for key, rec in chunk_result:
                     if store is not None:
                         store.put(key, by_key[key].fields(), version, rec)
                     results[key] = rec
-                progress.advance(bar, len(chunk_result))
+                bar.advance(len(chunk_result))
                 if on_task is not None:
                     on_task(done_tasks)
         except ResumableError as exc:

@@ -49,7 +49,7 @@ def size_values(aux: AuxConfig, cfg: TinTConfig) -> dict[str, int]:
 
 
 def _render(header: list[str], rows: list[list[str]], fmt: str) -> str:
-    if fmt == "latex":
+    if fmt == "tex":
         lines = [r"\begin{tabular}{" + "l" + "r" * (len(header) - 1) + "}", r"\toprule",
                  " & ".join(header) + r" \\", r"\midrule"]
         lines += [" & ".join(r) + r" \\" for r in rows]
@@ -62,12 +62,15 @@ def _n(v: int) -> str:
     return f"{v:,}"
 
 
+FORMATS = ("md", "tex", "json")
+
+
 def tint_size_command(aux: str, n_sim: int = 0, steps: int = 1, reuse_forward: bool = True,
-                      reuse_backward: bool = True, K: int = 0, H_sim: int = 0, fmt: str = "markdown",
+                      reuse_backward: bool = True, K: int = 0, H_sim: int = 0, fmt: str = "md",
                       verify_build: bool = False) -> str:
-    """The per-module size table of TinT for one auxiliary model (``fmt``: markdown | latex)."""
-    if fmt not in ("markdown", "latex"):
-        raise TinTConfigError(f"--fmt: expected markdown or latex, got {fmt!r}")
+    """The per-module size table of TinT for one auxiliary model (``fmt``: md, tex or json)."""
+    if fmt not in FORMATS:
+        raise TinTConfigError(f"--format: must be one of {', '.join(FORMATS)}; got {fmt!r}")
     a, cfg = configs(aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim)
     v = size_values(a, cfg)
     per = tint_size.per_module(v)
@@ -78,24 +81,37 @@ def tint_size_command(aux: str, n_sim: int = 0, steps: int = 1, reuse_forward: b
     rows += [["Prefix (18 sets per layer)", _n(18 * cfg.K * cfg.width(a)), f"{a.layers}", _n(tags["Prefix"])],
              ["Grad (ln_f)", _n(tags["Grad"]), "1", _n(tags["Grad"])],
              ["Emb (token + position)", _n(tags["Emb"]), "1", _n(tags["Emb"])],
-             ["**total**" if fmt == "markdown" else "total", "", "", _n(tags["total"])]]
+             ["**total**" if fmt == "md" else "total", "", "", _n(tags["total"])]]
     title = (f"TinT for {a.name}: D = {a.D}, L = {a.layers}, K = {cfg.K}, S = {cfg.S(a)}, D_sim = {cfg.width(a)}, "
              f"H_sim = {cfg.H_sim}, positions P = {cfg.position_dim(a)}, simulated layers = {cfg.simulated(a)}, "
              f"SGD steps = {cfg.steps}, reuse forward = {cfg.reuse_forward}, reuse backward = {cfg.reuse_backward}")
-    out = (title + "\n\n" if fmt == "markdown" else "% " + title + "\n") + _render(
-        ["module type", "params per instance", "instances", "params"], rows, fmt)
     ceiling = tint_size.ceiling()
-    out += f"\ntotal {_n(tags['total'])} parameters: {'under' if tags['total'] < ceiling else 'NOT under'} " \
+    built = build(a, cfg, get_arith("count"), count_only=True).n_params if verify_build else None
+    if fmt == "json":
+        import json
+
+        modules = {r[0]: {"params_per_instance": per.get(r[0]), "instances": r[2], "params": tags.get(r[0])}
+                   for r in rows[:len(_ROWS)]}
+        modules.update({tag: {"params": tags[tag]} for tag in ("Prefix", "Grad", "Emb")})
+        return json.dumps({"aux": a.name, "config": {"D": a.D, "L": a.layers, "K": cfg.K, "S": cfg.S(a),
+                                                     "D_sim": cfg.width(a), "H_sim": cfg.H_sim,
+                                                     "positions": cfg.position_dim(a), "n_sim": cfg.simulated(a),
+                                                     "steps": cfg.steps, "reuse_forward": cfg.reuse_forward,
+                                                     "reuse_backward": cfg.reuse_backward},
+                           "modules": modules, "total": tags["total"], "ceiling": ceiling,
+                           "under_ceiling": tags["total"] < ceiling, "builder_count": built}, indent=2)
+    out = (title + "\n\n" if fmt == "md" else "% " + title + "\n") + _render(
+        ["module type", "params per instance", "instances", "params"], rows, fmt)
+    note = "\n" if fmt == "md" else "% "
+    out += f"{note}total {_n(tags['total'])} parameters: {'under' if tags['total'] < ceiling else 'NOT under'} " \
            f"{ceiling / 1e9:g} billion (tint.under_2b)\n"
-    if verify_build:
-        built = build(a, cfg, get_arith("count"), count_only=True).n_params
-        out += (
-            f"builder's own count: {_n(built)} ({'equals' if built == tags['total'] else 'DIFFERS FROM'} the formula)\n"
-        )
+    if built is not None:
+        same = "equals" if built == tags["total"] else "DIFFERS FROM"
+        out += f"{'' if fmt == 'md' else '% '}builder's own count: {_n(built)} ({same} the formula)\n"
     return out
 
 
-def size_table(names: Iterable[str] = LISTED, fmt: str = "markdown") -> str:
+def size_table(names: Iterable[str] = LISTED, fmt: str = "md") -> str:
     """One row per auxiliary model: configuration and totals with and without reuse (1 step, all layers)."""
     rows = []
     for name in names:

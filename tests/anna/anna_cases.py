@@ -35,8 +35,8 @@ KHOP_CASES = [Case(f"k{k}", dict(N=100, k=k, s=256)) for k in range(1, 17)]
 
 CHECKER_CASES = [
     Case("thm_5_2_small", dict(claim="anna.thm_5_2", N=12, modulus=37, examples=10)),
-    Case("alg_1_small", dict(claim="anna.alg_1", N=16, runs=5)),
-    Case("alg_2_small", dict(claim="anna.alg_2", N=16, runs=3)),
+    Case("alg_1_small", dict(claim="anna.alg_1", N=16, seeds=5)),
+    Case("alg_2_small", dict(claim="anna.alg_2", N=16, seeds=3)),
     Case("khop_small", dict(claim="anna.khop", N=40, k=5, s=256, strings=2)),
     Case("thm_4_2_small", dict(claim="anna.thm_4_2", N=32)),
     Case("lemma_d_2_small", dict(claim="anna.lemma_d_2", N=300)),

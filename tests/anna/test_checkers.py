@@ -46,7 +46,7 @@ def test_checker_passes_and_counts_equal_the_exact_formulas(records, name):
 
 
 def test_alg_1_reports_eta_with_an_interval():
-    rec = run_check("anna.alg_1", {"N": 16, "runs": 8}, None, 1)
+    rec = run_check("anna.alg_1", {"N": 16, "seeds": 8}, None, 1)
     lo, hi = rec["extra"]["eta_ci95"]
     assert 0 <= lo <= rec["counts"]["eta"] <= hi <= 1
     assert rec["bounds"]["eta_proof"]["value"] > 0 and "Clopper-Pearson" in rec["extra"]["notes"]
@@ -64,7 +64,7 @@ def test_bad_parameters_are_usage_errors(claim, params, flag):
 
 
 def test_report_section_writes_plots(records, tmp_path):
-    extra = [run_check("anna.alg_1", {"N": 24, "runs": 2}, None, 0)]
+    extra = [run_check("anna.alg_1", {"N": 24, "seeds": 2}, None, 0)]
     section = anna_sections.anna_section
     md = section(list(records.values()) + extra, tmp_path, True)
     assert (tmp_path / "plots" / "anna_alg_1_hash_evaluations.png").stat().st_size > 1000

@@ -63,7 +63,7 @@ def test_size_grows_with_layers_times_steps_without_reuse() -> None:
 
 
 def test_size_table_lists_every_published_model_in_markdown_and_latex() -> None:
-    md, tex = size_table(LISTED), size_table(LISTED, fmt="latex")
+    md, tex = size_table(LISTED), size_table(LISTED, fmt="tex")
     assert all(name in md and name in tex for name in LISTED)
     assert tex.startswith(r"\begin{tabular}")
 

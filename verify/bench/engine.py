@@ -178,8 +178,20 @@ def dask_figure(N: int, M: int, d: int, repeats: int, workers: int = 2) -> dict[
     return {"N": N, "M": M, "d": d, "workers": workers, "seconds": t, "dask/serial": t["dask"] / t["serial"]}
 
 
-def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[str, Any]:
-    """Every speed figure; ``quick`` uses one small size per figure."""
+def bench_sizes(quick: bool) -> list[tuple[int, int, int]]:
+    """(N, M, d) of the float64 figures."""
+    return [(4096, 256, 64)] if quick else [(4096, 256, 64), (4096, 128, 64), (8192, 512, 64)]
+
+
+def bench_steps(quick: bool, dask: bool) -> int:
+    """How many figures :func:`run_bench` measures (for a progress bar)."""
+    return 3 + len(bench_sizes(quick)) + int(dask)
+
+
+def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True,
+              step: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Every figure of ``attnsim bench``; ``step(name)`` is called as each one is done."""
+    done = step or (lambda name: None)
     if repeats < 5:
         from attnsim.verify.registry import UsageError
 
@@ -191,14 +203,22 @@ def run_bench(quick: bool = True, repeats: int = 5, dask: bool = True) -> dict[s
         "repeats": repeats, "quick": quick,
         "gemm_gflops": gemm_gflops(1024 if quick else 2048, repeats),
     }
-    sizes = [(4096, 256, 64)] if quick else [(4096, 256, 64), (4096, 128, 64), (8192, 512, 64)]
-    rec["float64"] = [float_figures(N, M, d, repeats, threads) for N, M, d in sizes]
+    done("numpy GEMM")
+    rec["float64"] = []
+    for N, M, d in bench_sizes(quick):
+        rec["float64"].append(float_figures(N, M, d, repeats, threads))
+        done(f"float64 N={N} M={M}")
     rec["exact"] = exact_figures(128, 16, 4, repeats)
+    done("exact")
     rec["torch_oracle"] = torch_oracle_figure(repeats)
+    done("torch oracle")
     rec["cost_model"] = cost_model_figure(quick, repeats)
+    done("cost model")
     rec["whole_model"] = whole_model_figure(quick)
+    done("whole model")
     if dask:
         rec["dask"] = dask_figure(4096 if quick else 8192, 256, 64, repeats)
+        done("Dask")
     return rec
 
 

@@ -73,7 +73,7 @@ def torch_sdpa_ratio(N: int = 8192, M: int = 512, d: int = 64, repeats: int = 3,
     try:
         import torch
     except ImportError:
-        raise AttnsimError("torch-bench needs PyTorch: pip install -e '.[torch]'") from None
+        raise AttnsimError("attnsim bench --torch needs PyTorch: pip install -e '.[torch]'") from None
     engine = engine or default_engine()
     if engine not in ("engine", "torch-oracle"):
         raise AttnsimError(f"--engine: must be engine or torch-oracle, got {engine!r}")

@@ -127,20 +127,20 @@ _LSH_PARAMS = [
     Param("m", int, 8, "query/key dimension (points on the unit sphere)", minimum=2),
     Param("r", float, 0.2, "near radius r", minimum=1e-6),
     Param("c", float, 7.0, "approximation factor c (need c*r <= 2 on the sphere)", minimum=1.0),
-    Param("runs", int, 200, "independent seeds (input and hash draws)", minimum=1),
+    Param("seeds", int, 200, "independent seeds (input and hash draws)", minimum=1),
     Param("lsh", str, "hyperplane", "hash family (cross-polytope: Andoni et al. 2015)", choices=tuple(FAMILIES)),
 ]
 
 
 def _lsh_grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 16, "runs": 20}, {"N": 32, "runs": 20}, {"N": 64, "runs": 10}]
-    return [{"N": 16, "runs": 200}, {"N": 32, "runs": 200}, {"N": 64, "runs": 200}, {"N": 128, "runs": 100},
-            {"N": 256, "runs": 30}]
+        return [{"N": 16, "seeds": 20}, {"N": 32, "seeds": 20}, {"N": 64, "seeds": 10}]
+    return [{"N": 16, "seeds": 200}, {"N": 32, "seeds": 200}, {"N": 64, "seeds": 200}, {"N": 128, "seeds": 100},
+            {"N": 256, "seeds": 30}]
 
 
 def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
-    N, m, r, c, runs, lsh = (ctx.params[k] for k in ("N", "m", "r", "c", "runs", "lsh"))
+    N, m, r, c, runs, lsh = (ctx.params[k] for k in ("N", "m", "r", "c", "seeds", "lsh"))
     if c <= 1:
         raise UsageError(f"--c: the approximation factor must be > 1, got {c}")
     if c * r > 2 or (lsh == "cross-polytope" and c * r >= 2):
@@ -211,7 +211,7 @@ def check_alg_1(ctx: CheckContext) -> Measurement:
 
 
 @checker("anna.alg_2", numerics=EXACT, params=_LSH_PARAMS,
-         grid=lambda quick: [{"N": 32, "runs": 20}] if quick else [{"N": n, "runs": 20} for n in (32, 128, 256)])
+         grid=lambda quick: [{"N": 32, "seeds": 20}] if quick else [{"N": n, "seeds": 20} for n in (32, 128, 256)])
 def check_alg_2(ctx: CheckContext) -> Measurement:
     """Algorithm 2: the same (sums, counts) as Algorithm 1 for the same hashes, one table of memory."""
     return _lsh_trials(ctx, "alg2")

@@ -88,7 +88,7 @@ def empirical_eta(n: int, runs: int, seed: int) -> dict[str, Any]:
     proof's union bound for that run's ell and z (the ``eta_proof`` formula of anna.alg_1 in paper_refs)."""
     from attnsim.verify.claims.anna import check_alg_1
 
-    params = get_checker("anna.alg_1").resolve({"N": n, "runs": runs})
+    params = get_checker("anna.alg_1").resolve({"N": n, "seeds": runs})
     m = check_alg_1(CheckContext("anna.alg_1", params, "exact", seed, None))
     claim = get_claim("anna.alg_1")
     bound = float(evaluate(claim.resources["eta_proof"].bound, claim.definitions, {**params, **m.derived}))
@@ -100,8 +100,8 @@ def empirical_eta(n: int, runs: int, seed: int) -> dict[str, Any]:
 
 def _tables_grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"table": "reviewer", "emp_N": 16, "runs": 10}]
-    return [{"table": "full", "emp_N": 32, "runs": 100}, {"table": "full", "emp_N": 64, "runs": 50}]
+        return [{"table": "reviewer", "emp_N": 16, "seeds": 10}]
+    return [{"table": "full", "emp_N": 32, "seeds": 100}, {"table": "full", "emp_N": 64, "seeds": 50}]
 
 
 @checker(
@@ -126,7 +126,7 @@ def _tables_grid(quick: bool) -> list[dict[str, Any]]:
             "N of the empirical eta runs (anna.alg_1's checker, hyperplane LSH, r=0.2, c=7)",
             minimum=2,
         ),
-        Param("runs", int, 50, "seeds of the empirical eta runs (0: skip them)", minimum=0),
+        Param("seeds", int, 50, "seeds of the empirical eta runs (0: skip them)", minimum=0),
     ],
 )
 def check_hash_tables(ctx: CheckContext) -> Measurement:
@@ -147,8 +147,8 @@ def check_hash_tables(ctx: CheckContext) -> Measurement:
                           "hash_evaluations": q.hash_evaluations, "theorem_applies": q.rho < 1 / 3})
     reasons: list[str] = []
     empirical: dict[str, Any] = {}
-    if p["runs"]:
-        empirical = empirical_eta(p["emp_N"], p["runs"], ctx.seed)
+    if p["seeds"]:
+        empirical = empirical_eta(p["emp_N"], p["seeds"], ctx.seed)
         if empirical["eta_ci95"][0] > empirical["eta_proof_bound"]:
             reasons.append(f"empirical eta {empirical['eta_hat']:.3g} (95% CI from {empirical['eta_ci95'][0]:.3g}) "
                            f"exceeds the proof's bound {empirical['eta_proof_bound']:.3g} at N={p['emp_N']}")

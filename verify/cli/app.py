@@ -1,35 +1,89 @@
 """The ``attnsim`` application: every command module's ``register(app)``, and the entry point.
 
-Every user-facing error (an :class:`~attnsim.sim.errors.AttnsimError`) is printed as one line
-``error: ...`` naming the parameter, with exit status 2 — never a traceback.
+Every user-facing error is printed as one line ``error: ...`` naming the parameter, with exit status 2
+— never a traceback. That covers the project's :class:`~attnsim.sim.errors.AttnsimError` and the CLI
+library's own usage errors (unknown command or option, missing argument, a value of the wrong type).
+Typer vendors its own copy of click, so both its exception classes and click's are recognised.
 """
 
 from __future__ import annotations
 
 import sys
+from importlib.metadata import PackageNotFoundError, version
+from typing import Optional
 
 import typer
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.cli import bench, bounds, check, claims, precision, report, run, teeth, tint_size, torch_bench
+from attnsim.verify.cli import bench, bounds, check, claims, precision, report, run, teeth, tint_size
 from attnsim.verify.cli.guard import check_argv, fail_os
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Run the constructions of three transformer-simulation papers, count what they spend, "
-                       "and hold the counts against the papers' bounds.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
+
+
+def package_version() -> str:
+    """The installed version of attnsim (``unknown`` when run from a bare source tree)."""
+    try:
+        return version("attnsim")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"attnsim {package_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(show_version: Optional[bool] = typer.Option(None, "--version", callback=_print_version, is_eager=True,
+                                                      help="print the version and exit")) -> None:
+    """Run the constructions of three transformer-simulation papers, count what they spend, and hold the
+    counts against the papers' bounds."""
+
 
 # The order of ``attnsim --help``.
-for command in (claims, check, report, bounds, teeth, precision, run, bench, tint_size, torch_bench):
+for command in (claims, check, report, bounds, teeth, precision, run, bench, tint_size):
     command.register(app)
 
 
-def main() -> None:
+def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
+    """(usage errors, other click errors, aborts) from typer's vendored click and from click itself."""
+    usage: list[type] = []
+    other: list[type] = []
+    abort: list[type] = [typer.Abort]
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            mod = __import__(module, fromlist=["UsageError"])
+        except ImportError:
+            continue
+        usage.append(mod.UsageError)
+        other.append(mod.ClickException)
+        abort += [getattr(mod, "Abort")] if hasattr(mod, "Abort") else []
+    return tuple(usage), tuple(other), tuple(abort)
+
+
+def one_line(message: str) -> str:
+    """``message`` with its whitespace (newlines included) collapsed, so an error is one line."""
+    return " ".join(str(message).split())
+
+
+def _usage_message(e: Exception) -> str:
+    text = one_line(e.format_message())  # type: ignore[attr-defined]
+    ctx = getattr(e, "ctx", None)
+    if ctx is not None and ctx.command_path:
+        text += f" (see '{ctx.command_path} --help')"
+    return text
+
+
+def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: one clear line and exit 2 for bad input, never a traceback."""
+    usage, other, abort = _click_exception_types()
     try:
-        check_argv(sys.argv[1:])
+        check_argv(sys.argv[1:] if argv is None else argv)
         # Without standalone mode click returns a command's exit code instead of exiting with it.
-        rc = app(standalone_mode=False)
+        rc = app(args=argv, prog_name="attnsim", standalone_mode=False)
         if rc == 130:  # typer turns Ctrl-C into exit status 130 without a word
             print("interrupted", file=sys.stderr)
         sys.stdout.flush()  # a full or closed stdout fails here, inside the handlers below
@@ -37,25 +91,31 @@ def main() -> None:
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except ResumableError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {one_line(str(e))}", file=sys.stderr)
         sys.exit(RESUMABLE_EXIT)
     except OSError as e:  # the file system or a stream refused; one line naming the path
         fail_os(e)
-    except (AttnsimError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except AttnsimError as e:
+        print(f"error: {one_line(str(e))}", file=sys.stderr)
         sys.exit(2)
+    except usage as e:
+        if type(e).__name__ == "NoArgsIsHelpError":  # ``attnsim`` alone, or a group without a command
+            print(e.format_message())  # type: ignore[attr-defined]
+            sys.exit(0)
+        print(f"error: {_usage_message(e)}", file=sys.stderr)
+        sys.exit(2)
+    except other as e:
+        print(f"error: {one_line(e.format_message())}", file=sys.stderr)  # type: ignore[attr-defined]
+        sys.exit(getattr(e, "exit_code", 1) or 1)
+    except abort:
+        print("aborted", file=sys.stderr)
+        sys.exit(1)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as e:  # click usage errors and friends
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(1)
-        raise
+    except ValueError as e:  # a bad value that reached a library before our own checks
+        print(f"error: {one_line(str(e))}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

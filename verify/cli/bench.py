@@ -1,12 +1,23 @@
-"""``attnsim bench``: speed as ratios measured in one run (see ``verify.bench``); a table and JSON."""
+"""``attnsim bench``: speed as ratios measured in one run (see ``verify.bench``); a table and JSON.
+
+``--torch`` runs only the torch figure (:func:`attnsim.verify.bench.torch_sdpa.torch_sdpa_ratio`).
+"""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any, Optional
 
 import typer
+
+from attnsim.verify.cli.options import (
+    check_format,
+    check_json_path,
+    format_option,
+    is_terminal,
+    json_option,
+    render_rows,
+    write_json,
+)
 
 
 def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -66,30 +77,67 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
+def torch_rows(r: dict[str, Any], repeats: int) -> list[tuple[str, str, str]]:
+    """(figure, value, detail) rows of the torch SDPA figure."""
+    size = f"N={r['N']} M={r['M']} d={r['d']}, engine {r['engine']}, {r['threads']} threads"
+    return [("direct torch SDPA", f"{r['direct_s']:.3f} s", f"{size} (median of {repeats})"),
+            ("simulation on torch SDPA", f"{r['simulation_s']:.3f} s", size),
+            ("simulation / direct", f"{r['ratio']:.2f}", f"target <= {r['target']}"),
+            ("agreement", f"{r['error_bits']:.1f} bits", "simulation against direct SDPA")]
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` command to ``app``."""
     @app.command("bench")
     def bench(quick: bool = typer.Option(False, "--quick", help="one size per figure"),
-              repeats: int = typer.Option(5, help="runs per timing (median; at least 5)"),
+              repeats: Optional[int] = typer.Option(None, help="runs per timing (median; default 5, 3 with --torch)"),
               dask: bool = typer.Option(True, help="include the Dask figure"),
-              json_out: Optional[Path] = typer.Option(None, "--json", help="write the figures here")) -> None:
+              torch: bool = typer.Option(False, "--torch", help="only the torch figure: the fused simulation "
+                                                                "through torch SDPA calls / one direct SDPA call"),
+              N: int = typer.Option(8192, "--N", help="--torch: sequence length"),
+              M: int = typer.Option(512, "--M", help="--torch: oracle length (blocks of M tokens + 1 synthetic)"),
+              d: int = typer.Option(64, "--d", help="--torch: head width"),
+              engine: Optional[str] = typer.Option(None, help="--torch: engine or torch-oracle (default: engine "
+                                                              "when installed)"),
+              fmt: str = format_option(("table", "md", "csv", "json"), "table"),
+              json_out: Optional[str] = json_option()) -> None:
         """Engine speed as ratios: simulation / direct attention, fused / paper, flint / Fraction, Dask / serial."""
+        check_format(fmt, ("table", "md", "csv", "json"))
         from rich.console import Console
-        from rich.table import Table
 
-        from attnsim.verify import guards
-        from attnsim.verify.bench.engine import run_bench
+        from attnsim.verify.progress import progress
 
-        if json_out is not None:
-            guards.output_file(json_out, "--json")
-        rec = run_bench(quick=quick, repeats=repeats, dask=dask)
-        from rich.markup import escape
+        check_json_path(json_out)
+        err = Console(stderr=True)
+        if torch:
+            from attnsim.verify.bench.torch_sdpa import torch_sdpa_ratio
 
-        table = Table(title=f"attnsim bench (medians of {repeats} runs, {rec['machine']['cpus']} CPUs)")
-        for col in ("figure", "value", "detail"):
-            table.add_column(col)
-        for r in rows(rec):
-            table.add_row(*(escape(c) for c in r))
-        Console().print(table)
-        if json_out is not None:
-            json_out.write_text(json.dumps(rec, indent=2))
+            repeats = 3 if repeats is None else repeats
+            with progress(err, f"bench --torch N={N} M={M} d={d}", 1) as bar:
+                rec = torch_sdpa_ratio(N=N, M=M, d=d, repeats=repeats, engine=engine)
+                bar.advance()
+            table_rows = torch_rows(rec, repeats)
+            title = "attnsim bench --torch (float64, CPU)"
+        else:
+            from attnsim.verify.bench.engine import bench_steps, run_bench
+
+            repeats = 5 if repeats is None else repeats
+            with progress(err, "bench figures", bench_steps(quick, dask)) as bar:
+                rec = run_bench(quick=quick, repeats=repeats, dask=dask, step=lambda name: bar.advance(now=name))
+            table_rows = rows(rec)
+            title = f"attnsim bench (medians of {repeats} runs, {rec['machine']['cpus']} CPUs)"
+        if fmt == "json":
+            write_json(rec, "-")
+        elif fmt == "table" and is_terminal():
+            from rich.markup import escape
+            from rich.table import Table
+
+            table = Table(title=title)
+            for col in ("figure", "value", "detail"):
+                table.add_column(col)
+            for r in table_rows:
+                table.add_row(*(escape(c) for c in r))
+            Console().print(table)
+        else:
+            print(render_rows(("figure", "value", "detail"), table_rows, fmt))
+        write_json(rec, json_out)

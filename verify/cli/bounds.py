@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import typer
 
+from attnsim.verify.cli.options import check_format, format_option, json_option, write_json
 from attnsim.verify.registry import UsageError
 
 FORMATS = ("md", "tex", "json")
@@ -23,10 +24,8 @@ def render_md(rows: list[dict[str, Any]]) -> str:
         out += [f"## {c['label']} — `{c['id']}`", ""]
         if c["definitions"]:
             out += ["Definitions: " + ", ".join(f"${d}$" for d in c["definitions_latex"]), ""]
-        out += [
-            "| resource | bound | exact count | leading constant | verdict | factors |",
-            "|---|---|---|---|---|---|",
-        ]
+        out += ["| resource | bound | exact count | leading constant | verdict | factors |",
+                "|---|---|---|---|---|---|"]
         for name, r in c["resources"].items():
             factors = ", ".join(f"{k}: {v}" for k, v in r["factors"].items()) or "—"
             out.append(f"| {name} | O({r['bound'] or '—'}) | {r['exact'] or '—'} | {r['leading_constant'] or '—'} "
@@ -65,19 +64,20 @@ def register(app: typer.Typer) -> None:
     """Add the ``bounds`` command to ``app``."""
     @app.command()
     def bounds(paper: Optional[str] = typer.Option(None, help="two_heads, anna or tint (default: all)"),
-               format: str = typer.Option("md", "--format", help="md, tex or json")) -> None:
+               fmt: str = format_option(FORMATS, "md"),
+               json_out: Optional[str] = json_option()) -> None:
         """Every claim's bound, exact count, leading constant and containment verdict, with LaTeX."""
         from attnsim.paper_refs import PAPERS
         from attnsim.theory.catalog import catalog
 
-        if format not in FORMATS:
-            raise UsageError(f"--format: must be one of {', '.join(FORMATS)}; got {format!r}")
+        check_format(fmt, FORMATS)
         if paper is not None and paper not in PAPERS:
             raise UsageError(f"--paper: unknown paper {paper!r}; known: {', '.join(PAPERS)}")
         rows = catalog(paper)
-        if format == "json":
+        if fmt == "json":
             print(json.dumps(rows, indent=2))
-        elif format == "tex":
+        elif fmt == "tex":
             print(render_tex(rows), end="")
         else:
             print(render_md(rows))
+        write_json(rows, json_out)

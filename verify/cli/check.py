@@ -1,18 +1,28 @@
-"""``attnsim check``: one claim's construction and reference, one record."""
+"""``attnsim check``: one claim's construction and reference, one record.
+
+``attnsim check CLAIM --help`` lists that claim's own parameters (type, default, choices, help), read
+from the checker's :class:`~attnsim.verify.registry.Param` list; they are given as ``--name value``.
+"""
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from attnsim.verify.records import dumps
-from attnsim.verify.registry import UsageError, get_checker
+from attnsim.verify.cli.options import (
+    check_format,
+    check_json_path,
+    format_option,
+    json_option,
+    pretty_formula,
+    write_json,
+)
+from attnsim.verify.registry import Checker, UsageError
 
-console = Console()
+FORMATS = ("table", "json")
 
 
 def parse_extra_args(args: list[str]) -> dict[str, str]:
@@ -34,77 +44,133 @@ def parse_extra_args(args: list[str]) -> dict[str, str]:
     return out
 
 
+def find_checker(claim: str) -> Checker:
+    """The checker of ``claim``; an unknown id is a :class:`UsageError` suggesting close matches."""
+    from attnsim.verify.registry import all_checkers
+
+    checkers = all_checkers()
+    if claim in checkers:
+        return checkers[claim]
+    close = difflib.get_close_matches(claim, list(checkers), n=4, cutoff=0.5)
+    if not close:  # a bare result name such as lemma_3_1, or a paper prefix
+        close = [c for c in checkers if claim and (c.endswith("." + claim) or c.startswith(claim))][:4]
+    hint = f"did you mean {', '.join(close)}?" if close else "`attnsim claims` lists them"
+    raise UsageError(f"CLAIM: no checker for {claim!r}; {hint}")
+
+
+def params_help(chk: Checker) -> str:
+    """The claim's parameters as aligned plain-text lines: option, type, default, choices and help."""
+    rows = []
+    for p in chk.params:
+        kind = p.type.__name__ + (f" >= {p.minimum:g}" if p.minimum is not None else "")
+        choices = f" [one of: {', '.join(map(str, p.choices))}]" if p.choices else ""
+        rows.append((f"--{p.name.replace('_', '-')} {p.type.__name__.upper()}",
+                     f"{p.help}{choices} ({kind}; default {p.default})"))
+    width = max((len(a) for a, _ in rows), default=0)
+    lines = [f"Parameters of {chk.claim} (given as --name value):"]
+    lines += [f"  {a.ljust(width)}  {b}" for a, b in rows] or ["  (none)"]
+    lines.append(f"  numerics: {', '.join(chk.numerics)} (default {chk.default_numerics})")
+    return "\n".join(lines)
+
+
+def format_params(params: dict[str, Any]) -> str:
+    """``name=value`` pairs on one line (None values omitted)."""
+    return ", ".join(f"{k}={v}" for k, v in params.items() if v is not None)
+
+
 def print_record(r: dict[str, Any]) -> None:
-    """Print one record: verdict, agreement, counts against formula and bound."""
+    """The record as a short text block and a resource table (counts, exact formula, bound, ratio)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
     bits = r["error_bits"]
     bits_s = "" if bits is None else (" (exact)" if bits == math.inf else f" ({bits:.1f} bits)")
     agree = {True: "exact" if bits == math.inf else f"yes{bits_s}", False: f"NO{bits_s}", None: "n/a"}[r["agree"]]
-    console.print(f"[bold]{r['claim']}[/bold] ({r['label']})  numerics={r['numerics']}  seed={r['seed']}"
-                  + (f"  length={r['length_convention']}" if r["length_convention"] else ""))
-    console.print(f"  params: {r['params']}")
+    console.print(f"[bold]{escape(r['claim'])}[/bold] ({escape(r['label'])})  numerics={escape(r['numerics'])}  "
+                  f"seed={r['seed']}"
+                  + (f"  length={escape(r['length_convention'])}" if r["length_convention"] else ""))
+    console.print(f"  params: {format_params(r['params'])}", markup=False, highlight=False)
     for line in (r.get("extra") or {}).get("summary", []):
         console.print(f"  {line}", markup=False, highlight=False)
-    console.print(f"  agreement: {agree}")
-    table = Table(show_header=True)
-    for col in ("resource", "measured", "exact formula", "bound", "bound value", "containment"):
+    console.print(f"  agreement: {agree}  (evidence: {r.get('evidence', 'independent')})", markup=False)
+    table = Table(show_header=True, caption="measured / bound: the constant the paper's O(·) hides at this size")
+    for col in ("resource", "measured", "exact count", "bound", "measured / bound", "leading constant",
+                "containment"):
         table.add_column(col)
     for name in sorted(set(r["counts"]) | set(r["predicted"]) | set(r["bounds"])):
         b = r["bounds"].get(name, {})
-        table.add_row(name, str(r["counts"].get(name, "")), str(r["predicted"].get(name, "")),
-                      str(b.get("formula", "")), str(b.get("value", "")),
-                      r["containment"].get(name, {}).get("verdict", ""))
+        cont = r["containment"].get(name, {})
+        measured = r["counts"].get(name, "")
+        bound = f"O({pretty_formula(b['formula'])}) = {b.get('value', '?')}" if b.get("formula") else ""
+        value = b.get("value")
+        ratio = f"{measured / value:.3g}" if isinstance(measured, (int, float)) and value else ""
+        table.add_row(*(escape(str(c)) for c in (name, measured, r["predicted"].get(name, ""), bound, ratio,
+                                                  pretty_formula(cont.get("leading_constant", "")),
+                                                  cont.get("verdict", ""))))
     console.print(table)
     if r["calls_by_tag"]:
-        console.print(f"  by tag: {r['calls_by_tag']}")
+        console.print("  by tag: " + ", ".join(f"{k}={v}" for k, v in r["calls_by_tag"].items()), markup=False)
     notes = (r.get("extra") or {}).get("notes")
     for note in ([notes] if isinstance(notes, str) else notes or []):
         console.print(f"  note: {note}", markup=False)
     colour = "green" if r["verdict"] == "pass" else "red"
-    console.print(f"  verdict: [{colour}]{r['verdict']}[/{colour}]")
+    console.print(f"  verdict: [{colour}]{escape(r['verdict'])}[/{colour}]")
     for reason in r["reasons"]:
-        console.print(f"   - {reason}")
+        console.print(f"   - {reason}", markup=False)
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``check`` command to ``app``."""
-    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def check(
-        ctx: typer.Context,
-        claim: str = typer.Argument(..., help="claim id, e.g. two_heads.lemma_3_1"),
-        numerics: Optional[str] = typer.Option(None, help="exact, fraction, symbolic, mp:BITS, float64, ..."),
-        seed: int = typer.Option(0, help="seed of every random choice"),
-        min_bits: Optional[float] = typer.Option(None, help="bits of agreement required (approximate numerics)"),
-        as_json: bool = typer.Option(False, "--json", help="print the record as JSON"),
-        list_params: bool = typer.Option(False, "--list-params", help="list the claim's parameters and exit"),
-        max_memory: Optional[str] = typer.Option(
-            None, "--max-memory", help="refuse runs estimated to need more (e.g. 4G, 25%; default: half the available "
-            "memory)"),
-    ) -> None:
+    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+                 add_help_option=False)
+    def check(ctx: typer.Context,
+              claim: Optional[str] = typer.Argument(None, help="claim id, e.g. two_heads.lemma_3_1"),
+              numerics: Optional[str] = typer.Option(None, help="exact, fraction, symbolic, mp:BITS, float64, ..."),
+              seed: int = typer.Option(0, help="seed of every random choice"),
+              min_bits: Optional[float] = typer.Option(None, help="bits of agreement required (approximate numerics)"),
+              fmt: str = format_option(FORMATS, "table"),
+              json_out: Optional[str] = json_option(),
+              list_params: bool = typer.Option(False, "--list-params", help="list the claim's parameters and exit"),
+              max_memory: Optional[str] = typer.Option(
+                  None, "--max-memory", help="refuse runs estimated to need more (e.g. 4G, 25%; default: half the "
+                  "available memory)"),
+              show_help: bool = typer.Option(False, "--help", "-h", help="this help; with CLAIM, also the claim's "
+                                                                        "parameters")) -> None:
         """Run one claim's construction and reference; exit 0 iff the verdict is pass.
 
-        Claim parameters follow as --name value (see --list-params), e.g.
+        Claim parameters follow as --name value (attnsim check CLAIM --help lists them), e.g.
         attnsim check two_heads.lemma_3_1 --N 64 --M 8 --d 4 --numerics exact
         """
+        if claim is None:
+            if show_help:
+                print(ctx.get_help())
+                raise typer.Exit(0)
+            raise UsageError("CLAIM: missing claim id (e.g. attnsim check two_heads.lemma_3_1; "
+                             "attnsim claims lists them)")
         from attnsim.verify import guards
 
         guards.set_memory_limit(max_memory)
         raw = parse_extra_args(list(ctx.args))
-        guards.precheck(claim, raw, numerics)
-
+        if not (show_help or list_params):
+            guards.precheck(claim, raw, numerics)
+        chk = find_checker(claim)
+        if show_help or list_params:
+            if show_help:
+                print(ctx.get_help() + "\n")
+            print(params_help(chk))
+            raise typer.Exit(0)
+        check_format(fmt, FORMATS)
+        check_json_path(json_out)
         from attnsim.verify.check import run_check
+        from attnsim.verify.records import dumps
 
-        chk = get_checker(claim)
-        if list_params:
-            for p in chk.params:
-                choices = f" ({'|'.join(map(str, p.choices))})" if p.choices else ""
-                console.print(
-                    f"--{p.name.replace('_', '-')}  [{p.type.__name__}, default {p.default}]{choices}  {p.help}"
-                )
-            console.print(f"numerics: {', '.join(chk.numerics)} (default {chk.default_numerics})")
-            return
         record = run_check(claim, raw, numerics, seed, min_bits)
-        if as_json:
-            print(dumps(record, indent=2))
+        text = dumps(record, indent=2)
+        if fmt == "json":
+            print(text)
         else:
             print_record(record)
+        write_json(record, json_out, text)
         raise typer.Exit(0 if record["verdict"] == "pass" else 1)

@@ -22,19 +22,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from attnsim.verify.precision.study import (
-    CLAIMS,
-    CONSTRUCTIONS,
-    FAMILIES,
-    bits_study,
-    blocks_study,
-    decode_study,
-    parse_target,
-    scale_study,
-)
+from attnsim.verify.cli.options import check_format, check_json_path, format_option, json_option, write_json
 from attnsim.verify.registry import UsageError
 
-SUPPORTED = CLAIMS
+# Kept literal so that ``attnsim --help`` need not import the numerics; a test holds them equal to
+# ``attnsim.verify.precision.study``'s CLAIMS, CONSTRUCTIONS and FAMILIES.
+CLAIMS = ("two_heads.lemma_3_1", "two_heads.thm_3_4", "two_heads.thm_3_5", "two_heads.thm_5_1")
+CONSTRUCTIONS = ("paper", "fused", "direct")
+FAMILIES = ("float", "fixed")
 console = Console()
 
 
@@ -87,16 +82,22 @@ def register(app: typer.Typer) -> None:
         scale_N: int = typer.Option(256, "--scale-N", help="N of the --scales study"),
         window: Optional[int] = typer.Option(None, "--window", help="two_heads.thm_5_1: window r (default M/4)"),
         sinks: Optional[int] = typer.Option(None, "--sinks", help="two_heads.thm_5_1: attention sinks s (default 1)"),
-        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+        fmt: str = format_option(("table", "json"), "table"),
+        json_out: Optional[str] = json_option(),
         max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse studies estimated to need more "
                                                  "(e.g. 4G, 25%; default: half the available memory)"),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
         from attnsim.verify import guards
+        from attnsim.verify.precision.study import bits_study, blocks_study, decode_study, parse_target, scale_study
+        from attnsim.verify.progress import progress
 
         guards.set_memory_limit(max_memory)
-        if claim not in SUPPORTED:
-            raise UsageError(f"CLAIM: precision sweeps run {', '.join(SUPPORTED)}; got {claim!r}")
+        check_format(fmt, ("table", "json"))
+        check_json_path(json_out)
+        as_json = fmt == "json"
+        if claim not in CLAIMS:
+            raise UsageError(f"CLAIM: precision sweeps run {', '.join(CLAIMS)}; got {claim!r}")
         if format_family not in FAMILIES:
             raise UsageError(f"--format-family: must be one of {', '.join(FAMILIES)}, got {format_family!r}")
         if M < 2:
@@ -118,9 +119,14 @@ def register(app: typer.Typer) -> None:
         guards.positive(sample_blocks=sample_blocks, minimum=0)
         guards.require_memory(guards.estimate_precision(Ns + ([scale_N] if scales else []), M, d))
         where = dict(claim=claim, window=window, sinks=sinks)
-        result = {"claim": claim, "bits": bits_study(
-            Ns, M, format_family, tgt, cons, d, seed, exp_bits, int_bits, options, sample_blocks or None, input_kind,
-            progress=None if as_json else lambda s: console.print(f"[dim]  {s}[/dim]"), **where)}
+        with progress(Console(stderr=True), "precision: bits needed", len(Ns) * len(cons)) as bar:
+            def step(now: str) -> None:
+                bar.advance(1 if bar.now else 0, now=now)
+
+            result = {"claim": claim, "bits": bits_study(
+                Ns, M, format_family, tgt, cons, d, seed, exp_bits, int_bits, options, sample_blocks or None,
+                input_kind, progress=step, **where)}
+            bar.advance(1)
         if blocks_format:
             result["blocks"] = blocks_study(Ns, M, blocks_format, cons, d, seed, sample_blocks or None, input_kind,
                                             **where)
@@ -129,10 +135,12 @@ def register(app: typer.Typer) -> None:
         if scales:
             result["scales"] = scale_study(scale_N, M, _fractions(scales), format_family, tgt, cons, d, seed, exp_bits,
                                            sample_blocks or None)
-        if as_json:
-            from attnsim.verify.records import dumps
+        from attnsim.verify.records import dumps
 
-            print(dumps(result, indent=1))
+        text = dumps(result, indent=1)
+        write_json(result, json_out, text)
+        if as_json:
+            print(text)
             return
         print_result(result)
 
@@ -141,12 +149,11 @@ def print_result(result: dict) -> None:
     """Print a precision study: bits needed per N, the fit and the verdict."""
     b = result["bits"]
     win = f", window r={b['window']}, sinks s={b['sinks']}" if result["claim"] == "two_heads.thm_5_1" else ""
-    console.print(
-        f"[bold]{result['claim']}[/bold]: bits needed for row-wise relative error <= "
-        f"2^{math.log2(b['target']):.4g}, {b['family']} formats, M={b['M']}, d={b['d']}{win}, seed={b['seed']}, "
-        f"input={b['input']}, error over {b['sample_blocks'] or 'all'} sampled query groups per N "
-        "(truth: exact scores, mp exp; direct = attention under the same mask, same format)"
-    )
+    console.print(f"[bold]{result['claim']}[/bold]: bits needed for row-wise relative error <= "
+                  f"2^{math.log2(b['target']):.4g}, {b['family']} formats, M={b['M']}, d={b['d']}{win}, "
+                  f"seed={b['seed']}, "
+                  f"input={b['input']}, error over {b['sample_blocks'] or 'all'} sampled query groups per N "
+                  "(truth: exact scores, mp exp; direct = attention under the same mask, same format)")
     table = Table(show_header=True)
     table.add_column("N")
     table.add_column("n = N/M")
@@ -173,9 +180,8 @@ def print_result(result: dict) -> None:
         console.print(f"  paper − fused scheme, bits needed per N: {diff}")
     if "blocks" in result:
         bl = result["blocks"]
-        console.print(
-            f"\n[bold]error vs merged blocks n = N/M[/bold] at {bl['format']} (error bits; fit per doubling of n)"
-        )
+        console.print(f"\n[bold]error vs merged blocks n = N/M[/bold] at {bl['format']} "
+                      "(error bits; fit per doubling of n)")
         for c, rows in bl["rows"].items():
             pts = ", ".join(f"n={r['n']}: {_fmt_bits(r['error_bits'])}" for r in rows)
             console.print(f"  {c}: {pts}   slope {bl['fits'][c]['slope']:+.2f}, R² {bl['fits'][c]['r2']:.2f}")

@@ -8,6 +8,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from attnsim.verify.cli.options import check_scheduler, scheduler_option
+
 console = Console()
 
 
@@ -16,8 +18,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def report(out: Path = typer.Option(Path("attnsim-report"), help="output folder"),
                quick: bool = typer.Option(False, help="small sweep (under a minute)"),
-               executor: str = typer.Option("processes", help="serial, processes or dask"),
-               scheduler: Optional[str] = typer.Option(None, help="tcp://host:port of a running Dask scheduler"),
+               scheduler: str = scheduler_option("processes"),
                workers: Optional[int] = typer.Option(None, help="worker processes (default: CPU count)"),
                cache: Optional[Path] = typer.Option(None, help="record cache folder (default OUT/.cache)"),
                no_cache: bool = typer.Option(False, "--no-cache", help="recompute every check"),
@@ -30,12 +31,14 @@ def register(app: typer.Typer) -> None:
         from attnsim.verify import guards
         from attnsim.verify.report.build import write_report
 
+        check_scheduler(scheduler)
         guards.set_memory_limit(max_memory)
-        guards.not_empty(executor=executor, scheduler=scheduler)
         guards.output_folder(out, "--out")
         if cache is not None and not no_cache:
             guards.output_folder(cache, "--cache")
         guards.check_workers(workers)
+        executor = {"serial": "serial", "processes": "processes"}.get(scheduler, "dask")
+        address = scheduler if scheduler.startswith("tcp://") else None
         failed = write_report(out, quick=quick, console=console, executor=executor, workers=workers,
-                              scheduler=scheduler, cache=False if no_cache else (cache or True), teeth=teeth)
+                              scheduler=address, cache=False if no_cache else (cache or True), teeth=teeth)
         raise typer.Exit(1 if failed else 0)

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Optional
 
 import typer
+
+from attnsim.verify.cli.options import (
+    check_format,
+    check_json_path,
+    check_scheduler,
+    format_option,
+    json_option,
+    scheduler_option,
+    write_json,
+)
+
+RUN_SCHEDULERS = ("serial", "local", "tcp://HOST:PORT")
 
 
 def register(app: typer.Typer) -> None:
@@ -17,25 +27,36 @@ def register(app: typer.Typer) -> None:
             d: int = typer.Option(64, "--d", help="embedding dimension"),
             H: int = typer.Option(1, "--H", help="heads"),
             scheme: str = typer.Option("fused", help="fused (one call per block pair) or paper (two)"),
-            scheduler: str = typer.Option("serial", help="serial, local (Dask LocalCluster) or tcp://HOST:PORT"),
+            scheduler: str = scheduler_option("serial", RUN_SCHEDULERS),
             workers: int = typer.Option(2, help="threads (serial) or Dask worker processes (local)"),
             check_rows: int = typer.Option(0, "--check-rows", help="rows checked against direct attention"),
             seed: int = typer.Option(0, help="seed of the random model and the checked rows"),
-            json_out: Optional[Path] = typer.Option(None, "--json", help="also write the record here"),
+            fmt: str = format_option(("table", "json"), "table"),
+            json_out: Optional[str] = json_option(),
             max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse runs estimated to need more "
                                                      "(e.g. 4G, 25%; default: half the available memory)")) -> None:
         """Simulate one float64 layer of length N from oracle calls in O(N·M) memory; report time, memory, calls."""
+        check_format(fmt, ("table", "json"))
+        check_scheduler(scheduler, RUN_SCHEDULERS)
+        from rich.console import Console
+
         from attnsim.verify import guards
         from attnsim.verify.long_run import run_layer
+        from attnsim.verify.progress import progress
 
         guards.set_memory_limit(max_memory)
-        guards.not_empty(scheme=scheme, scheduler=scheduler)
-        if json_out is not None:
-            guards.output_file(json_out, "--json")
+        guards.not_empty(scheme=scheme)
+        check_json_path(json_out)
         guards.check_workers(workers)
         guards.require_memory(guards.estimate_long_run(N, M, d, H))
-        rec, _ = run_layer(N, M, d, H=H, scheme=scheme, scheduler=scheduler, workers=workers,
-                           check_rows=check_rows, seed=seed)
+        with progress(Console(stderr=True), f"one layer N={N} M={M} d={d} H={H}", 1) as bar:
+            rec, _ = run_layer(N, M, d, H=H, scheme=scheme, scheduler=scheduler, workers=workers,
+                               check_rows=check_rows, seed=seed)
+            bar.advance()
+        write_json(rec, json_out)
+        if fmt == "json":
+            write_json(rec, "-")
+            return
         print(f"two_heads.lemma_3_1 ({rec['scheme']} scheme), one layer: N={N} M={M} d={d} H={H}")
         print(f"  {rec['oracle']}")
         print(f"  calls {rec['calls']} in {rec['rounds']} round(s); scheduler {scheduler} ({workers} workers)")
@@ -44,5 +65,3 @@ def register(app: typer.Typer) -> None:
         if check_rows:
             print(f"  checked {check_rows} sampled rows against direct attention (long double): "
                   f"min {rec['min_error_bits']:.1f} bits, median {rec['median_error_bits']:.1f} bits")
-        if json_out is not None:
-            json_out.write_text(json.dumps(rec, indent=2))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from attnsim.sim.tint.configs import LISTED
+from attnsim.verify.cli.options import check_format, format_option
 
 
 def register(app: typer.Typer) -> None:
@@ -18,10 +19,12 @@ def register(app: typer.Typer) -> None:
         reuse_backward: bool = typer.Option(True, help="share backward modules across layers"),
         K: int = typer.Option(0, "--K", help="number of prefix tokens (0: default)"),
         H_sim: int = typer.Option(0, "--H-sim", help="TinT attention heads (0: default)"),
-        fmt: str = typer.Option("markdown", "--format", help="markdown, tex or json"),
+        fmt: str = format_option(("md", "tex", "json"), "md"),
         verify_build: bool = typer.Option(False, help="also build TinT (shapes only) and count its parameters"),
     ) -> None:
         """TinT parameter count per module type and in total, from the sympy formulas."""
         from attnsim.verify.tint_size import tint_size_command
 
-        print(tint_size_command(aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim, fmt, verify_build))
+        check_format(fmt, ("md", "tex", "json"))
+        text = tint_size_command(aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim, fmt, verify_build)
+        print(text.rstrip("\n"))

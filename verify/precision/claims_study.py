@@ -82,14 +82,12 @@ def blocks_lines(study: dict[str, Any]) -> list[str]:
 
 def plot_claims(study: dict[str, Any], path: Path) -> None:
     """Plot bits needed against N for every construction."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, axes = plt.subplots(1, 2 if study["blocks"] else 1, figsize=(11 if study["blocks"] else 6, 4.6),
-                             squeeze=False)
+    from attnsim.verify.report.plots import figure, save
+
+    fig, flat = figure(2 if study["blocks"] else 1, width=5.4, height=4.6)
+    axes = [flat]
     markers = "oxs^vD<>"  # Lemma 3.1 paper/fused and Thm 3.4 often coincide; distinct markers keep all visible
     for k, (label, claim, con, mask) in enumerate(_rows_spec()):
         v = study["studies"][claim]["constructions"][con]
@@ -109,7 +107,5 @@ def plot_claims(study: dict[str, Any], path: Path) -> None:
         axes[0][1].set_xlabel("log2 (N/M), merged blocks")
         axes[0][1].set_ylabel("error bits at float:fp32")
         axes[0][1].set_title("error vs merged blocks")
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=7)
-    fig.tight_layout(rect=(0, 0.14, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
+    save(fig, path)

@@ -25,12 +25,12 @@ from typing import Any
 from rich.console import Console
 
 from attnsim.paper_refs import PAPERS, load
-from attnsim.theory.catalog import claim_summary
+from attnsim.verify.progress import progress
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
-from attnsim.verify.report.plots import counts_plot, error_plot
+from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.sections import SECTIONS
 from attnsim.verify.sweep import Point, atomic_write, code_version, grid, sweep
 from attnsim.verify.sweep import run_point as _run_point
@@ -64,8 +64,27 @@ def _agreement(r: dict[str, Any]) -> str:
     return f"{'yes' if agree else 'NO'} ({_fmt(bits)} bits)"
 
 
-def _params(r: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in r.get("params", {}).items() if v is not None)
+def _params(r: dict[str, Any], defaults: dict[str, Any] | None = None) -> str:
+    """``name=value`` of the record's parameters; with ``defaults``, only those that differ from them."""
+    defaults = defaults or {}
+    return ", ".join(f"{k}={v}" for k, v in r.get("params", {}).items()
+                     if v is not None and (k not in defaults or defaults[k] != v))
+
+
+def claim_defaults(claim_id: str) -> dict[str, Any]:
+    """The default parameters of the claim's checker ({} when it has none)."""
+    from attnsim.verify.registry import all_checkers
+
+    chk = all_checkers().get(claim_id)
+    return {p.name: p.default for p in chk.params} if chk else {}
+
+
+def _common(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Parameters every record shares (shown once above the table instead of in every row)."""
+    if not records:
+        return {}
+    first = records[0].get("params", {})
+    return {k: v for k, v in first.items() if all(r.get("params", {}).get(k, object()) == v for r in records)}
 
 
 def _resources_measured(summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
@@ -74,12 +93,22 @@ def _resources_measured(summary: dict[str, Any], records: list[dict[str, Any]]) 
 
 
 def measured_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
-    """One row per check: per resource ``measured / predicted / bound value``."""
+    """One row per check: per resource ``measured / predicted / bound value``.
+
+    Parameters every check shares are listed once above the table; a row shows only what differs.
+    """
     res = _resources_measured(summary, records)
+    defaults = claim_defaults(summary["id"])
+    shared = _common(records)
+    common = _params({"params": shared}, defaults)
+    lead = f"Every check below: `{common}`; other parameters" if common else "Parameters"
+    lines = [f"{lead} at the checker's defaults (`attnsim check {summary['id']} --help`); a row lists only what "
+             "differs.", ""]
+    skip = {**defaults, **shared}
     head = ["params", "numerics", "seed", *[f"{n} (meas / pred / bound (ratio))" for n in res], "agreement", "verdict"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in records:
-        cells = [_params(r), str(r.get("numerics")), str(r.get("seed"))]
+        cells = [_params(r, skip) or "—", str(r.get("numerics")), str(r.get("seed"))]
         for n in res:
             b = r.get("bounds", {}).get(n) or {}
             ratio = f" (×{b['ratio']:.3g} {b.get('constant', 'fitted')})" if b.get("ratio") is not None else ""
@@ -88,6 +117,11 @@ def measured_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> li
         cells += [_agreement(r), shown_verdict(r)]
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     return lines
+
+
+def _math(tex: str | None) -> str:
+    """``$tex$`` for a table cell (a dash when there is none)."""
+    return "$" + tex.replace("|", r"\vert ") + "$" if tex else "—"
 
 
 def theory_lines(summary: dict[str, Any]) -> list[str]:
@@ -99,8 +133,9 @@ def theory_lines(summary: dict[str, Any]) -> list[str]:
                   "|---|---|---|---|---|---|"]
         for name, t in summary["resources"].items():
             factors = ", ".join(f"{k}: {v}" for k, v in t["factors"].items()) or "—"
-            lines.append(f"| {name} | O({t['bound'] or '—'}) | {t['exact'] or '—'} | {t['leading_constant'] or '—'} "
-                         f"| {t['verdict']} | {factors} |")
+            tex = t.get("latex", {})
+            cells = [_math(tex.get(k)) for k in ("bound", "exact", "leading_constant")]
+            lines.append(f"| {name} | {cells[0]} | {cells[1]} | {cells[2]} | {t['verdict']} | {factors} |")
         lines.append("")
         lines += [f"$$ {t['latex']['statement']} $$" for t in summary["resources"].values()
                   if "statement" in t["latex"]]
@@ -114,6 +149,9 @@ def theory_lines(summary: dict[str, Any]) -> list[str]:
 
 def claim_section(claim: Any, records: list[dict[str, Any]], out: Path | None = None) -> str:
     """The markdown of one claim; with ``out``, its plots and LaTeX table are written there too."""
+    from attnsim.theory.catalog import claim_summary  # sympy and matplotlib only when a section is computed
+    from attnsim.verify.report.plots import counts_plot, error_plot
+
     summary = claim_summary(claim)
     lines = [f"### {claim.label} — `{claim.id}`", "", claim.statement, ""]
     if claim.assumptions:
@@ -125,11 +163,9 @@ def claim_section(claim: Any, records: list[dict[str, Any]], out: Path | None = 
     failed = [r for r in records if r["verdict"] != "pass"]
     agree = [r for r in records if r.get("agree") is not None]
     lines += measured_table(summary, records) + [""]
-    lines += [
-        f"**Agreement:** {sum(bool(r['agree']) for r in agree)}/{len(agree)} checks agree with the reference. "
-        f"**Verdict:** {'fail' if failed else 'pass'} ({len(records) - len(failed)}/{len(records)} checks pass).",
-        "",
-    ]
+    lines += [f"**Agreement:** {sum(bool(r['agree']) for r in agree)}/{len(agree)} checks agree with the reference. "
+              f"**Verdict:** {'fail' if failed else 'pass'} ({len(records) - len(failed)}/{len(records)} checks "
+              "pass).", ""]
     if out is not None:
         if counts_plot(summary, records, out / "plots" / f"{claim.id}_counts.png"):
             lines += [f"![{claim.id} counts](plots/{claim.id}_counts.png)", ""]
@@ -198,7 +234,7 @@ def summary_table(records: list[dict[str, Any]], teeth: dict[str, dict[str, Any]
         good = ok == len(rs) and teeth_ok
         weak = [k for k in kinds if k != "independent"]
         verdict = ("pass" + (f" ({', '.join(weak)})" if weak else "")) if good else "fail"
-        rows.append((not good, f"| `{cid}` | {len(rs)} | {ok} | {', '.join(kinds)} | {cell} | {verdict} |"))
+        rows.append((not good, f"| [`{cid}`](#{cid}) | {len(rs)} | {ok} | {', '.join(kinds)} | {cell} | {verdict} |"))
     rows.sort(key=lambda r: r[0])
     return ["| claim | checks | passed | evidence | broken variants caught | verdict |", "|---|---|---|---|---|---|",
             *[r[1] for r in rows], ""] if rows else []
@@ -265,23 +301,33 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
     md += summary_table(records, bitten)
     failed += toothless
-    for paper in PAPERS:
-        pr = load(paper)
-        paper_records = [r for r in records if r["claim"].startswith(paper + ".")]
-        if not pr.claims and not paper_records:
-            continue
-        md += [f"## {pr.title}", "", f"_{pr.citation}_", ""]
-        for claim in pr.claims:
-            md.append(claim_section(claim, [r for r in records if r["claim"] == claim.id], out))
-        for section in SECTIONS.get(paper, ()):
-            md.append(section(paper_records, out, quick))
+    papers = [load(p) for p in PAPERS]
+    total = sum(len(pr.claims) + len(SECTIONS.get(pr.id, ())) for pr in papers)
+    with progress(console, "report sections", total) as bar:
+        for pr in papers:
+            paper_records = [r for r in records if r["claim"].startswith(pr.id + ".")]
+            if not pr.claims and not paper_records:
+                continue
+            md += [f"## {pr.title}", "", f"_{pr.citation}_", ""]
+            for claim in pr.claims:
+                mine = [r for r in records if r["claim"] == claim.id]
+                md.append(cached_section(out, claim.id, quick, mine, lambda: claim_section(claim, mine, out),
+                                         enabled=cache_dir is not None))
+                bar.advance(now=claim.id)
+            for section in SECTIONS.get(pr.id, ()):
+                name = f"{section.__module__.rsplit('.', 1)[-1]}.{section.__qualname__}"
+                md.append(cached_section(out, name, quick, paper_records,
+                                         lambda: section(paper_records, out, quick), enabled=cache_dir is not None))
+                bar.advance(now=name)
     if failed:
         md += ["## Failing checks", ""]
         md += [f"- `{r['claim']}` {r['params']} ({r.get('numerics')}): " + "; ".join(r["reasons"]) for r in failed]
         md.append("")
     text = "\n".join(md)
     atomic_write(out / "report.md", text)
-    atomic_write(out / "report.html", html_page(text, out))
+    html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
+                          enabled=cache_dir is not None)
+    atomic_write(out / "report.html", html)
     console.print(f"{len(records) - len(failed) + len(toothless)}/{len(records)} checks passed "
                   f"({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "

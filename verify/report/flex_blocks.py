@@ -152,7 +152,7 @@ def markdown(rows: list[Row]) -> str:
 
 def section(quick: bool) -> str:
     """The report's FlexAttention section (a stated reason instead when torch is absent)."""
-    head = ["### FlexAttention block masks vs attnsim block counts", ""]
+    head = ["#### FlexAttention block masks vs attnsim block counts", ""]
     ok, why = flex_available()
     if not ok:
         return "\n".join(head + [f"_Skipped: {why}._", ""])

@@ -1,10 +1,11 @@
-"""``report.html``: the report's markdown as one self-contained page (plots inlined as base64).
+"""``report.html``: the report's markdown as one self-contained page, laid out like a paper's appendix.
 
-A small converter for the markdown the report and the papers' ``report_section`` hooks write:
-headings, paragraphs, pipe tables, bullet and numbered lists, fenced code, images on their own line,
-inline code, bold, italics, and LaTeX in ``$...$`` / ``$$...$$`` (shown as code: the page loads no
-scripts or fonts from anywhere). A heading that ends in a claim id in backticks gets
-``data-claim="<id>"`` so that tools (and our test) can find every claim's section.
+Markdown is rendered by markdown-it-py (CommonMark plus pipe tables). LaTeX in ``$...$`` and
+``$$...$$`` becomes MathML (latex2mathml, offline: the page loads no scripts, fonts or styles from
+anywhere), which browsers draw natively. Every heading gets an ``id`` — a claim's heading, which ends
+in its id in backticks, gets that id and ``data-claim="<id>"`` — and a table of contents of the
+second- and third-level headings follows the title. Images are read relative to the report folder
+and inlined as base64 (``data-src`` keeps the file name).
 """
 
 from __future__ import annotations
@@ -13,117 +14,161 @@ import base64
 import html
 import re
 from pathlib import Path
+from typing import Any
+
+from markdown_it import MarkdownIt
 
 _CLAIM = re.compile(r"`([a-z_]+\.[A-Za-z0-9_.]+)`\s*$")
-_IMG = re.compile(r"^!\[([^\]]*)\]\(([^)\s]+)\)\s*$")
-_ITEM = re.compile(r"^\s*([-*]|\d+\.)\s+")
+_MATH = re.compile(r"(`+)(.+?)\1|\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
+_FENCE = re.compile(r"^(```.*?^```[^\n]*$)", re.S | re.M)
+_PLACEHOLDER = re.compile(r"ATTNSIMMATH(\d+)Z")
 _MIME = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 
 STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }
-table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-code { background: #f6f6f6; padding: 0 0.2rem; }
-pre { background: #f6f6f6; padding: 0.6rem; overflow-x: auto; }
-div.math { overflow-x: auto; margin: 0.4rem 0; }
-img { max-width: 100%; }
+body { font-family: "Latin Modern Roman", "Computer Modern", Georgia, serif; max-width: 60rem; margin: 2rem auto;
+       padding: 0 1.2rem; line-height: 1.5; color: #111; }
+h1 { font-size: 1.9rem; margin-bottom: 0.3rem; } h2 { border-bottom: 1px solid #bbb; margin-top: 2.4rem; }
+h3 { margin-top: 1.8rem; } h4 { margin-top: 1.2rem; }
+nav.toc { border: 1px solid #ddd; background: #fafafa; padding: 0.4rem 1.2rem; margin: 1rem 0 2rem; }
+nav.toc ol { margin: 0.2rem 0; padding-left: 1.4rem; } nav.toc li { margin: 0.05rem 0; }
+nav.toc ol ol { columns: 2; column-gap: 2rem; font-size: 0.9rem; } nav.toc ol ol li { break-inside: avoid; }
+table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.88rem; }
+th, td { border-top: 1px solid #ccc; border-bottom: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left;
+         vertical-align: top; }
+thead th { border-top: 2px solid #333; border-bottom: 1.5px solid #333; }
+tbody tr:last-child td { border-bottom: 2px solid #333; }
+code { font-family: "DejaVu Sans Mono", monospace; font-size: 0.85em; background: #f4f4f4; padding: 0 0.2rem; }
+pre { background: #f4f4f4; padding: 0.6rem; overflow-x: auto; }
+math { font-size: 1.05em; } math[display="block"] { margin: 0.6rem 0; overflow-x: auto; }
+figure { margin: 1rem 0; text-align: center; } img { max-width: 100%; height: auto; }
 .pass { color: #17702a; font-weight: 600; } .fail { color: #b00020; font-weight: 600; }
 """
 
 
-def _inline(text: str) -> str:
-    parts = re.split(r"(`[^`]+`|\$[^$]+\$)", text)
-    out = []
-    for p in parts:
-        if len(p) > 1 and p[0] == p[-1] == "`":
-            out.append(f"<code>{html.escape(p[1:-1])}</code>")
-        elif len(p) > 1 and p[0] == p[-1] == "$":
-            out.append(f'<code class="math">{html.escape(p[1:-1])}</code>')
-        else:
-            s = html.escape(p)
-            s = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", s)
-            s = re.sub(r"(?<![\w])_(.+?)_(?![\w])", r"<em>\1</em>", s)
-            s = re.sub(r"\b(pass|fail)\b(?=\s*(\||$))", r'<span class="\1">\1</span>', s)
-            out.append(s)
-    return "".join(out)
+def latex_to_mathml(tex: str, display: bool = False) -> str:
+    """MathML for ``tex`` (no namespace attribute: HTML knows ``<math>``); ``display`` for a block."""
+    from latex2mathml.converter import convert
+
+    out = convert(tex.strip(), display="block" if display else "inline")
+    return out.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
 
 
-def _image(alt: str, src: str, base: Path) -> str:
+def _protect_math(md: str) -> tuple[str, list[str]]:
+    """``md`` with every math span replaced by a placeholder word, and the MathML of each."""
+    maths: list[str] = []
+
+    def repl(m: re.Match) -> str:
+        if m.group(1):  # a code span: left alone
+            return m.group(0)
+        block = m.group(3) is not None
+        maths.append(latex_to_mathml(m.group(3) if block else m.group(4), display=block))
+        word = f"ATTNSIMMATH{len(maths) - 1}Z"
+        return f"\n\n{word}\n\n" if block else word
+
+    parts = _FENCE.split(md)
+    return "".join(p if i % 2 else _MATH.sub(repl, p) for i, p in enumerate(parts)), maths
+
+
+def _slug(text: str, taken: set[str]) -> str:
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+    slug, k = base, 2
+    while slug in taken:
+        slug, k = f"{base}-{k}", k + 1
+    taken.add(slug)
+    return slug
+
+
+def _image_src(src: str, base: Path) -> tuple[str, str | None, int | None]:
+    """(src to use, the file name kept as ``data-src``, display width in CSS pixels) — the file inlined as
+    base64 when it exists; a PNG is shown at the size it was drawn for (its pixels at the plots' dpi)."""
     path = (base / src).resolve()
     if src.startswith("data:") or not path.is_file():
-        return f'<img alt="{html.escape(alt)}" src="{html.escape(src)}">'
-    data = base64.b64encode(path.read_bytes()).decode()
-    mime = _MIME.get(path.suffix.lower(), "application/octet-stream")
-    return f'<img alt="{html.escape(alt)}" data-src="{html.escape(src)}" src="data:{mime};base64,{data}">'
+        return src, None, None
+    from attnsim.verify.report.plots import DPI
+
+    raw = path.read_bytes()
+    width = None
+    if raw[:8] == b"\x89PNG\r\n\x1a\n":
+        width = round(int.from_bytes(raw[16:20], "big") * 96 / DPI)
+    data = base64.b64encode(raw).decode()
+    return f"data:{_MIME.get(path.suffix.lower(), 'application/octet-stream')};base64,{data}", src, width
 
 
-def _table(rows: list[str]) -> str:
-    cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
-    head, body = cells[0], [r for r in cells[2:]]
-    out = ["<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>"]
-    out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body]
-    return "\n".join(out) + "</tbody></table>"
+def _parser(base: Path) -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+    def image(renderer: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        src, kept, width = _image_src(tok.attrGet("src") or "", base)
+        alt = html.escape(tok.content or "")
+        extra = f' data-src="{html.escape(kept)}"' if kept else ""
+        extra += f' width="{width}"' if width else ""
+        return f'<img alt="{alt}"{extra} src="{html.escape(src)}">'
+
+    md.add_render_rule("image", image)
+    return md
 
 
-def markdown_to_html(md: str, base: Path) -> str:
-    """The body HTML of ``md``; images are read relative to ``base`` and inlined."""
-    lines = md.splitlines()
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            i += 1
-        elif line.startswith("```"):
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
-                j += 1
-            out.append("<pre><code>" + html.escape("\n".join(lines[i + 1:j])) + "</code></pre>")
-            i = j + 1
-        elif m := re.match(r"^(#{1,6})\s+(.*)$", line):
-            level, text = len(m.group(1)), m.group(2).strip()
-            cm = _CLAIM.search(text)
-            attr = f' data-claim="{html.escape(cm.group(1))}" id="{html.escape(cm.group(1))}"' if cm else ""
-            out.append(f"<h{level}{attr}>{_inline(text)}</h{level}>")
-            i += 1
-        elif line.strip().startswith("$$"):
-            j = i
-            if not (line.strip().endswith("$$") and len(line.strip()) > 2):
-                j = i + 1
-                while j < len(lines) and "$$" not in lines[j]:
-                    j += 1
-            tex = "\n".join(lines[i:j + 1]).strip().strip("$").strip()
-            out.append(f'<div class="math"><code>{html.escape(tex)}</code></div>')
-            i = j + 1
-        elif m := _IMG.match(line.strip()):
-            out.append(f"<figure>{_image(m.group(1), m.group(2), base)}</figure>")
-            i += 1
-        elif line.lstrip().startswith("|"):
-            j = i
-            while j < len(lines) and lines[j].lstrip().startswith("|"):
-                j += 1
-            out.append(_table(lines[i:j]))
-            i = j
-        elif _ITEM.match(line):
-            tag = "ol" if re.match(r"^\s*\d+\.", line) else "ul"
-            items = []
-            while i < len(lines) and _ITEM.match(lines[i]):
-                items.append(f"<li>{_inline(_ITEM.sub('', lines[i]))}</li>")
-                i += 1
-            out.append(f"<{tag}>" + "".join(items) + f"</{tag}>")
+def _number_headings(tokens: list) -> list[tuple[int, str, str]]:
+    """Give every heading an ``id`` (claim headings: the claim id and ``data-claim``); the (level, id,
+    inline markdown) of each, for the table of contents."""
+    taken: set[str] = set()
+    heads = []
+    for i, tok in enumerate(tokens):
+        if tok.type != "heading_open":
+            continue
+        text = tokens[i + 1].content
+        m = _CLAIM.search(text)
+        if m:
+            ident = m.group(1)
+            taken.add(ident)
+            tok.attrSet("data-claim", ident)
         else:
-            j = i
-            while j < len(lines) and lines[j].strip() and not re.match(r"^(#|\||```|\$\$|!\[|\s*[-*]\s|\s*\d+\.\s)",
-                                                                        lines[j].lstrip()):
-                j += 1
-            j = max(j, i + 1)
-            out.append("<p>" + _inline(" ".join(lines[i:j])) + "</p>")
-            i = j
-    return "\n".join(out)
+            ident = _slug(_PLACEHOLDER.sub("", text).replace("`", ""), taken)
+        tok.attrSet("id", ident)
+        heads.append((int(tok.tag[1]), ident, text))
+    return heads
+
+
+def _toc(md: MarkdownIt, heads: list[tuple[int, str, str]]) -> str:
+    """A nested ordered list of links to the level-2 and level-3 headings."""
+    out, depth = ['<nav class="toc" id="contents"><strong>Contents</strong>'], 1
+    for level, ident, text in heads:
+        if level not in (2, 3):
+            continue
+        want = level - 1
+        while depth < want:
+            out.append("<ol>")
+            depth += 1
+        while depth > want:
+            out.append("</ol>")
+            depth -= 1
+        if len(out) == 1:
+            out.append("<ol>")
+        out.append(f'<li><a href="#{html.escape(ident)}">{md.renderInline(text)}</a></li>')
+    out += ["</ol>"] * depth + ["</nav>"]
+    return "\n".join(out) if len(out) > 3 else ""
+
+
+def markdown_to_html(md_text: str, base: Path, toc: bool = False) -> str:
+    """The body HTML of ``md_text``; images are read relative to ``base`` and inlined.
+
+    With ``toc``, a table of contents is placed after the first level-1 heading (or at the top).
+    """
+    text, maths = _protect_math(md_text)
+    md = _parser(base)
+    tokens = md.parse(text)
+    heads = _number_headings(tokens)
+    body = md.renderer.render(tokens, md.options, {})
+    if toc and (nav := _toc(md, heads)):
+        cut = body.find("</h1>")
+        body = body[:cut + 5] + "\n" + nav + body[cut + 5:] if cut >= 0 else nav + body
+    body = re.sub(r"<p>(ATTNSIMMATH\d+Z)</p>", r"\1", body)
+    body = _PLACEHOLDER.sub(lambda m: maths[int(m.group(1))], body)
+    return re.sub(r"<td>(pass|fail)</td>", r'<td><span class="\1">\1</span></td>', body)
 
 
 def html_page(md: str, base: Path, title: str = "attnsim report") -> str:
-    """A self-contained HTML page of the report's Markdown."""
+    """A self-contained HTML page of ``md`` with a table of contents."""
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{STYLE}</style></head><body>\n{markdown_to_html(md, base)}\n</body></html>\n")
+            f"<style>{STYLE}</style></head><body>\n{markdown_to_html(md, base, toc=True)}\n</body></html>\n")

@@ -1,32 +1,92 @@
-"""Generic per-claim plots of the report, drawn from check records only (matplotlib, Agg backend).
+"""The report's plots: one style for every figure, and the generic per-claim plots (matplotlib, Agg).
+
+Every figure of the report, the per-topic sections' included, is made by :func:`figure` and written by
+:func:`save`: one set of fonts and sizes (:data:`STYLE`, readable at page width), ≥ 150 dpi, a light
+grid, and :func:`log_axes` for logarithmic axes with enough labelled ticks to read values off.
+
+Generic plots, drawn from check records only:
 
 - ``<claim>_counts.png``: every counted resource that varies over the sweep (calls first, at most
-  three), measured (dots) and predicted by the exact formula (crosses) against N/M (or the claim's
-  limit variable, when it is a parameter), with the paper's bound times c = max measured/bound
-  over the sweep (dashed; the symbolic leading constant when no bound value is known): every dot
-  on or below it; log-log when every value is positive.
-- ``<claim>_error.png``: bits of agreement against the numerics' precision in bits (``mp:B`` → B,
-  ``float64`` → 53), with the line "agreement = precision".
-
-Papers add their own figures through ``report_section``. Plots are small (a few per claim) so that
-the quick report stays cheap.
+  three) against N/M (or the claim's limit variable): measured (dots) and predicted by the exact
+  formula (crosses) per series of fixed parameters, and the paper's bound times c = max
+  measured/bound as one dashed curve per series (every dot lies on or below its curve).
+- ``<claim>_error.png``: bits of agreement against the numerics' precision in bits, for every
+  numerics in the claim's table (``mp:B`` → B, ``float64`` → 53, ``float:E.M`` → M + 1,
+  ``fixed:qI.F`` → F); exact numerics are drawn at the right edge, labelled "exact".
 """
 
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
+DPI = 160
+STYLE = {"font.size": 10, "axes.titlesize": 10.5, "axes.labelsize": 10, "legend.fontsize": 8.5,
+         "xtick.labelsize": 9, "ytick.labelsize": 9, "figure.titlesize": 11, "axes.grid": True,
+         "grid.alpha": 0.3, "grid.linewidth": 0.6, "lines.markersize": 6, "legend.framealpha": 0.85,
+         "savefig.dpi": DPI, "figure.dpi": DPI, "axes.spines.top": False, "axes.spines.right": False}
 MAX_PANELS = 3
-_BITS = {"float64": 53, "float32": 24, "bf16": 8, "fp16": 11}
+MARKERS = "osD^v<>p*h"
+_EXACT = ("exact", "fraction", "symbolic")
+
+
+def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6) -> tuple[Any, list[Any]]:
+    """A figure in the report's style with ``nrows × ncols`` panels of ``width × height`` inches each."""
+    plt.rcParams.update(STYLE)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
+                             layout="constrained")
+    return fig, [ax for row in axes for ax in row]
+
+
+def save(fig: Any, path: Path) -> None:
+    """Write ``fig`` to ``path`` at :data:`DPI` and free it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def legend(ax: Any, entries: int | None = None) -> None:
+    """A legend inside the panel; below it when there are more than five entries."""
+    n = entries if entries is not None else len(ax.get_legend_handles_labels()[0])
+    if n == 0:
+        return
+    if n > 5:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    else:
+        ax.legend(loc="best")
+
+
+def _plain(v: float, _: Any = None) -> str:
+    return f"{v:g}" if 1e-3 <= abs(v) < 1e6 or v == 0 else f"{v:.0e}"
+
+
+def log_axes(ax: Any, x: bool = True, y: bool = True) -> None:
+    """Logarithmic axes with plain labels: powers of 2 across a short range, 1-2-5 steps across a long one."""
+    for flag, axis, scale in ((x, ax.xaxis, ax.set_xscale), (y, ax.yaxis, ax.set_yscale)):
+        if not flag:
+            continue
+        scale("log")
+        lo, hi = sorted(axis.get_data_interval())
+        span = hi / lo if lo > 0 and math.isfinite(hi / lo) else 1e9
+        if span < 1e3:
+            axis.set_major_locator(LogLocator(base=2, numticks=12))
+        else:
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+        axis.set_major_formatter(FuncFormatter(_plain))
+        axis.set_minor_formatter(NullFormatter())
+
+
+def formula_text(formula: Any) -> str:
+    """A sympy formula as a reader writes it in a title: ``n**2*H`` becomes ``n^2·H``."""
+    return str(formula).replace("**", "^").replace("*", "·")
 
 
 def _num(v: Any) -> float | None:
@@ -36,7 +96,7 @@ def _num(v: Any) -> float | None:
 
 
 def x_value(record: dict[str, Any], limit: str) -> tuple[str, float] | None:
-    """The x axis of a record's plot: N/M when both are set, else the claim's limit variable."""
+    """(name, value) of the x axis of a counts plot: N/M when both are parameters, else the limit variable."""
     p = record.get("params", {})
     if _num(p.get("N")) and _num(p.get("M")):
         return "N/M", p["N"] / p["M"]
@@ -46,33 +106,35 @@ def x_value(record: dict[str, Any], limit: str) -> tuple[str, float] | None:
 
 
 def precision_bits(numerics: str | None) -> float | None:
-    """Mantissa bits of a numerics name (``mp:BITS``, ``float64``, ``float32``, ...), or None."""
-    if not numerics:
+    """Bits of precision of a numerics name (None for exact numerics and unknown names)."""
+    if not numerics or numerics.split(":")[0] in _EXACT:
         return None
-    if m := re.match(r"^mp:(\d+)$", numerics):
-        return float(m.group(1))
-    for name, bits in _BITS.items():
-        if name in numerics:
-            return float(bits)
+    kind, _, rest = numerics.partition(":")
+    if kind == "mp":
+        return float(rest.split(":")[0]) if rest.split(":")[0].isdigit() else None
+    if kind == "float64":
+        return 53.0
+    if kind in ("float", "fixed") and rest:
+        from attnsim.sim.numerics.fixed_formats import parse_format
+
+        try:
+            return float(parse_format(kind, rest.split(":")[0]).bits)
+        except ValueError:
+            return None
     return None
 
 
-def _loglog(ax: Any) -> None:
-    """Log-log axes with plain tick labels (no mathtext: cheaper to draw, same information)."""
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(plain)
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(NullFormatter())
+def _series_key(record: dict[str, Any], xname: str, limit: str) -> tuple:
+    """The parameters held fixed along one curve (everything but the x variables), and the numerics."""
+    varying = {"N", "M"} if xname == "N/M" else {limit}
+    p = record.get("params", {})
+    return tuple(sorted((k, str(v)) for k, v in p.items() if k not in varying and v is not None))
 
 
-def _constant(summary: dict[str, Any], resource: str) -> float:
-    try:
-        return float(summary["resources"][resource]["leading_constant"])
-    except (KeyError, TypeError, ValueError):
-        return 1.0
+def _series_label(key: tuple, keys: Sequence[tuple]) -> str:
+    """Only the parameters that differ between series (the others are the same for all)."""
+    differing = {k for k, _ in key if len({dict(other).get(k) for other in keys}) > 1}
+    return ", ".join(f"{k}={v}" for k, v in key if k in differing) or "all checks"
 
 
 def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Path) -> bool:
@@ -81,65 +143,82 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
     pts = [(x, r) for x, r in pts if x is not None]
     if len(pts) < 2:
         return False
-    xlabel = pts[0][0][0]
+    xname = pts[0][0][0]
     panels = []
     for res in summary["resources"]:
         rows = [(x[1], _num(r.get("counts", {}).get(res)), _num(r.get("predicted", {}).get(res)),
-                 _num((r.get("bounds", {}).get(res) or {}).get("value"))) for x, r in pts]
+                 _num((r.get("bounds", {}).get(res) or {}).get("value")), _series_key(r, xname, summary["limit"]))
+                for x, r in pts]
         rows = [row for row in rows if row[1] is not None]
         if len({row[1] for row in rows}) > 1:
-            panels.append((res, sorted(rows)))
+            panels.append((res, sorted(rows, key=lambda row: row[0])))
     panels.sort(key=lambda p: p[0] != "calls")
     panels = panels[:MAX_PANELS]
     if not panels:
         return False
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
-    for ax, (res, rows) in zip(axes[0], panels):
-        xs = [r[0] for r in rows]
-        ax.plot(xs, [r[1] for r in rows], "o", label="measured")
-        pred = [(r[0], r[2]) for r in rows if r[2] is not None]
-        if pred:
-            ax.plot(*zip(*pred), "x", markersize=9, label="exact formula")
-        ratios = [r[1] / r[3] for r in rows if r[3]]
-        c = max(ratios) if ratios else _constant(summary, res)
-        bound = sorted({(r[0], c * r[3]) for r in rows if r[3] is not None})
-        if bound:
-            unique_x = len({b[0] for b in bound}) == len(bound)
-            ax.plot(*zip(*bound), "--" if unique_x else "_", markersize=14,
-                    label=f"{c:.3g} × bound O({summary['resources'][res]['bound']})")
-        values = [v for r in rows for v in r[1:] if v is not None] + xs
-        if min(values) > 0:
-            _loglog(ax)
-        ax.set_xlabel(xlabel)
-        ax.set_title(res)
-        ax.legend(fontsize=7)
-    fig.suptitle(f"{summary['label']} ({summary['id']})", fontsize=9)
-    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.16, top=0.82, wspace=0.3)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=72)
-    plt.close(fig)
+    fig, axes = figure(len(panels), width=4.0, height=3.4)
+    handles: dict[str, Any] = {}
+    for ax, (res, rows) in zip(axes, panels):
+        keys = list(dict.fromkeys(row[4] for row in rows))
+        ratios = [row[1] / row[3] for row in rows if row[3]]
+        c = max(ratios) if ratios else None
+        for k, key in enumerate(keys):
+            mine = [row for row in rows if row[4] == key]
+            label = _series_label(key, keys) if len(keys) > 1 else "measured"
+            line = ax.plot([r[0] for r in mine], [r[1] for r in mine], MARKERS[k % len(MARKERS)], label=label)[0]
+            pred = [(r[0], r[2]) for r in mine if r[2] is not None]
+            if pred:
+                ax.plot(*zip(*pred), "x", color="black", markersize=8, label="exact formula" if k == 0 else None)
+            bound = sorted({(r[0], c * r[3]) for r in mine if r[3] is not None and c})
+            if bound:  # a curve per series; a series of one point gets a bar at its bound
+                ax.plot(*zip(*bound), "--" if len(bound) > 1 else "_", markersize=16, color=line.get_color(),
+                        alpha=0.8, label="c × bound, per series (c in the panel title)" if k == 0 else None)
+        positive = all(v > 0 for row in rows for v in (row[0], row[1]))
+        if positive:
+            log_axes(ax)
+        ax.set_xlabel(xname)
+        ax.set_ylabel(res)
+        bound = summary["resources"][res]["bound"]
+        scale = f"{c:.3g} × " if c else ""
+        ax.set_title(f"{res}: {scale}O({formula_text(bound)})" if bound else f"{res} (exact count only)")
+        handles.update({lab: h for h, lab in zip(*ax.get_legend_handles_labels()) if lab not in handles})
+    # one legend for every panel, below them: the series are the same in each
+    widest = max(len(label) for label in handles)
+    columns = max(1, min(3, len(handles), int(len(panels) * 4.0 * 72 / 5.5 / (widest + 6))))
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=columns)
+    fig.suptitle(f"{summary['label']} ({summary['id']})")
+    save(fig, path)
     return True
 
 
 def error_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Path) -> bool:
-    """Bits of agreement vs precision bits; False when fewer than two precisions were run."""
-    pts = [(precision_bits(r.get("numerics")), _num(r.get("error_bits")), r.get("agree")) for r in records]
-    pts = [p for p in pts if p[0] is not None and p[1] is not None]
-    if len({p[0] for p in pts}) < 2:  # one precision says nothing about the trend
+    """Bits of agreement vs precision bits for every numerics run; False when fewer than two were."""
+    names = list(dict.fromkeys(r.get("numerics") for r in records if r.get("agree") is not None))
+    finite = {n: precision_bits(n) for n in names}
+    precisions = sorted({b for b in finite.values() if b is not None})
+    if len(set(names)) < 2 or not precisions:
         return False
-    fig, ax = plt.subplots(figsize=(4.2, 3.4))
-    for ok, marker, label in ((True, "o", "agrees"), (False, "s", "does not agree")):
-        sel = [(p[0], p[1]) for p in pts if bool(p[2]) is ok]
-        if sel:
-            ax.plot(*zip(*sel), marker, linestyle="none", label=label)
-    lo, hi = min(p[0] for p in pts), max(p[0] for p in pts)
-    ax.plot([lo, hi], [lo, hi], ":", label="agreement = precision")
-    ax.set_xlabel("precision (bits)")
-    ax.set_ylabel("agreement (bits)")
-    ax.set_title(f"{summary['label']}: error vs bits", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.subplots_adjust(left=0.16, right=0.97, bottom=0.15, top=0.9)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=72)
-    plt.close(fig)
+    exact_x = precisions[-1] * 1.3 + 4
+    fig, (ax,) = figure(width=5.4, height=3.8)
+    for k, name in enumerate(names):
+        x = finite[name] if finite[name] is not None else exact_x
+        mine = [r for r in records if r.get("numerics") == name and r.get("agree") is not None]
+        ys = [_num(r.get("error_bits")) for r in mine]
+        ys = [exact_x if y is None and r.get("error_bits") in (math.inf, "inf") else y for y, r in zip(ys, mine)]
+        good = [(x, y) for y, r in zip(ys, mine) if y is not None and r.get("agree")]
+        bad = [(x, y) for y, r in zip(ys, mine) if y is not None and not r.get("agree")]
+        if good:
+            ax.plot(*zip(*good), MARKERS[k % len(MARKERS)], label=f"{name}")
+        if bad:
+            ax.plot(*zip(*bad), MARKERS[k % len(MARKERS)], mfc="none", color="#b00020",
+                    label=f"{name}: does not agree")
+    lo, hi = precisions[0], precisions[-1]
+    ax.plot([lo, hi], [lo, hi], ":", color="grey", label="agreement = precision")
+    ticks = precisions + ([exact_x] if any(v is None for v in finite.values()) else [])
+    ax.set_xticks(ticks, [f"{t:g}" if t != exact_x else "exact" for t in ticks])
+    ax.set_xlabel("precision of the numerics (bits)")
+    ax.set_ylabel("agreement with the reference (bits)")
+    ax.set_title(f"{summary['label']}: agreement against precision")
+    legend(ax)
+    save(fig, path)
     return True

@@ -23,7 +23,7 @@ from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
 
 _C = "attnsim.verify.claims.anna"
-_LSH = {"N": 32, "runs": 10}
+_LSH = {"N": 32, "seeds": 10}
 
 
 def _drop_last_value(q: Any, k: Any, v: Any, tables: Any, **kw: Any) -> tuple[tuple, dict]:
@@ -233,7 +233,7 @@ def _sum_short() -> Iterator[None]:
 
 # --- anna.alg_1 with the cross-polytope family (--lsh cross-polytope)
 
-_CP = {"N": 16, "runs": 3, "lsh": "cross-polytope"}
+_CP = {"N": 16, "seeds": 3, "lsh": "cross-polytope"}
 
 
 @twin("anna.alg_1", "cross_polytope_last_table_dropped",

@@ -15,7 +15,7 @@ from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
 
 _R = "attnsim.verify.claims.rebuttal_memory"
-_TABLES = {"table": "reviewer", "emp_N": 16, "runs": 10}
+_TABLES = {"table": "reviewer", "emp_N": 16, "seeds": 10}
 _LINMEM = {"N": 256, "points": 3}
 
 

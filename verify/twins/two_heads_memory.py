@@ -16,7 +16,14 @@ _SMALL = {"N": 4096, "M": 64, "d": 16, "points": 4, "engine": 0, "direct": 0}
 
 def outputs_held() -> Any:
     """The oracle hands a round's outputs back only when all have run, so all n² outputs are held at once."""
-    return mock.patch.object(Oracle, "stream", lambda self, calls: iter(self.run(calls)))
+    def held(self: Oracle, calls: Any, sink: Any) -> int:
+        self.round += 1
+        outputs = [self._execute(call) for call in calls]  # every output of the round at once
+        for i, out in enumerate(outputs):
+            sink(i, out)
+        return len(outputs)
+
+    return mock.patch.object(Oracle, "run_into", held)
 
 
 add("two_heads.rebuttal_kv_memory", "all_outputs_held", "the construction holds all n² call outputs before "

@@ -17,19 +17,15 @@ from attnsim.verify.stats import fitted_exponent
 def _loglog_plot(
     path: Any, title: str, series: dict[str, tuple[list[float], list[float]]], xlabel: str, ylabel: str
 ) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from attnsim.verify.report.plots import figure, legend, log_axes, save
 
-    fig = Figure(figsize=(5.5, 4))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    fig, (ax,) = figure(width=5.4, height=3.8)
     for (name, (xs, ys)), style in zip(series.items(), ("o-", "s--", "^:")):
-        ax.loglog(xs, ys, style, label=name)
+        ax.plot(xs, ys, style, label=name)
+    log_axes(ax)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    legend(ax)
+    save(fig, path)
 
 
 def _fmt(v: Any) -> str:

@@ -14,8 +14,8 @@ def tint_report(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str
     and the error of each approximation alone from the tint.sgd_step and slope records."""
     tables = Path(out_dir) / "tables"
     tables.mkdir(parents=True, exist_ok=True)
-    (tables / "tint_size.tex").write_text(size_table(LISTED, fmt="latex"), encoding="utf-8")
-    text = "### TinT size per auxiliary model\n\n" + size_table(LISTED, fmt="markdown") + "\n"
+    (tables / "tint_size.tex").write_text(size_table(LISTED, fmt="tex"), encoding="utf-8")
+    text = "### TinT size per auxiliary model\n\n" + size_table(LISTED, fmt="md") + "\n"
     rows = []
     for r in records:
         approx = r.get("extra", {}).get("approximation_errors_float64")

@@ -23,12 +23,9 @@ def converse_curve(Bs: list[float], numerics: str, N: int = 32, M: int = 4, d: i
 
 
 def _plot(curves: dict[str, list[tuple[float, float]]], path: Path) -> None:
-    import matplotlib
+    from attnsim.verify.report.plots import figure, legend, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, (ax,) = figure(width=5.6, height=3.8)
     for name, pts in curves.items():
         ax.semilogy([b for b, _ in pts], [max(e, 1e-300) for _, e in pts], "o-", label=name)
     ref = curves[next(iter(curves))]
@@ -39,11 +36,8 @@ def _plot(curves: dict[str, list[tuple[float, float]]], path: Path) -> None:
     ax.set_xlabel("code scale B")
     ax.set_ylabel("max absolute error")
     ax.set_title("Theorem 4.2: N/M instances in one call")
-    ax.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    legend(ax)
+    save(fig, path)
 
 
 def _rate_row(r: dict[str, Any]) -> str:

@@ -85,13 +85,10 @@ def series(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 def plot(claim_id: str, groups: list[list[dict[str, Any]]], path: Path) -> None:
     """Log-log plot of calls against N/M for one claim."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from attnsim.verify.report.plots import figure, formula_text, legend, log_axes, save
 
     k = POWER[claim_id]
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax, ax2) = figure(2, width=5.2, height=4.2)
     for g in groups:
         x = [r["params"]["N"] / r["params"]["M"] for r in g]
         y = [r["calls"] for r in g]
@@ -100,24 +97,23 @@ def plot(claim_id: str, groups: list[list[dict[str, Any]]], path: Path) -> None:
         c = max(yi / bi for yi, bi in zip(y, bound))
         p = g[0]["params"]
         label = ", ".join(f"{n}={p[n]}" for n in ("M", "H", "L", "Hp", "Lp", "window", "sinks", "scheme") if n in p)
-        line = ax.loglog(x, y, "o", label=f"measured ({label})")[0]
-        ax.loglog(x, exact, "-", color=line.get_color(), alpha=0.6, label="exact formula")
-        ax.loglog(x, [c * b for b in bound], "--", color=line.get_color(), alpha=0.6, label=f"{c:.3g} × bound")
-        ax2.semilogx(x, [yi / xi**k for yi, xi in zip(y, x)], "o-", color=line.get_color(), label=label)
+        line = ax.plot(x, y, "o", label=f"measured ({label})")[0]
+        ax.plot(x, exact, "-", color=line.get_color(), alpha=0.6, label="exact formula")
+        ax.plot(x, [c * b for b in bound], "--", color=line.get_color(), alpha=0.6, label=f"{c:.3g} × bound")
+        ax2.plot(x, [yi / xi**k for yi, xi in zip(y, x)], "o-", color=line.get_color(), label=label)
+    log_axes(ax)
+    log_axes(ax2, y=False)
     claim = get_claim(claim_id)
     ax.set_xlabel("N/M")
     ax.set_ylabel("oracle calls")
-    ax.set_title(f"{claim.label}: calls vs N/M (bound O({claim.resources['calls'].bound}))")
-    ax.legend(fontsize=6)
+    ax.set_title(f"{claim.label}: calls vs N/M (bound O({formula_text(claim.resources['calls'].bound)}))")
+    legend(ax)
     ax2.set_xlabel("N/M")
     ax2.set_ylabel(f"calls / (N/M)^{k}")
     ax2.set_ylim(bottom=0)
     ax2.set_title("flat when calls grow as the bound")
-    ax2.legend(fontsize=6)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    legend(ax2)
+    save(fig, path)
 
 
 def section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:

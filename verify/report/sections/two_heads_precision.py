@@ -57,14 +57,12 @@ def _bits_table(study: dict[str, Any]) -> list[str]:
 
 
 def _plot_bits(studies: dict[str, dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, axes = plt.subplots(1, len(studies), figsize=(5 * len(studies), 3.6), squeeze=False)
-    for ax, (family, st) in zip(axes[0], studies.items()):
+    from attnsim.verify.report.plots import figure, legend, save
+
+    fig, axes = figure(len(studies), width=5.2, height=4.0)
+    for ax, (family, st) in zip(axes, studies.items()):
         for c, v in st["constructions"].items():
             pts = [(N, w) for N, w in zip(v["N"], v["width"]) if w is not None]
             if not pts:
@@ -78,20 +76,15 @@ def _plot_bits(studies: dict[str, dict[str, Any]], path: Path) -> None:
         ax.set_xlabel("log2 N")
         ax.set_ylabel("bits needed (format width)")
         ax.set_title(f"{family} formats, error <= 2^{math.log2(st['target']):.0f}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        legend(ax)
+    save(fig, path)
 
 
 def _plot_lines(series: dict[str, list[tuple[float, float]]], xlabel: str, ylabel: str, title: str,
                 path: Path) -> None:
-    import matplotlib
+    from attnsim.verify.report.plots import figure, legend, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    fig, (ax,) = figure(width=5.4, height=3.8)
     for name, pts in series.items():
         good = [(x, y) for x, y in pts if math.isfinite(y)]
         if good:
@@ -99,10 +92,8 @@ def _plot_lines(series: dict[str, list[tuple[float, float]]], xlabel: str, ylabe
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    legend(ax)
+    save(fig, path)
 
 
 def precision_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str:

@@ -1,0 +1,184 @@
+"""The command line's usage errors, its shared option vocabulary and its help.
+
+Every bad invocation (the CLI library's own errors and ours) prints one line ``error: ...`` naming
+what is wrong and exits 2, without a traceback; each subprocess starts the CLI the way a user does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from attnsim.verify.cli.app import app, main
+
+CLI = [sys.executable, "-m", "attnsim.verify.cli"]
+
+BAD = [
+    "nosuchcmd",
+    "--bogus",
+    "-x",
+    "claim",
+    "claims --bogus",
+    "claims --paper",
+    "claims --paper nope",
+    "claims --format xml",
+    "claims --json",
+    "claims extra",
+    "check",
+    "check --seed abc two_heads.lemma_3_1",
+    "check two_heads.lemma_3_1 --min-bits x",
+    "check nope.claim",
+    "check two_heads.lemma_3_1 --format xml",
+    "check two_heads.lemma_3_1 --N",
+    "check two_heads.lemma_3_1 --numerics",
+    "report --workers abc",
+    "report --bogus",
+    "report --scheduler nowhere",
+    "report --out",
+    "report extra",
+    "report --quick=maybe",
+    "bounds --format html",
+    "bounds --paper nope",
+    "bounds --bogus",
+    "bounds extra",
+    "precision",
+    "precision nope.claim",
+    "precision two_heads.lemma_3_1 --M abc",
+    "precision two_heads.lemma_3_1 --N a,b",
+    "precision two_heads.lemma_3_1 --format xml",
+    "precision two_heads.lemma_3_1 --format-family wide",
+    "precision two_heads.lemma_3_1 --input huge",
+    "precision two_heads.lemma_3_1 --constructions foo",
+    "precision two_heads.lemma_3_1 --M 1",
+    "run --N abc",
+    "run --scheduler processes",
+    "run --format xml",
+    "run --scheme nope",
+    "run --workers x",
+    "run --bogus",
+    "bench --repeats abc",
+    "bench --format tex",
+    "bench --bogus",
+    "bench --torch --N x",
+    "tint-size",
+    "tint-size --aux nope",
+    "tint-size --aux opt-125m --format html",
+    "tint-size --aux opt-125m --steps x",
+    "tint-size --aux opt-125m --K abc",
+]
+
+
+def run(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_enough_bad_invocations_across_every_command():
+    commands = {line.split()[0] for line in BAD}
+    assert len(BAD) >= 40
+    assert set(_commands()) <= commands
+
+
+@pytest.mark.parametrize("line", BAD)
+def test_bad_usage_is_one_error_line_and_exit_2(line):
+    p = run(shlex.split(line))
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert p.returncode == 2, (line, p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr + p.stdout
+    assert len(lines) == 1 and lines[0].startswith("error: "), p.stderr
+
+
+def test_version_and_bare_command():
+    from attnsim.verify.cli.app import package_version
+
+    p = run(["--version"])
+    assert p.returncode == 0 and p.stdout.strip() == f"attnsim {package_version()}"
+    p = run([])
+    assert p.returncode == 0 and "Usage" in p.stdout and "claims" in p.stdout and not p.stderr
+
+
+def _commands() -> dict:
+    import typer
+
+    return typer.main.get_command(app).commands
+
+
+def _invoke(args: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+# The smallest run of each command, for trying every --format value its help names.
+SMALL = {
+    "claims": ["--paper", "anna"],
+    "check": ["two_heads.lemma_3_1", "--N", "8", "--M", "4", "--d", "2"],
+    "bounds": ["--paper", "anna"],
+    "precision": ["two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2", "--sample-blocks", "1"],
+    "run": ["--N", "64", "--M", "16", "--d", "4"],
+    "bench": ["--torch", "--N", "64", "--M", "16", "--d", "4", "--repeats", "1", "--engine", "torch-oracle"],
+    "tint-size": ["--aux", "opt-125m"],
+}
+
+
+def test_every_command_has_a_small_run():
+    assert set(SMALL) == {name for name, cmd in _commands().items()
+                          if any("--format" in p.opts for p in cmd.params)}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_every_format_named_in_help_works(name, capsys):
+    rc, text, _ = _invoke([name, "--help"], capsys)
+    assert rc == 0 and "--format" in text
+    (param,) = [p for p in _commands()[name].params if "--format" in p.opts]
+    formats = re.search(r"one of: ([\w, ]+)", param.help).group(1).split(", ")
+    assert formats and set(formats) <= {"table", "md", "tex", "csv", "json"}
+    for fmt in formats:
+        rc, out, err = _invoke([name, *SMALL[name], "--format", fmt], capsys)
+        assert rc in (0, 1) and out.strip(), (name, fmt, err)
+        if fmt == "json":
+            json.loads(out)
+
+
+def test_tint_size_json_has_the_total(capsys):
+    rc, out, _ = _invoke(["tint-size", "--aux", "opt-125m", "--format", "json"], capsys)
+    r = json.loads(out)
+    assert rc == 0 and r["total"] == 1_669_324_018 and r["under_ceiling"] is True
+
+
+def test_json_path_is_written(tmp_path, capsys):
+    rc, _, _ = _invoke(["claims", "--paper", "tint", "--json", str(tmp_path / "c.json")], capsys)
+    assert rc == 0 and {c["id"] for c in json.loads((tmp_path / "c.json").read_text())} >= {"tint.size"}
+
+
+def test_claims_piped_lists_every_id_whole(capsys):
+    from attnsim.paper_refs import PAPERS, load
+
+    rc, out, _ = _invoke(["claims"], capsys)
+    ids = [line.split("\t")[0] for line in out.splitlines()[1:]]
+    assert rc == 0 and ids == [c.id for p in PAPERS for c in load(p).claims]
+
+
+def test_check_help_lists_the_claim_parameters(capsys):
+    rc, out, _ = _invoke(["check", "two_heads.lemma_3_1", "--help"], capsys)
+    assert rc == 0
+    assert re.search(r"--scheme STR .*one of: paper, fused.*default paper", out)
+    assert re.search(r"--M INT .*int >= 2; default 8", out)
+
+
+def test_unknown_claim_suggests_close_ids(capsys):
+    rc, _, err = _invoke(["check", "two_heads.lema_3_1"], capsys)
+    assert rc == 2 and "did you mean two_heads.lemma_3_1" in err and err.count("anna.") == 0
+
+
+def test_precision_command_names_match_the_study():
+    from attnsim.verify.cli import precision as cli_precision
+    from attnsim.verify.precision import study
+
+    assert cli_precision.CLAIMS == study.CLAIMS
+    assert cli_precision.CONSTRUCTIONS == study.CONSTRUCTIONS and cli_precision.FAMILIES == study.FAMILIES

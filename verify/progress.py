@@ -1,0 +1,82 @@
+"""Progress for anything that can take more than a few seconds (sweeps, report sections, bench, studies).
+
+On a terminal it is a rich progress bar with an estimate of the time left. Anywhere else (a pipe, a
+log file, CI) it is a plain line every few seconds — ``label: done/total (percent), elapsed, about
+… left`` — plus one when the work is done, so that ``attnsim report --quick | cat`` is never silent.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+EVERY_S = 3.0
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.0f} s" if s < 90 else f"{s / 60:.1f} min"
+
+
+class Tracker:
+    """Counts finished work; shows it as a bar (terminal) or as a line every ``every`` seconds (elsewhere)."""
+
+    def __init__(self, console: Console, label: str, total: int, every: float = EVERY_S,
+                 bar: Progress | None = None) -> None:
+        """Count ``total`` items of ``label``; draw on ``bar`` when given, else print to ``console``."""
+        self.console, self.label, self.total, self.every, self.bar = console, label, total, every, bar
+        self.done = 0
+        self.now = ""
+        self.start = time.monotonic()
+        self.task = bar.add_task(label, total=total) if bar is not None else None
+
+    def line(self) -> str:
+        """``label: done/total (p%), elapsed, about … left`` (the estimate once something is done)."""
+        elapsed = time.monotonic() - self.start
+        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
+        left = ""
+        if 0 < self.done < self.total:
+            left = f", about {_seconds(elapsed / self.done * (self.total - self.done))} left"
+        return f"{self.label}: {self.done}/{self.total}{pct}, {_seconds(elapsed)} elapsed{left}"
+
+    def advance(self, n: int = 1, now: str | None = None) -> None:
+        """Record ``n`` more items done (``now``: what is being worked on next, shown on the bar)."""
+        self.done += n
+        if self.bar is not None:
+            desc = f"{self.label}: {now}" if now else self.label
+            self.bar.update(self.task, advance=n, description=desc)
+            return
+        if now:
+            self.now = now
+
+    def _beat(self, stop: threading.Event) -> None:
+        while not stop.wait(self.every):
+            doing = f" — {self.now}" if self.now else ""
+            self.console.print(self.line() + doing, markup=False, highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def progress(console: Console | None, label: str, total: int, every: float = EVERY_S) -> Iterator[Tracker]:
+    """A :class:`Tracker` for ``total`` items; a final line when not on a terminal and it took a while."""
+    console = console or Console(stderr=True)
+    if console.is_terminal:
+        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+                      transient=True) as bar:
+            yield Tracker(console, label, total, every, bar)
+        return
+    tracker = Tracker(console, label, total, every)
+    stop = threading.Event()
+    beat = threading.Thread(target=tracker._beat, args=(stop,), daemon=True)
+    beat.start()
+    try:
+        yield tracker
+    finally:
+        stop.set()
+        beat.join()
+    if time.monotonic() - tracker.start >= every:
+        console.print(tracker.line(), markup=False, highlight=False, soft_wrap=True)

@@ -61,6 +61,8 @@ BAD = [
     "run --scheme nope",
     "run --workers x",
     "run --bogus",
+    "teeth nosuch.claim",
+    "teeth --bogus",
     "bench --repeats abc",
     "bench --format tex",
     "bench --bogus",

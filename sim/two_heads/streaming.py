@@ -37,8 +37,8 @@ def simulate(X: Array, WQ: Array, WK: Array, WV: Array, oracle: Oracle, *, b: in
 
     Y = nm.zeros((N, m))
     n = len(starts)
-    num = {q0: nm.zeros((min(b, N - q0), m)) for q0 in starts[:1]}  # one query block's sums at a time
-    den = {q0: nm.zeros((min(b, N - q0), 1)) for q0 in starts[:1]}
+    num: dict[int, Array] = {}  # running sums of the query blocks whose pairs are still arriving
+    den: dict[int, Array] = {}
 
     def fold(i: int, out: Array) -> None:
         q0 = starts[i // n]

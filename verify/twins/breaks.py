@@ -81,7 +81,7 @@ def formula_off(resource: str, delta: str = "1") -> Iterator[None]:
 def oracle_unlimited() -> Iterator[None]:
     """The oracle lets calls of any length, layer count and width through."""
     with ExitStack() as stack:
-        for name in ("_check_call", "_check_width"):
+        for name in ("_check_call", "_check_output"):
             stack.enter_context(mock.patch.object(Oracle, name, lambda *a, **k: None))
         yield
 

@@ -360,3 +360,36 @@ def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
             p.wait(timeout=10)
         log.close()
 
+
+
+class _LostResult:
+    """A future dask reports finished whose worker died before its result was fetched: dask reschedules it,
+    and ``result()`` without a timeout would wait for a worker that never comes."""
+
+    def result(self, timeout: float | None = None) -> list:
+        if timeout is None:
+            raise AssertionError("result() without a timeout waits forever once the worker is gone")
+        time.sleep(min(timeout, 0.01))
+        raise TimeoutError
+
+
+class _NoWorkers:
+    def nthreads(self) -> dict:
+        return {}
+
+
+def test_result_lost_with_its_worker_becomes_resumable(monkeypatch):
+    """A finished task whose worker dies before the result is gathered, with no worker left: the sweep
+    ends with the resumable error after the no-worker grace period instead of waiting forever."""
+    import dask.distributed
+
+    from attnsim.verify import sweep as sweep_mod
+    from attnsim.verify.registry import ResumableError
+
+    fut = _LostResult()
+    monkeypatch.setattr(dask.distributed, "wait", lambda fs, timeout, return_when: ({fut}, set()))
+    monkeypatch.setattr(sweep_mod, "NO_WORKER_SECONDS", 0.2)
+    t0 = time.monotonic()
+    with pytest.raises(ResumableError, match="no live worker"):
+        list(sweep_mod._dask_results(_NoWorkers(), [fut]))
+    assert time.monotonic() - t0 < 10

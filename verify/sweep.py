@@ -233,14 +233,22 @@ def _dask_results(client: Any, futures: list) -> Iterator[list]:
         except lost as exc:
             raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
         pending = set(not_done)
+        gathered = False
         for fut in done:
             try:
-                yield fut.result()
+                result = fut.result(timeout=POLL_SECONDS)
+            except TimeoutError:
+                # Finished on a worker that died before its result was fetched: dask reschedules the task,
+                # so it waits again, and the check for live workers below decides how long.
+                pending.add(fut)
+                continue
             except KilledWorker:
                 raise ResumableError("dask: a worker died repeatedly running the same task (KilledWorker)") from None
             except lost as exc:
                 raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
-        if done:
+            gathered = True
+            yield result
+        if gathered:
             idle_since = None
             continue
         try:

@@ -78,16 +78,20 @@ class LayerNorm:
 
 
 def activation(name: str, x: np.ndarray) -> np.ndarray:
-    """The named activation (``relu``, ``gelu_tanh`` or ``gelu``) in float64."""
+    """The named activation (``relu``, ``gelu_tanh`` or ``gelu``) in float64.
+
+    The GELUs run through torch's own kernels (present whenever a torch model is imported): the same
+    functions the imported module applies, and an order of magnitude faster than numpy's ``tanh`` and
+    ``**`` on a layer's N × 4E hidden activations.
+    """
     if name == "relu":
         return np.maximum(x, 0.0)
-    if name == "gelu_tanh":  # GPT-2's "gelu_new"
-        return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
-    if name == "gelu":  # the exact erf GELU; numpy has no erf, torch is present whenever this is used
-        import torch
+    if name not in ("gelu_tanh", "gelu"):
+        raise AttnsimError(f"activation: must be one of {ACTIVATIONS}, got {name!r}")
+    import torch
 
-        return 0.5 * x * (1.0 + torch.special.erf(torch.from_numpy(x / np.sqrt(2.0))).numpy())
-    raise AttnsimError(f"activation: must be one of {ACTIVATIONS}, got {name!r}")
+    t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
+    return torch.nn.functional.gelu(t, approximate="tanh" if name == "gelu_tanh" else "none").numpy()
 
 
 @dataclass(frozen=True, eq=False)

@@ -45,6 +45,7 @@ class TorchOracle(Oracle):
     max_batch: int = 256
     batch_elements: int = 1 << 22
     _torch: Any = field(default=None, init=False, repr=False)
+    _plans: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         try:
@@ -141,49 +142,48 @@ class TorchOracle(Oracle):
             for b, c in enumerate(calls):
                 flops[b] += self._check_layer(c, li, layer, X[b].shape)
             w = X[0].shape[1] // self.spec.heads
-            Xt = self._tensor(np.stack(X))
-            outs = []
-            for h, head in enumerate(layer.heads):
-                Xh = Xt[:, :, h * w:(h + 1) * w]
-                cols = self._used_columns(head.WV)
-                WV = np.asarray(head.WV)[:, cols] if cols is not None else head.WV
-                q, k, v = self._project_all(Xh, (head.WQ, head.WK, WV))
+            plans = [self._plan(head) for head in layer.heads]
+            Xt = self._gather(X, [h * w + p.reads for h, p in enumerate(plans)])
+            widths = [head.WV.shape[1] for head in layer.heads]
+            Hs = np.zeros((len(X), X[0].shape[0], sum(widths)))
+            start = col = 0
+            for head, plan, width in zip(layer.heads, plans, widths):
+                Xh = Xt[:, :, start:start + len(plan.reads)]
+                start += len(plan.reads)
+                q, k, v = plan.project(Xh, self._tensor)
                 if head.rope_dims:
                     q, k = self._rotate(q, head.rope_dims), self._rotate(k, head.rope_dims)
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=self.spec.causal, scale=1.0)
-                outs.append(o if cols is None else self._widen(o, cols, head.WV.shape[1]))
-            Hs = torch.cat(outs, dim=-1).to("cpu", torch.float64).numpy()
+                # (B, 1, n, ·): the 4-d form takes torch's fused CPU kernel (the 3-d one, its slower
+                # reference path)
+                o = F.scaled_dot_product_attention(q[:, None], k[:, None], v[:, None], is_causal=self.spec.causal,
+                                                   scale=1.0)[:, 0].to("cpu", torch.float64).numpy()
+                cols = col + (plan.value_cols if plan.value_cols is not None else np.arange(width))
+                Hs[:, :, cols] = o  # the columns W^V leaves at 0 stay exactly 0, a weighted mean of zeros
+                col += width
             X = [self._layer_mlp(c.layers[li], Hs[b], X[b]) for b, c in enumerate(calls)]
         return list(zip(X, flops))
 
-    def _project_all(self, Xh: Any, Ws: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
-        """Xh @ W for each W, as one GEMM over the batch's rows (B·n × width) against [W_1 | W_2 | …],
-        reading only the input rows some W uses when at most half are."""
-        Wcat = np.concatenate([np.asarray(W, dtype=np.float64) for W in Ws], axis=1)
-        used = np.flatnonzero(np.any(Wcat != 0, axis=1))
-        B, n, width = Xh.shape
-        X2 = Xh.reshape(B * n, width)
-        if 2 * len(used) <= width:
-            X2 = X2.index_select(-1, self._torch.from_numpy(used).to(self.device))
-            Wcat = Wcat[used]
-        P = (X2 @ self._tensor(Wcat)).reshape(B, n, -1)
-        return tuple(P.split([W.shape[1] for W in Ws], dim=-1))
+    def _plan(self, head: Any) -> HeadPlan:
+        """The head's :class:`HeadPlan`, computed once per set of weight arrays (constructions share them)."""
+        key = (id(head.WQ), id(head.WK), id(head.WV), head.rope_dims)
+        hit = self._plans.get(key)
+        if hit is None or hit[0] is not head.WQ or hit[1] is not head.WK or hit[2] is not head.WV:
+            if len(self._plans) >= 256:
+                self._plans.clear()
+            hit = (head.WQ, head.WK, head.WV, HeadPlan.of(head))
+            self._plans[key] = hit
+        return hit[3]
 
-    @staticmethod
-    def _used_columns(W: np.ndarray) -> np.ndarray | None:
-        """The non-zero output columns of a value matrix, when at most half are (else None).
-
-        An imported head's W^V fills d_h of its 5·d_h columns (``maps.head_selectors``): attention
-        then multiplies only those, and :meth:`_widen` puts the zero columns back (their output is
-        exactly 0, the weighted mean of zeros).
-        """
-        used = np.flatnonzero(np.any(np.asarray(W, dtype=np.float64) != 0, axis=0))
-        return used if 2 * len(used) <= W.shape[1] else None
-
-    def _widen(self, o: Any, cols: np.ndarray, width: int) -> Any:
-        full = o.new_zeros((*o.shape[:-1], width))
-        full[..., self._torch.from_numpy(cols).to(o.device)] = o
-        return full
+    def _gather(self, X: list[np.ndarray], cols: list[np.ndarray]) -> Any:
+        """The batch as one (B, n, Σ|cols|) tensor holding only the input columns the heads read."""
+        idx = np.concatenate(cols)
+        B, (n, width) = len(X), X[0].shape
+        if len(idx) == width and np.array_equal(idx, np.arange(width)):
+            return self._tensor(np.stack(X))
+        out = np.empty((B, n, len(idx)))
+        for b, x in enumerate(X):
+            np.take(x, idx, axis=1, out=out[b])
+        return self._tensor(out)
 
     def _rotate(self, t: Any, dims: int) -> Any:
         """Rotary embeddings of the oracle (``OracleSpec.rope``) per call, by row position."""
@@ -197,6 +197,72 @@ class TorchOracle(Oracle):
         if layer.psi is None:
             return H
         return layer.psi(self.nm, H, X) if self.spec.residual else layer.psi(self.nm, H)
+
+
+@dataclass(frozen=True, eq=False)
+class HeadPlan:
+    """What one head's attention reads and how, from its weights alone (exact: only terms that are 0 go).
+
+    * score columns: those where both W^Q and W^K have a non-zero entry — the others add exactly 0
+      to every score <q_i, k_j>, so attention runs on these alone (an imported head's W^Q, W^K fill
+      d_h + 1 of their m + 1 columns in Theorem 3.5's calls);
+    * ``value_cols``: the non-zero columns of W^V when at most half are (else None): attention
+      multiplies only those, and the zero columns are put back (their output
+      is exactly 0, a weighted mean of zeros);
+    * ``rows``: the input columns some kept weight column reads (all of them when more than half);
+    * ``weights``: [W^Q | W^K | W^V] restricted to ``rows`` and the kept columns; when each of its
+      columns has exactly one non-zero entry (selectors, as in an imported model's projected layout)
+      the projection is a gather and a scale (``source``, ``factor``), bit for bit the product.
+    """
+
+    rows: np.ndarray
+    weights: np.ndarray
+    widths: tuple[int, int, int]
+    value_cols: np.ndarray | None
+    source: np.ndarray | None
+    factor: np.ndarray | None
+
+    @classmethod
+    def of(cls, head: Any) -> HeadPlan:
+        """The plan of a head with weights ``head.WQ``, ``head.WK``, ``head.WV``."""
+        WQ, WK, WV = (np.asarray(W, dtype=np.float64) for W in (head.WQ, head.WK, head.WV))
+        if head.rope_dims:  # rotary embeddings mix query/key columns in pairs: keep them all
+            score = np.arange(WQ.shape[1])
+        else:
+            score = np.flatnonzero(np.any(WQ != 0, axis=0) & np.any(WK != 0, axis=0))
+            score = score if len(score) else np.arange(min(1, WQ.shape[1]))
+        used_v = np.flatnonzero(np.any(WV != 0, axis=0))
+        value_cols = used_v if 2 * len(used_v) <= WV.shape[1] else None
+        Wv = WV[:, value_cols] if value_cols is not None else WV
+        Wcat = np.concatenate([WQ[:, score], WK[:, score], Wv], axis=1)
+        rows = np.flatnonzero(np.any(Wcat != 0, axis=1))
+        if 2 * len(rows) > Wcat.shape[0]:
+            rows = np.arange(Wcat.shape[0])
+        Wsub = Wcat[rows]
+        nonzero = Wsub != 0
+        source = factor = None
+        if Wsub.size and np.all(nonzero.sum(axis=0) == 1):
+            source = np.argmax(nonzero, axis=0)
+            factor = Wsub[source, np.arange(Wsub.shape[1])]
+        return cls(rows, Wsub, (len(score), len(score), Wv.shape[1]), value_cols, source, factor)
+
+    @property
+    def reads(self) -> np.ndarray:
+        """The input columns to gather: ``rows``, or for selectors the source of each output column."""
+        return self.rows if self.source is None else self.rows[self.source]
+
+    def project(self, Xh: Any, tensor: Any) -> tuple[Any, Any, Any]:
+        """(q, k, v) of a (B, n, |reads|) batch: one GEMM against [W^Q | W^K | W^V], or for selectors the
+        gathered columns themselves, scaled where the factor is not 1."""
+        if self.source is None:
+            B, n, width = Xh.shape
+            P = (Xh.reshape(B * n, width) @ tensor(self.weights)).reshape(B, n, -1)
+        else:
+            P = Xh
+            scaled = np.flatnonzero(self.factor != 1)
+            if len(scaled):  # in place: the batch tensor is the oracle's own copy of the inputs
+                P[..., scaled] *= tensor(self.factor[scaled])
+        return tuple(P.split(list(self.widths), dim=-1))
 
 
 def _from_layer(call: OracleCall, li: int) -> OracleCall:

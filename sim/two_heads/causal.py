@@ -90,15 +90,22 @@ def _rows_concat(nm: Numerics, Xk: Array, Xq: Array, rows: int) -> Array:
 
 def _with_const(nm: Numerics, Z: Array, ind: Array) -> Array:
     """Append the constant-1 column and the indicator column (Lemma A.1)."""
-    return np.concatenate([Z, nm.ones((Z.shape[0], 1)), ind], axis=1)
+    r, w = Z.shape
+    out = nm.zeros((r, w + 2))
+    out[:, :w] = Z
+    out[:, w:w + 1] = nm.ones((r, 1))
+    out[:, w + 1:] = ind
+    return out
 
 
 def synthetic_first(nm: Numerics, Zkq: Array, bk: int) -> Array:
     """Claim B.6 layout: the synthetic row [0, 0, 1, 0] first, then [x_key, x_query, 1, ind]."""
-    ind = nm.zeros((Zkq.shape[0], 1))
-    ind[:bk] = nm.ones((bk, 1))
-    syn = np.concatenate([nm.zeros((1, Zkq.shape[1])), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
-    return np.concatenate([syn, _with_const(nm, Zkq, ind)])
+    r, w = Zkq.shape
+    out = nm.zeros((r + 1, w + 2))
+    out[1:, :w] = Zkq
+    out[:, w:w + 1] = nm.ones((r + 1, 1))
+    out[1:1 + bk, w + 1:] = nm.ones((bk, 1))
+    return out
 
 
 def reversed_shifted(nm: Numerics, Xk: Array, Xq: Array, b: int) -> Array:

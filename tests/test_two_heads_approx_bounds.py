@@ -142,7 +142,10 @@ def test_sqrtlog_average_errs_worst_case_agrees():
 
 # -- the information bound, for every claim that has a checker ---------------------------------------
 def _quick_points():
-    return [(claim, raw) for claim, chk in all_checkers().items() for raw in chk.grid(True)]
+    """Every quick point of a Two Heads claim (the other papers' constructions make no calls to a
+    length-limited oracle over an input of length N)."""
+    return [(claim, raw) for claim, chk in all_checkers().items() if claim.startswith("two_heads.")
+            for raw in chk.grid(True)]
 
 
 @pytest.mark.parametrize("claim, raw", _quick_points(), ids=lambda x: x if isinstance(x, str) else "")

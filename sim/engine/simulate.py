@@ -19,7 +19,7 @@ from attnsim.sim.errors import AttnsimError, require
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.worst_case import apply_token_map, close_layer, preconditions
+from attnsim.sim.two_heads.worst_case import apply_token_map, sum_heads, preconditions
 
 
 def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
@@ -61,5 +61,6 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         for acc in accs:
             heads.append(acc.result(nm))
             record_combine(oracle.ledger, spec.N, spec.m, b, tag, oracle.round)
-        X = close_layer(nm, oracle, spec, X, heads, layer.psi, b)
+        X = sum_heads(nm, oracle, spec, X, heads)
+        X = apply_token_map(nm, oracle, layer.psi, X, b, "layer_mlp")
     return X

@@ -1,6 +1,8 @@
 """Import a PyTorch model as the large transformer of two_heads Def 2.2 (``TransformerSpec``/``Weights``).
 
-Supported modules (self-attention; the module is switched to float64 and eval mode in place):
+Supported modules (self-attention; the module is switched to float64 and eval mode in place, and the
+imported weights are numpy views of its parameters, not copies — a GPT-2-small-shaped model is about
+0.7 GB in float64 — so change the module after importing it and the import changes with it):
 
 * ``torch.nn.MultiheadAttention`` — one layer, style ``attention`` (output = out-projection of the
   heads; the residual slot is carried but unused);
@@ -38,7 +40,8 @@ class ImportMismatchError(AttnsimError):
 
 
 def _np(t: Any) -> np.ndarray | None:
-    return None if t is None else t.detach().to("cpu").double().numpy().copy()
+    """A float64 CPU parameter as a numpy view of its storage (no second copy of a large model)."""
+    return None if t is None else t.detach().to("cpu").double().numpy()
 
 
 def _linear_from_rows(W: Any, b: Any) -> Linear:
@@ -209,8 +212,8 @@ def from_gpt2(model: Any, N: int) -> ImportedModel:
         a = block.attn
         W, b = _np(a.c_attn.weight), _np(a.c_attn.bias)  # Conv1D: x W + b already
         layers.append(LayerParams(
-            H=H, scale=_gpt2_scale(a, E // H), q=Linear(W[:, :E].copy(), b[:E].copy()),
-            k=Linear(W[:, E:2 * E].copy(), b[E:2 * E].copy()), v=Linear(W[:, 2 * E:].copy(), b[2 * E:].copy()),
+            H=H, scale=_gpt2_scale(a, E // H), q=Linear(W[:, :E], b[:E]),
+            k=Linear(W[:, E:2 * E], b[E:2 * E]), v=Linear(W[:, 2 * E:], b[2 * E:]),
             out=Linear(_np(a.c_proj.weight), _np(a.c_proj.bias)), style="pre_norm",
             ln1=_layer_norm(block.ln_1), ln2=_layer_norm(block.ln_2),
             ffn_in=Linear(_np(block.mlp.c_fc.weight), _np(block.mlp.c_fc.bias)),

@@ -39,7 +39,7 @@ from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.two_heads.blocks import PairPlan, combine, decode_A, decode_AB, head_jobs
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, StreamRunner
-from attnsim.sim.two_heads.worst_case import apply_token_map, close_layer
+from attnsim.sim.two_heads.worst_case import apply_token_map, sum_heads
 
 # finish(nm, ledger, results of the head's jobs, round) -> the head's output (N × d/H)
 HeadFinish = Callable[[Numerics, Ledger, Sequence[Array], int], Array]
@@ -128,7 +128,8 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
             ends = list(accumulate(counts))
             heads = [finish(nm, oracle.ledger, results[e - c:e], oracle.round)
                      for (_, finish), c, e in zip(built, counts, ends)]
-        X = close_layer(nm, oracle, spec, X, heads, layer.psi, b)
+        X = sum_heads(nm, oracle, spec, X, heads)
+        X = apply_token_map(nm, oracle, layer.psi, X, b, "layer_mlp")
     return X
 
 

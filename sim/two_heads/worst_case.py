@@ -67,16 +67,24 @@ def apply_token_map(nm: Numerics, oracle: Oracle, fmap: TokenMap, X: Array, b: i
     return out
 
 
-def close_layer(nm: Numerics, oracle: Oracle, spec: TransformerSpec, X: Array, heads: list[Array], psi: TokenMap,
-                b: int) -> Array:
-    """End of a simulated layer (processing): concatenate the heads, add the residual if the model has
-    one, apply ψ_ℓ token-wise. ``heads`` is emptied once concatenated, so its arrays can be freed."""
-    Hcat = np.concatenate(heads, axis=1)
-    heads.clear()
+def sum_heads(nm: Numerics, oracle: Oracle, spec: TransformerSpec, X: Array, heads: list[Array]) -> Array:
+    """End of a simulated layer's attention (processing): the heads side by side, plus the residual X
+    when the model has one. The heads are added one at a time into one new array and ``heads`` is
+    emptied as they are, so a layer never holds the heads, their concatenation and the sum at once;
+    ψ_ℓ comes next (:func:`apply_token_map`), after the caller has let go of X."""
+    width = sum(int(h.shape[1]) for h in heads)
+    out = X.copy() if spec.residual else nm.zeros((X.shape[0], width))
+    col = 0
+    heads.reverse()
+    while heads:
+        head = heads.pop()
+        cols = slice(col, col + head.shape[1])
+        out[:, cols] = nm.add(out[:, cols], head) if spec.residual else head
+        col += head.shape[1]
+        del head
     if spec.residual:
-        Hcat = nm.add(X, Hcat)
-        oracle.ledger.record("processing", "residual", round=oracle.round, shape=Hcat.shape, flops=Hcat.size)
-    return apply_token_map(nm, oracle, psi, Hcat, b, "layer_mlp")
+        oracle.ledger.record("processing", "residual", round=oracle.round, shape=out.shape, flops=out.size)
+    return out
 
 
 def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
@@ -100,5 +108,6 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         results = runner(oracle, jobs)
         heads = [combine(nm, oracle.ledger, spec.N, spec.m, plans[s:e], results[s:e], tag, oracle.round)
                  for s, e in spans]
-        X = close_layer(nm, oracle, spec, X, heads, layer.psi, b)
+        X = sum_heads(nm, oracle, spec, X, heads)
+        X = apply_token_map(nm, oracle, layer.psi, X, b, "layer_mlp")
     return X

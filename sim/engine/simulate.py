@@ -19,7 +19,7 @@ from attnsim.sim.errors import AttnsimError, require
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.worst_case import apply_token_map, sum_heads, preconditions
+from attnsim.sim.two_heads.worst_case import apply_token_map, preconditions, sum_heads
 
 
 def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,

@@ -15,8 +15,6 @@ Preconditions are returned as reasons by :func:`preconditions` rather than raise
 
 from __future__ import annotations
 
-import numpy as np
-
 from attnsim.sim.errors import require
 from attnsim.sim.masks import Full
 from attnsim.sim.model import TransformerSpec, Weights, head_columns

@@ -85,6 +85,7 @@ class TorchOracle(Oracle):
         if first is None:
             return 0
         self.round += 1
+        self._plans.clear()  # a round's plans hold its weight arrays; later rounds bring their own
         entries: list[tuple[str, tuple[int, ...]]] = []  # (tag, input shape): the inputs themselves are not kept
         flops: list[int] = []
         pending: dict[tuple[Any, ...], list[tuple[int, OracleCall, Array]]] = {}
@@ -101,6 +102,7 @@ class TorchOracle(Oracle):
                 self._run_group(pending.pop(key), flops, sink)
         for group in pending.values():
             self._run_group(group, flops, sink)
+        self._plans.clear()
         for f, (tag, shape) in zip(flops, entries):
             self.ledger.record("oracle", tag, round=self.round, shape=shape, flops=f)
         return len(entries)
@@ -164,12 +166,11 @@ class TorchOracle(Oracle):
         return list(zip(X, flops))
 
     def _plan(self, head: Any) -> HeadPlan:
-        """The head's :class:`HeadPlan`, computed once per set of weight arrays (constructions share them)."""
+        """The head's :class:`HeadPlan`, computed once per set of weight arrays in a round (constructions
+        share one set among all block pairs of a head)."""
         key = (id(head.WQ), id(head.WK), id(head.WV), head.rope_dims)
         hit = self._plans.get(key)
         if hit is None or hit[0] is not head.WQ or hit[1] is not head.WK or hit[2] is not head.WV:
-            if len(self._plans) >= 256:
-                self._plans.clear()
             hit = (head.WQ, head.WK, head.WV, HeadPlan.of(head))
             self._plans[key] = hit
         return hit[3]

@@ -27,10 +27,10 @@ import numpy as np
 
 
 def peak_rss_mib() -> float:
-    """The largest resident set this process has had, in MiB (Linux reports KiB)."""
-    import resource
+    """The largest resident set this process has had, in MiB."""
+    from attnsim.verify.procs import peak_rss
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_rss() / 2**20
 
 
 def release_free_memory() -> None:

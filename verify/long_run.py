@@ -11,7 +11,6 @@ L2, in bits (two_heads §1.1). Peak memory is the process's peak resident set si
 
 from __future__ import annotations
 
-import resource
 import time
 from typing import Any
 
@@ -22,6 +21,7 @@ from attnsim.sim.engine.simulate import simulate
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights
 from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
+from attnsim.verify.procs import peak_rss
 from attnsim.verify.registry import UsageError
 
 SCHEMES = ("fused", "paper")
@@ -97,7 +97,7 @@ def run_layer(N: int, M: int, d: int, *, H: int = 1, scheme: str = "fused", sche
         "N": N, "M": M, "d": d, "H": H, "scheme": scheme, "scheduler": scheduler, "workers": workers,
         "seed": seed, "oracle": oracle.spec.describe(), "calls": led.total("oracle"),
         "calls_by_tag": led.by_tag("oracle"), "rounds": led.rounds("oracle"),
-        "seconds": seconds, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "seconds": seconds, "peak_rss_mib": peak_rss() / 2**20,
         "direct_scores_gib": H * N * N * 8 / 2**30,
     }
     if check_rows:

@@ -1,4 +1,4 @@
-"""Worker processes that cannot outlive the command that started them.
+"""Worker processes that cannot outlive the command that started them, and what a process has held.
 
 A pool worker asks the kernel for a signal when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``
 through ctypes), so SIGKILL or SIGTERM of ``attnsim`` takes its workers with it. Where prctl is not
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import threading
 import time
@@ -54,3 +55,20 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
             p.terminate()
     for p in procs:
         p.join(timeout=2)
+
+
+def peak_rss() -> int:
+    """This process's peak resident memory in bytes: ``VmHWM`` of ``/proc/self/status`` where Linux has it.
+
+    ``getrusage``'s ``ru_maxrss`` is not used where VmHWM exists: a process started by fork + exec (a
+    ``spawn`` child) inherits in it the resident set its parent had when it forked, so a child of a
+    big parent would report the parent's size instead of its own.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -36,17 +36,19 @@ class TorchBackend:
         """Softmax attention of a batch through ``scaled_dot_product_attention`` (scale 1)."""
         F = self._torch.nn.functional
         B, n, kq = q.shape
+        # 4-d (batch, 1 head, n, ·) tensors: torch's fused CPU kernel (3-d ones take its slower reference path)
         if k.ndim == 2 and v.ndim == 2 and not causal:
-            out = F.scaled_dot_product_attention(self._t(q.reshape(1, B * n, kq)), self._t(k)[None],
-                                                 self._t(v)[None], scale=1.0)
+            out = F.scaled_dot_product_attention(self._t(q.reshape(1, 1, B * n, kq)), self._t(k)[None, None],
+                                                 self._t(v)[None, None], scale=1.0)
             return out.reshape(B, n, -1).to("cpu", self._torch.float64).numpy()
         kt, vt = self._t(k), self._t(v)
         if kt.dim() == 2:
             kt = kt.expand(B, *kt.shape).contiguous()
         if vt.dim() == 2:
             vt = vt.expand(B, *vt.shape).contiguous()
-        out = F.scaled_dot_product_attention(self._t(q), kt, vt, is_causal=causal, scale=1.0)
-        return out.to("cpu", self._torch.float64).numpy()
+        out = F.scaled_dot_product_attention(self._t(q)[:, None], kt[:, None], vt[:, None], is_causal=causal,
+                                             scale=1.0)
+        return out[:, 0].to("cpu", self._torch.float64).numpy()
 
 
 def register() -> bool:

@@ -10,13 +10,13 @@ is its own; the figure is the ratio of the two times, with both peaks and the ag
 from __future__ import annotations
 
 import multiprocessing as mp
-import resource
 import time
 from typing import Any
 
 import numpy as np
 
 from attnsim.sim.errors import AttnsimError
+from attnsim.verify.procs import peak_rss
 
 
 def gpt2_model(N: int, embd: int, heads: int, layers: int, seed: int) -> Any:
@@ -58,7 +58,7 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
         Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=M, scheme="fused",
                      sink_runner=stream_one_per_call)
     seconds = time.perf_counter() - t0
-    queue.put((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, np.asarray(Y)))
+    queue.put((seconds, peak_rss(), np.asarray(Y)))
 
 
 def run_side(which: str, *args: Any) -> tuple[float, int, np.ndarray]:

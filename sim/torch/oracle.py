@@ -201,6 +201,44 @@ class TorchOracle(Oracle):
 
 
 @dataclass(frozen=True, eq=False)
+class Projection:
+    """x ↦ x W for one of a head's weights, reading only the input columns W uses.
+
+    ``reads``: the input columns gathered for it. ``weights``: W on those rows — or None when every
+    column of W has exactly one non-zero entry (a selector, as in an imported model's projected
+    layout): then the gathered columns are the product, times ``factor`` where it is not 1, bit for
+    bit what the GEMM gives (it adds exact zeros).
+    """
+
+    reads: np.ndarray
+    weights: np.ndarray | None
+    factor: np.ndarray | None
+
+    @classmethod
+    def of(cls, W: np.ndarray) -> Projection:
+        """The projection by W (input width × output width)."""
+        nonzero = W != 0
+        if W.size and np.all(nonzero.sum(axis=0) == 1):
+            source = np.argmax(nonzero, axis=0)
+            return cls(source, None, W[source, np.arange(W.shape[1])])
+        rows = np.flatnonzero(nonzero.any(axis=1))
+        if 2 * len(rows) > W.shape[0]:
+            rows = np.arange(W.shape[0])
+        return cls(rows, W[rows], None)
+
+    def apply(self, Xp: Any, tensor: Any) -> Any:
+        """The product for a (B, n, |reads|) slice of the gathered batch (scaled in place: the batch is
+        the oracle's own copy of the inputs)."""
+        if self.weights is not None:
+            B, n, width = Xp.shape
+            return (Xp.reshape(B * n, width) @ tensor(self.weights)).reshape(B, n, -1)
+        scaled = np.flatnonzero(self.factor != 1)
+        if len(scaled):
+            Xp[..., scaled] *= tensor(self.factor[scaled])
+        return Xp
+
+
+@dataclass(frozen=True, eq=False)
 class HeadPlan:
     """What one head's attention reads and how, from its weights alone (exact: only terms that are 0 go).
 
@@ -208,20 +246,15 @@ class HeadPlan:
       to every score <q_i, k_j>, so attention runs on these alone (an imported head's W^Q, W^K fill
       d_h + 1 of their m + 1 columns in Theorem 3.5's calls);
     * ``value_cols``: the non-zero columns of W^V when at most half are (else None): attention
-      multiplies only those, and the zero columns are put back (their output
-      is exactly 0, a weighted mean of zeros);
-    * ``rows``: the input columns some kept weight column reads (all of them when more than half);
-    * ``weights``: [W^Q | W^K | W^V] restricted to ``rows`` and the kept columns; when each of its
-      columns has exactly one non-zero entry (selectors, as in an imported model's projected layout)
-      the projection is a gather and a scale (``source``, ``factor``), bit for bit the product.
+      multiplies only those, and the zero columns are put back (their output is exactly 0, a weighted
+      mean of zeros);
+    * one :class:`Projection` each for the kept columns of W^Q, W^K, W^V, so a call input
+      [x_key, x_query, 1, ind] is multiplied block by block (each weight reads about half of it)
+      instead of as one dense product.
     """
 
-    rows: np.ndarray
-    weights: np.ndarray
-    widths: tuple[int, int, int]
+    parts: tuple[Projection, Projection, Projection]
     value_cols: np.ndarray | None
-    source: np.ndarray | None
-    factor: np.ndarray | None
 
     @classmethod
     def of(cls, head: Any) -> HeadPlan:
@@ -235,35 +268,20 @@ class HeadPlan:
         used_v = np.flatnonzero(np.any(WV != 0, axis=0))
         value_cols = used_v if 2 * len(used_v) <= WV.shape[1] else None
         Wv = WV[:, value_cols] if value_cols is not None else WV
-        Wcat = np.concatenate([WQ[:, score], WK[:, score], Wv], axis=1)
-        rows = np.flatnonzero(np.any(Wcat != 0, axis=1))
-        if 2 * len(rows) > Wcat.shape[0]:
-            rows = np.arange(Wcat.shape[0])
-        Wsub = Wcat[rows]
-        nonzero = Wsub != 0
-        source = factor = None
-        if Wsub.size and np.all(nonzero.sum(axis=0) == 1):
-            source = np.argmax(nonzero, axis=0)
-            factor = Wsub[source, np.arange(Wsub.shape[1])]
-        return cls(rows, Wsub, (len(score), len(score), Wv.shape[1]), value_cols, source, factor)
+        return cls((Projection.of(WQ[:, score]), Projection.of(WK[:, score]), Projection.of(Wv)), value_cols)
 
     @property
     def reads(self) -> np.ndarray:
-        """The input columns to gather: ``rows``, or for selectors the source of each output column."""
-        return self.rows if self.source is None else self.rows[self.source]
+        """The input columns to gather: those of the query, key and value projections, in that order."""
+        return np.concatenate([p.reads for p in self.parts])
 
-    def project(self, Xh: Any, tensor: Any) -> tuple[Any, Any, Any]:
-        """(q, k, v) of a (B, n, |reads|) batch: one GEMM against [W^Q | W^K | W^V], or for selectors the
-        gathered columns themselves, scaled where the factor is not 1."""
-        if self.source is None:
-            B, n, width = Xh.shape
-            P = (Xh.reshape(B * n, width) @ tensor(self.weights)).reshape(B, n, -1)
-        else:
-            P = Xh
-            scaled = np.flatnonzero(self.factor != 1)
-            if len(scaled):  # in place: the batch tensor is the oracle's own copy of the inputs
-                P[..., scaled] *= tensor(self.factor[scaled])
-        return tuple(P.split(list(self.widths), dim=-1))
+    def project(self, Xh: Any, tensor: Any) -> tuple[Any, ...]:
+        """(q, k, v) of a (B, n, |reads|) slice of the gathered batch."""
+        out, start = [], 0
+        for p in self.parts:
+            out.append(p.apply(Xh[..., start:start + len(p.reads)], tensor))
+            start += len(p.reads)
+        return tuple(out)
 
 
 def _from_layer(call: OracleCall, li: int) -> OracleCall:

@@ -272,5 +272,5 @@ def whole_model_figure(quick: bool) -> dict[str, Any]:
     from attnsim.verify.bench.whole_model import whole_model_ratio
 
     if quick:
-        return whole_model_ratio(N=512, M=128, embd=192, heads=3, layers=4)
-    return whole_model_ratio(N=2048, M=256, embd=768, heads=12, layers=12)
+        return whole_model_ratio(N=512, M=128, embd=192, heads=3, layers=4, repeats=5)
+    return whole_model_ratio(N=2048, M=256, embd=768, heads=12, layers=12, repeats=3)

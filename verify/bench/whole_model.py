@@ -10,6 +10,7 @@ is its own; the figure is the ratio of the two times, with both peaks and the ag
 from __future__ import annotations
 
 import multiprocessing as mp
+import statistics
 import time
 from typing import Any
 
@@ -31,8 +32,9 @@ def gpt2_model(N: int, embd: int, heads: int, layers: int, seed: int) -> Any:
 
 
 def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: int, threads: int,
-          queue: Any) -> None:
-    """Run one side in this (child) process and put (seconds, peak RSS bytes, output) on the queue."""
+          queue: Any, repeats: int = 1) -> None:
+    """Run one side ``repeats`` times in this (child) process and put (the runs' seconds, peak RSS bytes,
+    output) on the queue."""
     import torch
 
     torch.set_num_threads(threads)
@@ -43,29 +45,39 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
     warm = torch.zeros((1, 2, M, 8), dtype=torch.float64)  # first-call costs (kernels, thread pool) not timed
     torch.nn.functional.scaled_dot_product_attention(warm, warm, warm, is_causal=True)
     (warm[0, 0] @ warm[0, 0].T).sum()
-    t0 = time.perf_counter()
-    if which == "direct":
-        Y = imported.torch_forward(x)
-    else:
-        from attnsim.sim.numerics import get_numerics
-        from attnsim.sim.oracle import OracleSpec
-        from attnsim.sim.torch.oracle import TorchOracle
-        from attnsim.sim.two_heads.causal import simulate
-        from attnsim.sim.two_heads.jobs import stream_one_per_call
+    from attnsim.sim.numerics import get_numerics
+    from attnsim.sim.oracle import OracleSpec
+    from attnsim.sim.torch.oracle import TorchOracle
+    from attnsim.sim.two_heads.causal import simulate
+    from attnsim.sim.two_heads.jobs import stream_one_per_call
 
+    def simulation() -> Any:
         spec = imported.spec
         oracle = TorchOracle(OracleSpec(max_len=M + 1, dim=2 * spec.m + 2, causal=True), get_numerics("float64", seed))
-        Y = simulate(spec, imported.weights, imported.model_input(x), oracle, b=M, scheme="fused",
-                     sink_runner=stream_one_per_call)
-    seconds = time.perf_counter() - t0
+        return simulate(spec, imported.weights, imported.model_input(x), oracle, b=M, scheme="fused",
+                        sink_runner=stream_one_per_call)
+
+    run = (lambda: imported.torch_forward(x)) if which == "direct" else simulation
+    seconds = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        Y = run()
+        seconds.append(time.perf_counter() - t0)
     queue.put((seconds, peak_rss(), np.asarray(Y)))
 
 
-def run_side(which: str, *args: Any) -> tuple[float, int, np.ndarray]:
-    """One side ("direct" or "simulation") in a fresh process: (seconds, its peak RSS in bytes, output)."""
+def run_side(which: str, *args: Any, repeats: int = 1) -> tuple[float, int, np.ndarray]:
+    """One side ("direct" or "simulation") in a fresh process: (median seconds of ``repeats`` runs, its
+    peak RSS in bytes, output)."""
+    seconds, rss, out = run_side_samples(which, *args, repeats=repeats)
+    return statistics.median(seconds), rss, out
+
+
+def run_side_samples(which: str, *args: Any, repeats: int = 1) -> tuple[list[float], int, np.ndarray]:
+    """:func:`run_side` with the seconds of every run."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    p = ctx.Process(target=_side, args=(which, *args, queue), daemon=True)
+    p = ctx.Process(target=_side, args=(which, *args, queue, repeats), daemon=True)
     p.start()
     try:
         result = queue.get()
@@ -75,8 +87,11 @@ def run_side(which: str, *args: Any) -> tuple[float, int, np.ndarray]:
 
 
 def whole_model_ratio(N: int = 2048, M: int = 256, embd: int = 768, heads: int = 12, layers: int = 12,
-                      seed: int = 0, threads: int | None = None) -> dict[str, Any]:
-    """Simulation time / direct forward time for a GPT-2-shaped model, each side's peak RSS, agreement."""
+                      seed: int = 0, threads: int | None = None, repeats: int = 1) -> dict[str, Any]:
+    """Simulation time / direct forward time for a GPT-2-shaped model, each side's peak RSS, agreement.
+
+    Each side runs ``repeats`` times in its own process; the ratio is of the medians, and its spread
+    (``ratio_min``, ``ratio_max``) pairs the fastest run of one side with the slowest of the other."""
     try:
         import torch
     except ImportError:
@@ -85,12 +100,16 @@ def whole_model_ratio(N: int = 2048, M: int = 256, embd: int = 768, heads: int =
         raise AttnsimError(f"--N: the whole-model figure needs N divisible by M, got N={N}, M={M}")
     threads = threads or torch.get_num_threads()
     args = (N, M, embd, heads, layers, seed, threads)
-    t_direct, rss_direct, ref = run_side("direct", *args)
-    t_sim, rss_sim, Y = run_side("simulation", *args)
+    if repeats < 1:
+        raise AttnsimError(f"--repeats: must be >= 1, got {repeats}")
+    s_direct, rss_direct, ref = run_side_samples("direct", *args, repeats=repeats)
+    s_sim, rss_sim, Y = run_side_samples("simulation", *args, repeats=repeats)
+    t_direct, t_sim = statistics.median(s_direct), statistics.median(s_sim)
     err = float(np.max(np.linalg.norm(Y - ref, axis=1) / np.linalg.norm(ref, axis=1)))
     n = N // M
     return {"figure": "GPT-2-shaped model: Thm 3.5 fused on the torch oracle / direct torch forward",
             "N": N, "M": M, "embd": embd, "heads": heads, "layers": layers, "threads": threads,
             "calls": n * n * heads * layers, "direct_s": t_direct, "simulation_s": t_sim,
-            "ratio": t_sim / t_direct, "direct_peak_rss": rss_direct, "simulation_peak_rss": rss_sim,
+            "ratio": t_sim / t_direct, "ratio_min": min(s_sim) / max(s_direct),
+            "ratio_max": max(s_sim) / min(s_direct), "repeats": repeats, "direct_peak_rss": rss_direct, "simulation_peak_rss": rss_sim,
             "error_bits": float(-np.log2(err)) if err > 0 else float("inf")}

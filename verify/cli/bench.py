@@ -65,7 +65,8 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         out.append(("whole model / direct forward", "skipped", w["skipped"]))
     elif w is not None:
         mib = 2 ** 20
-        out.append(("whole model / direct forward", f"{w['ratio']:.2f}",
+        spread = f" (runs {w['ratio_min']:.2f}–{w['ratio_max']:.2f})" if "ratio_min" in w else ""
+        out.append(("whole model / direct forward", f"{w['ratio']:.2f}{spread}",
                     f"GPT-2 shape E={w['embd']} H={w['heads']} L={w['layers']}, N={w['N']} M={w['M']}, "
                     f"{w['calls']} calls, {w['threads']} threads; peak RSS simulation "
                     f"{w['simulation_peak_rss'] / mib:.0f} MiB, direct {w['direct_peak_rss'] / mib:.0f} MiB; "

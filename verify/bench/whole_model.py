@@ -111,5 +111,6 @@ def whole_model_ratio(N: int = 2048, M: int = 256, embd: int = 768, heads: int =
             "N": N, "M": M, "embd": embd, "heads": heads, "layers": layers, "threads": threads,
             "calls": n * n * heads * layers, "direct_s": t_direct, "simulation_s": t_sim,
             "ratio": t_sim / t_direct, "ratio_min": min(s_sim) / max(s_direct),
-            "ratio_max": max(s_sim) / min(s_direct), "repeats": repeats, "direct_peak_rss": rss_direct, "simulation_peak_rss": rss_sim,
+            "ratio_max": max(s_sim) / min(s_direct), "repeats": repeats,
+            "direct_peak_rss": rss_direct, "simulation_peak_rss": rss_sim,
             "error_bits": float(-np.log2(err)) if err > 0 else float("inf")}

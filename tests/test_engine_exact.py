@@ -77,8 +77,9 @@ def test_bench_table_rows_show_each_ratio_or_a_stated_skip():
            "dask": {"N": 8, "M": 2, "d": 2, "dask/serial": 1.3}}
     table = {r[0]: r for r in rows(rec)}
     assert (
-        table["torch oracle / torch SDPA (CPU)"][1] == "1.23"
-        and "40.7 bits" in table["torch oracle / torch SDPA (CPU)"][2]
+        table["torch oracle, batched / torch SDPA (CPU)"][1] == "1.23"
+        and "40.7 bits" in table["torch oracle, batched / torch SDPA (CPU)"][2]
+        and "target <= 1.5" in table["torch oracle, batched / torch SDPA (CPU)"][2]
     )
     rec["torch_oracle"] = {"skipped": "torch is not installed"}
     assert rows(rec)[-2][1] == "skipped"

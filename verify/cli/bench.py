@@ -30,7 +30,10 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         spread = f" (runs {sp['min']:.2f}–{sp['max']:.2f})" if sp else ""
         out += [
             ("fused / direct", f"{f['fused/direct']:.2f}{spread}",
-             f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s"),
+             f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s"
+             + (f"; {f['scheduler_threads']} scheduler thread(s), BLAS on all cores"
+                if f.get("scheduler_threads") == 1 else
+                f"; {f['scheduler_threads']} scheduler threads" if "scheduler_threads" in f else "")),
             ("paper / direct", f"{f['paper/direct']:.2f}", f"{size}; paper {g['paper']:.1f} GFLOP/s (4·N²·d counted)"),
             ("fused / paper", f"{f['fused/paper']:.2f}", size),
         ]

@@ -9,6 +9,9 @@ on 127.0.0.1) run as subprocesses, bounded in time, and clean up after themselve
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import logging
 import os
 import re
 import shutil
@@ -370,6 +373,9 @@ class _LostResult:
         if timeout is None:
             raise AssertionError("result() without a timeout waits forever once the worker is gone")
         time.sleep(min(timeout, 0.01))
+        # what distributed itself logs on the way (its recovery, a cancelled gather's traceback)
+        logging.getLogger("distributed.client").warning("Couldn't gather 1 keys, rescheduling")
+        logging.getLogger("asyncio").error("Task exception was never retrieved")
         raise TimeoutError
 
 
@@ -378,9 +384,10 @@ class _NoWorkers:
         return {}
 
 
-def test_result_lost_with_its_worker_becomes_resumable(monkeypatch):
+def test_result_lost_with_its_worker_becomes_resumable(monkeypatch, caplog):
     """A finished task whose worker dies before the result is gathered, with no worker left: the sweep
-    ends with the resumable error after the no-worker grace period instead of waiting forever."""
+    ends with the resumable error after the no-worker grace period instead of waiting forever, and
+    what distributed logs meanwhile does not reach stderr (the error is the one line a user sees)."""
     import dask.distributed
 
     from attnsim.verify import sweep as sweep_mod
@@ -393,3 +400,37 @@ def test_result_lost_with_its_worker_becomes_resumable(monkeypatch):
     with pytest.raises(ResumableError, match="no live worker"):
         list(sweep_mod._dask_results(_NoWorkers(), [fut]))
     assert time.monotonic() - t0 < 10
+    assert not [r for r in caplog.records if r.name.split(".")[0] in ("distributed", "asyncio")]
+    assert logging.getLogger("distributed.client").level != logging.CRITICAL + 1  # levels restored
+
+
+class AllExit(Exception):
+    """Named as distributed's internal exception of an abandoned gather."""
+
+
+def _orphan_task_exception(loop, exc: Exception) -> None:
+    async def fail():
+        raise exc
+
+    task = loop.create_task(fail())
+    loop.run_until_complete(asyncio.sleep(0))
+    del task  # never retrieved: asyncio reports it when the task is collected
+    gc.collect()
+
+
+def test_abandoned_gathers_are_not_printed_but_other_task_errors_are(caplog):
+    """After a worker dies, distributed leaves tasks ending in ``AllExit`` that asyncio would report,
+    traceback and all, on stderr (after the one-line error); those are dropped, anything else is not."""
+    from types import SimpleNamespace
+
+    from attnsim.verify.sweep import _ignore_abandoned_gathers
+
+    loop = asyncio.new_event_loop()
+    try:
+        _ignore_abandoned_gathers(SimpleNamespace(loop=SimpleNamespace(asyncio_loop=loop)))
+        _orphan_task_exception(loop, AllExit())
+        assert not [r for r in caplog.records if r.name == "asyncio"]
+        _orphan_task_exception(loop, ValueError("a real failure"))
+        assert [r for r in caplog.records if r.name == "asyncio"]
+    finally:
+        loop.close()

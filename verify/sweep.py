@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import logging
 import math
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -176,7 +178,6 @@ def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | N
     """The embedded LocalCluster has one single-threaded worker process per worker, started by fork
     where the platform has it: forked workers inherit the loaded checkers (a spawned worker would
     import sympy and every construction again, several seconds each)."""
-    import logging
     import multiprocessing
 
     import dask
@@ -195,6 +196,7 @@ def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | N
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                                    silence_logs=logging.ERROR)
         client = Client(cluster)
+    _ignore_abandoned_gathers(client)
     try:
         futures = [client.submit(run_chunk, chunk, cache_root, pure=False) for chunk in chunks]
         try:
@@ -213,6 +215,46 @@ def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | N
             cluster.close()
 
 
+def _ignore_abandoned_gathers(client: Any) -> None:
+    """Keep the client's event loop from printing distributed's internal ``AllExit`` tasks.
+
+    A gather abandoned after its worker died (``result(timeout=…)`` below) leaves tasks whose
+    ``AllExit`` nobody retrieves; asyncio reports each, traceback and all, on stderr when it is
+    garbage-collected — possibly after the sweep has ended with its own one-line error. Other
+    exceptions still go to the loop's default handler.
+    """
+    loop = getattr(getattr(client, "loop", None), "asyncio_loop", None)
+    if loop is None:
+        return
+
+    def handler(loop: Any, context: dict) -> None:
+        if type(context.get("exception")).__name__ == "AllExit":
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+
+
+@contextmanager
+def _quiet_dask_logs() -> Iterator[None]:
+    """Silence the client side's dask, tornado and asyncio loggers while a sweep runs.
+
+    When a worker dies, distributed logs its own recovery (``Couldn't gather … rescheduling``, the
+    traceback of a cancelled gather) on stderr; the sweep reports the outcome itself in one line
+    (:class:`ResumableError`), so those lines would only bury it. Levels are restored afterwards.
+    """
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in ("distributed", "tornado", "asyncio")]
+    loggers = [logging.getLogger(n) for n in {*names, "distributed", "tornado", "asyncio"}]
+    saved = [(lg, lg.level) for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in saved:
+            lg.setLevel(level)
+
+
 def _dask_results(client: Any, futures: list) -> Iterator[list]:
     """Results as they finish; a sweep with no live worker for :data:`NO_WORKER_SECONDS`, a lost scheduler
     or a worker killed repeatedly becomes a :class:`ResumableError` (what finished is already cached)."""
@@ -223,44 +265,46 @@ def _dask_results(client: Any, futures: list) -> Iterator[list]:
     from distributed.scheduler import KilledWorker
 
     lost = (KilledWorker, CancelledError, CommClosedError, OSError)
-    pending = set(futures)
-    idle_since: float | None = None
-    while pending:
-        try:
-            done, not_done = dask_wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
-        except TimeoutError:
-            done, not_done = set(), pending
-        except lost as exc:
-            raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
-        pending = set(not_done)
-        gathered = False
-        for fut in done:
+    with _quiet_dask_logs():
+        pending = set(futures)
+        idle_since: float | None = None
+        while pending:
             try:
-                result = fut.result(timeout=POLL_SECONDS)
+                done, not_done = dask_wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
             except TimeoutError:
-                # Finished on a worker that died before its result was fetched: dask reschedules the task,
-                # so it waits again, and the check for live workers below decides how long.
-                pending.add(fut)
-                continue
-            except KilledWorker:
-                raise ResumableError("dask: a worker died repeatedly running the same task (KilledWorker)") from None
+                done, not_done = set(), pending
             except lost as exc:
                 raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
-            gathered = True
-            yield result
-        if gathered:
-            idle_since = None
-            continue
-        try:
-            alive = len(client.nthreads())
-        except lost as exc:
-            raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
-        if alive:
-            idle_since = None
-        elif idle_since is None:
-            idle_since = time.monotonic()
-        elif time.monotonic() - idle_since > NO_WORKER_SECONDS:
-            raise ResumableError(f"dask: no live worker for {NO_WORKER_SECONDS:g} s")
+            pending = set(not_done)
+            gathered = False
+            for fut in done:
+                try:
+                    result = fut.result(timeout=POLL_SECONDS)
+                except TimeoutError:
+                    # Finished on a worker that died before its result was fetched: dask reschedules the task,
+                    # so it waits again, and the check for live workers below decides how long.
+                    pending.add(fut)
+                    continue
+                except KilledWorker:
+                    raise ResumableError("dask: a worker died repeatedly running the same task "
+                                         "(KilledWorker)") from None
+                except lost as exc:
+                    raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
+                gathered = True
+                yield result
+            if gathered:
+                idle_since = None
+                continue
+            try:
+                alive = len(client.nthreads())
+            except lost as exc:
+                raise ResumableError(f"dask: lost the scheduler ({type(exc).__name__})") from None
+            if alive:
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since > NO_WORKER_SECONDS:
+                raise ResumableError(f"dask: no live worker for {NO_WORKER_SECONDS:g} s")
 
 
 _RUNNERS = {"serial": _serial, "processes": _processes, "dask": _dask}

@@ -52,7 +52,10 @@ def call_seconds(M: int, d: int, repeats: int, batch: int = 8, seed: int = 0) ->
     rng = np.random.default_rng(seed)
     WQ, WK, WV = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(3))
     wq, wk, wv = weights_step1(nm, WQ, WK, WV)
-    Z = np.concatenate([rng.standard_normal((M + 1, 2 * d)), np.ones((M + 1, 1)), np.ones((M + 1, 1))], axis=1)
+    # inputs of scale 1/sqrt(d) keep the scores O(1): with unit-scale rows some score falls so far below the
+    # synthetic token's that its weight p rounds to 1 and the decode divides by 1 - p = 0
+    X = rng.standard_normal((M + 1, 2 * d)) / np.sqrt(d)
+    Z = np.concatenate([X, np.ones((M + 1, 1)), np.ones((M + 1, 1))], axis=1)
     Z[M] = 0.0  # the synthetic token [0, 0, 1, 0] closes the call (Lemma 3.1's layout)
     Z[M, 2 * d] = 1.0
     layer = OracleLayer((OracleHead(wq, wk, wv),), decode_AB(0))

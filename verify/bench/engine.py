@@ -269,12 +269,9 @@ def thread_settings() -> dict[str, Any]:
 
 def cost_model_figure(quick: bool, repeats: int) -> dict[str, Any]:
     """The fitted call time t(M) and the predicted against the measured time at a held-out N."""
-    from attnsim.verify.bench.cost_model import cost_model
+    from attnsim.verify.bench.cost_model import sized_cost_model
 
-    if quick:
-        return cost_model(repeats=repeats, Ms=(16, 32, 64, 128), calibrate=(256, 512), held_out=1024)
-    return cost_model(repeats=repeats, M=128, Ms=(16, 32, 64, 128, 256, 512), calibrate=(512, 1024, 2048),
-                      held_out=4096)
+    return sized_cost_model(quick, repeats)
 
 
 def whole_model_figure(quick: bool) -> dict[str, Any]:

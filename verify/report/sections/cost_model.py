@@ -6,18 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from attnsim.verify.bench.cost_model import cost_model
+from attnsim.verify.bench.cost_model import sized_cost_model
 
 TOLERANCE = 0.20
 
 
 def cost_model_section(records: list[dict[str, Any]], out_dir: Path, quick: bool) -> str:
     """Fitted t(M), predicted against measured time at a held-out N, and where the two models part."""
-    if quick:
-        c = cost_model(repeats=5, Ms=(16, 32, 64, 128), calibrate=(256, 512), held_out=1024)
-    else:
-        c = cost_model(repeats=5, M=128, Ms=(16, 32, 64, 128, 256, 512), calibrate=(512, 1024, 2048),
-                       held_out=4096)
+    c = sized_cost_model(quick)
     f, h = c["fit"], c["held_out"]
     ok = abs(c["prediction_error"]) <= TOLERANCE
     md = ["### Wall-clock cost model", "",

@@ -7,15 +7,16 @@ of each call with the library kernel users already trust instead of attnsim's nu
 
 Execution: the calls of one round are grouped by shape and by the identity of their weight arrays
 (constructions reuse one set of weights for all block pairs of a head); each group of up to
-``max_batch`` calls (and ``batch_elements`` input numbers) is stacked into one (B, n, width) tensor,
-projected with one batched matmul per head and run through one SDPA call (``scale=1`` — the paper's
-attention has no 1/sqrt(d) factor; ``is_causal`` when the oracle is causal). A projection reads only the
-input columns its weight uses when at most half of the weight's rows are non-zero (the head selectors
-of an imported model, ``torch_maps.head_selectors``, use 2·d_h + 1 of 2·(5·d_h) + 2 rows); otherwise
-it is dense. Measured on CPU, one batched SDPA call beat stacking the queries of calls that share keys
-into one longer call. The layer MLPs ψ and the input map φ supplied with each
-call are token-wise functions of that call and run per call in numpy. The same code runs on a GPU
-(``device="cuda"``) when one is present.
+``max_batch`` calls (and ``batch_elements`` input numbers) becomes one (B, n, ·) tensor holding only
+the input columns its heads read, and each head runs as one SDPA call on (B, 1, n, ·) tensors
+(``scale=1`` — the paper's attention has no 1/sqrt(d) factor; ``is_causal`` when the oracle is
+causal; the 4-d form takes torch's fused CPU kernel). What a head reads and computes is decided from
+its weights alone by :class:`HeadPlan` and leaves out only exact zeros: score columns W^Q and W^K do
+not share, value columns W^V never fills, input columns no weight reads; selector weights (an
+imported model's projected layout, ``maps.head_selectors``) become a gather and a scale. Measured on
+CPU, one batched SDPA call beat stacking the queries of calls that share keys into one longer call.
+The layer MLPs ψ and the input map φ supplied with each call are token-wise functions of that call
+and run per call in numpy. The same code runs on a GPU (``device="cuda"``) when one is present.
 
 ``dtype``: ``float64`` (default) or ``float32`` (inputs rounded to float32, results returned as
 float64 arrays). The numerics must be ``float64``: the torch oracle is a floating-point engine.

@@ -17,6 +17,8 @@ def test_tiny_gpt2_whole_model_figure():
     assert r["error_bits"] >= 40
     assert r["ratio_min"] <= r["ratio"] <= r["ratio_max"]
     assert r["direct_peak_rss"] > 0 and r["simulation_peak_rss"] > 0
+    e = r["engine"]  # the same calls batched by the engine
+    assert e["error_bits"] >= 40 and e["ratio_min"] <= e["ratio"] <= e["ratio_max"] and e["peak_rss"] > 0
 
 
 @pytest.mark.parametrize("kwargs, parameter", [(dict(N=60, M=16), "--N"), (dict(repeats=0), "--repeats")])

@@ -45,19 +45,24 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
     warm = torch.zeros((1, 2, M, 8), dtype=torch.float64)  # first-call costs (kernels, thread pool) not timed
     torch.nn.functional.scaled_dot_product_attention(warm, warm, warm, is_causal=True)
     (warm[0, 0] @ warm[0, 0].T).sum()
+    from attnsim.sim.engine.causal import simulate as batched
     from attnsim.sim.numerics import get_numerics
-    from attnsim.sim.oracle import OracleSpec
+    from attnsim.sim.oracle import Oracle, OracleSpec
     from attnsim.sim.torch.oracle import TorchOracle
     from attnsim.sim.two_heads.causal import simulate
     from attnsim.sim.two_heads.jobs import stream_one_per_call
 
-    def simulation() -> Any:
-        spec = imported.spec
-        oracle = TorchOracle(OracleSpec(max_len=M + 1, dim=2 * spec.m + 2, causal=True), get_numerics("float64", seed))
-        return simulate(spec, imported.weights, imported.model_input(x), oracle, b=M, scheme="fused",
-                        sink_runner=stream_one_per_call)
+    spec, nm = imported.spec, get_numerics("float64", seed)
+    ospec = OracleSpec(max_len=M + 1, dim=2 * spec.m + 2, causal=True)
 
-    run = (lambda: imported.torch_forward(x)) if which == "direct" else simulation
+    def simulation() -> Any:
+        return simulate(spec, imported.weights, imported.model_input(x), TorchOracle(ospec, nm), b=M,
+                        scheme="fused", sink_runner=stream_one_per_call)
+
+    def engine() -> Any:
+        return batched(spec, imported.weights, imported.model_input(x), Oracle(ospec, nm), b=M)
+
+    run = {"direct": lambda: imported.torch_forward(x), "simulation": simulation, "engine": engine}[which]
     seconds = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -67,8 +72,9 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
 
 
 def run_side(which: str, *args: Any, repeats: int = 1) -> tuple[float, int, np.ndarray]:
-    """One side ("direct" or "simulation") in a fresh process: (median seconds of ``repeats`` runs, its
-    peak RSS in bytes, output)."""
+    """One side in a fresh process — "direct" (the torch forward), "simulation" (Thm 3.5's calls one by
+    one on :class:`TorchOracle`) or "engine" (the same calls batched, ``attnsim.sim.engine.causal``):
+    (median seconds of ``repeats`` runs, its peak RSS in bytes, output)."""
     seconds, rss, out = run_side_samples(which, *args, repeats=repeats)
     return statistics.median(seconds), rss, out
 
@@ -103,14 +109,20 @@ def whole_model_ratio(N: int = 2048, M: int = 256, embd: int = 768, heads: int =
     if repeats < 1:
         raise AttnsimError(f"--repeats: must be >= 1, got {repeats}")
     s_direct, rss_direct, ref = run_side_samples("direct", *args, repeats=repeats)
-    s_sim, rss_sim, Y = run_side_samples("simulation", *args, repeats=repeats)
-    t_direct, t_sim = statistics.median(s_direct), statistics.median(s_sim)
-    err = float(np.max(np.linalg.norm(Y - ref, axis=1) / np.linalg.norm(ref, axis=1)))
+    t_direct = statistics.median(s_direct)
+
+    def versus_direct(which: str) -> dict[str, Any]:
+        seconds, rss, Y = run_side_samples(which, *args, repeats=repeats)
+        err = float(np.max(np.linalg.norm(Y - ref, axis=1) / np.linalg.norm(ref, axis=1)))
+        return {"seconds": statistics.median(seconds), "ratio": statistics.median(seconds) / t_direct,
+                "ratio_min": min(seconds) / max(s_direct), "ratio_max": max(seconds) / min(s_direct),
+                "peak_rss": rss, "error_bits": float(-np.log2(err)) if err > 0 else float("inf")}
+
+    sim, eng = versus_direct("simulation"), versus_direct("engine")
     n = N // M
-    return {"figure": "GPT-2-shaped model: Thm 3.5 fused on the torch oracle / direct torch forward",
+    return {"figure": "GPT-2-shaped model: Thm 3.5 fused, call by call on the torch oracle / direct torch forward",
             "N": N, "M": M, "embd": embd, "heads": heads, "layers": layers, "threads": threads,
-            "calls": n * n * heads * layers, "direct_s": t_direct, "simulation_s": t_sim,
-            "ratio": t_sim / t_direct, "ratio_min": min(s_sim) / max(s_direct),
-            "ratio_max": max(s_sim) / min(s_direct), "repeats": repeats,
-            "direct_peak_rss": rss_direct, "simulation_peak_rss": rss_sim,
-            "error_bits": float(-np.log2(err)) if err > 0 else float("inf")}
+            "calls": n * n * heads * layers, "direct_s": t_direct, "simulation_s": sim["seconds"],
+            "ratio": sim["ratio"], "ratio_min": sim["ratio_min"], "ratio_max": sim["ratio_max"], "repeats": repeats,
+            "direct_peak_rss": rss_direct, "simulation_peak_rss": sim["peak_rss"], "error_bits": sim["error_bits"],
+            "engine": eng}

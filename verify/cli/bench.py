@@ -74,12 +74,18 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         out.append(("whole model / direct forward", "skipped", w["skipped"]))
     elif w is not None:
         mib = 2 ** 20
+        shape = (f"GPT-2 shape E={w['embd']} H={w['heads']} L={w['layers']}, N={w['N']} M={w['M']}, "
+                 f"{w['calls']} calls, {w['threads']} threads")
         spread = f" (runs {w['ratio_min']:.2f}–{w['ratio_max']:.2f})" if "ratio_min" in w else ""
-        out.append(("whole model / direct forward", f"{w['ratio']:.2f}{spread}",
-                    f"GPT-2 shape E={w['embd']} H={w['heads']} L={w['layers']}, N={w['N']} M={w['M']}, "
-                    f"{w['calls']} calls, {w['threads']} threads; peak RSS simulation "
-                    f"{w['simulation_peak_rss'] / mib:.0f} MiB, direct {w['direct_peak_rss'] / mib:.0f} MiB; "
-                    f"{w['error_bits']:.1f} bits"))
+        out.append(("whole model, call by call / direct forward", f"{w['ratio']:.2f}{spread}",
+                    f"{shape}; TorchOracle; peak RSS simulation {w['simulation_peak_rss'] / mib:.0f} MiB, "
+                    f"direct {w['direct_peak_rss'] / mib:.0f} MiB; {w['error_bits']:.1f} bits"))
+        e = w.get("engine")
+        if e is not None:
+            out.append(("whole model, batched / direct forward",
+                        f"{e['ratio']:.2f} (runs {e['ratio_min']:.2f}–{e['ratio_max']:.2f})",
+                        f"{shape}; batched engine, numpy; peak RSS {e['peak_rss'] / mib:.0f} MiB; "
+                        f"{e['error_bits']:.1f} bits"))
     if "dask" in rec:
         dk = rec["dask"]
         out.append(("Dask (2 workers) / serial", f"{dk['dask/serial']:.2f}",

@@ -269,9 +269,9 @@ def thread_settings() -> dict[str, Any]:
 
 def cost_model_figure(quick: bool, repeats: int) -> dict[str, Any]:
     """The fitted call time t(M) and the predicted against the measured time at a held-out N."""
-    from attnsim.verify.bench.cost_model import sized_cost_model
+    from attnsim.verify.bench.cost_model import isolated_cost_model
 
-    return sized_cost_model(quick, repeats)
+    return isolated_cost_model(quick, repeats)
 
 
 def whole_model_figure(quick: bool) -> dict[str, Any]:

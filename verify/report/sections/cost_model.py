@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from attnsim.verify.bench.cost_model import sized_cost_model
+from attnsim.verify.bench.cost_model import isolated_cost_model
 
 TOLERANCE = 0.20
 
 
 def cost_model_section(records: list[dict[str, Any]], out_dir: Path, quick: bool) -> str:
     """Fitted t(M), predicted against measured time at a held-out N, and where the two models part."""
-    c = sized_cost_model(quick)
+    c = isolated_cost_model(quick)
     f, h = c["fit"], c["held_out"]
     ok = abs(c["prediction_error"]) <= TOLERANCE
     md = ["### Wall-clock cost model", "",

@@ -205,6 +205,15 @@ class Oracle:
         return outs, flops
 
 
+def live_columns(WQ: Array, WK: Array, WV: Array) -> tuple[np.ndarray, np.ndarray]:
+    """The columns a head's output can depend on: score columns where both W^Q and W^K have a non-zero
+    entry (the others add exactly 0 to every <q_i, k_j>; at least one column is kept, so that scores that
+    are all 0 still have a width), and the value columns W^V can make non-zero (the others output 0)."""
+    WQ, WK, WV = (np.asarray(W) != 0 for W in (WQ, WK, WV))
+    score = np.flatnonzero(WQ.any(axis=0) & WK.any(axis=0))
+    return (score if len(score) else np.arange(min(1, WQ.shape[1]))), np.flatnonzero(WV.any(axis=0))
+
+
 def head_flops(n: int, width: int, kq: int, kv: int) -> int:
     """Flops of one attention head on an n × ``width`` input: the three projections (query and key
     ``kq`` wide, value ``kv`` wide), the n × n scores and the weighted sum of the values."""

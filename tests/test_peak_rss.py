@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import os
 import sys
 
 import numpy as np
 import pytest
 
-from attnsim.verify.procs import peak_rss
-
-
-def _child_peak(queue) -> None:
-    queue.put(peak_rss())
+from attnsim.verify.procs import in_fresh_process, peak_rss
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM is read from Linux's /proc")
@@ -21,11 +17,13 @@ def test_spawned_child_reports_its_own_peak():
     (``getrusage``'s ru_maxrss would report the parent's resident set, inherited across fork + exec)."""
     ballast = np.ones(50_000_000)  # 400 MB, touched
     parent = peak_rss()
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    p = ctx.Process(target=_child_peak, args=(queue,))
-    p.start()
-    child = queue.get(timeout=60)
-    p.join(timeout=30)
+    child = in_fresh_process(peak_rss)
     assert parent >= ballast.nbytes
     assert child < parent - 300 * 2**20
+
+
+def test_fresh_process_answers_or_says_it_died():
+    """The one way to measure in a clean interpreter: a value comes back; a child that dies says so."""
+    assert in_fresh_process(max, 3, 7) == 7
+    with pytest.raises(RuntimeError, match="code 3"):
+        in_fresh_process(os._exit, 3)

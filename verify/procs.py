@@ -16,6 +16,7 @@ import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable
 
 PR_SET_PDEATHSIG = 1
 WATCHDOG_SECONDS = 1.0
@@ -72,3 +73,33 @@ def peak_rss() -> int:
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def in_fresh_process(target: Callable[..., Any], *args: Any) -> Any:
+    """``target(*args)`` in a fresh interpreter (``spawn``) that dies with this process; its return value.
+
+    For measurements that must not see this process's state: its peak resident set (VmHWM starts
+    over), its heap, its threads. A child that ends without answering raises ``RuntimeError``.
+    """
+    import multiprocessing as mp
+    import queue as queue_mod
+
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    child = ctx.Process(target=_answer, args=(target, args, os.getpid(), results), daemon=True)
+    child.start()
+    try:
+        while True:
+            try:
+                return results.get(timeout=1.0)
+            except queue_mod.Empty:
+                if not child.is_alive():
+                    raise RuntimeError(f"{getattr(target, '__name__', target)}: the child process ended with "
+                                       f"code {child.exitcode} before answering") from None
+    finally:
+        child.join(timeout=10)
+
+
+def _answer(target: Callable[..., Any], args: tuple, parent: int, results: Any) -> None:
+    die_with_parent(parent)
+    results.put(target(*args))

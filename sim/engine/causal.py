@@ -33,7 +33,7 @@ from attnsim.sim.errors import AttnsimError, require
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array, Numerics
-from attnsim.sim.oracle import Oracle
+from attnsim.sim.oracle import Oracle, live_columns
 from attnsim.sim.two_heads.blocks import block_starts, weights_step1
 from attnsim.sim.two_heads.causal import preconditions
 from attnsim.sim.two_heads.worst_case import apply_token_map, sum_heads
@@ -137,9 +137,7 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         for h, hw in enumerate(layer.heads):
             htag = f"{tag}.L{li}.H{h}"
             W = weights_step1(nm, *(nm.array(w, n) for w, n in ((hw.WQ, "W^Q"), (hw.WK, "W^K"), (hw.WV, "W^V"))))
-            score = np.flatnonzero(np.any(W[0] != 0, axis=0) & np.any(W[1] != 0, axis=0))
-            score = score if len(score) else np.arange(1)  # all scores 0: one zero column says so
-            value = np.flatnonzero(np.any(W[2] != 0, axis=0))
+            score, value = live_columns(*W)
             arrays = {source_name(h): np.concatenate([Xa[:, head_columns(spec, h)], np.zeros((1, spec.m))]),
                       "C": CONST}
             sums = CausalSums(spec.N, spec.m, b, value[:-1])

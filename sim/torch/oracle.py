@@ -32,7 +32,7 @@ import numpy as np
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.sim.numerics import Array
-from attnsim.sim.oracle import Oracle, OracleCall, OracleLayer, Sink
+from attnsim.sim.oracle import Oracle, OracleCall, OracleLayer, Sink, live_columns
 
 DTYPES = ("float64", "float32")
 
@@ -261,12 +261,9 @@ class HeadPlan:
     def of(cls, head: Any) -> HeadPlan:
         """The plan of a head with weights ``head.WQ``, ``head.WK``, ``head.WV``."""
         WQ, WK, WV = (np.asarray(W, dtype=np.float64) for W in (head.WQ, head.WK, head.WV))
+        score, used_v = live_columns(WQ, WK, WV)
         if head.rope_dims:  # rotary embeddings mix query/key columns in pairs: keep them all
             score = np.arange(WQ.shape[1])
-        else:
-            score = np.flatnonzero(np.any(WQ != 0, axis=0) & np.any(WK != 0, axis=0))
-            score = score if len(score) else np.arange(min(1, WQ.shape[1]))
-        used_v = np.flatnonzero(np.any(WV != 0, axis=0))
         value_cols = used_v if 2 * len(used_v) <= WV.shape[1] else None
         Wv = WV[:, value_cols] if value_cols is not None else WV
         return cls((Projection.of(WQ[:, score]), Projection.of(WK[:, score]), Projection.of(Wv)), value_cols)

@@ -73,13 +73,11 @@ def sum_heads(nm: Numerics, oracle: Oracle, spec: TransformerSpec, X: Array, hea
     width = sum(int(h.shape[1]) for h in heads)
     out = X.copy() if spec.residual else nm.zeros((X.shape[0], width))
     col = 0
-    heads.reverse()
     while heads:
-        head = heads.pop()
+        head = heads.pop(0)
         cols = slice(col, col + head.shape[1])
         out[:, cols] = nm.add(out[:, cols], head) if spec.residual else head
         col += head.shape[1]
-        del head
     if spec.residual:
         oracle.ledger.record("processing", "residual", round=oracle.round, shape=out.shape, flops=out.size)
     return out

@@ -21,7 +21,6 @@ n² = (N/M)² calls of cost ∝ M² is ∝ N² whatever M is.
 from __future__ import annotations
 
 import gc
-import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer, Orac
 from attnsim.sim.two_heads import worst_case
 from attnsim.sim.two_heads.blocks import decode_AB, weights_step1
 from attnsim.verify.long_run import random_layer
+from attnsim.verify.procs import in_fresh_process
 
 
 def _median_seconds(fn: Callable[[], Any], repeats: int) -> float:
@@ -121,35 +121,13 @@ def fit_overheads(runs: list[dict[str, float]], t_call: float) -> tuple[float, f
 
 
 def isolated_cost_model(quick: bool, repeats: int = 5) -> dict[str, Any]:
-    """:func:`sized_cost_model` measured in a fresh interpreter (``spawn``) that dies with this process.
+    """:func:`sized_cost_model` measured in a fresh interpreter that dies with this process.
 
     Inside the report's own process the held-out prediction came out 18% low where a fresh process
     gives ±4% on the same machine; the calibration and the held-out run must see the same conditions,
     and a fresh process is the one condition every caller can reproduce.
     """
-    import multiprocessing as mp
-    import queue as queue_mod
-
-    ctx = mp.get_context("spawn")
-    results = ctx.Queue()
-    child = ctx.Process(target=_cost_model_child, args=(quick, repeats, os.getpid(), results), daemon=True)
-    child.start()
-    try:
-        while True:
-            try:
-                return results.get(timeout=1.0)
-            except queue_mod.Empty:
-                if not child.is_alive():
-                    raise RuntimeError(f"cost model: the measuring process ended with code {child.exitcode}") from None
-    finally:
-        child.join(timeout=10)
-
-
-def _cost_model_child(quick: bool, repeats: int, parent: int, results: Any) -> None:
-    from attnsim.verify.procs import die_with_parent
-
-    die_with_parent(parent)
-    results.put(sized_cost_model(quick, repeats))
+    return in_fresh_process(sized_cost_model, quick, repeats)
 
 
 def sized_cost_model(quick: bool, repeats: int = 5) -> dict[str, Any]:

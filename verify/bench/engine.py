@@ -17,8 +17,9 @@ a machine's load or clock drift affects both alike. Figures:
                       float64, CPU, N = 8192, M = 512, d = 64 (``torch_sdpa.torch_sdpa_ratio``), twice:
                       batched by the engine (target ≤ 1.5) and call by call on ``TorchOracle`` (no
                       target); skipped with a reason without torch;
-* ``whole model``     a GPT-2-shaped model through Thm 3.5's calls on ``TorchOracle`` vs its direct
-                      torch forward, each side in its own process, with both peak resident sets;
+* ``whole model``     a GPT-2-shaped model through Thm 3.5's calls, call by call on ``TorchOracle`` and
+                      batched by the engine, vs its direct torch forward, each side in its own
+                      process, with every peak resident set;
 * ``dask/serial``     the fused scheme on a 2-worker Dask LocalCluster vs the serial engine
                       (cluster start-up not timed).
 

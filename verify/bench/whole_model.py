@@ -1,15 +1,15 @@
 """A whole imported model simulated through oracle calls against its direct torch forward.
 
 A GPT-2-shaped model with random weights (built from a ``GPT2Config``, nothing downloaded) is run
-two ways at the same dtype (float64) and thread count: its own torch forward, and Theorem 3.5's
-causal construction (fused scheme) with every call on the torch SDPA oracle, outputs streamed into
-the combination (``sink_runner``). Each side runs in a fresh process so that its peak resident memory
-is its own; the figure is the ratio of the two times, with both peaks and the agreement in bits.
+three ways at the same dtype (float64) and thread count: its own torch forward; Theorem 3.5's causal
+construction (fused scheme) with every call on the torch SDPA oracle, outputs streamed into the
+combination (``sink_runner``); and the same calls batched by ``attnsim.sim.engine.causal``. Each side
+runs in a fresh process so that its peak resident memory is its own; the figures are the ratios of
+the times to the direct forward's, with every peak and the agreement in bits.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import statistics
 import time
 from typing import Any
@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.procs import peak_rss
+from attnsim.sim.torch.model_import import relative_error
+from attnsim.verify.procs import in_fresh_process, peak_rss
 
 
 def gpt2_model(N: int, embd: int, heads: int, layers: int, seed: int) -> Any:
@@ -32,9 +33,8 @@ def gpt2_model(N: int, embd: int, heads: int, layers: int, seed: int) -> Any:
 
 
 def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: int, threads: int,
-          queue: Any, repeats: int = 1) -> None:
-    """Run one side ``repeats`` times in this (child) process and put (the runs' seconds, peak RSS bytes,
-    output) on the queue."""
+          repeats: int) -> tuple[list[float], int, np.ndarray]:
+    """Run one side ``repeats`` times in this (child) process: (the runs' seconds, peak RSS bytes, output)."""
     import torch
 
     torch.set_num_threads(threads)
@@ -68,7 +68,7 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
         t0 = time.perf_counter()
         Y = run()
         seconds.append(time.perf_counter() - t0)
-    queue.put((seconds, peak_rss(), np.asarray(Y)))
+    return seconds, peak_rss(), np.asarray(Y)
 
 
 def run_side(which: str, *args: Any, repeats: int = 1) -> tuple[float, int, np.ndarray]:
@@ -81,15 +81,7 @@ def run_side(which: str, *args: Any, repeats: int = 1) -> tuple[float, int, np.n
 
 def run_side_samples(which: str, *args: Any, repeats: int = 1) -> tuple[list[float], int, np.ndarray]:
     """:func:`run_side` with the seconds of every run."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    p = ctx.Process(target=_side, args=(which, *args, queue, repeats), daemon=True)
-    p.start()
-    try:
-        result = queue.get()
-    finally:
-        p.join()
-    return result
+    return in_fresh_process(_side, which, *args, repeats)
 
 
 def whole_model_ratio(N: int = 2048, M: int = 256, embd: int = 768, heads: int = 12, layers: int = 12,
@@ -113,7 +105,7 @@ def whole_model_ratio(N: int = 2048, M: int = 256, embd: int = 768, heads: int =
 
     def versus_direct(which: str) -> dict[str, Any]:
         seconds, rss, Y = run_side_samples(which, *args, repeats=repeats)
-        err = float(np.max(np.linalg.norm(Y - ref, axis=1) / np.linalg.norm(ref, axis=1)))
+        err = relative_error(Y, ref)
         return {"seconds": statistics.median(seconds), "ratio": statistics.median(seconds) / t_direct,
                 "ratio_min": min(seconds) / max(s_direct), "ratio_max": max(seconds) / min(s_direct),
                 "peak_rss": rss, "error_bits": float(-np.log2(err)) if err > 0 else float("inf")}

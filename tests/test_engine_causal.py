@@ -81,7 +81,7 @@ def _shapes(ledger) -> set:
     return {e.shape for e in ledger.entries if e.kind == "oracle"}
 
 
-def test_high_rows_read_in_order_would_be_caught(monkeypatch):
+def test_high_rows_read_in_order_would_be_caught(monkeypatch):  # the batch path's reading of "high" calls
     """The "high" layout holds query offset o in row b − 1 − o; reading its rows like a "low" call's
     (offset o in row o + 1) gives a different answer, which the reference comparison rejects."""
     from attnsim.sim.engine import causal as engine_causal
@@ -93,7 +93,7 @@ def test_high_rows_read_in_order_would_be_caught(monkeypatch):
         real(self, engine_causal.CausalGroup("low" if group.part == "high" else group.part, group.q0s), out)
 
     monkeypatch.setattr(engine_causal.CausalSums, "add", add_as_low)
-    Y = simulate(spec, weights, X, _oracle(spec, 8), b=8)
+    Y = simulate(spec, weights, X, _oracle(spec, 8), b=8, paired=False)
     ref = reference(spec, weights, X, F64)
     assert np.max(np.abs(Y - ref)) > 1e-3 * np.max(np.abs(ref))
 
@@ -115,3 +115,94 @@ def test_torch_backend_agrees():
     spec, weights, X = _case(64, 8, 2, 1, seed=9, scale=0.5)
     Ys = [simulate(spec, weights, X, _oracle(spec, 16), b=16, backend=be) for be in ("numpy", "torch")]
     assert np.max(np.abs(Ys[1] - Ys[0])) <= 1e-12 * np.max(np.abs(Ys[0]))
+
+
+# The paired path (each key block's "low" and "high" calls from one score product, causal_pairs).
+# b = 128 cuts blocks into tiles of 64 (the tiled value products); b = 8 is one tile.
+@pytest.mark.parametrize("N, d, H, L, b", [(512, 8, 2, 1, 128), (64, 8, 2, 2, 8), (256, 6, 3, 1, 64)])
+def test_paired_path_is_the_batch_path(N, d, H, L, b):
+    spec, weights, X = _case(N, d, H, L, seed=N + b, scale=0.5)
+    runs = []
+    for paired in (False, True):
+        oracle = _oracle(spec, b)
+        runs.append((simulate(spec, weights, X, oracle, b=b, paired=paired), oracle.ledger))
+    (Y0, led0), (Y1, led1) = runs
+    assert np.max(np.abs(Y1 - Y0)) <= 1e-12 * np.max(np.abs(Y0))
+    assert [(e.kind, e.tag, e.round, e.shape, e.flops, e.amount) for e in led1.entries] == \
+        [(e.kind, e.tag, e.round, e.shape, e.flops, e.amount) for e in led0.entries]
+
+
+def test_diagonal_in_the_high_call_would_be_caught(monkeypatch):
+    """Key offset o belongs to the "low" call of query offset o; a kernel that gives it to the
+    "high" call instead answers other calls, which the reference comparison rejects."""
+    from attnsim.sim.engine import causal_pairs
+
+    spec, weights, X = _case(256, 4, 1, 1, seed=3, scale=0.5)
+    monkeypatch.setattr(causal_pairs, "_masks", lambda b: (np.tril(np.ones((b, b)), -1), np.triu(np.ones((b, b)))))
+    Y = simulate(spec, weights, X, _oracle(spec, 128), b=128, paired=True)
+    ref = reference(spec, weights, X, F64)
+    assert np.max(np.abs(Y - ref)) > 1e-3 * np.max(np.abs(ref))
+
+
+def _future_key_case(b: int, c: float):
+    """One head whose only non-constant score is query 0 against the later key b − 1 of its own
+    block (c²): masked for every call, but it sets the row maximum of query 0's own block."""
+    N, m = 2 * b, 4
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((N, m))
+    X[:, :2] = 0.0
+    X[0, 0], X[b - 1, 1] = 1.0, 1.0
+    WQ, WK = np.zeros((m, m)), np.zeros((m, m))
+    WQ[0, 2], WK[1, 2] = c, c
+    WV = rng.standard_normal((m, m))
+    spec = TransformerSpec(N=N, d=m, H=1, L=1, mask=Causal())
+    return spec, Weights((LayerWeights((HeadWeights(WQ, WK, WV),)),)), X
+
+
+def test_a_row_beyond_the_headroom_runs_as_batches(monkeypatch):
+    """Score 10⁶ against a future key: the shared shift would underflow every weight query 0's own
+    call sees; the headroom check sends that block to the batch path, which gets it right."""
+    from attnsim.sim.engine import causal as engine_causal
+
+    spec, weights, X = _future_key_case(8, 1e3)
+    ref = reference(spec, weights, X, F64)
+    batches = []
+    real = engine_causal.execute
+    monkeypatch.setattr(engine_causal, "execute", lambda batch, *a: batches.append(batch.tag) or real(batch, *a))
+    Y = simulate(spec, weights, X, _oracle(spec, 8), b=8)
+    assert batches == ["thm_3_5.L0.H0.own.fused"]
+    assert np.max(np.abs(Y - ref)) <= 1e-9 * np.max(np.abs(ref))
+
+
+def test_no_headroom_check_would_be_caught(monkeypatch):
+    from attnsim.sim.engine import causal_pairs
+
+    spec, weights, X = _future_key_case(8, 1e3)
+    monkeypatch.setattr(causal_pairs, "EXP_HEADROOM", np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 on this thread (threads=1)
+        Y = simulate(spec, weights, X, _oracle(spec, 8), b=8, threads=1)
+    ref = reference(spec, weights, X, F64)
+    assert not np.all(np.abs(Y - ref) <= 1e-9 * np.max(np.abs(ref)))
+
+
+def test_thread_count_does_not_change_the_result():
+    spec, weights, X = _case(128, 8, 4, 2, seed=4, scale=0.5)
+    Ys = [simulate(spec, weights, X, _oracle(spec, 32), b=32, threads=t) for t in (1, 3)]
+    assert np.array_equal(Ys[0], Ys[1])
+
+
+def test_the_callers_input_is_not_changed():
+    """The heads are added into the residual stream in place only when it is the engine's own array."""
+    spec, weights, X = _case(64, 8, 2, 1, seed=6)
+    spec = TransformerSpec(N=spec.N, d=spec.d, H=spec.H, L=spec.L, mask=Causal(), residual=True)
+    before = X.copy()
+    Y = simulate(spec, weights, X, _oracle(spec, 16), b=16)
+    assert np.array_equal(X, before)
+    ref = reference(spec, weights, X, F64)
+    assert np.max(np.abs(Y - ref)) <= 1e-9 * np.max(np.abs(ref))
+
+
+def test_threads_must_be_positive():
+    spec, weights, X = _case(32, 4, 1, 1, seed=1)
+    with pytest.raises(AttnsimError, match="--threads"):
+        simulate(spec, weights, X, _oracle(spec, 8), b=8, threads=0)

@@ -68,7 +68,8 @@ def test_direct_attention_baseline_is_softmax():
 
 
 def test_bench_table_rows_show_each_ratio_or_a_stated_skip():
-    f = {"N": 8, "M": 2, "d": 2, "fused/direct": 1.05, "paper/direct": 2.0, "fused/paper": 0.52,
+    f = {"N": 8, "M": 2, "d": 2, "fused/direct": 1.05, "paper/direct": 2.0, "fused/paper": 0.52, "runs": 15,
+         "target": 1.2,
          "gflops": {"direct": 1.0, "fused": 1.0, "paper": 1.0}, "torch": {"skipped": "torch is not installed"}}
     rec = {"gemm_gflops": 10.0, "float64": [f],
            "exact": {"N": 128, "M": 16, "d": 4, "z": "2", "reference fraction/flint": 20.0,
@@ -84,6 +85,7 @@ def test_bench_table_rows_show_each_ratio_or_a_stated_skip():
     rec["torch_oracle"] = {"skipped": "torch is not installed"}
     assert rows(rec)[-2][1] == "skipped"
     assert table["fused / direct"][1] == "1.05" and table["paper / direct"][1] == "2.00"
+    assert "target <= 1.2" in table["fused / direct"][2] and "median of 15" in table["fused / direct"][2]
     assert table["fused / torch SDPA (CPU)"][1] == "skipped" and "not installed" in table["fused / torch SDPA (CPU)"][2]
     assert table["exact: fraction / flint, attention"][1] == "20.0x"
     sim_row = table["exact: fraction / flint, simulation"]

@@ -308,6 +308,21 @@ def _dask_cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "dask", *args]
 
 
+def _scheduler_address(sched_file: Path, timeout: float) -> str:
+    """The address in a scheduler file, once the scheduler has written all of it (the file appears
+    before its contents do)."""
+    import json
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return json.loads(sched_file.read_text())["address"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 @pytest.mark.slow
 def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
     """A real scheduler and one worker on 127.0.0.1: killing the worker and its nanny makes the report exit
@@ -328,12 +343,7 @@ def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
     try:
         start("scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(sched_file),
               "--no-dashboard")
-        deadline = time.monotonic() + 30
-        while not sched_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        import json
-
-        address = json.loads(sched_file.read_text())["address"]
+        address = _scheduler_address(sched_file, timeout=30)
         w = worker()
         run = subprocess.Popen([sys.executable, "-c", SMALL_REPORT, "--out", "rep",
                                 "--scheduler", address], cwd=tmp_path, stdout=subprocess.DEVNULL,

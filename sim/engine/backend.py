@@ -17,14 +17,18 @@ from typing import Protocol
 
 import numpy as np
 
+from attnsim.sim.engine.scratch import scratch
+
 
 class BatchBackend(Protocol):
     """What the engine needs of a backend: a name and batched attention."""
 
     name: str
 
-    def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:
-        """softmax(q kᵀ) v for each of the B calls (k, v shared when 2-D); causal masks j > i."""
+    def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool,
+                  out: np.ndarray | None = None) -> np.ndarray:
+        """softmax(q kᵀ) v for each of the B calls (k, v shared when 2-D); causal masks j > i. Written
+        into ``out`` (B, n, v) when it is given, and returned."""
         ...
 
 
@@ -45,28 +49,34 @@ class NumpyBackend:
 
     name = "numpy"
 
-    def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
-        """Softmax attention of a batch (B, n, ·) of queries against shared or per-call keys."""
+    def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False,
+                  out: np.ndarray | None = None) -> np.ndarray:
+        """Softmax attention of a batch (B, n, ·) of queries against shared or per-call keys (into ``out``)."""
         B, n, _ = q.shape
+        out = np.empty((B, n, v.shape[-1])) if out is None else out
         allowed = np.tril(np.ones((n, k.shape[-2]), dtype=bool)) if causal else None
         if k.ndim == 2 and v.ndim == 2:
-            s = q.reshape(B * n, -1) @ k.T                      # one GEMM for the whole batch
+            s = np.matmul(q.reshape(B * n, -1), k.T, out=scratch("scores", (B * n, k.shape[0])))  # one GEMM
             den = _softmax_rows_inplace(s.reshape(B, n, -1), allowed).reshape(B * n, 1)
-            num = s @ v                                          # and one for the values
-            return _safe_div(num, den).reshape(B, n, -1)
+            num = np.matmul(s, v, out=scratch("values", (B * n, v.shape[1])))  # and one for the values
+            _safe_div(num, den, out.reshape(B * n, -1))
+            return out
         k3 = np.broadcast_to(k, (B,) + k.shape[-2:])
         v3 = np.broadcast_to(v, (B,) + v.shape[-2:])
         s = np.matmul(q, np.ascontiguousarray(np.swapaxes(k3, -1, -2)))
         den = _softmax_rows_inplace(s, allowed)
-        return _safe_div(np.matmul(s, v3), den)
+        _safe_div(np.matmul(s, v3), den, out)
+        return out
 
 
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den with 0 where den == 0 (a fully masked row), as ``Numerics.safe_div``."""
+def _safe_div(num: np.ndarray, den: np.ndarray, out: np.ndarray) -> None:
+    """out = num / den with 0 where den == 0 (a fully masked row), as ``Numerics.safe_div``."""
     zero = den == 0
     if not zero.any():
-        return num / den
-    return np.where(zero, 0.0, num / np.where(zero, 1.0, den))
+        np.divide(num, den, out=out)
+        return
+    np.divide(num, np.where(zero, 1.0, den), out=out)
+    out[np.broadcast_to(zero, out.shape)] = 0.0
 
 
 BACKENDS: dict[str, type] = {"numpy": NumpyBackend}

@@ -99,8 +99,22 @@ ProjectionCache = dict[tuple, np.ndarray]
 MAX_SCORES = 1 << 24
 
 
-def _digest(a: np.ndarray) -> tuple[bytes, tuple[int, ...]]:
-    return hashlib.blake2b(np.ascontiguousarray(a).data, digest_size=16).digest(), a.shape
+def _digest(a: np.ndarray) -> tuple[bytes, tuple[int, ...], bool]:
+    """A key for an array's contents; a row broadcast along the first axis is read once."""
+    row = a.ndim > 1 and a.strides[0] == 0
+    data = np.ascontiguousarray(a[0] if row else a)
+    return hashlib.blake2b(data.data, digest_size=16).digest(), a.shape, row
+
+
+def _weight_key(W: np.ndarray, cache: ProjectionCache | None) -> tuple:
+    """A key for a weight matrix's contents, computed once per matrix object while ``cache`` lives
+    (the cache keeps the matrix, so its id cannot be reused meanwhile)."""
+    if cache is None:
+        return _digest(W)
+    held = cache.get(("W", id(W)))
+    if held is None or held[0] is not W:
+        held = cache[("W", id(W))] = (W, _digest(W))
+    return held[1]
 
 
 def project(inputs: Gathered, W: np.ndarray, arrays: Mapping[str, np.ndarray],
@@ -114,7 +128,7 @@ def project(inputs: Gathered, W: np.ndarray, arrays: Mapping[str, np.ndarray],
     B, n, _ = inputs.shape
     if not groups:
         return np.zeros((n, W.shape[1]))
-    wkey = W.tobytes() + bytes(str(W.shape), "ascii")
+    wkey = _weight_key(W, cache)
     key = (wkey,) + tuple((inputs.sources[g], g, _digest(inputs.index[g])) for g, _ in groups)
     if cache is not None and key in cache:
         return cache[key]
@@ -128,28 +142,31 @@ def project(inputs: Gathered, W: np.ndarray, arrays: Mapping[str, np.ndarray],
             if cache is not None:
                 cache[pkey] = P
         idx = inputs.index[g]
-        part = P[idx[0]] if shared else P[idx]
-        out = part if out is None else out + part
+        part = P[idx[0]] if shared else P[idx]  # a gather: a new array, so the sum may go into it
+        out = part if out is None else np.add(out, part, out=out)
     if cache is not None:
         cache[key] = out
     return out
 
 
 def execute(batch: CallBatch, arrays: Mapping[str, np.ndarray], backend: BatchBackend,
-            causal: bool = False, cache: ProjectionCache | None = None) -> np.ndarray:
-    """The calls' outputs, (B, n, out_width): projections, batched attention, batched decode."""
+            causal: bool = False, cache: ProjectionCache | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """The calls' outputs, (B, n, out_width): projections, batched attention, batched decode.
+
+    The attention outputs go into ``out`` when it is given with their shape (B, n, width of W^V),
+    else into a new array; the fused decode writes [B, A] over them."""
     B = batch.calls
     q = project(batch.inputs, batch.WQ, arrays, cache)
     k = project(batch.inputs, batch.WK, arrays, cache)
     v = project(batch.inputs, batch.WV, arrays, cache)
     n = batch.inputs.shape[1]
+    shape = (B, n, batch.WV.shape[1])
+    raw = out if out is not None and out.shape == shape else np.empty(shape)
     step = max(1, MAX_SCORES // (n * n))
-    outs = []
     for b0 in range(0, B, step):
         b1 = min(B, b0 + step)
         qs = np.broadcast_to(q, (b1 - b0,) + q.shape) if q.ndim == 2 else q[b0:b1]
         ks = k if k.ndim == 2 else k[b0:b1]
         vs = v if v.ndim == 2 else v[b0:b1]
-        out = backend.attention(np.ascontiguousarray(qs), ks, vs, causal)
-        outs.append(batch.decode(out) if batch.decode is not None else out)
-    return outs[0] if len(outs) == 1 else np.concatenate(outs)
+        backend.attention(np.ascontiguousarray(qs), ks, vs, causal, out=raw[b0:b1])
+    return batch.decode(raw) if batch.decode is not None else raw

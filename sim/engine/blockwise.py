@@ -64,12 +64,15 @@ def decode_A(pad: int):
 
 
 def decode_AB(pad: int):
-    """A decoder for the fused scheme: the weighted values and A from one call's output."""
+    """A decoder for the fused scheme: the weighted values and A from one call's output, written
+    over that output (a batch's own fresh array; [B/(A+1+pad), p] and [B, A] have one width)."""
     def decode(H: np.ndarray) -> np.ndarray:
         bv, p = H[..., :-1], H[..., -1:]
         c = np.full(p.shape, float(1 + pad))
         total = c / (np.ones(p.shape) - p)
-        return np.concatenate([bv * total, total - c], axis=-1)
+        bv *= total
+        np.subtract(total, c, out=p)
+        return H
     return decode
 
 
@@ -120,16 +123,21 @@ class HeadAccumulator:
         self.den = np.zeros((N, 1))
         self._A: np.ndarray | None = None
 
-    @staticmethod
-    def _rows(group: ColumnGroup, out: np.ndarray) -> tuple[np.ndarray | slice, np.ndarray]:
-        """Target rows of the large sequence and the matching output rows (first bq of each call)."""
-        B, R = len(group.q0s), group.R
-        if (group.bqs == R).all() and (group.q0s == group.q0s[0] + R * np.arange(B)).all():
-            q0 = int(group.q0s[0])  # consecutive full blocks: one slice
-            return slice(q0, q0 + B * R), out[:, :R].reshape(B * R, -1)
-        i = np.arange(group.R)
+    def _fold(self, group: ColumnGroup, B: np.ndarray, A: np.ndarray) -> None:
+        """Add B and A, per call (calls, rows, ·), to the rows of the group's query blocks: the first
+        bq rows of each call."""
+        calls, R = len(group.q0s), group.R
+        if (group.bqs == R).all() and (group.q0s == group.q0s[0] + R * np.arange(calls)).all():
+            rows = slice(int(group.q0s[0]), int(group.q0s[0]) + calls * R)  # consecutive full blocks: views
+            num, den = self.num[rows].reshape(calls, R, -1), self.den[rows].reshape(calls, R, 1)
+            num += B[:, :R]
+            den += A[:, :R]
+            return
+        i = np.arange(R)
         keep = i[None, :] < group.bqs[:, None]
-        return (group.q0s[:, None] + i[None, :])[keep], out[:, :group.R][keep]
+        rows = (group.q0s[:, None] + i[None, :])[keep]
+        self.num[rows] += B[:, :R][keep]
+        self.den[rows] += A[:, :R][keep]
 
     def add(self, group: ColumnGroup, out: np.ndarray) -> None:
         """Take one call's decoded output: a Step-1 output (A) is held until its Step-2 partner arrives; then
@@ -138,16 +146,11 @@ class HeadAccumulator:
             self._A = out
             return
         if group.kind == "AB":
-            rows, vals = self._rows(group, out)
-            B, A = vals[:, :-1], vals[:, -1:]
-        else:
-            A_full = self._A[:, :group.R]
-            Bfull = out * (A_full + np.full(A_full.shape, float(group.pad)))
-            rows, B = self._rows(group, Bfull)
-            _, A = self._rows(group, A_full)
-            self._A = None
-        self.num[rows] += B
-        self.den[rows] += A
+            self._fold(group, out[..., :-1], out[..., -1:])
+            return
+        A_full = self._A[:, :group.R]
+        self._fold(group, out * (A_full + np.full(A_full.shape, float(group.pad))), A_full)
+        self._A = None
 
     def result(self, nm: Numerics) -> np.ndarray:
         """The head's output: numerator / denominator, 0 on rows with no allowed key."""

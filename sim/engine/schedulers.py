@@ -21,6 +21,7 @@ import numpy as np
 from attnsim.sim.engine.backend import get_backend
 from attnsim.sim.engine.batch import CallBatch, ProjectionCache, execute
 from attnsim.sim.engine.blas import single_threaded_blas
+from attnsim.sim.engine.scratch import scratch
 from attnsim.sim.errors import AttnsimError
 
 Item = tuple[CallBatch, Any]
@@ -52,9 +53,11 @@ class Serial:
             causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]:
         """Execute each batch here; outputs come back in submission order."""
         cache: ProjectionCache = {}
-        if self.threads == 1:
+        if self.threads == 1:  # each output is taken before the next batch runs: it may live in scratch
             for batch, meta in items:
-                yield meta, execute(batch, arrays, self.backend, causal, cache)
+                B, n, _ = batch.inputs.shape
+                out = scratch("outputs", (B, n, batch.WV.shape[1]))
+                yield meta, execute(batch, arrays, self.backend, causal, cache, out)
             return
         it = iter(items)
         pending: deque = deque()

@@ -15,6 +15,7 @@ import numpy as np
 from attnsim.sim.engine.batch import admit
 from attnsim.sim.engine.blockwise import ColumnGroup, HeadAccumulator, head_batches, head_sources, record_combine
 from attnsim.sim.engine.schedulers import Item, Scheduler, Serial
+from attnsim.sim.engine.scratch import scratch_space
 from attnsim.sim.errors import AttnsimError, require
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array
@@ -55,8 +56,9 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
 
         accs = [HeadAccumulator(spec.N, spec.m) for _ in range(spec.H)]
         group: ColumnGroup
-        for group, out in scheduler.run(items(), arrays, causal=oracle.spec.causal):
-            accs[group.head].add(group, out)
+        with scratch_space():
+            for group, out in scheduler.run(items(), arrays, causal=oracle.spec.causal):
+                accs[group.head].add(group, out)
         heads = []
         for acc in accs:
             heads.append(acc.result(nm))

@@ -32,8 +32,17 @@ class TorchBackend:
     def _t(self, a: np.ndarray):
         return self._torch.from_numpy(np.ascontiguousarray(a)).to(self._device, self._dtype)
 
-    def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
-        """Softmax attention of a batch through ``scaled_dot_product_attention`` (scale 1)."""
+    def attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False,
+                  out: np.ndarray | None = None) -> np.ndarray:
+        """Softmax attention of a batch through ``scaled_dot_product_attention`` (scale 1), copied
+        into ``out`` when it is given."""
+        res = self._attention(q, k, v, causal)
+        if out is None:
+            return res
+        np.copyto(out, res)
+        return out
+
+    def _attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:
         F = self._torch.nn.functional
         B, n, kq = q.shape
         # 4-d (batch, 1 head, n, ·) tensors: torch's fused CPU kernel (3-d ones take its slower reference path)

@@ -30,7 +30,8 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         spread = f" (runs {sp['min']:.2f}–{sp['max']:.2f})" if sp else ""
         out += [
             ("fused / direct", f"{f['fused/direct']:.2f}{spread}",
-             f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s"
+             f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s; target <= {f['target']}; "
+             f"median of {f['runs']} alternating runs"
              + (f"; {f['scheduler_threads']} scheduler thread(s), BLAS on all cores"
                 if f.get("scheduler_threads") == 1 else
                 f"; {f['scheduler_threads']} scheduler threads" if "scheduler_threads" in f else "")),
@@ -76,16 +77,16 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
         mib = 2 ** 20
         shape = (f"GPT-2 shape E={w['embd']} H={w['heads']} L={w['layers']}, N={w['N']} M={w['M']}, "
                  f"{w['calls']} calls, {w['threads']} threads")
-        spread = f" (runs {w['ratio_min']:.2f}–{w['ratio_max']:.2f})" if "ratio_min" in w else ""
-        out.append(("whole model, call by call / direct forward", f"{w['ratio']:.2f}{spread}",
-                    f"{shape}; TorchOracle; peak RSS simulation {w['simulation_peak_rss'] / mib:.0f} MiB, "
-                    f"direct {w['direct_peak_rss'] / mib:.0f} MiB; {w['error_bits']:.1f} bits"))
-        e = w.get("engine")
-        if e is not None:
-            out.append(("whole model, batched / direct forward",
-                        f"{e['ratio']:.2f} (runs {e['ratio_min']:.2f}–{e['ratio_max']:.2f})",
-                        f"{shape}; batched engine, numpy; peak RSS {e['peak_rss'] / mib:.0f} MiB; "
-                        f"{e['error_bits']:.1f} bits"))
+        out.append(("whole model, batched / direct forward",
+                    f"{w['ratio']:.2f} (runs {w['ratio_min']:.2f}–{w['ratio_max']:.2f})",
+                    f"{shape}; batched engine, numpy; target <= {w['target']}; peak RSS simulation "
+                    f"{w['peak_rss'] / mib:.0f} MiB, direct {w['direct_peak_rss'] / mib:.0f} MiB; "
+                    f"{w['error_bits']:.1f} bits; medians of {w['repeats']} runs"))
+        c = w["call_by_call"]
+        out.append(("whole model, call by call / direct forward",
+                    f"{c['ratio']:.2f} (runs {c['ratio_min']:.2f}–{c['ratio_max']:.2f})",
+                    f"{shape}; TorchOracle, no target; peak RSS {c['peak_rss'] / mib:.0f} MiB; "
+                    f"{c['error_bits']:.1f} bits"))
     if "dask" in rec:
         dk = rec["dask"]
         out.append(("Dask (2 workers) / serial", f"{dk['dask/serial']:.2f}",

@@ -55,9 +55,13 @@ class Linear:
     b: np.ndarray | None
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        """x W (+ b)."""
-        y = x @ self.W
-        return y + self.b if self.b is not None else y
+        """x W (+ b), by torch's own GEMM (``addmm``, the kernel the imported module calls)."""
+        import torch
+
+        xt, Wt = torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(self.W)
+        if self.b is None:
+            return (xt @ Wt).numpy()
+        return torch.addmm(torch.from_numpy(self.b), xt, Wt).numpy()
 
 
 @dataclass(frozen=True, eq=False)

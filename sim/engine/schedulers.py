@@ -130,7 +130,10 @@ class DaskScheduler:
     def run(self, items: Iterable[Item], arrays: Mapping[str, np.ndarray],
             causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]:
         """Scatter the shared arrays, submit the batches, and yield outputs in submission order."""
-        remote = {k: self.client.scatter(v, broadcast=True) for k, v in arrays.items()}
+        # hash=False: a key of this round's own. Content-hashed keys are the same in two runs on the
+        # same arrays, and a run started as the previous one's futures are released lost its data
+        # ("lost dependencies") when the release reached the scheduler after the new scatter.
+        remote = {k: self.client.scatter(v, broadcast=True, hash=False) for k, v in arrays.items()}
         round_id = uuid.uuid4().hex
         pending: deque = deque()
         it = iter(items)

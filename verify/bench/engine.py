@@ -51,14 +51,19 @@ from attnsim.verify.long_run import random_layer
 
 def timed_samples(fns: dict[str, Callable[[], Any]], repeats: int, warm: bool = True) -> dict[str, list[float]]:
     """Seconds of each run of each function, the functions run alternately ``repeats`` times (after
-    one untimed warm-up run each when ``warm``), so the i-th runs of two functions saw the same load."""
+    one untimed warm-up run each when ``warm``), so the i-th runs of two functions saw the same load.
+
+    Round i starts at the i-th function (mod their number), so that no function always runs right
+    after the same other one: a run that follows a different workload can be slower (caches, the
+    allocator's free memory), and a fixed order would charge that to one side only."""
     for fn in fns.values() if warm else ():  # warm-up (imports, caches, page faults)
         fn()
     times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
+    names = list(fns)
+    for i in range(repeats):
+        for k in names[i % len(names):] + names[:i % len(names)]:
             t0 = time.perf_counter()
-            fn()
+            fns[k]()
             times[k].append(time.perf_counter() - t0)
     return times
 

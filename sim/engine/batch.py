@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from attnsim.sim.engine.backend import BatchBackend
+from attnsim.sim.engine.scratch import scratch
 from attnsim.sim.oracle import Oracle, OracleHead, head_flops, refusal, refused
 
 BatchDecode = Callable[[np.ndarray], np.ndarray]
@@ -92,7 +93,7 @@ def admit(oracle: Oracle, batch: CallBatch) -> None:
                          flops=B * batch.flops_per_call(), amount=B)
 
 
-ProjectionCache = dict[tuple, np.ndarray]
+ProjectionCache = dict[tuple, Any]  # arrays by content key; weight keys; the count of its arrays
 
 #: at most this many score entries exist at once (128 MiB of float64): a batch is split into
 #: sub-batches of calls, so peak memory stays O(N·M) whatever the batch size.
@@ -138,15 +139,28 @@ def project(inputs: Gathered, W: np.ndarray, arrays: Mapping[str, np.ndarray],
         pkey = (inputs.sources[g], g, wkey)
         P = cache.get(pkey) if cache is not None else None
         if P is None:
-            P = arrays[inputs.sources[g]] @ W[cols]
+            src = arrays[inputs.sources[g]]
+            P = np.matmul(src, W[cols], out=_cached_array(cache, (src.shape[0], W.shape[1])))
             if cache is not None:
                 cache[pkey] = P
-        idx = inputs.index[g]
-        part = P[idx[0]] if shared else P[idx]  # a gather: a new array, so the sum may go into it
-        out = part if out is None else np.add(out, part, out=out)
+        idx = inputs.index[g][0] if shared else inputs.index[g]
+        if out is None:
+            out = np.take(P, idx, axis=0, out=_cached_array(cache, idx.shape + P.shape[1:]))
+        else:
+            out += P[idx]
     if cache is not None:
         cache[key] = out
     return out
+
+
+def _cached_array(cache: ProjectionCache | None, shape: tuple[int, ...]) -> np.ndarray:
+    """A new array that the round's ``cache`` will hold: a scratch array of a name of its own,
+    numbered by the cache (which, with every array it holds, is dropped before the next round's
+    cache is made)."""
+    if cache is None:
+        return np.empty(shape)
+    number = cache[("arrays",)] = cache.get(("arrays",), 0) + 1
+    return scratch(f"projection {number}", shape)
 
 
 def execute(batch: CallBatch, arrays: Mapping[str, np.ndarray], backend: BatchBackend,

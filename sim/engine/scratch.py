@@ -6,8 +6,10 @@ the next batch's scores arrive as fresh pages, each costing a page fault when fi
 virtual machine, more than the exp over them. Inside :func:`scratch_space`, :func:`scratch` returns
 views of arrays that the thread keeps until the space closes; outside it, fresh arrays. The next
 request for the same name on the same thread overwrites them, so only what is used up before that
-may live here: temporaries inside one function, and the single-threaded serial scheduler's batch
-outputs, each of which its consumer takes before asking for the next.
+may live here: temporaries inside one function, the single-threaded serial scheduler's batch
+outputs, each of which its consumer takes before asking for the next, and a round's projections
+(dropped with the round). The engine opens a space per simulation; a caller that runs many (a sweep,
+a timing loop) can open one around them all, so that the pages are touched once.
 """
 
 from __future__ import annotations

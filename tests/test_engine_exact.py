@@ -86,6 +86,8 @@ def test_bench_table_rows_show_each_ratio_or_a_stated_skip():
     assert rows(rec)[-2][1] == "skipped"
     assert table["fused / direct"][1] == "1.05" and table["paper / direct"][1] == "2.00"
     assert "target <= 1.2" in table["fused / direct"][2] and "median of 15" in table["fused / direct"][2]
+    other = rows({**rec, "float64": [{**f, "M": 128, "target": None}]})  # the target is the quick size's only
+    assert "target" not in next(r for r in other if r[0] == "fused / direct")[2]
     assert table["fused / torch SDPA (CPU)"][1] == "skipped" and "not installed" in table["fused / torch SDPA (CPU)"][2]
     assert table["exact: fraction / flint, attention"][1] == "20.0x"
     sim_row = table["exact: fraction / flint, simulation"]

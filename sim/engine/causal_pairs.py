@@ -87,7 +87,10 @@ def head_rows(X: np.ndarray, W: tuple[np.ndarray, np.ndarray, np.ndarray], const
 def _masks(b: int) -> tuple[np.ndarray, np.ndarray]:
     """1.0/0.0 masks of a b × b block: key offset ≤ query offset ("low", own), and > ("high")."""
     lower = np.tril(np.ones((b, b)))
-    return lower, 1.0 - lower
+    upper = 1.0 - lower
+    for mask in (lower, upper):
+        mask.setflags(write=False)  # shared by every caller (cached)
+    return lower, upper
 
 
 def _weights(S: np.ndarray, s0: np.ndarray) -> np.ndarray | None:

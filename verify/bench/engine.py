@@ -305,6 +305,6 @@ def whole_model_figure(quick: bool) -> dict[str, Any]:
 
     if quick:
         # the full figure's shape and sizes with 2 of its 12 layers: each layer costs the same, so the
-        # ratio is the full one's, in a sixth of the time
-        return whole_model_ratio(N=2048, M=256, embd=768, heads=12, layers=2, repeats=3)
+        # ratio is the full one's, in a sixth of the time; runs of a second vary more, hence 5 of them
+        return whole_model_ratio(N=2048, M=256, embd=768, heads=12, layers=2, repeats=5)
     return whole_model_ratio(N=2048, M=256, embd=768, heads=12, layers=12, repeats=3)

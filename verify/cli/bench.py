@@ -32,7 +32,7 @@ def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
             ("fused / direct", f"{f['fused/direct']:.2f}{spread}",
              f"{size}; fused {g['fused']:.1f}, direct {g['direct']:.1f} GFLOP/s; "
              + (f"target <= {f['target']}; " if f.get("target") else "")
-             + f"median of {f['runs']} alternating runs"
+             + f"median of {f['runs']} alternating runs; the engine's scratch kept across runs"
              + (f"; {f['scheduler_threads']} scheduler thread(s), BLAS on all cores"
                 if f.get("scheduler_threads") == 1 else
                 f"; {f['scheduler_threads']} scheduler threads" if "scheduler_threads" in f else "")),

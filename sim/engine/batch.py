@@ -179,8 +179,10 @@ def execute(batch: CallBatch, arrays: Mapping[str, np.ndarray], backend: BatchBa
     step = max(1, MAX_SCORES // (n * n))
     for b0 in range(0, B, step):
         b1 = min(B, b0 + step)
-        qs = np.broadcast_to(q, (b1 - b0,) + q.shape) if q.ndim == 2 else q[b0:b1]
+        # shared queries repeated per call (a copy: a backend may hand its inputs to torch, which wants
+        # writable arrays, and a one-call broadcast would be a read-only view)
+        qs = np.broadcast_to(q, (b1 - b0,) + q.shape).copy() if q.ndim == 2 else np.ascontiguousarray(q[b0:b1])
         ks = k if k.ndim == 2 else k[b0:b1]
         vs = v if v.ndim == 2 else v[b0:b1]
-        backend.attention(np.ascontiguousarray(qs), ks, vs, causal, out=raw[b0:b1])
+        backend.attention(qs, ks, vs, causal, out=raw[b0:b1])
     return batch.decode(raw) if batch.decode is not None else raw

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 import numpy as np
 
 from attnsim.sim.engine.backend import BatchBackend, get_backend
-from attnsim.sim.engine.batch import MAX_SCORES, CallBatch, Gathered, ProjectionCache, admit, project
+from attnsim.sim.engine.batch import MAX_SCORES, CallBatch, Gathered, ProjectionCache, admit
+from attnsim.sim.engine.batch import execute as execute_batch
 from attnsim.sim.engine.blas import single_threaded_blas
 from attnsim.sim.engine.blockwise import CONST, decode_AB, source_name
 from attnsim.sim.engine.causal_pairs import HeadRows, head_rows, own_outputs, pair_outputs
@@ -106,18 +107,17 @@ class CausalSums:
     def add_rows(self, q0s: np.ndarray, vals: np.ndarray) -> None:
         """Fold decoded [B, A] rows of the query blocks starting at ``q0s`` in token order: (len(q0s)·b)
         × width, or any (len(q0s), …, width) view of them when the blocks are consecutive."""
-        if vals.ndim > 2 and np.all(np.diff(q0s) == self.b):
+        if vals.ndim > 2 and np.all(np.diff(q0s) == self.b):  # consecutive blocks: add through views
             rows = slice(int(q0s[0]), int(q0s[-1]) + self.b)
             num = self.num[rows].reshape(vals.shape[:-1] + (-1,))
             den = self.den[rows].reshape(vals.shape[:-1] + (1,))
+            num += vals[..., :-1]
+            den += vals[..., -1:]
         else:
-            rows = (q0s[:, None] + np.arange(self.b)).reshape(-1)
-            vals = vals.reshape(len(rows), -1)
-            num, den = self.num[rows], self.den[rows]
-        num += vals[..., :-1]
-        den += vals[..., -1:]
-        if isinstance(rows, np.ndarray):
-            self.num[rows], self.den[rows] = num, den
+            idx = (q0s[:, None] + np.arange(self.b)).reshape(-1)
+            vals = vals.reshape(len(idx), -1)
+            self.num[idx] += vals[:, :-1]
+            self.den[idx] += vals[:, -1:]
         self.terms[q0s] += 1
 
     def result(self, nm: Numerics, ledger: Ledger, tag: str, round: int) -> np.ndarray:
@@ -151,13 +151,10 @@ def add_heads(oracle: Oracle, spec: TransformerSpec, X: np.ndarray, heads: list[
 
 def execute(batch: CallBatch, arrays: dict[str, np.ndarray], backend: BatchBackend, score: np.ndarray,
             value: np.ndarray, cache: ProjectionCache) -> np.ndarray:
-    """A batch's decoded outputs [B, A] over the kept value columns: (B, b + 1, |value| − 1 + 1)."""
-    q = project(batch.inputs, batch.WQ[:, score], arrays, cache)
-    k = project(batch.inputs, batch.WK[:, score], arrays, cache)
-    v = project(batch.inputs, batch.WV[:, value], arrays, cache)
-    if q.ndim == 2:  # every call reads the same query rows
-        q = np.broadcast_to(q, (batch.calls,) + q.shape).copy()
-    return batch.decode(backend.attention(q, k, v, causal=True))
+    """A batch's decoded outputs [B, A] over the kept value columns: (B, b + 1, |value| − 1 + 1),
+    by :func:`attnsim.sim.engine.batch.execute` on the weights' live columns (the others add exact zeros)."""
+    live = replace(batch, WQ=batch.WQ[:, score], WK=batch.WK[:, score], WV=batch.WV[:, value])
+    return execute_batch(live, arrays, backend, causal=True, cache=cache)
 
 
 def causal_steps(head: int, N: int, d: int, W: tuple[np.ndarray, np.ndarray, np.ndarray], b: int,

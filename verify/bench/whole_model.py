@@ -34,8 +34,9 @@ def gpt2_model(N: int, embd: int, heads: int, layers: int, seed: int) -> Any:
 
 
 def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: int, threads: int,
-          repeats: int) -> tuple[list[float], int, np.ndarray]:
-    """Run one side ``repeats`` times in this (child) process: (the runs' seconds, peak RSS bytes, output)."""
+          repeats: int, warm: bool) -> tuple[list[float], int, np.ndarray]:
+    """Run one side ``repeats`` times in this (child) process, after one untimed run when ``warm``:
+    (the timed runs' seconds, peak RSS bytes, output)."""
     import torch
 
     torch.set_num_threads(threads)
@@ -43,9 +44,9 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
 
     imported = from_gpt2(gpt2_model(N, embd, heads, layers, seed), N)
     x = np.random.default_rng(seed).standard_normal((N, embd)) * 0.1
-    warm = torch.zeros((1, 2, M, 8), dtype=torch.float64)  # first-call costs (kernels, thread pool) not timed
-    torch.nn.functional.scaled_dot_product_attention(warm, warm, warm, is_causal=True)
-    (warm[0, 0] @ warm[0, 0].T).sum()
+    probe = torch.zeros((1, 2, M, 8), dtype=torch.float64)  # first-call costs (kernels, thread pool) not timed
+    torch.nn.functional.scaled_dot_product_attention(probe, probe, probe, is_causal=True)
+    (probe[0, 0] @ probe[0, 0].T).sum()
     from attnsim.sim.engine.causal import simulate as batched
     from attnsim.sim.numerics import get_numerics
     from attnsim.sim.oracle import Oracle, OracleSpec
@@ -64,7 +65,8 @@ def _side(which: str, N: int, M: int, embd: int, heads: int, layers: int, seed: 
         return batched(spec, imported.weights, imported.model_input(x), Oracle(ospec, nm), b=M, threads=threads)
 
     run = {"direct": lambda: imported.torch_forward(x), "simulation": simulation, "engine": engine}[which]
-    run()  # untimed, as every bench timing: first-touch pages, kernel and thread-pool start-up
+    if warm:  # untimed, as every bench timing: first-touch pages, kernel and thread-pool start-up
+        run()
     seconds = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -81,9 +83,10 @@ def run_side(which: str, *args: Any, repeats: int = 1) -> tuple[float, int, np.n
     return statistics.median(seconds), rss, out
 
 
-def run_side_samples(which: str, *args: Any, repeats: int = 1) -> tuple[list[float], int, np.ndarray]:
+def run_side_samples(which: str, *args: Any, repeats: int = 1,
+                     warm: bool = False) -> tuple[list[float], int, np.ndarray]:
     """:func:`run_side` with the seconds of every run."""
-    return in_fresh_process(_side, which, *args, repeats)
+    return in_fresh_process(_side, which, *args, repeats, warm)
 
 
 #: the batched engine's whole-model time over the direct forward's that the bench holds it to
@@ -109,11 +112,11 @@ def whole_model_ratio(N: int = 2048, M: int = 256, embd: int = 768, heads: int =
     args = (N, M, embd, heads, layers, seed, threads)
     if repeats < 1:
         raise AttnsimError(f"--repeats: must be >= 1, got {repeats}")
-    s_direct, rss_direct, ref = run_side_samples("direct", *args, repeats=repeats)
+    s_direct, rss_direct, ref = run_side_samples("direct", *args, repeats=repeats, warm=True)
     t_direct = statistics.median(s_direct)
 
     def versus_direct(which: str) -> dict[str, Any]:
-        seconds, rss, Y = run_side_samples(which, *args, repeats=repeats)
+        seconds, rss, Y = run_side_samples(which, *args, repeats=repeats, warm=True)
         err = relative_error(Y, ref)
         return {"seconds": statistics.median(seconds), "ratio": statistics.median(seconds) / t_direct,
                 "ratio_min": min(seconds) / max(s_direct), "ratio_max": max(seconds) / min(s_direct),

@@ -134,6 +134,7 @@ class Checker:
     grid: GridFn
     numerics: tuple[str, ...]
     default_numerics: str
+    growth_grid: GridFn | None = None
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``; a usage error lists the known ones."""
@@ -160,13 +161,20 @@ def checker(
     grid: GridFn,
     numerics: tuple[str, ...] = ("exact", "symbolic", "mp", "float64"),
     default_numerics: str = "exact",
+    growth_grid: GridFn | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
-    """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds."""
+    """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds.
+
+    ``growth_grid(quick)``: the points of the claim's growth sweep (``attnsim growth``,
+    :mod:`attnsim.verify.growth`): at least 4 values of the claim's limit variable spanning at least 8x,
+    everything else fixed, so that the log-log slope of measured / bound against size can be fitted.
+    A point may pin ``numerics`` or ``seed`` as in ``grid``.
+    """
 
     def register(fn: CheckFn) -> CheckFn:
         if claim in _CHECKERS:
             raise RuntimeError(f"two checkers registered for {claim}")
-        _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics, default_numerics)
+        _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics, default_numerics, growth_grid)
         return fn
 
     return register

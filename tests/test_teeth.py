@@ -11,9 +11,11 @@ from attnsim.sim.errors import AttnsimError
 from attnsim.verify import twins as twins_mod
 from attnsim.verify.report.build import summary_table
 from attnsim.verify.teeth import ClaimTeeth, TwinResult, plan, run_teeth, run_twin, select_claims
-from attnsim.verify.twins import Twin, all_twins
+from attnsim.verify.twins import KINDS, Twin, all_twins
 
 CLAIM = "two_heads.lemma_3_3"  # the fastest Two Heads check
+# Claims whose construction twins are still to come; `attnsim teeth` reports each as having no teeth.
+AWAITING_CONSTRUCTION_TWIN = {"tint.size", "tint.under_2b", "tint.rebuttal_size_growth"}
 
 
 def _teeth_cli(*args: str) -> int:
@@ -33,15 +35,32 @@ def test_cli_on_one_claim_catches_every_variant(capsys):
     out = json.loads(capsys.readouterr().out)
     (c,) = out["claims"]
     assert c["claim"] == CLAIM and c["ok"] and c["caught"] == c["run"] == c["registered"] >= 2
-    assert all(t["caught"] and t["reason"] for t in c["twins"])
+    assert c["refused"] == 0 and all(t["caught"] and t["outcome"] == "caught" and t["reason"] for t in c["twins"])
 
 
 def test_a_variant_that_is_not_caught_makes_exit_1(monkeypatch, capsys):
     monkeypatch.setitem(twins_mod._TWINS, (CLAIM, "aaa_harmless"),
-                        Twin(CLAIM, "aaa_harmless", "breaks nothing", nullcontext))
+                        Twin(CLAIM, "aaa_harmless", "breaks nothing", nullcontext, kind="construction"))
     all_twins()
-    assert _teeth_cli(CLAIM, "--quick") == 1  # quick runs the first twin by name: the harmless one
-    assert "NOT CAUGHT aaa_harmless" in capsys.readouterr().out
+    assert _teeth_cli(CLAIM, "--quick") == 1  # quick runs the first construction twin by name: the harmless one
+    assert "NOT CAUGHT (missed) aaa_harmless" in capsys.readouterr().out
+
+
+def test_quick_runs_a_construction_twin_not_the_first_by_name(monkeypatch):
+    monkeypatch.setitem(twins_mod._TWINS, (CLAIM, "aaa_formula"),
+                        Twin(CLAIM, "aaa_formula", "breaks nothing", nullcontext, kind="formula"))
+    for claim, (_, (t,)) in plan(select_claims(None), quick=True).items():
+        assert t.kind == "construction" or claim in AWAITING_CONSTRUCTION_TWIN, f"{claim}: --quick runs {t.name}"
+    assert plan([CLAIM], quick=True)[CLAIM][1][0].name != "aaa_formula"
+
+
+def test_every_twin_declares_a_kind_and_every_claim_has_a_construction_twin():
+    twins = all_twins()
+    assert all(t.kind in KINDS for t in twins)
+    with pytest.raises(ValueError, match="kind"):
+        Twin(CLAIM, "x", "y", nullcontext, kind="vague")
+    built = {t.claim for t in twins if t.kind == "construction"}
+    assert not [c for c in select_claims(None) if c not in built and c not in AWAITING_CONSTRUCTION_TWIN]
 
 
 def test_fewer_than_two_variants_is_no_teeth(monkeypatch):
@@ -52,7 +71,7 @@ def test_fewer_than_two_variants_is_no_teeth(monkeypatch):
     assert not c.ok and c.problem.startswith("no teeth")
 
 
-def test_a_crash_is_not_a_catch_and_a_refusal_is():
+def test_a_crash_is_not_a_catch_and_a_refusal_bites_only_a_refusal_twin():
     def crash():
         raise TypeError("boom")
 
@@ -68,8 +87,26 @@ def test_a_crash_is_not_a_catch_and_a_refusal_is():
                 return False
         return _CM
 
-    assert not run_twin(Twin(CLAIM, "crash", "crashes", as_cm(crash))).caught
-    assert run_twin(Twin(CLAIM, "refuse", "refuses", as_cm(refuse))).caught
+    crashed = run_twin(Twin(CLAIM, "crash", "crashes", as_cm(crash), kind="construction"))
+    assert crashed.outcome == "crashed" and not crashed.bites
+    refused = run_twin(Twin(CLAIM, "refuse", "refuses", as_cm(refuse), kind="construction"))
+    assert refused.outcome == "refused" and refused.refused and not refused.caught and not refused.bites
+    limit = run_twin(Twin(CLAIM, "refuse", "refuses", as_cm(refuse), kind="oracle-limit"))
+    assert limit.refused and limit.bites and not limit.caught
+
+
+def test_a_claim_caught_only_by_refusals_has_no_teeth():
+    def r(name, outcome, kind):
+        return TwinResult(CLAIM, name, "x", kind, outcome, "r")
+
+    only_refused = ClaimTeeth(CLAIM, 2, (r("a", "refused", "oracle-limit"), r("b", "refused", "oracle-limit")), 1)
+    assert only_refused.refused == 2 and only_refused.caught == 0 and only_refused.bitten == 2
+    assert not only_refused.ok and "only by refusals" in only_refused.problem
+    mixed = ClaimTeeth(CLAIM, 2, (r("a", "refused", "oracle-limit"), r("b", "caught", "construction")), 1)
+    assert mixed.ok and mixed.as_dict()["refused"] == 1 and mixed.as_dict()["caught"] == 1
+    refused_construction = ClaimTeeth(CLAIM, 2, (r("a", "refused", "construction"), r("b", "caught", "ledger")), 1)
+    assert not refused_construction.ok and "a (refused)" in refused_construction.problem
+    assert not ClaimTeeth(CLAIM, 2, (r("b", "caught", "ledger"),), 0).ok
 
 
 def test_unknown_claim_is_a_usage_error():
@@ -79,8 +116,11 @@ def test_unknown_claim_is_a_usage_error():
 
 def test_report_column_and_failing_row():
     rec = {"claim": CLAIM, "verdict": "pass", "evidence": "independent"}
-    good = ClaimTeeth(CLAIM, 2, (TwinResult(CLAIM, "a", "x", True, "r"), TwinResult(CLAIM, "b", "y", True, "r")))
-    bad = ClaimTeeth(CLAIM, 2, (TwinResult(CLAIM, "a", "x", True, "r"), TwinResult(CLAIM, "b", "y", False, "r")))
+    def r(name, outcome):
+        return TwinResult(CLAIM, name, "x", "construction", outcome, "r")
+
+    good = ClaimTeeth(CLAIM, 2, (r("a", "caught"), r("b", "caught")), 2)
+    bad = ClaimTeeth(CLAIM, 2, (r("a", "caught"), r("b", "missed")), 2)
     row_good = summary_table([rec], {CLAIM: good.as_dict()})[2]
     row_bad = summary_table([rec], {CLAIM: bad.as_dict()})[2]
     assert "| 2/2 |" in row_good and row_good.endswith("| pass |")

@@ -1,9 +1,13 @@
 """Teeth: run every broken twin (:mod:`attnsim.verify.twins`) through its claim's check.
 
-A twin is *caught* when the check's verdict is not ``pass`` or the run stops with the project's
-:class:`~attnsim.sim.errors.AttnsimError` (a refusal naming what is wrong). Any other exception is a
-crash, which is not a catch: a check that only fails by accident has no teeth. A claim with a
-checker but fewer than :data:`MIN_TWINS` twins has no teeth either (:func:`plan`).
+Each run ends one of four ways (:data:`OUTCOMES`): ``caught`` — the check's verdict is ``fail``;
+``refused`` — the run stopped with the project's :class:`~attnsim.sim.errors.AttnsimError` (a guard or
+a referee naming what is wrong) or an assertion; ``missed`` — the check passed the broken variant;
+``crashed`` — any other exception. A refusal is not a catch: it *bites* only for a twin declared a
+refusal twin (:data:`~attnsim.verify.twins.REFUSAL_KINDS`, the referee's limits); every other twin
+bites only when caught. A claim has teeth (:attr:`ClaimTeeth.ok`) when it has at least
+:data:`MIN_TWINS` twins, one of them a construction twin, every twin that ran bites, and at least one
+was caught by the verdict (never by refusals alone). ``quick`` runs one construction twin per claim.
 """
 
 from __future__ import annotations
@@ -17,68 +21,112 @@ from typing import Any, Callable, Sequence
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.check import run_check
 from attnsim.verify.registry import UsageError, all_checkers
-from attnsim.verify.twins import Twin, all_twins
+from attnsim.verify.twins import REFUSAL_KINDS, Twin, all_twins
 
 MIN_TWINS = 2
+OUTCOMES = ("caught", "refused", "missed", "crashed")
 
 
 @dataclass(frozen=True)
 class TwinResult:
-    """What the check said of one twin."""
+    """What the check said of one twin: its ``outcome`` (one of :data:`OUTCOMES`) and why."""
 
     claim: str
     name: str
     what: str
-    caught: bool
+    kind: str
+    outcome: str
     reason: str
     seconds: float = 0.0
 
+    @property
+    def caught(self) -> bool:
+        """The check's verdict failed on the broken variant."""
+        return self.outcome == "caught"
+
+    @property
+    def refused(self) -> bool:
+        """A guard, referee or assertion stopped the run before a verdict."""
+        return self.outcome == "refused"
+
+    @property
+    def bites(self) -> bool:
+        """Caught, or refused where the twin is a declared refusal twin."""
+        return self.caught or (self.refused and self.kind in REFUSAL_KINDS)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form, with ``caught``, ``refused`` and ``bites`` spelled out."""
+        return {**asdict(self), "caught": self.caught, "refused": self.refused, "bites": self.bites}
+
 
 def run_twin(t: Twin, seed: int = 0) -> TwinResult:
-    """Run ``t.claim``'s check with ``t``'s break applied and say whether the check failed it."""
+    """Run ``t.claim``'s check with ``t``'s break applied and say how the run ended."""
+    start = time.perf_counter()
+
+    def result(outcome: str, reason: str) -> TwinResult:
+        return TwinResult(t.claim, t.name, t.what, t.kind, outcome, reason, round(time.perf_counter() - start, 2))
+
     try:
         with t.breaks():
             record = run_check(t.claim, dict(t.params), t.numerics, seed)
-    except AttnsimError as exc:
-        return TwinResult(t.claim, t.name, t.what, True, f"refused: {exc}")
+    except (AttnsimError, AssertionError) as exc:
+        return result("refused", f"refused: {exc}")
     except Exception as exc:  # noqa: BLE001 - a crash is reported as "not caught", never hidden
-        return TwinResult(t.claim, t.name, t.what, False, f"crashed ({type(exc).__name__}: {exc})")
+        return result("crashed", f"crashed ({type(exc).__name__}: {exc})")
     if record["verdict"] != "pass":
-        return TwinResult(t.claim, t.name, t.what, True, "; ".join(record["reasons"]) or "verdict fail")
-    return TwinResult(t.claim, t.name, t.what, False, "the check passed the broken variant")
+        return result("caught", "; ".join(record["reasons"]) or "verdict fail")
+    return result("missed", "the check passed the broken variant")
 
 
 @dataclass(frozen=True)
 class ClaimTeeth:
-    """A claim's twins and what the check said of each; ``ok`` iff it has enough twins, all caught."""
+    """A claim's twins and what the check said of each (see the module's docstring for ``ok``)."""
 
     claim: str
     registered: int
     results: tuple[TwinResult, ...]
+    construction_twins: int
 
     @property
     def caught(self) -> int:
-        """How many of the twins that ran were caught."""
+        """How many of the twins that ran the check's verdict failed."""
         return sum(r.caught for r in self.results)
 
     @property
+    def refused(self) -> int:
+        """How many of the twins that ran were stopped by a refusal (whether or not that bites)."""
+        return sum(r.refused for r in self.results)
+
+    @property
+    def bitten(self) -> int:
+        """How many of the twins that ran bite: caught, or refused where refusal is their point."""
+        return sum(r.bites for r in self.results)
+
+    @property
     def ok(self) -> bool:
-        """Enough twins registered, and every one that ran caught."""
-        return self.registered >= MIN_TWINS and self.caught == len(self.results)
+        """Enough twins, a construction twin among them, every one that ran bites, one caught by the verdict."""
+        return self.problem is None
 
     @property
     def problem(self) -> str | None:
         """Why the claim has no teeth, in words (None when it has)."""
         if self.registered < MIN_TWINS:
             return f"no teeth: {self.registered} broken variant(s) registered, {MIN_TWINS} needed"
-        missed = [r.name for r in self.results if not r.caught]
-        return f"broken variant(s) not caught: {', '.join(missed)}" if missed else None
+        if not self.construction_twins:
+            return "no teeth: no construction twin registered"
+        missed = [f"{r.name} ({r.outcome})" for r in self.results if not r.bites]
+        if missed:
+            return f"broken variant(s) not caught: {', '.join(missed)}"
+        if self.results and not self.caught:
+            return "caught only by refusals: no broken variant made the check's verdict fail"
+        return None
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (``attnsim teeth --json`` and the report's cache)."""
         return {"claim": self.claim, "registered": self.registered, "run": len(self.results),
-                "caught": self.caught, "ok": self.ok, "problem": self.problem,
-                "twins": [asdict(r) for r in self.results]}
+                "caught": self.caught, "refused": self.refused, "bitten": self.bitten,
+                "construction_twins": self.construction_twins, "ok": self.ok, "problem": self.problem,
+                "twins": [r.as_dict() for r in self.results]}
 
 
 def select_claims(selected: Sequence[str] | None) -> list[str]:
@@ -95,29 +143,36 @@ def select_claims(selected: Sequence[str] | None) -> list[str]:
     return out
 
 
+def quick_twin(twins: Sequence[Twin]) -> Twin | None:
+    """The twin ``--quick`` runs for a claim: its first construction twin by name (else its first twin)."""
+    built = [t for t in twins if t.kind == "construction"]
+    return (built or list(twins) or [None])[0]
+
+
 def plan(claims: Sequence[str], quick: bool = False) -> dict[str, tuple[int, list[Twin]]]:
-    """Per claim: how many twins are registered and which run (``quick``: the first by name only)."""
+    """Per claim: how many twins are registered and which run (``quick``: one construction twin)."""
     by_claim: dict[str, list[Twin]] = {c: [] for c in claims}
     for t in all_twins():
         if t.claim in by_claim:
             by_claim[t.claim].append(t)
-    return {c: (len(ts), ts[:1] if quick else ts) for c, ts in by_claim.items()}
+    if not quick:
+        return {c: (len(ts), ts) for c, ts in by_claim.items()}
+    return {c: (len(ts), [t for t in [quick_twin(ts)] if t is not None]) for c, ts in by_claim.items()}
 
 
 def run_teeth(claims: Sequence[str], quick: bool = False, seed: int = 0,
               on_twin: Callable[[TwinResult], None] | None = None) -> list[ClaimTeeth]:
     """Run the planned twins of ``claims``; ``on_twin`` hears each result as it comes."""
+    built = {c: sum(t.kind == "construction" for t in all_twins() if t.claim == c) for c in claims}
     out = []
     for claim, (registered, twins) in plan(claims, quick).items():
         results = []
         for t in twins:
-            start = time.perf_counter()
             r = run_twin(t, seed)
-            r = TwinResult(r.claim, r.name, r.what, r.caught, r.reason, round(time.perf_counter() - start, 2))
             results.append(r)
             if on_twin is not None:
                 on_twin(r)
-        out.append(ClaimTeeth(claim, registered, tuple(results)))
+        out.append(ClaimTeeth(claim, registered, tuple(results), built[claim]))
     return out
 
 

@@ -20,4 +20,4 @@ def test_each_claim_has_two_twins_of_different_kinds():
 @pytest.mark.parametrize("twin", TWINS, ids=[f"{t.claim}:{t.name}" for t in TWINS])
 def test_twin_is_caught(twin):
     result = run_twin(twin)
-    assert result.caught, result.reason
+    assert result.bites, result.reason

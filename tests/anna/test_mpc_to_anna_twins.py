@@ -24,7 +24,7 @@ def test_every_claim_has_two_twins():
                          ids=lambda t: f"{t.claim}:{t.name}")
 def test_twin_is_caught(t):
     result = run_twin(t)
-    assert result.caught, result.reason
+    assert result.bites, result.reason
 
 
 def test_report_section_has_the_table_and_the_width_plot(tmp_path):

@@ -25,7 +25,7 @@ def _baseline(claim: str, params: tuple, numerics: str | None) -> tuple[str, fro
 @pytest.mark.parametrize("t", TWINS, ids=[f"{t.claim}:{t.name}" for t in TWINS])
 def test_twin_is_caught_for_its_own_reason(t):
     result = run_twin(t)
-    assert result.caught, result.reason
+    assert result.bites, result.reason
     _, before = _baseline(t.claim, tuple(sorted(t.params.items())), t.numerics)
     if result.reason.startswith("refused:"):
         return

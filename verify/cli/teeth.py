@@ -1,4 +1,8 @@
-"""``attnsim teeth``: run every broken twin through its claim's check; exit 0 iff every one is caught."""
+"""``attnsim teeth``: run every broken twin through its claim's check; exit 0 iff every claim has teeth.
+
+Each twin's line says ``caught`` (the verdict failed), ``refused`` (a guard, referee or assertion stopped
+the run: it counts only for a declared refusal twin) or ``NOT CAUGHT``; the totals count caught and
+refused apart."""
 
 from __future__ import annotations
 
@@ -16,31 +20,41 @@ from attnsim.verify.teeth import ClaimTeeth, TwinResult, plan, run_teeth, select
 console = Console(soft_wrap=True)
 
 
+def _tag(r: TwinResult) -> str:
+    if r.caught:
+        return "caught"
+    if r.bites:
+        return "refused (a refusal twin)"
+    return f"[red]NOT CAUGHT ({r.outcome})[/red]"
+
+
 def _print(results: list[ClaimTeeth], seconds: float) -> None:
     for c in results:
         mark = "[green]ok[/green]" if c.ok else "[red]FAIL[/red]"
-        console.print(f"{mark} [bold]{c.claim}[/bold]: {c.caught}/{len(c.results)} caught "
+        console.print(f"{mark} [bold]{c.claim}[/bold]: {c.caught} caught, {c.refused} refused of {len(c.results)} "
                       f"({c.registered} registered)" + (f" — {c.problem}" if c.problem else ""))
         for r in c.results:
-            tag = "caught" if r.caught else "[red]NOT CAUGHT[/red]"
-            console.print(f"    {tag} {r.name} ({r.seconds:.1f}s): {r.what}", highlight=False)
+            console.print(f"    {_tag(r)} {r.name} [{r.kind}] ({r.seconds:.1f}s): {r.what}", highlight=False)
             console.print(f"        reason: {r.reason[:300]}", markup=False, highlight=False)
     twins = sum(len(c.results) for c in results)
     caught = sum(c.caught for c in results)
+    refused = sum(c.refused for c in results)
+    missed = twins - sum(c.bitten for c in results)
     bad = [c.claim for c in results if not c.ok]
-    console.print(f"{len(results)} claims, {caught}/{twins} broken variants caught in {seconds:.0f}s"
-                  + (f"; without teeth: {', '.join(bad)}" if bad else ""))
+    console.print(f"{len(results)} claims, {twins} broken variants: {caught} caught, {refused} refused, "
+                  f"{missed} not caught, in {seconds:.0f}s" + (f"; without teeth: {', '.join(bad)}" if bad else ""))
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``teeth`` command to ``app``."""
     @app.command()
     def teeth(claims: Optional[list[str]] = typer.Argument(None, help="claim ids or papers (default: every claim)"),
-              quick: bool = typer.Option(False, "--quick", help="one broken variant per claim"),
+              quick: bool = typer.Option(False, "--quick", help="one construction twin per claim"),
               seed: int = typer.Option(0, help="seed of every random choice"),
               as_json: bool = typer.Option(False, "--json", help="print the results as JSON")) -> int:
-        """Run each claim's broken variants through its check; exit 0 iff every variant is caught
-        and every claim with a checker has at least two."""
+        """Run each claim's broken variants through its check; exit 0 iff every claim has teeth: at least
+        two variants, a construction twin among them, every variant caught (a refusal counts only for a
+        declared refusal twin), and at least one caught by the check's verdict."""
         selected = select_claims(claims)
         total = sum(len(ts) for _, ts in plan(selected, quick).values())
         start = time.perf_counter()

@@ -215,7 +215,8 @@ def _teeth_cell(teeth: dict[str, dict[str, Any]] | None, cid: str) -> tuple[str,
     t = teeth.get(cid)
     if t is None or t["registered"] < MIN_TWINS:
         return f"no teeth ({0 if t is None else t['registered']} registered)", False
-    return f"{t['caught']}/{t['run']}" + ("" if t["ok"] else " (**variant passed**)"), t["ok"]
+    refused = f", {t['refused']} refused" if t.get("refused") else ""
+    return f"{t['caught']}/{t['run']}{refused}" + ("" if t["ok"] else f" (**{t.get('problem')}**)"), t["ok"]
 
 
 def summary_table(records: list[dict[str, Any]], teeth: dict[str, dict[str, Any]] | None = None) -> list[str]:
@@ -297,7 +298,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     if bitten is not None:
         twins = sum(t["run"] for t in bitten.values())
         md += [f"Broken variants ({'one per claim' if quick else 'all'}, `attnsim teeth`): "
-               f"{sum(t['caught'] for t in bitten.values())}/{twins} caught; claims without teeth: "
+               f"{sum(t['caught'] for t in bitten.values())}/{twins} caught, "
+               f"{sum(t.get('refused', 0) for t in bitten.values())} refused; claims without teeth: "
                f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
     md += summary_table(records, bitten)
     failed += toothless

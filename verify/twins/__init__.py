@@ -4,6 +4,10 @@ A twin breaks one thing — a construction's block boundary, a term of a recombi
 limit, the ledger, a count formula, the agreement test — by patching it while the claim's check
 runs; ``attnsim teeth`` (:mod:`attnsim.verify.teeth`) runs every twin and expects the check to fail.
 Twins live here, one module per checker module, never as switches in production code.
+
+Every twin declares its ``kind`` (one of :data:`KINDS`): what it breaks, and so what the check must
+fail on. Only the kinds in :data:`REFUSAL_KINDS` may be stopped by a refusal (the referee's own
+limits); every other twin counts as caught only when the check's verdict fails.
 """
 
 from __future__ import annotations
@@ -17,9 +21,24 @@ from typing import Any, Callable
 BreakFn = Callable[[], AbstractContextManager[Any]]
 
 
+KINDS: dict[str, str] = {
+    "construction": "the construction computes something else (its output, its plan, its random draws)",
+    "oracle": "the oracle (the small model the construction calls) computes something else",
+    "reference": "the reference the output is compared with computes something else",
+    "formula": "a formula, bound or constant read from paper_refs or theory is mistranscribed",
+    "ledger": "the ledger records a count wrongly",
+    "agreement": "the agreement test (tolerance or exactness) is looser than the claim needs",
+    "oracle-limit": "a referee's limit (call length, machine memory) is lifted and the construction uses it",
+    "growth": "a bounded resource is inflated by a factor that grows with N",
+    "plan": "a call plan (blocks, offsets, pads, rounds) breaks an obligation the prover checks",
+}
+REFUSAL_KINDS = frozenset({"oracle-limit"})
+
+
 @dataclass(frozen=True)
 class Twin:
-    """One broken variant of ``claim``: ``breaks()`` applies the break while the check runs."""
+    """One broken variant of ``claim``: ``breaks()`` applies the break while the check runs; ``kind``
+    (a key of :data:`KINDS`) says what it breaks."""
 
     claim: str
     name: str
@@ -27,20 +46,32 @@ class Twin:
     breaks: BreakFn
     params: dict[str, Any] = field(default_factory=dict)
     numerics: str | None = None
+    kind: str = field(kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"twin {self.claim}:{self.name}: kind must be one of {', '.join(KINDS)}, "
+                             f"got {self.kind!r}")
+
+    @property
+    def may_refuse(self) -> bool:
+        """Whether a refusal (an AttnsimError or an assertion) counts as catching this twin."""
+        return self.kind in REFUSAL_KINDS
 
 
 _TWINS: dict[tuple[str, str], Twin] = {}
 
 
-def twin(claim: str, name: str, what: str, *, params: dict[str, Any] | None = None,
+def twin(claim: str, name: str, what: str, *, kind: str, params: dict[str, Any] | None = None,
          numerics: str | None = None) -> Callable[[BreakFn], BreakFn]:
-    """Register a context-manager factory as a broken variant of ``claim`` (``what``: one line)."""
+    """Register a context-manager factory as a broken variant of ``claim`` (``what``: one line;
+    ``kind``: a key of :data:`KINDS`)."""
 
     def register(fn: BreakFn) -> BreakFn:
         key = (claim, name)
         if key in _TWINS:
             raise RuntimeError(f"two twins named {name!r} for {claim}")
-        _TWINS[key] = Twin(claim, name, what, fn, dict(params or {}), numerics)
+        _TWINS[key] = Twin(claim, name, what, fn, dict(params or {}), numerics, kind=kind)
         return fn
 
     return register

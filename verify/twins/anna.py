@@ -43,14 +43,15 @@ def _short_codes(family: Any, ell: int, z: int, rng: Any) -> tuple[tuple, dict]:
 # ---------------------------------------------------------------- Algorithm 1 (Thm 3.4 / A.1)
 
 @twin("anna.alg_1", "value_row_dropped", "Algorithm 1 builds its tables without the last key's value row",
-      params=_LSH)
+      params=_LSH, kind="construction")
 @contextmanager
 def _alg1_value_row() -> Iterator[None]:
     with wrapped(f"{_C}.anna_tables", args=_drop_last_value):
         yield
 
 
-@twin("anna.alg_1", "hash_ledger_doubled", "the ledger counts the first table's key hashes twice", params=_LSH)
+@twin("anna.alg_1", "hash_ledger_doubled", "the ledger counts the first table's key hashes twice", params=_LSH,
+      kind="ledger")
 @contextmanager
 def _alg1_ledger() -> Iterator[None]:
     with ledger_scaled("hash", lambda a: 2 * a, tag_prefix="alg1.hash_keys", first_only=True):
@@ -58,7 +59,7 @@ def _alg1_ledger() -> Iterator[None]:
 
 
 @twin("anna.alg_1", "one_hash_per_table", "tables hash with z = 1: far keys share buckets, eta_hat is far above "
-      "the proof's eta", params=_LSH)
+      "the proof's eta", params=_LSH, kind="construction")
 @contextmanager
 def _alg1_short_codes() -> Iterator[None]:
     with wrapped(f"{_C}.draw_tables", args=_short_codes):
@@ -67,14 +68,16 @@ def _alg1_short_codes() -> Iterator[None]:
 
 # ---------------------------------------------------------------- Algorithm 2
 
-@twin("anna.alg_2", "first_round_skipped", "Algorithm 2 skips the first of its ell rounds", params=_LSH)
+@twin("anna.alg_2", "first_round_skipped", "Algorithm 2 skips the first of its ell rounds", params=_LSH,
+      kind="construction")
 @contextmanager
 def _alg2_round() -> Iterator[None]:
     with wrapped(f"{_C}.anna_linear_memory", args=_skip_first_table):
         yield
 
 
-@twin("anna.alg_2", "hash_count_formula_plus_one", "the exact count 2 N ell z is read one too high", params=_LSH)
+@twin("anna.alg_2", "hash_count_formula_plus_one", "the exact count 2 N ell z is read one too high", params=_LSH,
+      kind="formula")
 @contextmanager
 def _alg2_formula() -> Iterator[None]:
     with formula_shifted("anna.alg_2", "hash_evaluations"):
@@ -82,7 +85,7 @@ def _alg2_formula() -> Iterator[None]:
 
 
 @twin("anna.alg_2", "one_hash_per_table", "rounds hash with z = 1: far keys share buckets, eta_hat above the "
-      "proof's eta", params=_LSH)
+      "proof's eta", params=_LSH, kind="construction")
 @contextmanager
 def _alg2_short_codes() -> Iterator[None]:
     with wrapped(f"{_C}.draw_tables", args=_short_codes):
@@ -100,7 +103,7 @@ def _last_answer_shifted(model: Any) -> Any:
 
 
 @twin("anna.thm_5_2", "last_answer_off_by_one", "the last position answers with its neighbour's label",
-      params={"examples": 20, "mechanism": "ema"})
+      params={"examples": 20, "mechanism": "ema"}, kind="construction")
 @contextmanager
 def _match2_shift() -> Iterator[None]:
     with wrapped(f"{_C}.match2_transformer", result=_last_answer_shifted):
@@ -108,7 +111,7 @@ def _match2_shift() -> Iterator[None]:
 
 
 @twin("anna.thm_5_2", "layers_formula_plus_one", "the exact layer count 1 is read as 2",
-      params={"examples": 20, "mechanism": "ema"})
+      params={"examples": 20, "mechanism": "ema"}, kind="formula")
 @contextmanager
 def _match2_formula() -> Iterator[None]:
     with formula_shifted("anna.thm_5_2", "layers"):
@@ -117,14 +120,14 @@ def _match2_formula() -> Iterator[None]:
 
 # ---------------------------------------------------------------- Theorem F.4: k-hop
 
-@twin("anna.khop", "one_hop_short", "pointer doubling answers k - 1 hops", params={"strings": 3})
+@twin("anna.khop", "one_hop_short", "pointer doubling answers k - 1 hops", params={"strings": 3}, kind="construction")
 @contextmanager
 def _khop_short() -> Iterator[None]:
     with wrapped(f"{_C}.khop_mpc", args=lambda text, k, **kw: ((text, max(1, k - 1)), kw)):
         yield
 
 
-@twin("anna.khop", "round_dropped", "the ledger drops the entries of round 0", params={"strings": 3})
+@twin("anna.khop", "round_dropped", "the ledger drops the entries of round 0", params={"strings": 3}, kind="ledger")
 @contextmanager
 def _khop_ledger() -> Iterator[None]:
     from attnsim.sim.ledger import Ledger
@@ -142,7 +145,7 @@ def _khop_ledger() -> Iterator[None]:
 
 
 @twin("anna.khop", "machine_limit_quadrupled", "the MPC machine admits 4 s words a round and the protocol uses them",
-      params={"strings": 3})
+      params={"strings": 3}, kind="oracle-limit")
 @contextmanager
 def _khop_limit() -> Iterator[None]:
     with wrapped(f"{_C}.khop_mpc", args=lambda text, k, memory, **kw: ((text, k), {**kw, "memory": 4 * memory})):
@@ -157,14 +160,15 @@ def _keys_to_next_machine(q: Any, keys: Any, values: Any, **kw: Any) -> tuple[tu
 
 
 @twin("anna.thm_b_2", "message_to_next_machine", "every routed message lands on the machine after its addressee",
-      params={"k": 1})
+      params={"k": 1}, kind="construction")
 @contextmanager
 def _route_off_by_one() -> Iterator[None]:
     with wrapped("attnsim.sim.anna.ema_routing.ema", args=_keys_to_next_machine):
         yield
 
 
-@twin("anna.thm_b_2", "layers_formula_plus_one", "the exact layer count R is read as R + 1", params={"k": 1})
+@twin("anna.thm_b_2", "layers_formula_plus_one", "the exact layer count R is read as R + 1", params={"k": 1},
+      kind="formula")
 @contextmanager
 def _route_formula() -> Iterator[None]:
     with formula_shifted("anna.thm_b_2", "layers"):
@@ -179,7 +183,8 @@ def _first_value_doubled(qp: Any, kp: Any, v: Any, **kw: Any) -> tuple[tuple, di
     return (qp, kp, v), kw
 
 
-@twin("anna.lemma_d_2", "value_row_doubled", "the tree sum adds the first value row twice", params={"N": 100})
+@twin("anna.lemma_d_2", "value_row_doubled", "the tree sum adds the first value row twice", params={"N": 100},
+      kind="construction")
 @contextmanager
 def _lowrank_doubled() -> Iterator[None]:
     with wrapped(f"{_C}.lowrank_mpc", args=_first_value_doubled):
@@ -187,7 +192,7 @@ def _lowrank_doubled() -> Iterator[None]:
 
 
 @twin("anna.lemma_d_2", "machines_formula_plus_one", "the exact machine count T is read one too high",
-      params={"N": 100})
+      params={"N": 100}, kind="formula")
 @contextmanager
 def _lowrank_formula() -> Iterator[None]:
     with formula_shifted("anna.lemma_d_2", "machines"):
@@ -195,7 +200,7 @@ def _lowrank_formula() -> Iterator[None]:
 
 
 @twin("anna.lemma_d_2", "machine_limit_quadrupled", "the MPC machine admits 4 s words a round and the tree uses "
-      "them", params={"N": 100})
+      "them", params={"N": 100}, kind="oracle-limit")
 @contextmanager
 def _lowrank_limit() -> Iterator[None]:
     with wrapped(f"{_C}.lowrank_mpc", args=lambda qp, kp, v, memory, **kw: ((qp, kp, v), {**kw, "memory": 4 * memory})):
@@ -209,7 +214,7 @@ def _last_layer_repeats(patterns: list) -> list:
 
 
 @twin("anna.prop_e_3", "butterfly_layer_repeated", "the last butterfly layer chunks the same digit as the one "
-      "before it", params={"L": 3})
+      "before it", params={"L": 3}, kind="construction")
 @contextmanager
 def _butterfly_short() -> Iterator[None]:
     with wrapped(f"{_C}.butterfly_patterns", result=_last_layer_repeats):
@@ -224,7 +229,8 @@ def _sum_drops_last(model: Any) -> Any:
     return broken
 
 
-@twin("anna.prop_e_3", "sum_drops_last_token", "the one-layer ANNA SUM leaves out the last token", params={"L": 3})
+@twin("anna.prop_e_3", "sum_drops_last_token", "the one-layer ANNA SUM leaves out the last token", params={"L": 3},
+      kind="construction")
 @contextmanager
 def _sum_short() -> Iterator[None]:
     with wrapped(f"{_C}.sum_transformer", result=_sum_drops_last):
@@ -237,7 +243,8 @@ _CP = {"N": 16, "seeds": 3, "lsh": "cross-polytope"}
 
 
 @twin("anna.alg_1", "cross_polytope_last_table_dropped",
-      "with cross-polytope hashes, Algorithm 1 answers queries from all tables but the last", params=_CP)
+      "with cross-polytope hashes, Algorithm 1 answers queries from all tables but the last", params=_CP,
+      kind="construction")
 @contextmanager
 def _cp_last_table_dropped() -> Iterator[None]:
     real = attention.anna_tables
@@ -246,19 +253,4 @@ def _cp_last_table_dropped() -> Iterator[None]:
         return real(q, k, v, hashes[:-1] if len(hashes) > 1 else hashes, **kw)
 
     with mock.patch.object(anna_claims, "anna_tables", short):
-        yield
-
-
-@twin("anna.alg_1", "cross_polytope_hash_entries_doubled",
-      "with cross-polytope hashes, the ledger writes every batch of hash evaluations twice", params=_CP)
-@contextmanager
-def _cp_hash_entries_doubled() -> Iterator[None]:
-    real = Ledger.record
-
-    def record(self, kind, tag, *args, **kw):
-        if kind == "hash":
-            real(self, kind, tag, *args, **kw)
-        return real(self, kind, tag, *args, **kw)
-
-    with mock.patch.object(Ledger, "record", record):
         yield

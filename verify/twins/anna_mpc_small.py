@@ -17,7 +17,7 @@ _SMALL_C_1 = {"N": 64, "layers": 2}
 
 
 @twin("anna.thm_4_2", "suffix_dropped", "a query ignores the key sums of its bucket on machines to its right",
-      params=_SMALL_4_2)
+      params=_SMALL_4_2, kind="construction")
 @contextmanager
 def _suffix_dropped() -> Iterator[None]:
     real = mpc_small.tree_scan
@@ -31,7 +31,7 @@ def _suffix_dropped() -> Iterator[None]:
 
 @twin("anna.thm_4_2", "memory_limit_lifted",
       "the referee and the planner allow 4 s words, and the plan packs 4 times the items per machine",
-      params=_SMALL_4_2)
+      params=_SMALL_4_2, kind="oracle-limit")
 @contextmanager
 def _memory_limit_lifted() -> Iterator[None]:
     real_b = mpc_small.SmallMemoryPlan.per_machine
@@ -46,7 +46,7 @@ def _memory_limit_lifted() -> Iterator[None]:
 
 
 @twin("anna.thm_4_2", "ledger_drops_run_rounds", "the ledger loses the rounds that send run sums down the tree",
-      params=_SMALL_4_2)
+      params=_SMALL_4_2, kind="ledger")
 @contextmanager
 def _ledger_drops_run_rounds() -> Iterator[None]:
     real = Ledger.record
@@ -61,7 +61,7 @@ def _ledger_drops_run_rounds() -> Iterator[None]:
 
 
 @twin("anna.thm_c_1", "sort_digit_short", "the radix sort makes one pass fewer than the key has digits",
-      params=_SMALL_C_1)
+      params=_SMALL_C_1, kind="construction")
 @contextmanager
 def _sort_digit_short() -> Iterator[None]:
     with mock.patch.object(mpc_radix, "radix_passes", lambda bound, base: max(1, levels(bound, base) - 1)):
@@ -69,7 +69,7 @@ def _sort_digit_short() -> Iterator[None]:
 
 
 @twin("anna.thm_c_1", "left_part_doubled", "a run crossing a machine's left edge counts its left part twice",
-      params=_SMALL_C_1)
+      params=_SMALL_C_1, kind="construction")
 @contextmanager
 def _left_part_doubled() -> Iterator[None]:
     real = mpc_small.tree_scan
@@ -85,8 +85,9 @@ def _left_part_doubled() -> Iterator[None]:
         yield
 
 
-@twin("anna.lemma_c_2", "left_counts_dropped", "each machine ranks its records as if no machine lay to its left",
-      params={"N": 1024})
+@twin("anna.lemma_c_2", "left_counts_dropped", "each machine ranks its records as if no machine lay to its left, "
+      "so every record is routed to the first machines: the referee's memory limit s must refuse the round",
+      params={"N": 1024}, kind="oracle-limit")
 @contextmanager
 def _left_counts_dropped() -> Iterator[None]:
     real = mpc_radix.tree_scan
@@ -99,7 +100,30 @@ def _left_counts_dropped() -> Iterator[None]:
         yield
 
 
-@twin("anna.lemma_c_2", "ledger_drops_routing", "the ledger loses every routing round of the sort", params={"N": 1024})
+@twin("anna.lemma_c_2", "digit_pass_short", "the radix sort makes one pass fewer than the key has digits",
+      params={"N": 1024}, kind="construction")
+@contextmanager
+def _sort_pass_short() -> Iterator[None]:
+    with mock.patch.object(mpc_radix, "radix_passes", lambda bound, base: max(1, levels(bound, base) - 1)):
+        yield
+
+
+@twin("anna.lemma_c_2", "unstable_pass", "each pass ranks a machine's records of equal digit in reverse order, "
+      "so a pass undoes the order the passes before it made", params={"N": 1024}, kind="construction")
+@contextmanager
+def _unstable_pass() -> Iterator[None]:
+    real = mpc_radix.tree_scan
+
+    def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
+        return real(mpc, leaves, fan, monoid, summary,
+                    lambda m, mem, pre, suf: apply(m, mem[::-1], pre, suf), label=label)
+
+    with mock.patch.object(mpc_radix, "tree_scan", scan):
+        yield
+
+
+@twin("anna.lemma_c_2", "ledger_drops_routing", "the ledger loses every routing round of the sort", params={"N": 1024},
+      kind="ledger")
 @contextmanager
 def _ledger_drops_routing() -> Iterator[None]:
     real = Ledger.record

@@ -1,6 +1,6 @@
 """Broken twins of the ANNA-simulates-MPC checkers (:mod:`attnsim.verify.claims.anna_mpc_to_anna`).
 
-Each twin patches one thing the check relies on -- the relay's last digit, a term of Lemma D.2's
+Each twin patches one thing the check relies on -- the relay's delivery, a term of Lemma D.2's
 tree sum, the code's validity test or its rows, an input/output slot, the ledger, the head count --
 and ``attnsim teeth`` expects the check to fail it.
 """
@@ -28,13 +28,18 @@ _LOWRANK_PARAMS = {"N": 256, "P": 16, "depth": 2}
 
 
 @contextmanager
-def _relay_skips_last_digit() -> Iterator[None]:
-    original = MPCTransformer._hop
+def _relay_misdelivers() -> Iterator[None]:
+    original = MPCTransformer.__call__
 
-    def hop(self: MPCTransformer, at: list, t: int, r: int) -> list:
-        return at if t == self.plan.hops - 1 else original(self, at, t, r)
+    def deliver(self: MPCTransformer, outboxes: list, r: int) -> list:
+        inbox = original(self, outboxes, r)
+        full = [m for m, recs in enumerate(inbox) if recs]
+        if len(full) > 1:
+            a, b = full[0], full[-1]
+            inbox[a][0], inbox[b][0] = inbox[b][0], inbox[a][0]
+        return inbox
 
-    with mock.patch.object(MPCTransformer, "_hop", hop):
+    with mock.patch.object(MPCTransformer, "__call__", deliver):
         yield
 
 
@@ -75,14 +80,14 @@ def _readout_shifted() -> Iterator[None]:
 
 
 for _claim in MPC_CLAIMS:
-    twin(_claim, "relay_skips_last_digit", "the relay stops one digit early, so messages end a digit short of home",
-         params=_MPC_PARAMS)(_relay_skips_last_digit)
+    twin(_claim, "relay_misdelivers", "each round the relay swaps the first messages of the first and the last "
+         "token that receive any", params=_MPC_PARAMS, kind="construction")(_relay_misdelivers)
     twin(_claim, "ledger_keeps_first_head_only", "the ledger records only head 0 of each relay layer",
-         params=_MPC_PARAMS)(_ledger_keeps_first_head_only)
+         params=_MPC_PARAMS, kind="ledger")(_ledger_keeps_first_head_only)
     twin(_claim, "one_head_fewer", "the relay gets ceiling(N^rho) - 1 heads, one below the exact formula",
-         params=_MPC_PARAMS)(_one_head_fewer)
+         params=_MPC_PARAMS, kind="construction")(_one_head_fewer)
     twin(_claim, "readout_shifted", "the output layer hands token i the output of token i + 1",
-         params=_MPC_PARAMS)(_readout_shifted)
+         params=_MPC_PARAMS, kind="construction")(_readout_shifted)
 
 
 @contextmanager
@@ -97,9 +102,9 @@ def _tree_drops_last_part() -> Iterator[None]:
 
 for _claim in LOWRANK_CLAIMS:
     twin(_claim, "tree_drops_last_part", "Lemma D.2's tree sum drops the last child's partial sum at every node",
-         params=_LOWRANK_PARAMS)(_tree_drops_last_part)
+         params=_LOWRANK_PARAMS, kind="construction")(_tree_drops_last_part)
     twin(_claim, "ledger_keeps_first_head_only", "the ledger records only head 0 of each relay layer",
-         params=_LOWRANK_PARAMS)(_ledger_keeps_first_head_only)
+         params=_LOWRANK_PARAMS, kind="ledger")(_ledger_keeps_first_head_only)
 
 
 @contextmanager
@@ -131,9 +136,9 @@ def _one_row() -> Iterator[None]:
 
 _CODE_PARAMS = {"q": 500, "alpha": 3, "trials": 40}
 twin("anna.lemma_b_4", "no_validity_test", "a bucket is read as one message whatever its S1^2 = c S2 test says",
-     params=_CODE_PARAMS)(_no_validity_test)
+     params=_CODE_PARAMS, kind="construction")(_no_validity_test)
 twin("anna.lemma_b_4", "one_row", "the code keeps one row of buckets, too few to separate alpha messages",
-     params=_CODE_PARAMS)(_one_row)
+     params=_CODE_PARAMS, kind="construction")(_one_row)
 
 
 @contextmanager
@@ -164,10 +169,10 @@ def _ledger_doubles_head() -> Iterator[None]:
 
 _IO_PARAMS = {"N": 50, "block": 7}
 twin("anna.lemma_b_5", "input_slots_rotated", "each machine's input records arrive one slot late (the last first)",
-     params=_IO_PARAMS)(_input_slots_rotated)
+     params=_IO_PARAMS, kind="construction")(_input_slots_rotated)
 twin("anna.lemma_b_5", "ledger_doubles_head", "the ledger writes a second head for the input layer",
-     params=_IO_PARAMS)(_ledger_doubles_head)
+     params=_IO_PARAMS, kind="ledger")(_ledger_doubles_head)
 twin("anna.lemma_b_6", "readout_shifted", "the output layer hands token i the output of token i + 1",
-     params=_IO_PARAMS)(_readout_shifted)
+     params=_IO_PARAMS, kind="construction")(_readout_shifted)
 twin("anna.lemma_b_6", "ledger_doubles_head", "the ledger writes a second head for the output layer",
-     params=_IO_PARAMS)(_ledger_doubles_head)
+     params=_IO_PARAMS, kind="ledger")(_ledger_doubles_head)

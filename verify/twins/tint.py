@@ -58,7 +58,8 @@ def _lr_scaled(factor: float) -> Any:
 
 # ---------------------------------------------------------------- §2.6 (1)-(3): linear modules
 
-@twin("tint.linear_forward", "bias_dropped", "TinT's linear forward is given W with a zero bias", params={})
+@twin("tint.linear_forward", "bias_dropped", "TinT's linear forward is given W with a zero bias", params={},
+      kind="construction")
 @contextmanager
 def _lin_fwd_bias() -> Iterator[None]:
     with wrapped(f"{_EX}.pack", args=_pack_without_bias):
@@ -66,14 +67,15 @@ def _lin_fwd_bias() -> Iterator[None]:
 
 
 @twin("tint.linear_forward", "within_2^-30", "TinT's output moved by 2^-30 relative, which a 30-bit test accepts",
-      numerics="float64")
+      numerics="float64", kind="agreement")
 @contextmanager
 def _lin_fwd_loose() -> Iterator[None]:
     with wrapped(f"{_EX}.linear_module", result=_nudged_first):
         yield
 
 
-@twin("tint.linear_backward", "w_not_transposed", "the backward module multiplies by W instead of W^T")
+@twin("tint.linear_backward", "w_not_transposed", "the backward module multiplies by W instead of W^T",
+      kind="construction")
 @contextmanager
 def _lin_bwd_transposed() -> Iterator[None]:
     with wrapped(f"{_EX}.pack", args=_pack_transposed):
@@ -81,14 +83,15 @@ def _lin_bwd_transposed() -> Iterator[None]:
 
 
 @twin("tint.linear_backward", "within_2^-30", "TinT's dx moved by 2^-30 relative, which a 30-bit test accepts",
-      numerics="float64")
+      numerics="float64", kind="agreement")
 @contextmanager
 def _lin_bwd_loose() -> Iterator[None]:
     with wrapped(f"{_EX}.linear_module", result=_nudged_first):
         yield
 
 
-@twin("tint.linear_descent", "step_sign_flipped", "the descent module steps up the gradient (eta negated)")
+@twin("tint.linear_descent", "step_sign_flipped", "the descent module steps up the gradient (eta negated)",
+      kind="construction")
 @contextmanager
 def _lin_desc_sign() -> Iterator[None]:
     with wrapped(f"{_EX}.Geometry", args=_geometry_eta(-1)):
@@ -96,14 +99,15 @@ def _lin_desc_sign() -> Iterator[None]:
 
 
 @twin("tint.linear_descent", "within_2^-30", "the updated prefix moved by 2^-30 relative, which a 30-bit test "
-      "accepts", numerics="float64")
+      "accepts", numerics="float64", kind="agreement")
 @contextmanager
 def _lin_desc_loose() -> Iterator[None]:
     with wrapped(f"{_EX}.linear_module", result=_nudged_first):
         yield
 
 
-@twin("tint.stacking", "s1_output_changed", "with K = D (S = 1) the forward output gains 1/8 in one entry")
+@twin("tint.stacking", "s1_output_changed", "with K = D (S = 1) the forward output gains 1/8 in one entry",
+      kind="construction")
 @contextmanager
 def _stack_s1() -> Iterator[None]:
     from attnsim.sim.tint import experiments as ex
@@ -121,7 +125,7 @@ def _stack_s1() -> Iterator[None]:
         yield
 
 
-@twin("tint.stacking", "step_doubled", "the descent module takes twice the step (eta doubled)")
+@twin("tint.stacking", "step_doubled", "the descent module takes twice the step (eta doubled)", kind="construction")
 @contextmanager
 def _stack_step() -> Iterator[None]:
     with wrapped(f"{_EX}.Geometry", args=_geometry_eta(2)):
@@ -130,7 +134,8 @@ def _stack_step() -> Iterator[None]:
 
 # ---------------------------------------------------------------- Thm 2.5: softmax simulates linear attention
 
-@twin("tint.thm_2_5", "eps_square_root", "the simulation uses sqrt(eps) where the theorem uses eps")
+@twin("tint.thm_2_5", "eps_square_root", "the simulation uses sqrt(eps) where the theorem uses eps",
+      kind="construction")
 @contextmanager
 def _thm25_sqrt() -> Iterator[None]:
     with wrapped(f"{_EX}.softmax_simulation", args=lambda ar, q, k, v, allowed, e: ((ar, q, k, v, allowed,
@@ -138,7 +143,8 @@ def _thm25_sqrt() -> Iterator[None]:
         yield
 
 
-@twin("tint.thm_2_5", "error_floor", "the simulation error carries a constant the size of its smallest-eps error")
+@twin("tint.thm_2_5", "error_floor", "the simulation error carries a constant the size of its smallest-eps error",
+      kind="construction")
 @contextmanager
 def _thm25_floor() -> Iterator[None]:
     with wrapped(f"{_EX}.thm25_sweep", result=lambda errs: [e + errs[-1] for e in errs]):
@@ -173,56 +179,61 @@ def _halved(x: Any) -> Any:
     return x / 2
 
 
-@twin("tint.attn_forward", "causal_boundary_off_by_one", "each token's attention output is its predecessor's")
+@twin("tint.attn_forward", "causal_boundary_off_by_one", "each token's attention output is its predecessor's",
+      kind="construction")
 @contextmanager
 def _attn_shift() -> Iterator[None]:
     with _module_result("attn_forward", _rows_shifted):
         yield
 
 
-@twin("tint.attn_forward", "within_2^-30", "the attention output moved by 2^-30 relative", numerics="float64")
+@twin("tint.attn_forward", "within_2^-30", "the attention output moved by 2^-30 relative", numerics="float64",
+      kind="agreement")
 @contextmanager
 def _attn_loose() -> Iterator[None]:
     with _module_result("attn_forward", _nudge):
         yield
 
 
-@twin("tint.ln_forward", "beta_dropped", "LN's beta is left out of the prefix (a zero bias)")
+@twin("tint.ln_forward", "beta_dropped", "LN's beta is left out of the prefix (a zero bias)", kind="construction")
 @contextmanager
 def _ln_beta() -> Iterator[None]:
     with wrapped(f"{_EX}.pack", args=_pack_without_bias):
         yield
 
 
-@twin("tint.ln_forward", "within_2^-30", "the LN output moved by 2^-30 relative", numerics="float64")
+@twin("tint.ln_forward", "within_2^-30", "the LN output moved by 2^-30 relative", numerics="float64", kind="agreement")
 @contextmanager
 def _ln_loose() -> Iterator[None]:
     with _module_result("ln_forward", _nudge):
         yield
 
 
-@twin("tint.act_forward", "last_row_sign", "the activation output of the last token has the wrong sign")
+@twin("tint.act_forward", "last_row_sign", "the activation output of the last token has the wrong sign",
+      kind="construction")
 @contextmanager
 def _act_sign() -> Iterator[None]:
     with _module_result("act_forward", _last_row_negated):
         yield
 
 
-@twin("tint.act_forward", "within_2^-30", "the activation output moved by 2^-30 relative", numerics="float64")
+@twin("tint.act_forward", "within_2^-30", "the activation output moved by 2^-30 relative", numerics="float64",
+      kind="agreement")
 @contextmanager
 def _act_loose() -> Iterator[None]:
     with _module_result("act_forward", _nudge):
         yield
 
 
-@twin("tint.def_2_8", "difference_step_doubled", "the activation difference quotient divides by 2/N instead of 1/N")
+@twin("tint.def_2_8", "difference_step_doubled", "the activation difference quotient divides by 2/N instead of 1/N",
+      kind="construction")
 @contextmanager
 def _def28_step() -> Iterator[None]:
     with _module_result("act_backward", _halved):
         yield
 
 
-@twin("tint.def_2_8", "within_2^-30", "the LN difference moved by 2^-30 relative", numerics="float64")
+@twin("tint.def_2_8", "within_2^-30", "the LN difference moved by 2^-30 relative", numerics="float64", kind="agreement")
 @contextmanager
 def _def28_loose() -> Iterator[None]:
     with _module_result("ln_fd", _nudge):
@@ -240,7 +251,7 @@ def _with_floor(errs: list[float]) -> list[float]:
 
 
 @twin("tint.ln_backward", "step_frozen", "TinT's LN difference step stays 1/100 whatever N the sweep asks for",
-      params={"halvings": 3})
+      params={"halvings": 3}, kind="construction")
 @contextmanager
 def _lnb_step() -> Iterator[None]:
     with wrapped(f"{_EX}.build", args=_fixed_fd_scale):
@@ -248,7 +259,7 @@ def _lnb_step() -> Iterator[None]:
 
 
 @twin("tint.ln_backward", "error_floor", "a constant error that does not shrink with eps = 1/N",
-      params={"halvings": 3})
+      params={"halvings": 3}, kind="construction")
 @contextmanager
 def _lnb_floor() -> Iterator[None]:
     with wrapped(f"{_EX}.fd_sweep", result=_with_floor):
@@ -256,7 +267,7 @@ def _lnb_floor() -> Iterator[None]:
 
 
 @twin("tint.act_backward", "step_frozen", "TinT's activation difference step stays 1/100 whatever N",
-      params={"halvings": 3})
+      params={"halvings": 3}, kind="construction")
 @contextmanager
 def _actb_step() -> Iterator[None]:
     with wrapped(f"{_EX}.build", args=_fixed_fd_scale):
@@ -264,7 +275,7 @@ def _actb_step() -> Iterator[None]:
 
 
 @twin("tint.act_backward", "error_floor", "a constant error that does not shrink with eps = 1/N",
-      params={"halvings": 3})
+      params={"halvings": 3}, kind="construction")
 @contextmanager
 def _actb_floor() -> Iterator[None]:
     with wrapped(f"{_EX}.fd_sweep", result=_with_floor):
@@ -286,7 +297,7 @@ def _wq_moved(res: Any) -> Any:
 
 
 @twin("tint.sgd_step", "step_sign_flipped", "TinT's inner SGD step goes up the gradient",
-      params={"approximations": False}, numerics="float64")
+      params={"approximations": False}, numerics="float64", kind="construction")
 @contextmanager
 def _sgd_sign() -> Iterator[None]:
     with wrapped(f"{_EX}.build", args=_lr_scaled(-1)):
@@ -294,21 +305,22 @@ def _sgd_sign() -> Iterator[None]:
 
 
 @twin("tint.sgd_step", "within_2^-20", "one updated W_V entry moved by 2^-20 relative, inside a 20-bit test",
-      params={"approximations": False}, numerics="float64")
+      params={"approximations": False}, numerics="float64", kind="agreement")
 @contextmanager
 def _sgd_loose() -> Iterator[None]:
     with wrapped(f"{_EX}.run", result=_wv_nudged):
         yield
 
 
-@twin("tint.attn_backward", "query_weights_updated", "the backward pass changes W_Q (no stop-gradient)")
+@twin("tint.attn_backward", "query_weights_updated", "the backward pass changes W_Q (no stop-gradient)",
+      kind="construction")
 @contextmanager
 def _attnb_wq() -> Iterator[None]:
     with wrapped(f"{_EX}.run", result=_wq_moved):
         yield
 
 
-@twin("tint.attn_backward", "step_doubled", "TinT's inner step is twice the reference's")
+@twin("tint.attn_backward", "step_doubled", "TinT's inner step is twice the reference's", kind="construction")
 @contextmanager
 def _attnb_step() -> Iterator[None]:
     with wrapped(f"{_EX}.build", args=_lr_scaled(2)):
@@ -321,14 +333,16 @@ def _copies_step_doubled(aux: Any, cfg: Any, *a: Any, **kw: Any) -> tuple[tuple,
     return (aux, cfg) + a, kw
 
 
-@twin("tint.param_sharing", "copies_step_doubled", "the duplicated modules take twice the shared modules' step")
+@twin("tint.param_sharing", "copies_step_doubled", "the duplicated modules take twice the shared modules' step",
+      kind="construction")
 @contextmanager
 def _share_step() -> Iterator[None]:
     with wrapped(f"{_EX}.build", args=_copies_step_doubled):
         yield
 
 
-@twin("tint.param_sharing", "within_2^-40", "the shared run's W_V moved by 2^-40 relative (any tolerance hides it)")
+@twin("tint.param_sharing", "within_2^-40", "the shared run's W_V moved by 2^-40 relative (any tolerance hides it)",
+      kind="agreement")
 @contextmanager
 def _share_loose() -> Iterator[None]:
     def nudge(res: Any) -> Any:
@@ -352,28 +366,30 @@ def _share_loose() -> Iterator[None]:
 # ---------------------------------------------------------------- sizes
 
 @twin("tint.size", "total_formula_plus_one", "the total-size formula is read one parameter too high",
-      params={"aux": "tiny"})
+      params={"aux": "tiny"}, kind="formula")
 @contextmanager
 def _size_formula() -> Iterator[None]:
     with formula_shifted("tint.size", "total"):
         yield
 
 
-@twin("tint.size", "first_module_dropped", "the ledger drops the first module's parameters", params={"aux": "tiny"})
+@twin("tint.size", "first_module_dropped", "the ledger drops the first module's parameters", params={"aux": "tiny"},
+      kind="ledger")
 @contextmanager
 def _size_ledger() -> Iterator[None]:
     with ledger_scaled("param", lambda a: 0, first_only=True):
         yield
 
 
-@twin("tint.under_2b", "params_doubled", "the ledger counts every parameter twice")
+@twin("tint.under_2b", "params_doubled", "the ledger counts every parameter twice", kind="ledger")
 @contextmanager
 def _u2b_double() -> Iterator[None]:
     with ledger_scaled("param", lambda a: 2 * a):
         yield
 
 
-@twin("tint.under_2b", "ceiling_in_millions", "the abstract's ceiling is read as 2 million instead of 2 billion")
+@twin("tint.under_2b", "ceiling_in_millions", "the abstract's ceiling is read as 2 million instead of 2 billion",
+      kind="formula")
 @contextmanager
 def _u2b_ceiling() -> Iterator[None]:
     with mock.patch("attnsim.verify.claims.tint.tint_size.ceiling", lambda: 2 * 10 ** 6):

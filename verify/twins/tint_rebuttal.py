@@ -20,21 +20,24 @@ def _mlp_step_negated(cfg: Any, ar: Any) -> tuple[tuple, dict]:
     return (dataclasses.replace(cfg, eta=-cfg.eta), ar), {}
 
 
-@twin("tint.rebuttal_mlp_aux", "step_sign_flipped", "the MLP's TinT steps up the gradient (eta negated)")
+@twin("tint.rebuttal_mlp_aux", "step_sign_flipped", "the MLP's TinT steps up the gradient (eta negated)",
+      kind="construction")
 @contextmanager
 def _mlp_sign() -> Iterator[None]:
     with wrapped("attnsim.sim.tint.mlp_aux.build_mlp", args=_mlp_step_negated):
         yield
 
 
-@twin("tint.rebuttal_mlp_aux", "total_formula_plus_one", "the MLP TinT's size formula is read one too high")
+@twin("tint.rebuttal_mlp_aux", "total_formula_plus_one", "the MLP TinT's size formula is read one too high",
+      kind="formula")
 @contextmanager
 def _mlp_formula() -> Iterator[None]:
     with formula_shifted("tint.rebuttal_mlp_aux", "total"):
         yield
 
 
-@twin("tint.rebuttal_size_growth", "per_unit_formula_plus_one", "the per-unit size formula is read one too high")
+@twin("tint.rebuttal_size_growth", "per_unit_formula_plus_one", "the per-unit size formula is read one too high",
+      kind="formula")
 @contextmanager
 def _growth_formula() -> Iterator[None]:
     with formula_shifted("tint.rebuttal_size_growth", "per_unit"):
@@ -42,7 +45,7 @@ def _growth_formula() -> Iterator[None]:
 
 
 @twin("tint.rebuttal_size_growth", "ledger_grows_per_build", "each new build's ledger charges one more parameter "
-      "than the last, bending the line")
+      "than the last, bending the line", kind="ledger")
 @contextmanager
 def _growth_ledger() -> Iterator[None]:
     original, seen = Ledger.record, {}
@@ -58,7 +61,7 @@ def _growth_ledger() -> Iterator[None]:
 
 
 @twin("tint.rebuttal_fd_end_to_end", "spsa_forwards_doubled", "the ledger counts every SPSA forward pass twice",
-      params={"samples": 1000})
+      params={"samples": 1000}, kind="ledger")
 @contextmanager
 def _fd_ledger() -> Iterator[None]:
     with ledger_scaled("forward", lambda a: 2 * a, tag_prefix="spsa"):
@@ -70,7 +73,7 @@ def _variance_doubled(rows: list) -> list:
 
 
 @twin("tint.rebuttal_fd_end_to_end", "variance_doubled", "the SPSA variance is estimated twice too large",
-      params={"samples": 1000})
+      params={"samples": 1000}, kind="construction")
 @contextmanager
 def _fd_variance() -> Iterator[None]:
     with wrapped("attnsim.sim.tint.fd_end_to_end.variance_by_width", result=_variance_doubled):

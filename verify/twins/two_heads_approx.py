@@ -27,21 +27,24 @@ def weak_codes() -> Any:
 # success rate; the others run a cheaper size where the conditions also hold (eps = 2 on the bounded input).
 _CHEAP = {"N": 4096, "M": 512, "eps": 2.0, "seeds": 40, "input": "bounded"}
 add("two_heads.thm_4_1", "estimator_halved", "the estimator returns half of every row (a wrong normaliser)",
-    estimator_halved, _CHEAP)
+    estimator_halved, _CHEAP, kind="construction")
 add("two_heads.thm_4_1", "identity_permutation", "tau is the identity: each query block averages its own keys",
-    lambda: wrapped(approx_checks.taus, lambda f, N, seed, count: [np.arange(N) for _ in range(count)]))
+    lambda: wrapped(approx_checks.taus, lambda f, N, seed, count: [np.arange(N) for _ in range(count)]),
+    kind="construction")
 add("two_heads.thm_4_1", "calls_formula_plus_one", "the exact count of calls is off by one",
-    lambda: formula_off("calls"), _CHEAP)
+    lambda: formula_off("calls"), _CHEAP, kind="formula")
 add("two_heads.thm_4_1", "ledger_drops_lookup", "the ledger drops the first permutation lookup",
-    lambda: ledger_entry("lookup", 0), _CHEAP)
+    lambda: ledger_entry("lookup", 0), _CHEAP, kind="ledger")
 
-add("two_heads.thm_4_2", "weak_codes", "the codes are scaled by B/4, so other instances' keys leak in", weak_codes)
+add("two_heads.thm_4_2", "weak_codes", "the codes are scaled by B/4, so other instances' keys leak in", weak_codes,
+    kind="construction")
 add("two_heads.thm_4_2", "ledger_drops_call", "the ledger drops the only oracle call",
-    lambda: ledger_entry("oracle", 0))
+    lambda: ledger_entry("oracle", 0), kind="ledger")
 add("two_heads.thm_4_2", "small_products_formula_plus_one", "the exact count of small products is off by one",
-    lambda: formula_off("small_products"))
+    lambda: formula_off("small_products"), kind="formula")
 
 _LB = {"input": "reduction", "N": 16, "M": 8, "d": 4, "seeds": 2}
 add("two_heads.lower_bound", "block_boundary", "every block after the first starts one token late", block_shift,
-    _LB)
-add("two_heads.lower_bound", "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term, _LB)
+    _LB, kind="construction")
+add("two_heads.lower_bound", "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term, _LB,
+    kind="construction")

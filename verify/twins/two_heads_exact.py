@@ -23,51 +23,61 @@ def slots_reversed() -> Any:
     return wrapped(packing.run_packed, lambda f, oracle, jobs: f(oracle, jobs)[::-1])
 
 
-def add(claim: str, name: str, what: str, breaks: Any, params: dict[str, Any] | None = None) -> None:
-    """Register ``breaks`` (a zero-argument factory of a context manager) as a twin of ``claim``."""
-    twin(claim, name, what, params=params)(breaks)
+def add(claim: str, name: str, what: str, breaks: Any, params: dict[str, Any] | None = None, *, kind: str) -> None:
+    """Register ``breaks`` (a zero-argument factory of a context manager) as a ``kind`` twin of ``claim``."""
+    twin(claim, name, what, kind=kind, params=params)(breaks)
 
 
 _LOOSE = "the agreement test accepts any output within relative error 1, and eq. (1) drops a term"
 
 # Lemma 3.1: one head, one layer.
-add("two_heads.lemma_3_1", "block_boundary", "every block after the first starts one token late", block_shift)
+add("two_heads.lemma_3_1", "block_boundary", "every block after the first starts one token late", block_shift,
+    kind="construction")
 add("two_heads.lemma_3_1", "padding_off_by_one", "Step 1's decode counts one padding row too many", pad_off,
-    {"N": 13, "M": 4, "d": 3})
-add("two_heads.lemma_3_1", "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term)
+    {"N": 13, "M": 4, "d": 3}, kind="construction")
+add("two_heads.lemma_3_1", "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term,
+    kind="construction")
 add("two_heads.lemma_3_1", "synthetic_weight", "the synthetic token scores 2 instead of 1", synthetic_weight,
-    {"N": 13, "M": 4, "d": 3})
+    {"N": 13, "M": 4, "d": 3}, kind="construction")
 add("two_heads.lemma_3_1", "oracle_too_long", "the oracle lets calls of length b + 2 through and blocks are b + 1",
-    long_blocks)
+    long_blocks, kind="oracle-limit")
 add("two_heads.lemma_3_1", "ledger_drops_call", "the ledger drops the first oracle call",
-    lambda: ledger_entry("oracle", 0))
+    lambda: ledger_entry("oracle", 0), kind="ledger")
 add("two_heads.lemma_3_1", "calls_formula_plus_one", "the exact count of calls is off by one",
-    lambda: formula_off("calls"))
-add("two_heads.lemma_3_1", "agreement_too_loose", _LOOSE, lambda: together(loose_agreement(0.0), drop_term()))
+    lambda: formula_off("calls"), kind="formula")
+add("two_heads.lemma_3_1", "agreement_too_loose", _LOOSE, lambda: together(loose_agreement(0.0), drop_term()),
+    kind="agreement")
 
 # Corollary 3.2: H heads, L layers, one job per call.
-add("two_heads.cor_3_2", "block_boundary", "every block after the first starts one token late", block_shift)
-add("two_heads.cor_3_2", "eq1_term_doubled", "eq. (1) counts the last key block's term twice", double_term)
+add("two_heads.cor_3_2", "block_boundary", "every block after the first starts one token late", block_shift,
+    kind="construction")
+add("two_heads.cor_3_2", "eq1_term_doubled", "eq. (1) counts the last key block's term twice", double_term,
+    kind="construction")
 add("two_heads.cor_3_2", "ledger_doubles_call", "the ledger records the first oracle call twice",
-    lambda: ledger_entry("oracle", 2))
+    lambda: ledger_entry("oracle", 2), kind="ledger")
 add("two_heads.cor_3_2", "rounds_formula_plus_one", "the exact count of rounds is off by one",
-    lambda: formula_off("rounds"))
+    lambda: formula_off("rounds"), kind="formula")
 
 # Lemma 3.3: independent jobs packed H'L' per call.
 add("two_heads.lemma_3_3", "slots_reversed", "the packed call's outputs come back in reverse job order",
-    slots_reversed)
+    slots_reversed, kind="construction")
 add("two_heads.lemma_3_3", "ledger_drops_call", "the ledger drops the first oracle call",
-    lambda: ledger_entry("oracle", 0))
+    lambda: ledger_entry("oracle", 0), kind="ledger")
 add("two_heads.lemma_3_3", "jobs_formula_plus_one", "the exact count of jobs is off by one",
-    lambda: formula_off("jobs"))
+    lambda: formula_off("jobs"), kind="formula")
 
 # Theorem 3.4 and Theorem 1.1: H'L' block-pair jobs per packed call.
 for claim in ("two_heads.thm_3_4", "two_heads.thm_1_1"):
-    add(claim, "block_boundary", "every block after the first starts one token late", block_shift)
-    add(claim, "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term)
-    add(claim, "synthetic_weight", "the synthetic token scores 2 instead of 1", synthetic_weight)
-    add(claim, "slots_reversed", "the packed call's outputs come back in reverse job order", slots_reversed)
-    add(claim, "ledger_drops_call", "the ledger drops the first oracle call", lambda: ledger_entry("oracle", 0))
-    add(claim, "oracle_dim_formula_plus_one", "the exact oracle width is off by one", lambda: formula_off("oracle_dim"))
+    add(claim, "block_boundary", "every block after the first starts one token late", block_shift, kind="construction")
+    add(claim, "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term, kind="construction")
+    # one layer: a wrong first layer's output would make the second layer's exact weights too large to hold
+    add(claim, "synthetic_weight", "the synthetic token scores 2 instead of 1", synthetic_weight, {"L": 1},
+        kind="construction")
+    add(claim, "slots_reversed", "the packed call's outputs come back in reverse job order", slots_reversed,
+        {"L": 1}, kind="construction")
+    add(claim, "ledger_drops_call", "the ledger drops the first oracle call", lambda: ledger_entry("oracle", 0),
+        kind="ledger")
+    add(claim, "oracle_dim_formula_plus_one", "the exact oracle width is off by one", lambda: formula_off("oracle_dim"),
+        kind="formula")
 add("two_heads.thm_1_1", "causal_oracle_mask", "with --causal true, the oracle's causal mask shows the next row too",
-    oracle_mask_off, {"causal": True})
+    oracle_mask_off, {"causal": True}, kind="oracle")

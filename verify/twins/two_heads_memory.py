@@ -27,8 +27,9 @@ def outputs_held() -> Any:
 
 
 add("two_heads.rebuttal_kv_memory", "all_outputs_held", "the construction holds all n² call outputs before "
-    "combining", outputs_held, _SMALL)
+    "combining", outputs_held, _SMALL, kind="construction")
 add("two_heads.rebuttal_kv_memory", "padding_off_by_one", "the fused decode counts one padding row too many",
-    lambda: wrapped(blocks.decode_AB, lambda f, pad: f(pad + 1)), {**_SMALL, "N": 1000, "points": 3})
+    lambda: wrapped(blocks.decode_AB, lambda f, pad: f(pad + 1)), {**_SMALL, "N": 1000, "points": 3},
+    kind="construction")
 add("two_heads.rebuttal_kv_memory", "block_boundary", "every block after the first starts one token late",
-    block_shift, {**_SMALL, "N": 1024, "points": 3})
+    block_shift, {**_SMALL, "N": 1024, "points": 3}, kind="construction")

@@ -21,16 +21,19 @@ def maps_skipped() -> Any:
 
 
 add("two_heads.rebuttal_rope", "rotation_off_by_one", "a key block's relative rotation is off by one position",
-    rotation_off)
-add("two_heads.rebuttal_rope", "block_boundary", "every block after the first starts one token late", block_shift)
-add("two_heads.rebuttal_rope", "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term)
+    rotation_off, kind="construction")
+add("two_heads.rebuttal_rope", "block_boundary", "every block after the first starts one token late", block_shift,
+    kind="construction")
+add("two_heads.rebuttal_rope", "eq1_term_dropped", "eq. (1) leaves out the last key block's term", drop_term,
+    kind="construction")
 add("two_heads.rebuttal_rope", "calls_formula_plus_one", "the exact count of calls is off by one",
-    lambda: formula_off("calls"))
+    lambda: formula_off("calls"), kind="formula")
 
 add("two_heads.rebuttal_norm", "norm_skipped", "the construction skips the layer norm and MLP between calls",
-    maps_skipped)
-add("two_heads.rebuttal_norm", "eq1_term_doubled", "eq. (1) counts the last key block's term twice", double_term)
+    maps_skipped, kind="construction")
+add("two_heads.rebuttal_norm", "eq1_term_doubled", "eq. (1) counts the last key block's term twice", double_term,
+    kind="construction")
 add("two_heads.rebuttal_norm", "synthetic_weight", "the synthetic token scores 2 instead of 1", synthetic_weight,
-    {"N": 13, "M": 4})
+    {"N": 13, "M": 4}, kind="construction")
 add("two_heads.rebuttal_norm", "ledger_drops_call", "the ledger drops the first oracle call",
-    lambda: ledger_entry("oracle", 0))
+    lambda: ledger_entry("oracle", 0), kind="ledger")

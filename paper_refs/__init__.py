@@ -12,6 +12,7 @@ Schema of one claim (validated by :func:`load`; a wrong file raises :class:`Sche
     implemented = true                  # a checker in attnsim.verify.claims runs it
     construction = "attnsim.sim.two_heads.blocks"   # optional: the module that realises it
     limit = "n"                         # the variable that goes to infinity for containment checks
+    stated = ["eps", "eps1"]            # optional: parameters the statement fixes (constants as n grows)
 
     [claims.definitions]                # optional: derived symbols, substituted before evaluating
     n = "ceiling(N/b)"
@@ -20,6 +21,9 @@ Schema of one claim (validated by :func:`load`; a wrong file raises :class:`Sche
     bound = "n**2"                      # the paper's big-O class (sympy syntax)
     exact = "2*n**2"                    # optional: the exact count of the scheme as implemented
     note = "..."                        # optional
+    constant = 3.5                      # optional: C in "measured <= C * bound" for a single record, either
+    calibrated_at = 256                 #   fitted once at this value of the limit variable and frozen, or
+    stated_by = "Thm 4.1, §4"           #   the paper's own constant (the result that states it); one of the two
 
 Formulas are plain sympy expressions in the checker's parameters and the definitions. Nothing in
 ``attnsim.sim`` reads these files: a construction never knows its own bound.
@@ -47,6 +51,9 @@ class Resource:
     bound: str | None
     exact: str | None = None
     note: str = ""
+    constant: float | None = None
+    calibrated_at: float | None = None
+    stated_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,7 @@ class Claim:
     implemented: bool = False
     construction: str | None = None
     limit: str = "n"
+    stated: tuple[str, ...] = ()
     definitions: dict[str, str] = field(default_factory=dict)
     resources: dict[str, Resource] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -76,8 +84,27 @@ class Paper:
 
 
 _REQUIRED = ("id", "label", "kind", "statement")
-_KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "definitions",
+_KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "stated", "definitions",
                            "resources", "extra"}
+_RESOURCE_KEYS = {"bound", "exact", "note", "constant", "calibrated_at", "stated_by"}
+
+
+def _resource(name: str, r: Any, where: str) -> Resource:
+    if not isinstance(r, dict) or set(r) - _RESOURCE_KEYS:
+        raise SchemaError(f"{where}: resource {name!r} takes only {', '.join(sorted(_RESOURCE_KEYS))}")
+    if "bound" not in r and "exact" not in r:
+        raise SchemaError(f"{where}: resource {name!r} needs a bound or an exact formula")
+    constant = r.get("constant")
+    if constant is not None:
+        if isinstance(constant, bool) or not isinstance(constant, (int, float)) or not constant > 0:
+            raise SchemaError(f"{where}: resource {name!r}: constant must be a positive number")
+        if "bound" not in r or (("calibrated_at" in r) == ("stated_by" in r)):
+            raise SchemaError(f"{where}: resource {name!r}: a constant needs a bound and exactly one of "
+                              "calibrated_at (the size it was fitted at) or stated_by (the result that states it)")
+    elif "calibrated_at" in r or "stated_by" in r:
+        raise SchemaError(f"{where}: resource {name!r}: calibrated_at and stated_by go with a constant")
+    return Resource(name, r.get("bound"), r.get("exact"), r.get("note", ""),
+                    None if constant is None else float(constant), r.get("calibrated_at"), r.get("stated_by"))
 
 
 def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
@@ -99,17 +126,14 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
     definitions = raw.get("definitions", {})
     if not all(isinstance(v, str) for v in definitions.values()):
         raise SchemaError(f"{where}: definitions must map names to formula strings")
-    res: dict[str, Resource] = {}
-    for name, r in raw.get("resources", {}).items():
-        if not isinstance(r, dict) or set(r) - {"bound", "exact", "note"}:
-            raise SchemaError(f"{where}: resource {name!r} takes only bound, exact, note")
-        if "bound" not in r and "exact" not in r:
-            raise SchemaError(f"{where}: resource {name!r} needs a bound or an exact formula")
-        res[name] = Resource(name, r.get("bound"), r.get("exact"), r.get("note", ""))
+    stated = raw.get("stated", [])
+    if not isinstance(stated, list) or not all(isinstance(a, str) for a in stated):
+        raise SchemaError(f"{where}: stated must be a list of parameter names")
+    res = {name: _resource(name, r, where) for name, r in raw.get("resources", {}).items()}
     return Claim(
         id=cid, paper=paper, label=raw["label"], kind=raw["kind"], statement=raw["statement"].strip(),
         assumptions=tuple(assumptions), implemented=bool(raw.get("implemented", False)),
-        construction=raw.get("construction"), limit=raw.get("limit", "n"),
+        construction=raw.get("construction"), limit=raw.get("limit", "n"), stated=tuple(stated),
         definitions=dict(definitions), resources=res, extra=dict(raw.get("extra", {})),
     )
 

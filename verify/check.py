@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from attnsim import __version__
+from attnsim.paper_refs import Claim, Resource
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained
@@ -21,7 +22,7 @@ from attnsim.verify.registry import CheckContext, Measurement, UsageError, get_c
 
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
                "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
-               "counts", "predicted", "bounds", "containment", "verdict", "reasons", "evidence", "extra", "version")
+               "counts", "predicted", "bounds", "size", "containment", "verdict", "reasons", "evidence", "extra", "version")
 
 
 def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:
@@ -30,23 +31,52 @@ def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str
     return values
 
 
-def bound_entry(name: str, formula: str, definitions: dict[str, str], values: dict[str, Any], measured: Any,
-                reasons: list[str]) -> dict[str, Any]:
-    """One bounded resource in a record: measured value, the bound's value and their ratio.
+def record_size(claim: Claim, values: dict[str, Any]) -> float | None:
+    """The value of the claim's limit variable (``n``, ``N``, ``k`` ...) in a record: the size its growth
+    is judged against (:mod:`attnsim.verify.growth`); None when the parameters do not determine it."""
+    try:
+        return as_number(evaluate(claim.limit, claim.definitions, values))
+    except FormulaError:
+        return None
 
-    The bounds in paper_refs are the papers' big-O classes, so the ratio measured / bound is a constant
-    fitted on this run (``constant: "fitted"``); whether it stays bounded as N grows is the containment's
-    and the sweeps' question. A bound with no measurement adds a failing reason.
+
+def bound_entry(res: Resource, definitions: dict[str, str], values: dict[str, Any], measured: Any,
+                size: float | None, reasons: list[str]) -> dict[str, Any]:
+    """One bounded resource in a record: measured value, the bound's value, their ratio, and the guard.
+
+    The bounds in paper_refs are big-O classes; whether measured / bound stays bounded as the size grows
+    is the growth verdict's question (a sweep, :mod:`attnsim.verify.growth`). A single record is held
+    against ``constant * bound``: the paper's constant where it states one (``stated_by``), else a
+    constant fitted once at a calibration size and frozen in paper_refs (``calibrated_at``), checked at
+    that size and above — a regression guard beside the big-O verdict. ``guard`` says which applied:
+    ``within``, ``exceeds``, ``below calibration size`` or ``no constant``. A bound with no measurement
+    adds a failing reason.
     """
+    name, formula = res.name, res.bound or ""
     try:
         value: Any = as_number(evaluate(formula, definitions, values))
     except FormulaError:
         value = None
-    entry = {"formula": formula, "value": value, "measured": measured, "ratio": None, "constant": "fitted"}
+    kind = "paper" if res.stated_by else ("frozen" if res.constant is not None else "none")
+    entry = {"formula": formula, "value": value, "measured": measured, "ratio": None, "constant": kind,
+             "C": res.constant, "calibrated_at": res.calibrated_at, "stated_by": res.stated_by,
+             "guard": "no constant"}
     if measured is None:
         reasons.append(f"{name}: the bound {formula} has no measurement in this record")
-    elif value not in (None, 0):
+        return entry
+    if value not in (None, 0):
         entry["ratio"] = float(measured) / float(value)
+    if res.constant is None or value is None:
+        return entry
+    if kind == "frozen" and size is not None and res.calibrated_at is not None and size < res.calibrated_at:
+        entry["guard"] = "below calibration size"
+        return entry
+    entry["guard"] = "within" if float(measured) <= res.constant * float(value) else "exceeds"
+    if entry["guard"] == "exceeds":
+        source = (f"the paper's constant ({res.stated_by})" if kind == "paper"
+                  else f"a constant frozen at size {res.calibrated_at:g}")
+        reasons.append(f"{name}: measured {measured} > {res.constant:g} x bound {formula} = "
+                       f"{res.constant * float(value):.4g} ({source})")
     return entry
 
 
@@ -87,6 +117,7 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
     predicted: dict[str, Any] = {}
     bounds: dict[str, Any] = {}
     containment: dict[str, Any] = {}
+    size = record_size(claim, values)
     for name, res in claim.resources.items():
         if res.exact:
             try:
@@ -99,7 +130,7 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             elif m.counts[name] != predicted[name]:
                 reasons.append(f"{name}: measured {m.counts[name]} != exact formula {res.exact} = {predicted[name]}")
         if res.bound:
-            bounds[name] = bound_entry(name, res.bound, claim.definitions, values, m.counts.get(name), reasons)
+            bounds[name] = bound_entry(res, claim.definitions, values, m.counts.get(name), size, reasons)
         c = contained(claim, name)
         if c is not None:
             containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var}
@@ -117,6 +148,7 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
         "error_bits": m.error_bits, "min_bits": m.extra.get("min_bits"),
         "calls": m.counts.get("calls"), "calls_by_tag": m.counts_by_tag, "predicted_calls": predicted.get("calls"),
         "rounds": m.rounds, "bound": calls_bound.bound if calls_bound else None,
-        "counts": m.counts, "predicted": predicted, "bounds": bounds, "containment": containment,
+        "counts": m.counts, "predicted": predicted, "bounds": bounds,
+        "size": {"var": claim.limit, "value": size}, "containment": containment,
         "verdict": verdict, "reasons": reasons, "evidence": m.evidence, "extra": m.extra, "version": __version__,
     }

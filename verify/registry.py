@@ -154,6 +154,12 @@ class Checker:
 _CHECKERS: dict[str, Checker] = {}
 
 
+def size_grid(name: str, quick: tuple[Any, ...], full: tuple[Any, ...] | None = None, **fixed: Any) -> GridFn:
+    """A growth grid: the parameters ``fixed`` with ``name`` at each of ``quick`` (or ``full`` when not quick;
+    default the same values) — one point per size, everything else held, as a growth sweep needs."""
+    return lambda q: [{**fixed, name: v} for v in (quick if q or full is None else full)]
+
+
 def checker(
     claim: str,
     *,

@@ -1,7 +1,7 @@
 """Line fits and binomial intervals: the one implementation every checker and report section uses.
 
 Both come from ``scipy.stats``: :func:`linear_fit` and :func:`loglog_fit` are least-squares lines
-(``linregress``), :func:`binomial_interval` is a confidence interval for a proportion
+(``linregress``, with the slope's Student-t interval: :meth:`LineFit.slope_interval`), :func:`binomial_interval` is a confidence interval for a proportion
 (``binomtest(k, n).proportion_ci``: Clopper-Pearson "exact" or Wilson score).
 """
 
@@ -24,13 +24,22 @@ class LineFit:
     """y ≈ intercept + slope · x by least squares over ``n`` points, with its coefficient of determination.
 
     ``r2`` is 1 for a perfect fit, including a flat one (every y equal). With fewer than two distinct
-    x there is no line: slope, intercept and r2 are NaN.
+    x there is no line: slope, intercept and r2 are NaN. ``stderr`` is the slope's standard error.
     """
 
     slope: float
     intercept: float
     r2: float
     n: int
+    stderr: float = math.nan
+
+    def slope_interval(self, level: float = 0.95) -> tuple[float, float]:
+        """A two-sided ``level`` confidence interval of the slope (Student t with n - 2 degrees of
+        freedom); NaN at both ends with fewer than three points (no residual to estimate the spread from)."""
+        if self.n < 3 or math.isnan(self.slope):
+            return math.nan, math.nan
+        half = float(stats.t.ppf(0.5 + level / 2, self.n - 2)) * self.stderr
+        return self.slope - half, self.slope + half
 
 
 def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> LineFit:
@@ -41,8 +50,9 @@ def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> LineFit:
     if len(np.unique(x)) < 2:
         return LineFit(math.nan, math.nan, math.nan, len(x))
     res = stats.linregress(x, y)
-    r2 = 1.0 if bool(np.all(y == y[0])) else float(res.rvalue) ** 2
-    return LineFit(float(res.slope), float(res.intercept), r2, len(x))
+    flat = bool(np.all(y == y[0]))
+    r2 = 1.0 if flat else float(res.rvalue) ** 2
+    return LineFit(float(res.slope), float(res.intercept), r2, len(x), 0.0 if flat else float(res.stderr))
 
 
 def loglog_fit(xs: Sequence[float], ys: Sequence[float]) -> LineFit:

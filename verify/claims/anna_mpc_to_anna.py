@@ -184,9 +184,18 @@ def _thm_4_1(ctx: CheckContext) -> Measurement:
     return m
 
 
-checker("anna.thm_4_1", numerics=EXACT, params=_THM_4_1_PARAMS, grid=_thm_4_1_grid)(_thm_4_1)
+def _thm_4_1_growth(quick: bool) -> list[dict[str, Any]]:
+    """The growth sweep: the statement fixes eps and eps', so s = 2^round(eps log2 N) with eps = 3/4 (the
+    rounding moves eps by at most 1/(2 log2 N); each record's bound uses its own eps), and P = N/16 machines
+    (the statement's P = N^(1 + gamma - eps) with gamma = eps)."""
+    return [{"protocol": "sum", "N": n, "P": n // 16, "eps": 0.75}
+            for n in (512, 1024, 2048, 4096) + (() if quick else (8192,))]
+
+
+checker("anna.thm_4_1", numerics=EXACT, params=_THM_4_1_PARAMS, grid=_thm_4_1_grid,
+        growth_grid=_thm_4_1_growth)(_thm_4_1)
 for _claim in ("anna.thm_b_10", "anna.cor_b_14"):  # the same construction: one case each in the report's sweep
-    checker(_claim, numerics=EXACT, params=_THM_4_1_PARAMS,
+    checker(_claim, numerics=EXACT, params=_THM_4_1_PARAMS, growth_grid=_thm_4_1_growth,
             grid=lambda quick: [{"protocol": "khop", "N": 1024, "P": 64}])(_thm_4_1)
 
 
@@ -217,8 +226,13 @@ _THM_4_4_PARAMS = [*_COMMON,
                    Param("rank", int, 2, "feature rank r", minimum=1),
                    Param("modulus", int, 97, "each layer's token-wise map reduces mod this", minimum=2)]
 
+def _thm_4_4_growth(quick: bool) -> list[dict[str, Any]]:
+    """The growth sweep at a fixed eps = 3/4 and P = N/32 machines (as for Thm 4.1), depth 1."""
+    return [{"N": n, "P": n // 32, "eps": 0.75, "depth": 1} for n in (1024, 2048, 4096, 8192)]
+
+
 for _claim in ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1"):
-    checker(_claim, numerics=EXACT, params=_THM_4_4_PARAMS,
+    checker(_claim, numerics=EXACT, params=_THM_4_4_PARAMS, growth_grid=_thm_4_4_growth,
             grid=lambda quick: [{"N": n, "P": grid_machines(n, "lowrank"), "depth": L}
                                 for n in ((256, 1024) if quick else (256, 1024, 4096)) for L in (1, 3)])(_thm_4_4)
 

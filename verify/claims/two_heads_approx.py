@@ -38,7 +38,7 @@ from attnsim.theory.formulas import evaluate
 from attnsim.theory.lower_bound import conditional_bound, information_bound
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.approx_cases import APPROX_INPUTS, approx_case, layered_halves_case, qkv_float
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 from attnsim.verify.stats import binomial_interval
 
 ONE = {"H": 1, "L": 1, "Hp": 1, "Lp": 1}
@@ -66,7 +66,8 @@ def _thm_4_1_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.thm_4_1", grid=_thm_4_1_grid, numerics=("float64",), default_numerics="float64", params=[
+@checker("two_heads.thm_4_1", grid=_thm_4_1_grid, numerics=("float64",), default_numerics="float64",
+         growth_grid=size_grid("N", (1024, 2048, 4096, 8192), M=512, d=2, eps=2.0, seeds=10, input="bounded"), params=[
     Param("N", int, 32768, "length of the large model's input", minimum=2),
     Param("M", int, 16384, "oracle length (block size; the oracle takes M + 1 with the synthetic token)", minimum=1),
     Param("d", int, 2, "width of the head", minimum=1),
@@ -289,7 +290,8 @@ def run_converse(N: int, M: int, d: int, B: float, numerics: str, seed: int) -> 
             "bits": getattr(nm, "bits", 53)}
 
 
-@checker("two_heads.thm_4_2", grid=_thm_4_2_grid, numerics=("mp", "float64"), default_numerics="mp:200", params=[
+@checker("two_heads.thm_4_2", grid=_thm_4_2_grid, numerics=("mp", "float64"), default_numerics="mp:200",
+         growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, B=12.0, numerics="float64"), params=[
     Param("N", int, 32, "total length: N/M instances of length M", minimum=1),
     Param("M", int, 4, "length of each small instance", minimum=1),
     Param("d", int, 2, "width of each instance", minimum=1),

@@ -32,7 +32,7 @@ from attnsim.verify.claims.two_heads_exact import (
     shape_params,
     thm_3_5_measure,
 )
-from attnsim.verify.registry import CheckContext, Measurement, Param, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
 
 # -- Claim B.6 -------------------------------------------------------------------------------------
 CLAIM_B_6_PARAMS = [p for p in shape_params(32, 8, 4, 1, 1) if p.name in ("N", "M", "d", "length", "input",
@@ -55,7 +55,8 @@ def true_weights(nm: Any, truth: Any, scores: np.ndarray) -> np.ndarray:
     return np.vectorize(lambda s: ctx.exp(ctx.mpf(s.numerator) / s.denominator), otypes=[object])(scores)
 
 
-@checker("two_heads.claim_b_6", params=CLAIM_B_6_PARAMS, grid=_claim_b_6_grid, numerics=NUMERICS)
+@checker("two_heads.claim_b_6", params=CLAIM_B_6_PARAMS, grid=_claim_b_6_grid, numerics=NUMERICS,
+         growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, numerics="float64"))
 def check_claim_b_6(ctx: CheckContext) -> Measurement:
     """Decoded A_i of every block against Σ_{j ≤ i, j in i's block} exp(<q_i, k_j>) computed directly."""
     p = ctx.params
@@ -103,7 +104,8 @@ def _thm_3_5_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.thm_3_5", params=THM_3_4_PARAMS, grid=_thm_3_5_grid, numerics=NUMERICS)
+@checker("two_heads.thm_3_5", params=THM_3_4_PARAMS, grid=_thm_3_5_grid, numerics=NUMERICS,
+         growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=4, H=2, L=2, Hp=2, Lp=2, numerics="float64"))
 def check_thm_3_5(ctx: CheckContext) -> Measurement:
     """A causal L-layer H-head model from a causal oracle: A(1)/A(2) offset split, H'·L' jobs per call."""
     return thm_3_5_measure(ctx)
@@ -141,14 +143,16 @@ def thm_5_1_measure(ctx: CheckContext) -> Measurement:
         case.spec, case.weights, X, oracle, b=b, M=p["M"], scheme=p["scheme"], runner=run_packed))
 
 
-@checker("two_heads.thm_5_1", params=THM_5_1_PARAMS, grid=_thm_5_1_grid, numerics=NUMERICS)
+@checker("two_heads.thm_5_1", params=THM_5_1_PARAMS, grid=_thm_5_1_grid, numerics=NUMERICS,
+         growth_grid=size_grid("N", (12, 24, 48, 96), M=6, d=4, H=2, L=2, Hp=2, Lp=1, window=2, numerics="float64"))
 def check_thm_5_1(ctx: CheckContext) -> Measurement:
     """Window (and sink) sums as differences of prefix sums local to each oracle window."""
     return thm_5_1_measure(ctx)
 
 
 @checker("two_heads.thm_1_4", params=THM_5_1_PARAMS, grid=lambda quick: [dict(N=20, M=6, d=4, window=2, sinks=1)],
-         numerics=NUMERICS)
+         numerics=NUMERICS, growth_grid=size_grid("N", (20, 40, 80, 160), M=6, d=4, window=2, sinks=1,
+                                                  numerics="float64"))
 def check_thm_1_4(ctx: CheckContext) -> Measurement:
     """Theorem 1.4 is Theorem 5.1."""
     return thm_5_1_measure(ctx)

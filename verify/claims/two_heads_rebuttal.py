@@ -29,7 +29,7 @@ from attnsim.verify.agreement import default_min_bits
 from attnsim.verify.cases import Case, random_case
 from attnsim.verify.claims.two_heads_exact import EXACT_KINDS, block_size
 from attnsim.verify.model_check import measure_model
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 ROPE_PARAMS = [
     Param("N", int, 56, "length of the large model's input", minimum=1),
@@ -66,7 +66,8 @@ def _grid(quick: bool) -> list[dict]:
 
 
 @checker("two_heads.rebuttal_rope", params=ROPE_PARAMS, grid=_grid,
-         numerics=("exact", "fraction", "symbolic", "mp", "float64"))
+         numerics=("exact", "fraction", "symbolic", "mp", "float64"),
+         growth_grid=size_grid("N", (6, 12, 24, 48), M=3, d=2, numerics="float64"))
 def check_rope(ctx: CheckContext) -> Measurement:
     """The rebuttal on rotary embeddings: the worst-case simulation stays exact with RoPE."""
     p = ctx.params
@@ -113,7 +114,8 @@ def _norm_grid(quick: bool) -> list[dict]:
 
 
 @checker("two_heads.rebuttal_norm", params=NORM_PARAMS, grid=_norm_grid,
-         numerics=("exact", "fraction", "mp", "float64"), default_numerics="mp:200")
+         numerics=("exact", "fraction", "mp", "float64"), default_numerics="mp:200",
+         growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=4, H=2, L=2, numerics="float64"))
 def check_norm(ctx: CheckContext) -> Measurement:
     """The rebuttal on skip connections and layer norm: the simulation stays exact with them."""
     p = ctx.params

@@ -1,0 +1,76 @@
+"""``attnsim growth CLAIM``: the claim's growth sweep and, per bounded resource, the growth verdict.
+
+Runs the checker's growth grid (:mod:`attnsim.verify.growth`; its default grid when it declares none),
+then prints per bounded resource the sizes, measured / bound at each, the fitted log-log slope with its
+95% interval and the verdict (``within``, ``exceeds``, ``unmeasured growth``). Exit 0 iff every
+resource is ``within``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from attnsim.verify.cli.options import (
+    check_format,
+    check_json_path,
+    format_option,
+    json_option,
+    pretty_formula,
+    render_rows,
+    write_json,
+)
+
+FORMATS = ("table", "md", "csv", "json")
+HEADER = ("resource", "bound", "size", "sizes", "measured / bound", "slope", "95% interval", "verdict")
+
+
+def _num(v: float | None) -> str:
+    return "—" if v is None else f"{v:.3g}"
+
+
+def rows(results: list) -> list[list[str]]:
+    """One row per bounded resource (the ``table``, ``md`` and ``csv`` formats)."""
+    out = []
+    for g in results:
+        interval = "—" if g.low is None else f"[{g.low:.3g}, {g.high:.3g}]"
+        out.append([g.resource, f"O({pretty_formula(g.bound)})", g.size_var, " ".join(f"{s:g}" for s in g.sizes),
+                    " ".join(f"{r:.3g}" for r in g.ratios), _num(g.slope), interval,
+                    g.verdict + ("" if g.ok else f" ({g.why})")])
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``growth`` command to ``app``."""
+    @app.command()
+    def growth(claim: str = typer.Argument(..., help="claim id (attnsim claims lists them)"),
+               quick: bool = typer.Option(False, "--quick", help="the small growth grid"),
+               seed: int = typer.Option(0, help="seed of every random choice"),
+               fmt: str = format_option(FORMATS, "table"),
+               json_out: Optional[str] = json_option()) -> int:
+        """Judge each bounded resource of CLAIM by growth: the log-log slope of measured / bound over a
+        sweep of >= 4 sizes spanning >= 8x; exit 0 iff every resource is within its bound."""
+        from attnsim.verify.cli.check import find_checker
+        from attnsim.verify.growth import has_growth_grid, run_growth, verdict_counts
+        from attnsim.verify.registry import UsageError
+
+        check_format(fmt, FORMATS)
+        check_json_path(json_out)
+        if seed < 0:
+            raise UsageError(f"--seed: must be >= 0, got {seed}")
+        find_checker(claim)
+        records, results = run_growth(claim, quick, seed, console=Console(stderr=True))
+        doc = {"claim": claim, "quick": quick, "grid": "growth" if has_growth_grid(claim) else "default",
+               "counts": verdict_counts(results), "resources": [g.as_dict() for g in results],
+               "records": [{k: r.get(k) for k in ("params", "size", "bounds", "verdict", "reasons")}
+                           for r in records]}
+        if json_out == "-" or fmt == "json":
+            print(json.dumps(doc, indent=2, default=str))
+        else:
+            print(render_rows(HEADER, rows(results), fmt))
+        if json_out != "-":
+            write_json(doc, json_out)
+        return 0 if all(g.ok for g in results) else 1

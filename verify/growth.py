@@ -1,0 +1,165 @@
+"""Growth verdicts: is a measured resource in its bound's big-O class, judged over a sweep of sizes?
+
+A paper's bound is a statement about growth, so a single record cannot decide it. For every bounded
+resource of a claim, the records of its growth sweep (the checker's ``growth_grid``, else its default
+grid) give points (size, measured / bound), where the size is the claim's limit variable (``n = N/M``,
+``N``, ``k`` ...). The log-log least-squares slope of measured / bound against size, with its 95%
+Student-t interval (:meth:`attnsim.verify.stats.LineFit.slope_interval`), decides:
+
+- ``exceeds``: the interval lies above 0 — the resource grows faster than its bound;
+- ``within``: the interval contains 0 or lies below it;
+- ``unmeasured growth``: fewer than :data:`MIN_SIZES` sizes, or a span below :data:`MIN_SPAN` x —
+  a failing row, never a pass.
+
+A resource that is 0 at every size is ``within`` (nothing grows); zeros at some sizes are left out of
+the fit (log 0 is not defined), and the remaining sizes must still meet the size rules. Slopes within
+:data:`FLOAT_NOISE` of 0 are rounding, not growth. A constant factor moves only the intercept, never
+the slope: that is the point (a big-O bound without a stated constant cannot fail on a constant).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from attnsim.paper_refs import get as get_claim
+from attnsim.verify.registry import UsageError, all_checkers
+from attnsim.verify.stats import loglog_fit
+from attnsim.verify.sweep import Point
+
+VERDICTS = ("within", "exceeds", "unmeasured growth")
+MIN_SIZES = 4
+MIN_SPAN = 8.0
+LEVEL = 0.95
+FLOAT_NOISE = 1e-9
+
+
+@dataclass(frozen=True)
+class ResourceGrowth:
+    """One bounded resource of a claim judged over a sweep: the points, the fitted slope and the verdict."""
+
+    claim: str
+    resource: str
+    bound: str
+    size_var: str
+    sizes: tuple[float, ...]
+    measured: tuple[float, ...]
+    bound_values: tuple[float, ...]
+    slope: float | None
+    low: float | None
+    high: float | None
+    verdict: str
+    why: str
+
+    @property
+    def ratios(self) -> tuple[float, ...]:
+        """measured / bound at each point."""
+        return tuple(m / b for m, b in zip(self.measured, self.bound_values))
+
+    @property
+    def ok(self) -> bool:
+        """Whether the verdict is ``within``."""
+        return self.verdict == "within"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (``attnsim growth --json``, the report)."""
+        return {**asdict(self), "ratios": list(self.ratios), "level": LEVEL}
+
+
+def _points(resource: str, records: Sequence[dict[str, Any]]) -> tuple[list[tuple[float, float, float]], int]:
+    """(size, measured, bound value) of every record that measured the resource, and how many did not."""
+    pts, missing = [], 0
+    for r in records:
+        b = (r.get("bounds") or {}).get(resource) or {}
+        size = (r.get("size") or {}).get("value")
+        if b.get("measured") is None or b.get("value") in (None, 0) or size is None:
+            missing += 1
+            continue
+        pts.append((float(size), float(b["measured"]), float(b["value"])))
+    return sorted(pts), missing
+
+
+def size_rule(sizes: Sequence[float]) -> str | None:
+    """Why these sizes cannot judge growth (None when they can): at least :data:`MIN_SIZES` distinct sizes
+    spanning at least :data:`MIN_SPAN` x."""
+    distinct = sorted(set(sizes))
+    if len(distinct) < MIN_SIZES:
+        return f"{len(distinct)} distinct size(s), {MIN_SIZES} needed"
+    if distinct[-1] < MIN_SPAN * distinct[0]:
+        return f"sizes span {distinct[-1] / distinct[0]:.3g}x, {MIN_SPAN:g}x needed"
+    return None
+
+
+def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> ResourceGrowth:
+    """The growth verdict of one bounded resource over ``records`` (the claim's sweep)."""
+    claim = get_claim(claim_id)
+    pts, missing = _points(resource, records)
+    sizes = tuple(p[0] for p in pts)
+    base = dict(claim=claim_id, resource=resource, bound=claim.resources[resource].bound or "",
+                size_var=claim.limit, sizes=sizes, measured=tuple(p[1] for p in pts),
+                bound_values=tuple(p[2] for p in pts))
+    note = f"; {missing} record(s) without a measurement or size" if missing else ""
+    if pts and all(p[1] == 0 for p in pts) and size_rule(sizes) is None:
+        return ResourceGrowth(**base, slope=0.0, low=0.0, high=0.0, verdict="within",
+                              why="zero at every size" + note)
+    fit = [p for p in pts if p[1] > 0]
+    rule = size_rule([p[0] for p in fit])
+    if rule is not None:
+        zeros = len(pts) - len(fit)
+        return ResourceGrowth(**base, slope=None, low=None, high=None, verdict="unmeasured growth",
+                              why=rule + (f" ({zeros} zero measurement(s) left out)" if zeros else "") + note)
+    line = loglog_fit([p[0] for p in fit], [p[1] / p[2] for p in fit])
+    slope, (low, high) = line.slope, line.slope_interval(LEVEL)
+    if abs(slope) < FLOAT_NOISE and line.stderr < FLOAT_NOISE:
+        slope, low, high = 0.0, 0.0, 0.0
+    exceeds = not math.isnan(low) and low > FLOAT_NOISE
+    why = (f"slope {slope:.3g}, {LEVEL:.0%} interval [{low:.3g}, {high:.3g}] "
+           + ("lies above 0" if exceeds else "reaches 0 or below") + f" over {len(fit)} points" + note)
+    return ResourceGrowth(**base, slope=slope, low=low, high=high, verdict="exceeds" if exceeds else "within",
+                          why=why)
+
+
+def bounded_resources(claim_id: str) -> list[str]:
+    """The claim's resources that have a bound in paper_refs (each gets a growth verdict)."""
+    return [n for n, r in get_claim(claim_id).resources.items() if r.bound]
+
+
+def judge_claim(claim_id: str, records: Sequence[dict[str, Any]]) -> list[ResourceGrowth]:
+    """The growth verdict of every bounded resource of ``claim_id`` over its sweep's records."""
+    mine = [r for r in records if r.get("claim") == claim_id]
+    return [judge(claim_id, name, mine) for name in bounded_resources(claim_id)]
+
+
+def has_growth_grid(claim_id: str) -> bool:
+    """Whether the claim's checker declares a growth grid (else its default grid stands in)."""
+    return all_checkers()[claim_id].growth_grid is not None
+
+
+def growth_points(claim_id: str, quick: bool = False, seed: int = 0) -> list[Point]:
+    """The points of the claim's growth sweep: its checker's ``growth_grid``, else its default grid."""
+    checkers = all_checkers()
+    if claim_id not in checkers:
+        raise UsageError(f"CLAIM: no checker for {claim_id!r}; `attnsim claims` lists the claims")
+    chk = checkers[claim_id]
+    points = []
+    for raw in (chk.growth_grid or chk.grid)(quick):
+        params = dict(raw)
+        numerics = params.pop("numerics", None)
+        pinned = params.pop("seed", None)
+        points.append(Point(claim_id, params, numerics, int(seed if pinned is None else pinned)))
+    return points
+
+
+def verdict_counts(results: Sequence[ResourceGrowth]) -> dict[str, int]:
+    """Resources counted by growth verdict, every verdict present (the report's summary line)."""
+    return {v: sum(r.verdict == v for r in results) for v in VERDICTS}
+
+
+def run_growth(claim_id: str, quick: bool = False, seed: int = 0, *, executor: str = "serial",
+               workers: int | None = None, console: Any = None) -> tuple[list[dict[str, Any]], list[ResourceGrowth]]:
+    """Run the claim's growth sweep and judge every bounded resource: (records, verdicts)."""
+    from attnsim.verify.sweep import sweep
+
+    result = sweep(growth_points(claim_id, quick, seed), executor=executor, workers=workers, console=console)
+    return result.records, judge_claim(claim_id, result.records)

@@ -42,5 +42,5 @@ def test_memory_exponent_at_tiny_sizes():
     assert r["verdict"] == "pass", r["reasons"]
     assert r["extra"]["exponent"] <= 1.1 and r["agree"]
     b = r["bounds"]["peak_bytes"]
-    assert b["measured"] == r["counts"]["peak_bytes"] and b["constant"] == "fitted" and b["ratio"] > 0
+    assert b["measured"] == r["counts"]["peak_bytes"] and b["constant"] in ("none", "frozen") and b["ratio"] > 0
     assert np.isfinite(r["extra"]["bound_ratio"]).all()

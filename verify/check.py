@@ -22,7 +22,8 @@ from attnsim.verify.registry import CheckContext, Measurement, UsageError, get_c
 
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
                "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
-               "counts", "predicted", "bounds", "size", "containment", "verdict", "reasons", "evidence", "extra", "version")
+               "counts", "predicted", "bounds", "size", "containment", "verdict", "reasons", "evidence", "extra",
+               "version")
 
 
 def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:

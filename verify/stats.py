@@ -1,7 +1,8 @@
 """Line fits and binomial intervals: the one implementation every checker and report section uses.
 
 Both come from ``scipy.stats``: :func:`linear_fit` and :func:`loglog_fit` are least-squares lines
-(``linregress``, with the slope's Student-t interval: :meth:`LineFit.slope_interval`), :func:`binomial_interval` is a confidence interval for a proportion
+(``linregress``, with the slope's Student-t interval: :meth:`LineFit.slope_interval`),
+:func:`binomial_interval` is a confidence interval for a proportion
 (``binomtest(k, n).proportion_ci``: Clopper-Pearson "exact" or Wilson score).
 """
 

@@ -40,7 +40,7 @@ from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import family_probabilities, proof_parameters
 from attnsim.verify.guards import private_hypothesis_storage
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 from attnsim.verify.stats import binomial_interval
 
 EXACT = ("exact",)
@@ -292,7 +292,8 @@ def check_thm_b_2(ctx: CheckContext) -> Measurement:
     Param("mv", int, 3, "value dimension", minimum=1),
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps') words", minimum=0.01),
     Param("s_scale", float, 6.4, "constant in front of N^eps'", minimum=0.01),
-], grid=lambda quick: [{"N": n} for n in ((100, 1000) if quick else (100, 1000, 4000, 16000))])
+], grid=lambda quick: [{"N": n} for n in ((100, 1000) if quick else (100, 1000, 4000, 16000))],
+   growth_grid=size_grid("N", (125, 250, 500, 1000), (250, 1000, 4000, 16000)))
 def check_lemma_d_2(ctx: CheckContext) -> Measurement:
     """Q'(K'^T V) by f-ary tree summation on the MPC machine, against the direct integer product."""
     N, rank, mv, eps1, scale = (ctx.params[x] for x in ("N", "rank", "mv", "eps1", "s_scale"))
@@ -323,7 +324,8 @@ def check_lemma_d_2(ctx: CheckContext) -> Measurement:
     Param("B", int, 2, "chunk size", minimum=2),
     Param("L", int, 3, "Reformer layers (B^L <= N)", minimum=1),
     Param("M", int, 1000, "inputs are in 1..M", minimum=1),
-], grid=lambda quick: [{"L": L} for L in ((1, 3, 6) if quick else range(1, 7))]
+], growth_grid=size_grid("L", (1, 2, 4, 8), N=256),
+   grid=lambda quick: [{"L": L} for L in ((1, 3, 6) if quick else range(1, 7))]
    + ([] if quick else [{"N": 81, "B": 3, "L": L} for L in range(1, 5)]))
 def check_prop_e_3(ctx: CheckContext) -> Measurement:
     """Receptive field B^L, a failing input while B^L < N, and SUM by one ANNA layer."""

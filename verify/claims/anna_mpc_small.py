@@ -24,7 +24,7 @@ from attnsim.sim.anna.mpc_radix import radix_sort
 from attnsim.sim.anna.mpc_small import anna_stack_mpc
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import family_probabilities, proof_parameters
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 EXACT = ("exact",)
 LSH_NAMES = tuple(FAMILIES)
@@ -150,7 +150,8 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
     Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
 ], grid=lambda quick: [{"N": 256, "eps1": 0.5}, {"N": 1024, "eps1": 0.75}] if quick else
-   [{"N": n, "eps1": e} for e in (0.5, 0.75) for n in (256, 1024, 4096, 16384)])
+   [{"N": n, "eps1": e} for e in (0.5, 0.75) for n in (256, 1024, 4096, 16384)],
+   growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 1024, 4096, 16384), eps1=0.5))
 def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     """The multi-level radix sort on the referee MPC machine: sorted output, exact loads, rounds and machines."""
     N, eps, eps1, scale = (ctx.params[x] for x in ("N", "eps", "eps1", "s_scale"))

@@ -25,7 +25,7 @@ from attnsim.sim.anna.tasks import clustered_sphere_points
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import evaluate
 from attnsim.theory.lsh import hyperplane_probabilities, ideal_parameters, proof_parameters
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, get_checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, get_checker, size_grid
 from attnsim.verify.stats import loglog_fit
 
 EXPONENT_SLACK = 0.25
@@ -108,6 +108,7 @@ def _tables_grid(quick: bool) -> list[dict[str, Any]]:
     "anna.rebuttal_hash_tables",
     numerics=("exact",),
     grid=_tables_grid,
+    growth_grid=size_grid("N", (1000, 4000, 16000, 64000), table="none", emp_N=16, seeds=10),
     params=[
         Param("N", int, 16_000, "context length of the reviewer's example", minimum=2),
         Param("c", float, 10.0, "approximation factor of the reviewer's example", minimum=1.0),
@@ -183,7 +184,8 @@ def _linmem_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": 256, "points": 3}] if quick else [{"N": 4096, "points": 6}]
 
 
-@checker("anna.rebuttal_linear_memory", numerics=("exact",), grid=_linmem_grid, params=[
+@checker("anna.rebuttal_linear_memory", numerics=("exact",), grid=_linmem_grid,
+         growth_grid=size_grid("N", (64, 128, 256, 512), points=2), params=[
     Param("N", int, 1024, "largest N of the sweep", minimum=2),
     Param("points", int, 4, "sizes in the doubling sweep", minimum=2),
     Param("m", int, 8, "query/key dimension", minimum=2),

@@ -67,7 +67,7 @@ def _thm_4_1_grid(quick: bool) -> list[dict]:
 
 
 @checker("two_heads.thm_4_1", grid=_thm_4_1_grid, numerics=("float64",), default_numerics="float64",
-         growth_grid=size_grid("N", (1024, 2048, 4096, 8192), M=512, d=2, eps=2.0, seeds=10, input="bounded"), params=[
+         growth_grid=size_grid("N", (1024, 2048, 4096, 8192), M=512, d=2, eps=2.0, seeds=40, input="bounded"), params=[
     Param("N", int, 32768, "length of the large model's input", minimum=2),
     Param("M", int, 16384, "oracle length (block size; the oracle takes M + 1 with the synthetic token)", minimum=1),
     Param("d", int, 2, "width of the head", minimum=1),

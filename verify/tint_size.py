@@ -2,8 +2,8 @@
 
 :func:`tint_size_command` returns the table as text (the CLI prints it); :func:`size_table` is the
 one-row-per-auxiliary-model table the report uses. Counts are the tint.size formulas of paper_refs
-evaluated by ``attnsim.theory.tint_size``; ``verify_build=True`` also builds the TinT (shapes only)
-and prints the builder's own count beside them.
+evaluated by ``attnsim.theory.tint_size``; ``verify_build=True`` also builds the TinT network (shapes and
+non-zero pattern only) and prints the count of its weight arrays beside them.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from dataclasses import replace
 from typing import Iterable
 
 from attnsim.sim.tint.arith import get_arith
-from attnsim.sim.tint.builder import build
 from attnsim.sim.tint.cases import case
 from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, TinTConfigError, check, published
+from attnsim.sim.tint.network import build_tint
+from attnsim.sim.tint.network_size import count as count_network
 from attnsim.theory import tint_size
 
 # (module type, which copies multiply it: forward or backward blocks, instances per block)
@@ -86,7 +87,8 @@ def tint_size_command(aux: str, n_sim: int = 0, steps: int = 1, reuse_forward: b
              f"H_sim = {cfg.H_sim}, positions P = {cfg.position_dim(a)}, simulated layers = {cfg.simulated(a)}, "
              f"SGD steps = {cfg.steps}, reuse forward = {cfg.reuse_forward}, reuse backward = {cfg.reuse_backward}")
     ceiling = tint_size.ceiling()
-    built = build(a, cfg, get_arith("count"), count_only=True).n_params if verify_build else None
+    size = count_network(build_tint(a, cfg, get_arith("count"))) if verify_build else None
+    built = size.total if size else None
     if fmt == "json":
         import json
 
@@ -99,15 +101,17 @@ def tint_size_command(aux: str, n_sim: int = 0, steps: int = 1, reuse_forward: b
                                                      "steps": cfg.steps, "reuse_forward": cfg.reuse_forward,
                                                      "reuse_backward": cfg.reuse_backward},
                            "modules": modules, "total": tags["total"], "ceiling": ceiling,
-                           "under_ceiling": tags["total"] < ceiling, "builder_count": built}, indent=2)
+                           "under_ceiling": tags["total"] < ceiling, "network_count": built,
+                           "network_nonzero": size.nonzero if size else None}, indent=2)
     out = (title + "\n\n" if fmt == "md" else "% " + title + "\n") + _render(
         ["module type", "params per instance", "instances", "params"], rows, fmt)
     note = "\n" if fmt == "md" else "% "
     out += f"{note}total {_n(tags['total'])} parameters: {'under' if tags['total'] < ceiling else 'NOT under'} " \
            f"{ceiling / 1e9:g} billion (tint.under_2b)\n"
-    if built is not None:
-        same = "equals" if built == tags["total"] else "DIFFERS FROM"
-        out += f"{'' if fmt == 'md' else '% '}builder's own count: {_n(built)} ({same} the formula)\n"
+    if size is not None:
+        same = "equals" if size.total == tags["total"] else "DIFFERS FROM"
+        out += (f"{'' if fmt == 'md' else '% '}counted from the built network's arrays: {_n(size.total)} ({same} "
+                f"the formula), {_n(size.nonzero)} non-zero\n")
     return out
 
 

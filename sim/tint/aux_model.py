@@ -37,6 +37,7 @@ class Approx:
     ln_fd: Any = None               # D: LN backward by (f(x + eps g) - f(x)) / eps; None = exact Jacobian
     act_fd: Any = None              # D: activation backward by the same one-sided difference
     ln_bias_only: bool = False      # G: LN gamma is not updated
+    bproj_steps: int = 1            # the MLP output bias takes this many steps (the authors' code: 4 shares x 1)
 
     @staticmethod
     def tint(eps: Any = 1e-3) -> "Approx":
@@ -273,7 +274,8 @@ def sgd_step(cfg: AuxConfig, ar: Arith, w: Weights, ids: np.ndarray, positions: 
     for i, gl in g["layers"].items():
         for key in LAYER_KEYS:
             if key not in frozen_ln and not (approx.stop_grad and key in ("wq", "bq", "wk", "bk")):
-                new["layers"][i][key] = w["layers"][i][key] - eta * gl[key]
+                step = eta * approx.bproj_steps if key == "bproj" and approx.bproj_steps != 1 else eta
+                new["layers"][i][key] = w["layers"][i][key] - step * gl[key]
     return new
 
 

@@ -16,6 +16,7 @@ ActFwd, ActBwd, Prefix, Grad, Emb. Shared modules are counted once, per-layer co
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -83,14 +84,18 @@ def forward_block(ar: Arith, geo: Geometry) -> ForwardBlock:
                         activation_forward(ar, geo), linear_forward(ar, geo))
 
 
-def backward_block(ar: Arith, geo: Geometry) -> BackwardBlock:
-    """Build the backward-and-descent modules of one auxiliary layer."""
+def backward_block(ar: Arith, geo: Geometry, bias_step: Any = None, attn_post_mask: str | None = None
+                   ) -> BackwardBlock:
+    """Build the backward-and-descent modules of one auxiliary layer.
+
+    Each sub-MLP holds b_proj / 4, so by default its bias share takes a quarter step and the four
+    shares sum to one SGD step; ``bias_step`` = eta is the authors' code's full step per share, and
+    ``attn_post_mask`` their attention-backward mask (docs/tint_reconciliation.md)."""
     ln = lambda: (linear_backward_descent(ar, geo, weights=False), ln_fd_backward(ar, geo))  # noqa: E731
-    # each sub-MLP holds b_proj / 4, so its bias takes a quarter step: the four shares sum to one SGD step
-    quarter = ar.scalar(geo.eta) / N_SUB
-    return BackwardBlock(linear_backward_descent(ar, geo, bias_step=quarter), activation_backward(ar, geo),
+    share = ar.scalar(geo.eta) / N_SUB if bias_step is None else ar.scalar(bias_step)
+    return BackwardBlock(linear_backward_descent(ar, geo, bias_step=share), activation_backward(ar, geo),
                          linear_backward_descent(ar, geo), ln(), linear_backward_descent(ar, geo),
-                         attention_backward(ar, geo), linear_backward_descent(ar, geo), ln())
+                         attention_backward(ar, geo, attn_post_mask), linear_backward_descent(ar, geo), ln())
 
 
 def _count_forward(led: Ledger, b: ForwardBlock) -> None:

@@ -31,6 +31,7 @@ _D12 = AuxConfig("d12", D=12, heads=3, layers=1, vocab=16, positions=8, activati
 CASES: dict[str, Case] = {c.name: c for c in (
     Case("tiny-relu", TINY, TINY_TINT, _IDS, 4),
     Case("tiny-gelu", replace(TINY, activation="gelu_new"), TINY_TINT, _IDS, 4),
+    Case("tiny-relu-all-train", TINY, TINY_TINT, _IDS, len(_IDS)),
     Case("tiny-top1-2steps", TINY, replace(TINY_TINT, n_sim=1, steps=2), _IDS, 4),
     Case("tiny-2steps-noreuse", TINY, replace(TINY_TINT, n_sim=1, steps=2, reuse_forward=False,
                                               reuse_backward=False), _IDS, 4),

@@ -15,7 +15,7 @@ import numpy as np
 
 from attnsim.sim.tint import aux_model as am
 from attnsim.sim.tint.arith import Arith, max_abs_diff
-from attnsim.sim.tint.builder import TinT, build
+from attnsim.sim.tint.builder import N_SUB, build
 from attnsim.sim.tint.cases import Case
 from attnsim.sim.tint.configs import TinTConfigError
 from attnsim.sim.tint.linear_attention import linear_head, softmax_simulation
@@ -28,6 +28,11 @@ from attnsim.sim.tint.modules_nonlinear import (
     ln_fd_backward,
     ln_normalise,
 )
+from attnsim.sim.tint.network import Convention, Network, build_tint, forward
+from attnsim.sim.tint.network_io import input_embedding, loss_positions, updated_weights
+from attnsim.sim.tint.network_io import logits as network_logits
+from attnsim.sim.tint.network_size import NetworkSize
+from attnsim.sim.tint.network_size import count as count_network
 from attnsim.sim.tint.pipeline import Runner, run
 
 
@@ -44,9 +49,14 @@ def worst(errors: dict[str, float]) -> float:
     return max(errors.values())
 
 
-def reference(c: Case, ar: Arith, w: am.Weights, approx: am.Approx) -> am.Weights:
-    """``steps`` reference SGD steps with the given approximations."""
-    positions = am.train_positions(len(c.ids), c.n_train)
+def reference(c: Case, ar: Arith, w: am.Weights, approx: am.Approx, convention: str | Convention = "paper"
+              ) -> am.Weights:
+    """``steps`` reference SGD steps with the given approximations (and, under the authors' convention,
+    their loss positions and 4x output-bias step; their attention-backward mask changes nothing here:
+    the upstream gradient is 0 on test positions, docs/tint_reconciliation.md)."""
+    positions = loss_positions(len(c.ids), c.n_train, convention)
+    if Convention.named(convention).bias_full_step:
+        approx = replace(approx, bproj_steps=N_SUB)
     for _ in range(c.tint.steps):
         w = am.sgd_step(c.aux, ar, w, c.tokens, positions, ar.scalar(c.tint.inner_lr), c.tint.simulated(c.aux), approx)
     return w
@@ -59,9 +69,13 @@ def fd_eps(ar: Arith, fd_scale: int) -> Any:
 
 @dataclass
 class StepRun:
-    """One TinT run and the reference step taken with the same approximations."""
+    """One TinT run (one forward of the built network) and the reference step with the same approximations.
 
-    tint: TinT
+    ``pipeline_equal`` / ``pipeline_bits``: the network's updated weights and logits against the
+    module-by-module pipeline (None when it was not run)."""
+
+    net: Network
+    size: NetworkSize
     weights: am.Weights
     got: am.Weights
     want: am.Weights
@@ -69,24 +83,56 @@ class StepRun:
     exact_equal: bool           # every updated weight equal (exact numerics: bit for bit)
     logits_equal: bool          # the final forward pass's logits equal the aux model's with ``want``
     test_loss: dict[str, float]  # summed loss on the test part: before, after (TinT), after (reference)
+    pipeline_equal: bool | None = None
+    pipeline_bits: float | None = None
+
+
+def _versus_pipeline(c: Case, ar: Arith, w: am.Weights, got: am.Weights, logits: np.ndarray, fd_scale: int,
+                     gate_scale: float | None, softmax_eps: Any) -> tuple[bool, float]:
+    """The module-by-module pipeline on the same input: (equal, bits of agreement) with the network."""
+    res = run(build(c.aux, c.tint, ar, fd_scale=fd_scale, gate_scale=gate_scale), w, c.tokens, c.n_train, softmax_eps)
+    errs = group_errors(got, res.weights)
+    errs["logits"] = max_abs_diff(logits, res.logits)
+    equal = worst(errs) == 0.0 and all(ar.equal(g[k], h[k]) for g, h in zip(got["layers"], res.weights["layers"])
+                                       for k in am.LAYER_KEYS) and ar.equal(logits, res.logits)
+    scale = max(max_abs_diff(res.logits, 0 * res.logits), 1e-300)
+    return equal, (float("inf") if worst(errs) == 0 else -float(np.log2(worst(errs) / scale)))
 
 
 def sgd_step(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None,
-             softmax_eps: Any = None) -> StepRun:
-    """Run TinT's SGD step on case ``c`` and the reference step, and compare their weights."""
-    t = build(c.aux, c.tint, ar, fd_scale=fd_scale, gate_scale=gate_scale)
+             softmax_eps: Any = None, convention: str | Convention = "paper", pipeline: bool = False) -> StepRun:
+    """Run TinT's SGD step on case ``c`` as one forward of the built network, and the reference step;
+    with ``pipeline`` also the module-by-module pipeline (paper convention only)."""
     w = am.init_weights(c.aux, ar, c.seed)
-    res = run(t, w, c.tokens, c.n_train, softmax_eps)
-    got = res.weights
-    want = reference(c, ar, w, am.Approx.tint(fd_eps(ar, fd_scale)))
+    net = build_tint(c.aux, c.tint, ar, fd_scale=fd_scale, gate_scale=gate_scale, convention=convention,
+                     wte=w["wte"], wpe=w["wpe"])
+    x = forward(net, input_embedding(net, w, c.tokens, c.n_train), softmax_eps)
+    got, out_logits = updated_weights(net, x, w), network_logits(net, x)
+    want = reference(c, ar, w, am.Approx.tint(fd_eps(ar, fd_scale)), convention)
     equal = all(ar.equal(g[k], h[k]) for g, h in zip(got["layers"], want["layers"]) for k in am.LAYER_KEYS) and \
         ar.equal(got["lnf_b"], want["lnf_b"]) and ar.equal(got["lnf_g"], want["lnf_g"])
     ref_logits = am.forward(c.aux, ar, want, c.tokens)[0]
     test = am.test_positions(len(c.ids), c.n_train)
-    loss = {"before": am.summed_loss(ar, res.first_logits, c.tokens, test),
-            "tint": am.summed_loss(ar, res.logits, c.tokens, test),
+    loss = {"before": am.summed_loss(ar, network_logits(net, x, first=True), c.tokens, test),
+            "tint": am.summed_loss(ar, out_logits, c.tokens, test),
             "reference": am.summed_loss(ar, ref_logits, c.tokens, test)}
-    return StepRun(t, w, got, want, group_errors(got, want), equal, ar.equal(res.logits, ref_logits), loss)
+    r = StepRun(net, count_network(net), w, got, want, group_errors(got, want), equal,
+                ar.equal(out_logits, ref_logits), loss)
+    if pipeline and net.convention == Convention():
+        r.pipeline_equal, r.pipeline_bits = _versus_pipeline(c, ar, w, got, out_logits, fd_scale, gate_scale,
+                                                             softmax_eps)
+    return r
+
+
+def bproj_ratio(c: Case, ar: Arith, r: StepRun, fd_scale: int = 1000) -> dict[str, float]:
+    """TinT's step on the MLP output bias over the paper's SGD step on it, entrywise (least, largest):
+    1 under the paper's convention, 4 under the authors' (4 shares, each given the full step)."""
+    sgd = reference(c, ar, r.weights, am.Approx.tint(fd_eps(ar, fd_scale)))
+    ratios = []
+    for g, s, w in zip(r.got["layers"], sgd["layers"], r.weights["layers"]):
+        num, den = ar.to_float(g["bproj"] - w["bproj"]), ar.to_float(s["bproj"] - w["bproj"])
+        ratios += [float(a / b) for a, b in zip(num, den) if b != 0]
+    return {"least": min(ratios), "largest": max(ratios)} if ratios else {}
 
 
 def update_scale(c: Case, ar: Arith, w: am.Weights) -> float:

@@ -19,13 +19,13 @@ sequence [K prefix rows; n token rows] of width H = D_sim, with one-hot position
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from attnsim.sim.tint.arith import Arith
-from attnsim.sim.tint.aux_model import normalize, softmax_rows
+from attnsim.sim.tint.aux_model import LN_EPS, normalize, softmax_rows
 from attnsim.sim.tint.linear_attention import softmax_simulation
 
 
@@ -162,7 +162,9 @@ class TinTAttention:
 
     ``kind`` = "linear" (scores used as they are, masked scores 0) or "softmax" (masked -> excluded).
     ``transpose_probs`` = the code's ``attnt_back``: the probability matrix is transposed before it
-    multiplies the values (used by the stop-gradient attention backward, tint.attn_backward).
+    multiplies the values (used by the stop-gradient attention backward, tint.attn_backward);
+    ``post_mask`` then keeps only the entries that mask allows (the authors' code multiplies by its
+    attention mask there).
     """
 
     heads: int
@@ -172,6 +174,7 @@ class TinTAttention:
     kind: str
     mask: str
     transpose_probs: bool = False
+    post_mask: str | None = None  # a mask applied to the (transposed) probabilities (the authors' backward)
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
         """Multi-head attention over the rows, with positional terms and the mask of ``ctx``."""
@@ -195,6 +198,8 @@ class TinTAttention:
             w = np.where(allowed, scores, zero) if self.kind == "linear" else softmax_rows(ar, scores, allowed)
             if self.transpose_probs:
                 w = w.T
+            if self.post_mask is not None:
+                w = np.where(ctx.masks[self.post_mask], w, zero)
             out.append(w @ v[:, h, :])
         return self.out(ar, np.concatenate(out, axis=1))
 
@@ -226,21 +231,61 @@ class TinTMLP:
         return self.first.n_params() + self.second.n_params()
 
 
+def _soft(ar: Arith, scale: float) -> Any:
+    """The authors' soft coordinate weight tanh(``scale``) (1 - 4.1e-9 at their gate_scale 10)."""
+    return ar.tanh(ar.array([scale]))[0]
+
+
 @dataclass
 class PartialLayerNorm:
-    """Normalise coordinates [0, D) of every row, leave the rest (TinT's LN op; no parameters)."""
+    """Normalise coordinates [0, D) of every row, leave the rest (TinT's LN op; no parameters).
+
+    ``coord_scale`` = None selects [0, D) exactly. A number models the authors' code, which weights
+    the coordinates by g = tanh(coord_scale) on [0, D) and 0 elsewhere: mean sum(g x) / sum(g),
+    sigma = sqrt(eps + sum((g (x - mean))^2) / sum(g)), output g (x - mean) / sigma + (1 - g) x.
+    """
 
     D: int
+    coord_scale: float | None = field(default=None, metadata={"param": False})
 
     def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
         """Normalise the first D coordinates of each row; the rest pass unchanged."""
         y = x.copy()
-        y[:, :self.D] = normalize(ar, x[:, :self.D])[0]
+        if self.coord_scale is None:
+            y[:, :self.D] = normalize(ar, x[:, :self.D])[0]
+            return y
+        g, xs = _soft(ar, self.coord_scale), x[:, :self.D]
+        inv = ar.scalar(1) / (g * self.D)
+        mu = (xs * g).sum(axis=-1, keepdims=True) * inv
+        c = xs - mu
+        sigma = ar.sqrt(((c * g) * (c * g)).sum(axis=-1, keepdims=True) * inv + ar.scalar(LN_EPS))
+        y[:, :self.D] = g * (c / sigma) + (1 - g) * xs
         return y
 
     def n_params(self) -> int:
         """Zero: normalisation has no parameters."""
         return 0
+
+
+@dataclass
+class CoordGated:
+    """``inner`` on coordinates [0, D) mixed with its input as the authors' LN backward does:
+    g inner(x) + (1 - g) x there, g = tanh(coord_scale); the rest of the row is inner's."""
+
+    inner: Mixer
+    D: int
+    coord_scale: float = field(metadata={"param": False})
+
+    def __call__(self, ar: Arith, x: np.ndarray, ctx: Context) -> np.ndarray:
+        """The gated mix on [0, D)."""
+        y = self.inner(ar, x, ctx)
+        g = _soft(ar, self.coord_scale)
+        y[:, :self.D] = g * y[:, :self.D] + (1 - g) * x[:, :self.D]
+        return y
+
+    def n_params(self) -> int:
+        """The inner map's parameters (the coordinate weight is a constant of the configuration)."""
+        return self.inner.n_params()
 
 
 @dataclass

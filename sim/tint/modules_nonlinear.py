@@ -7,6 +7,7 @@ lists: linear / activation memory x at [H - D, H); LN memory [x_hat, x] at [H - 
 mixers below.
 
 * tint.ln_forward        LN normalisation (gated) then LinFwd on (diag gamma, beta)        exact
+                         (with tanh gates, also the authors' soft coordinate weights on [0, D))
 * tint.ln_backward       LinBwd on diag gamma, then dx ~ N (f(x + dxhat/N) - xhat) (Def 2.8) O(1/N)
 * tint.ln_descent        LinDesc on beta only (bias-only default, approximation G)
 * tint.attn_forward      shared LinFwd for Q, K, V, then a softmax head per aux head           exact
@@ -22,7 +23,16 @@ import numpy as np
 
 from attnsim.sim.tint.arith import Arith
 from attnsim.sim.tint.aux_model import attention_scale
-from attnsim.sim.tint.layers import BlockDiag, Mixer, Module, PartialLayerNorm, PosProj, TinTAttention, TinTMLP
+from attnsim.sim.tint.layers import (
+    BlockDiag,
+    CoordGated,
+    Mixer,
+    Module,
+    PartialLayerNorm,
+    PosProj,
+    TinTAttention,
+    TinTMLP,
+)
 from attnsim.sim.tint.modules import KEEP, TAKE, Geometry
 
 
@@ -32,7 +42,7 @@ def _chunk_of(geo: Geometry, offset: int) -> int:
 
 def ln_normalise(ar: Arith, geo: Geometry) -> Module:
     """First half of tint.ln_forward: x -> x_hat on the token rows (GATE; no other parameters)."""
-    return Module("LNNorm", [PartialLayerNorm(geo.D)], geo.gate(ar, KEEP, TAKE))
+    return Module("LNNorm", [PartialLayerNorm(geo.D, geo.gate_scale)], geo.gate(ar, KEEP, TAKE))
 
 
 def ln_fd_backward(ar: Arith, geo: Geometry) -> Module:
@@ -47,7 +57,8 @@ def ln_fd_backward(ar: Arith, geo: Geometry) -> Module:
         second.route(_chunk_of(geo, H - 2 * D) + i, i, -N)  # - N x_hat (memory)
     for c in range(_chunk_of(geo, H - 2 * D), H // d):
         first.route(c, c, one)                              # carry the memory through
-    return Module("LNFD", [first, PartialLayerNorm(D), second], geo.gate(ar, KEEP, TAKE))
+    last = second if geo.gate_scale is None else CoordGated(second, D, geo.gate_scale)
+    return Module("LNFD", [first, PartialLayerNorm(D, geo.gate_scale), last], geo.gate(ar, KEEP, TAKE))
 
 
 def _aux_head_maps(ar: Arith, geo: Geometry, src_offset: int, scale: object) -> tuple[Mixer, BlockDiag]:
@@ -61,7 +72,8 @@ def _aux_head_maps(ar: Arith, geo: Geometry, src_offset: int, scale: object) -> 
     return mx, bd
 
 
-def _aux_softmax(ar: Arith, geo: Geometry, q_at: int, k_at: int, v_at: int, transpose: bool) -> TinTAttention:
+def _aux_softmax(ar: Arith, geo: Geometry, q_at: int, k_at: int, v_at: int, transpose: bool,
+                 post_mask: str | None = None) -> TinTAttention:
     """ATT(H_sim; d,d,d; d): one softmax head per aux head, scores scaled by 1/sqrt(d_a)."""
     one = ar.scalar(1)
     out = Mixer.zeros(ar, geo.H, geo.d)
@@ -70,7 +82,7 @@ def _aux_softmax(ar: Arith, geo: Geometry, q_at: int, k_at: int, v_at: int, tran
     maps = {"q": _aux_head_maps(ar, geo, q_at, attention_scale(ar, geo.d_a)),
             "k": _aux_head_maps(ar, geo, k_at, one), "v": _aux_head_maps(ar, geo, v_at, one)}
     return TinTAttention(geo.H_sim, maps, PosProj.zeros(ar, geo.P, geo.d, geo.H_sim), out, "softmax", "aux",
-                         transpose_probs=transpose)
+                         transpose_probs=transpose, post_mask=post_mask)
 
 
 def attention_softmax(ar: Arith, geo: Geometry) -> Module:
@@ -79,11 +91,14 @@ def attention_softmax(ar: Arith, geo: Geometry) -> Module:
     return Module("AttnSoftmax", [_aux_softmax(ar, geo, 0, D, 2 * D, transpose=False)], geo.gate(ar, KEEP, TAKE))
 
 
-def attention_backward(ar: Arith, geo: Geometry) -> Module:
+def attention_backward(ar: Arith, geo: Geometry, post_mask: str | None = None) -> Module:
     """First half of tint.attn_backward: dv_j = sum_t a_{t,j} dy_t with the scores recomputed from
-    the memory [Qx, Kx] and the probability matrix transposed (stop-gradient, approximation E)."""
+    the memory [Qx, Kx] and the probability matrix transposed (stop-gradient, approximation E).
+
+    ``post_mask`` = "lin" keeps a_{t,j} only for t = j or t in the training part, as the authors' code
+    does (docs/tint_reconciliation.md); the default sums over every t >= j."""
     H, D = geo.H, geo.D
-    return Module("AttnBwd", [_aux_softmax(ar, geo, H - 3 * D, H - 2 * D, 0, transpose=True)],
+    return Module("AttnBwd", [_aux_softmax(ar, geo, H - 3 * D, H - 2 * D, 0, transpose=True, post_mask=post_mask)],
                   geo.gate(ar, KEEP, TAKE))
 
 

@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         K: int = typer.Option(0, "--K", help="number of prefix tokens (0: default)"),
         H_sim: int = typer.Option(0, "--H-sim", help="TinT attention heads (0: default)"),
         fmt: str = format_option(("md", "tex", "json"), "md"),
-        verify_build: bool = typer.Option(False, help="also build TinT (shapes only) and count its parameters"),
+        verify_build: bool = typer.Option(False, help="also build the TinT network (shapes only) and count its arrays"),
     ) -> None:
         """TinT parameter count per module type and in total, from the sympy formulas."""
         from attnsim.verify.tint_size import tint_size_command

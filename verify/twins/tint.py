@@ -4,7 +4,9 @@ Twins break a term of a simulated module (the bias of a linear layer, LN's beta)
 instead of W^T in the backward pass, §2.6 (2)), the sign or size of the SGD step (§2.6 (3), Def. 2.8),
 a causal boundary, the finite-difference step (Def. 2.7, 2.8), the stop-gradient of W_Q and W_K
 (§2.6 (5)), a ledger entry or a count formula; or perturb TinT's result by a few units in the last
-30-odd bits, which only a tight agreement test (the checks' 40 or 30 bits in float64) catches.
+30-odd bits, which only a tight agreement test (the checks' 40 or 30 bits in float64) catches. The size
+twins build the network with an extra weight array, count it without its gates, or give every use of a
+module its own instance.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from unittest import mock
 import numpy as np
 
 from attnsim.verify.twins import twin
-from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
+from attnsim.verify.twins._kit import formula_shifted, wrapped
 
 _EX = "attnsim.sim.tint.experiments"
 _TINY = 2.0 ** -30
@@ -254,7 +256,7 @@ def _with_floor(errs: list[float]) -> list[float]:
       params={"halvings": 3}, kind="construction")
 @contextmanager
 def _lnb_step() -> Iterator[None]:
-    with wrapped(f"{_EX}.build", args=_fixed_fd_scale):
+    with wrapped(f"{_EX}.build_tint", args=_fixed_fd_scale):
         yield
 
 
@@ -270,7 +272,7 @@ def _lnb_floor() -> Iterator[None]:
       params={"halvings": 3}, kind="construction")
 @contextmanager
 def _actb_step() -> Iterator[None]:
-    with wrapped(f"{_EX}.build", args=_fixed_fd_scale):
+    with wrapped(f"{_EX}.build_tint", args=_fixed_fd_scale):
         yield
 
 
@@ -284,23 +286,23 @@ def _actb_floor() -> Iterator[None]:
 
 # ---------------------------------------------------------------- §2.6: one SGD step end to end
 
-def _wv_nudged(res: Any) -> Any:
-    layer = res.weights["layers"][0]
+def _wv_nudged(w: Any) -> Any:
+    layer = w["layers"][0]
     layer["wv"] = _nudge(layer["wv"], 2.0 ** -20)
-    return res
+    return w
 
 
-def _wq_moved(res: Any) -> Any:
-    layer = res.weights["layers"][0]
+def _wq_moved(w: Any) -> Any:
+    layer = w["layers"][0]
     layer["wq"] = _nudge(layer["wq"], 2.0 ** -10)
-    return res
+    return w
 
 
 @twin("tint.sgd_step", "step_sign_flipped", "TinT's inner SGD step goes up the gradient",
       params={"approximations": False}, numerics="float64", kind="construction")
 @contextmanager
 def _sgd_sign() -> Iterator[None]:
-    with wrapped(f"{_EX}.build", args=_lr_scaled(-1)):
+    with wrapped(f"{_EX}.build_tint", args=_lr_scaled(-1)):
         yield
 
 
@@ -308,7 +310,7 @@ def _sgd_sign() -> Iterator[None]:
       params={"approximations": False}, numerics="float64", kind="agreement")
 @contextmanager
 def _sgd_loose() -> Iterator[None]:
-    with wrapped(f"{_EX}.run", result=_wv_nudged):
+    with wrapped(f"{_EX}.updated_weights", result=_wv_nudged):
         yield
 
 
@@ -316,14 +318,14 @@ def _sgd_loose() -> Iterator[None]:
       kind="construction")
 @contextmanager
 def _attnb_wq() -> Iterator[None]:
-    with wrapped(f"{_EX}.run", result=_wq_moved):
+    with wrapped(f"{_EX}.updated_weights", result=_wq_moved):
         yield
 
 
 @twin("tint.attn_backward", "step_doubled", "TinT's inner step is twice the reference's", kind="construction")
 @contextmanager
 def _attnb_step() -> Iterator[None]:
-    with wrapped(f"{_EX}.build", args=_lr_scaled(2)):
+    with wrapped(f"{_EX}.build_tint", args=_lr_scaled(2)):
         yield
 
 
@@ -337,7 +339,7 @@ def _copies_step_doubled(aux: Any, cfg: Any, *a: Any, **kw: Any) -> tuple[tuple,
       kind="construction")
 @contextmanager
 def _share_step() -> Iterator[None]:
-    with wrapped(f"{_EX}.build", args=_copies_step_doubled):
+    with wrapped(f"{_EX}.build_tint", args=_copies_step_doubled):
         yield
 
 
@@ -345,25 +347,43 @@ def _share_step() -> Iterator[None]:
       kind="agreement")
 @contextmanager
 def _share_loose() -> Iterator[None]:
-    def nudge(res: Any) -> Any:
-        layer = res.weights["layers"][0]
+    def nudge(w: Any) -> Any:
+        layer = w["layers"][0]
         layer["wv"] = _nudge(layer["wv"], 2.0 ** -40)
-        return res
+        return w
 
     from attnsim.sim.tint import experiments as ex
 
-    original, calls = ex.run, []
+    original, calls = ex.updated_weights, []
 
     def broken(*a: Any, **kw: Any) -> Any:
         calls.append(1)
         res = original(*a, **kw)
         return nudge(res) if len(calls) == 1 else res
 
-    with mock.patch(f"{_EX}.run", broken):
+    with mock.patch(f"{_EX}.updated_weights", broken):
         yield
 
 
 # ---------------------------------------------------------------- sizes
+
+@contextmanager
+def extra_array(block: str) -> Iterator[None]:
+    """The network's ``block`` ("forward_block" | "backward_block") is built with one more weight
+    array: an extra MX(d) map in its activation module."""
+    from attnsim.sim.tint import network
+    from attnsim.sim.tint.layers import Mixer
+
+    original = getattr(network, block)
+
+    def broken(ar: Any, geo: Any, *a: Any, **kw: Any) -> Any:
+        b = original(ar, geo, *a, **kw)
+        b.act.layers.append(Mixer.zeros(ar, geo.H, geo.d))
+        return b
+
+    with mock.patch(f"attnsim.sim.tint.network.{block}", broken):
+        yield
+
 
 @twin("tint.size", "total_formula_plus_one", "the total-size formula is read one parameter too high",
       params={"aux": "tiny"}, kind="formula")
@@ -373,18 +393,43 @@ def _size_formula() -> Iterator[None]:
         yield
 
 
-@twin("tint.size", "first_module_dropped", "the ledger drops the first module's parameters", params={"aux": "tiny"},
-      kind="ledger")
+@twin("tint.size", "activation_module_extra_array", "each forward block's activation module is built with an extra "
+      "MX(d) weight array", params={"aux": "tiny"}, kind="construction")
 @contextmanager
-def _size_ledger() -> Iterator[None]:
-    with ledger_scaled("param", lambda a: 0, first_only=True):
+def _size_extra() -> Iterator[None]:
+    with extra_array("forward_block"):
         yield
 
 
-@twin("tint.under_2b", "params_doubled", "the ledger counts every parameter twice", kind="ledger")
+@twin("tint.size", "gates_not_counted", "the count skips every gate's arrays", params={"aux": "tiny"},
+      kind="ledger")
 @contextmanager
-def _u2b_double() -> Iterator[None]:
-    with ledger_scaled("param", lambda a: 2 * a):
+def _size_gates() -> Iterator[None]:
+    from attnsim.sim.tint import network_size
+    from attnsim.sim.tint.layers import Gate
+
+    original = network_size.arrays
+
+    def arrays(obj: Any) -> Any:
+        return iter(()) if isinstance(obj, Gate) else original(obj)
+
+    with mock.patch("attnsim.sim.tint.network_size.arrays", arrays):
+        yield
+
+
+@twin("tint.under_2b", "no_module_shared", "every use of a module is its own instance (Q/K/V, the 4 sub-MLPs and "
+      "the reused blocks are not shared)", kind="construction")
+@contextmanager
+def _u2b_unshared() -> Iterator[None]:
+    from attnsim.sim.tint.network import _Plan
+
+    original = _Plan.mod
+
+    def mod(self: Any, op: Any, at: tuple, *a: Any, **kw: Any) -> Any:
+        copy, tag = at
+        return original(self, op, (copy + (len(self.layers),), tag), *a, **kw)
+
+    with mock.patch.object(_Plan, "mod", mod):
         yield
 
 

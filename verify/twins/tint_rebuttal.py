@@ -1,7 +1,8 @@
 """Broken twins of the TinT rebuttal checkers (:mod:`attnsim.verify.claims.tint_rebuttal`).
 
-They break the MLP TinT's inner step and its size formula, the size-growth table's ledger and its
-per-unit formula, and the finite-difference study's forward count and its variance estimate.
+They break the MLP TinT's inner step and its size formula, the size-growth table's built network (an
+extra weight array in every backward block) and its per-unit formula, and the finite-difference study's
+forward count and its variance estimate.
 """
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ from __future__ import annotations
 import dataclasses
 from contextlib import contextmanager
 from typing import Any, Iterator
-from unittest import mock
 
-from attnsim.sim.ledger import Ledger
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
+from attnsim.verify.twins.tint import extra_array
 
 
 def _mlp_step_negated(cfg: Any, ar: Any) -> tuple[tuple, dict]:
@@ -44,19 +44,11 @@ def _growth_formula() -> Iterator[None]:
         yield
 
 
-@twin("tint.rebuttal_size_growth", "ledger_grows_per_build", "each new build's ledger charges one more parameter "
-      "than the last, bending the line", kind="ledger")
+@twin("tint.rebuttal_size_growth", "backward_block_extra_array", "each backward block's activation module is built "
+      "with an extra MX(d) weight array", kind="construction")
 @contextmanager
-def _growth_ledger() -> Iterator[None]:
-    original, seen = Ledger.record, {}
-
-    def record(self: Ledger, kind: str, tag: str, **kw: Any) -> Any:
-        if kind == "param" and id(self) not in seen:
-            seen[id(self)] = len(seen) ** 2
-            kw["amount"] = kw.get("amount", 1) + seen[id(self)]
-        return original(self, kind, tag, **kw)
-
-    with mock.patch.object(Ledger, "record", record):
+def _growth_extra() -> Iterator[None]:
+    with extra_array("backward_block"):
         yield
 
 

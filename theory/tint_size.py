@@ -99,4 +99,4 @@ def breakdown(values: Mapping[str, int]) -> dict[str, int]:
 
 def ceiling() -> int:
     """The abstract's '< 2 billion' (claim tint.under_2b)."""
-    return int(parse(get("tint.under_2b").resources["total"].bound or "0"))
+    return int(parse(str(get("tint.under_2b").extra["ceiling"])))

@@ -63,7 +63,7 @@ def prefix_sets_of(net: Network, w: am.Weights) -> list[dict[str, np.ndarray]]:
 
 
 @dataclass
-class _View:
+class View:
     """What ``builder.prefix_sets`` / ``weights_from_sets`` read off a built TinT."""
 
     ar: Arith
@@ -71,8 +71,8 @@ class _View:
     aux: AuxConfig
 
 
-def _shim(net: Network) -> _View:
-    return _View(net.ar, net.geo, net.aux)
+def _shim(net: Network) -> View:
+    return View(net.ar, net.geo, net.aux)
 
 
 # ------------------------------------------------------------------------------------------ output

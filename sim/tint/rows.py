@@ -28,7 +28,7 @@ from attnsim.sim.tint.layers import BlockDiag, Context, Gate, Mixer, Module, Pos
 from attnsim.sim.tint.modules import Geometry, diag_matrix, linear_backward_descent, pack, unpack
 from attnsim.sim.tint.modules_nonlinear import attention_backward
 from attnsim.sim.tint.network import Convention, ModuleLayer, Readout, build_tint, forward, read_out
-from attnsim.sim.tint.network_io import input_embedding, logits
+from attnsim.sim.tint.network_io import View, input_embedding, logits
 from attnsim.sim.tint.pipeline import Runner
 
 
@@ -136,7 +136,7 @@ def mlp_split(c: Case, ar: Arith, convention: Any = "paper") -> dict[str, Any]:
     blk = forward_block(ar, geo)
     conv = Convention.named(convention)
     back = backward_block(ar, geo, bias_step=geo.eta if conv.bias_full_step else None)
-    sets = prefix_sets(_View(ar, geo, c.aux), w)[0]
+    sets = prefix_sets(View(ar, geo, c.aux), w)[0]
     out, shares = None, []
     for k in range(N_SUB):
         u = run(blk.fc, cache["ln2"], sets[f"fc{k}"])[0]
@@ -145,13 +145,6 @@ def mlp_split(c: Case, ar: Arith, convention: Any = "paper") -> dict[str, Any]:
         out = y if out is None else out + y
         shares.append(unpack(geo, run(back.proj, dy, sets[f"proj{k}"], g)[1])[1])
     return {"mlp": out, "cache": cache, "weights": w["layers"][0], "shares": shares, "dy": dy}
-
-
-@dataclass
-class _View:
-    ar: Arith
-    geo: Geometry
-    aux: Any
 
 
 def loss_gradient(c: Case, ar: Arith) -> dict[str, Any]:

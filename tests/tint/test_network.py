@@ -69,6 +69,11 @@ def test_gpt2_count_from_arrays() -> None:
     assert size.shared_total < size.total
 
 
+def test_every_module_array_walk_matches_its_own_count() -> None:
+    net = nw.build_tint(TINY, replace(TINY_TINT, steps=2, reuse_forward=False), F64, gate_scale=10.0)
+    assert all(entries(lay.op)[0] == lay.op.n_params() for lay in net.module_layers())
+
+
 def test_an_extra_array_changes_the_count() -> None:
     net = nw.build_tint(TINY, TINY_TINT, F64)
     before = count(net).total

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
-from attnsim.verify.twins.tint import extra_array
+from attnsim.verify.twins.tint_size import extra_array
 
 
 def _mlp_step_negated(cfg: Any, ar: Any) -> tuple[tuple, dict]:

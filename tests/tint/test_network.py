@@ -25,9 +25,14 @@ from attnsim.verify.tint_size import size_values
 F64 = get_arith("float64")
 
 
-@pytest.mark.parametrize("name", ["tiny-relu", "tiny-gelu", "tiny-top1-2steps", "tiny-2steps-noreuse"])
-def test_network_equals_pipeline_bit_for_bit_in_float64(name: str) -> None:
-    r = ex.sgd_step(CASES[name], F64, pipeline=True)
+_GELU_TOP1 = replace(CASES["tiny-gelu"], tint=replace(TINY_TINT, n_sim=1))
+
+
+@pytest.mark.parametrize("c", [CASES[n] for n in ("tiny-relu", "tiny-gelu", "tiny-top1-2steps", "tiny-2steps-noreuse",
+                                                  "d12-S4")] + [_GELU_TOP1], ids=lambda c: c.name + str(c.tint.n_sim))
+def test_network_equals_pipeline_bit_for_bit_in_float64(c: Case) -> None:
+    """OPT-style (ReLU) and GPT-2-style (GELU-new) auxiliary models, 1 and 2 updated layers, 1 and 2 steps."""
+    r = ex.sgd_step(c, F64, pipeline=True)
     assert r.pipeline_equal and r.pipeline_bits == float("inf")
     assert ex.worst(r.errors) < 1e-9
 

@@ -172,8 +172,8 @@ def first_order_gradient(ar: Arith, f: Callable[[Arith, np.ndarray], np.ndarray]
     return (f(ar, x + dy * eps) - f(ar, x - dy * eps)) / (2 * eps)
 
 
-def dynamic_eval(c: Case, ar: Arith) -> dict[str, Any]:
+def dynamic_eval(c: Case, ar: Arith, convention: Any = "paper") -> dict[str, Any]:
     """tint.dynamic_eval: TinT's final logits (after ``steps`` simulated steps), its first logits and the
     auxiliary weights it started from."""
-    net, w, _, x = _run_network(c, ar)
+    net, w, _, x = _run_network(c, ar, convention)
     return {"logits": logits(net, x), "first": logits(net, x, first=True), "weights": w}

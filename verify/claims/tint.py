@@ -160,6 +160,10 @@ checker(
 
 
 # ------------------------------------------------------------------------------- end to end
+CONVENTION = Param("convention", str, "paper", "paper: SGD as stated; authors: the authors' code's choices "
+                   "(docs/tint_reconciliation.md)", choices=CONVENTIONS)
+
+
 def network_record(r: ex.StepRun, n_tokens: int) -> dict[str, Any]:
     """What a record says about the network that ran: depth, stream, parameter counts from its arrays."""
     net = r.net
@@ -173,8 +177,7 @@ def network_record(r: ex.StepRun, n_tokens: int) -> dict[str, Any]:
                  Param("fd_scale", int, 1000, "N: finite-difference step 1/N", minimum=1),
                  Param("gate_scale", float, 0.0, "0: hard gates (exact); 10: the code's tanh gates", minimum=0),
                  Param("softmax_eps", float, 0.0, "0: linear attention; > 0: Thm 2.5 softmax simulation", minimum=0),
-                 Param("convention", str, "paper", "paper: SGD as stated; authors: the authors' code's choices "
-                       "(docs/tint_reconciliation.md)", choices=CONVENTIONS),
+                 CONVENTION,
                  Param("approximations", bool, True, "also measure each approximation alone (float64)")],
          grid=lambda quick: [{"case": "tiny-relu"}] + ([] if quick else [{"case": "tiny-top1-2steps"},
                                                                          {"case": "tiny-gelu"}]),
@@ -210,13 +213,14 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
                        reasons=reasons, derived={"bit_for_bit": r.exact_equal}, evidence="independent")
 
 
-@checker("tint.attn_backward", params=[Param("case", str, "tiny-relu", "named case", choices=CASE_NAMES)],
+@checker("tint.attn_backward", params=[Param("case", str, "tiny-relu", "named case", choices=CASE_NAMES),
+                                      CONVENTION],
          grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL, default_numerics="float64")
 def check_attn_backward(ctx: CheckContext) -> Measurement:
     """Stop-gradient backward: W_Q, W_K unchanged, TinT = the frozen-probability step, bias vs the full gradient."""
     c = case(ctx.params["case"])
     ar = get_arith(ctx.numerics)
-    r = ex.sgd_step(c, ar)
+    r = ex.sgd_step(c, ar, convention=ctx.params["convention"])
     frozen = all(
         ar.equal(g[k], w[k]) for g, w in zip(r.got["layers"], r.weights["layers"]) for k in ("wq", "bq", "wk", "bk")
     )

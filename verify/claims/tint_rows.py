@@ -16,7 +16,8 @@ from attnsim.sim.tint.arith import Arith, bits_of_agreement, get_arith, max_abs_
 from attnsim.sim.tint.cases import CASES, case
 from attnsim.sim.tint.configs import TINY
 from attnsim.sim.tint.experiments import fd_eps, reference
-from attnsim.verify.registry import CheckContext, Measurement, Param, checker
+from attnsim.verify.claims.tint import CONVENTION
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
 ALL = ("exact", "mp", "float64")
 _CASE = Param("case", str, "tiny-relu", "named case", choices=tuple(CASES))
@@ -185,19 +186,21 @@ def check_act_descent(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- MLP split
-@checker("tint.mlp_split", params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL,
+@checker("tint.mlp_split", params=[_CASE, CONVENTION], grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL,
          default_numerics="exact")
 def check_mlp_split(ctx: CheckContext) -> Measurement:
     """4 sub-MLPs through one fc / act / proj sum to W_proj act(W_fc x + b_fc) + b_proj; after the
     descent the 4 output-bias shares sum to one SGD step on b_proj: b_proj - eta sum_t dy_t."""
     c, ar = case(ctx.params["case"]), get_arith(ctx.numerics)
-    r = rows.mlp_split(c, ar)
+    r = rows.mlp_split(c, ar, ctx.params["convention"])
     lw, cache = r["weights"], r["cache"]
+    # the authors' code gives each of the 4 shares the full step: 4 SGD steps on b_proj (docs/tint_reconciliation.md)
+    steps = 4 if ctx.params["convention"] == "authors" else 1
     total = r["shares"][0]
     for s in r["shares"][1:]:
         total = total + s
     return _compare(ctx, ar, {"mlp": (r["mlp"], cache["g"] @ lw["wproj"].T + lw["bproj"]),
-                              "b_proj after the step": (total, lw["bproj"] - ar.scalar(c.tint.inner_lr)
+                              "b_proj after the step": (total, lw["bproj"] - ar.scalar(steps * c.tint.inner_lr)
                                                         * r["dy"][:c.n_train].sum(0))},
                     40.0)
 
@@ -246,17 +249,20 @@ def check_def_2_7(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- Def 3.1
-@checker("tint.dynamic_eval", params=[Param("case", str, "tiny-top1-2steps", "named case", choices=tuple(CASES))],
+@checker("tint.dynamic_eval", params=[Param("case", str, "tiny-top1-2steps", "named case", choices=tuple(CASES)),
+                                      CONVENTION],
          grid=lambda quick: [{"case": "tiny-top1-2steps"}] + ([] if quick else [{"case": "tiny-relu"}]),
          numerics=ALL, default_numerics="float64")
 def check_dynamic_eval(ctx: CheckContext) -> Measurement:
     """TinT's logits on the held-out part equal the auxiliary model's after N reference SGD steps on the
     training part (N = the case's steps), and so do the held-out losses."""
     c, ar = case(ctx.params["case"]), get_arith(ctx.numerics)
-    r = rows.dynamic_eval(c, ar)
-    updated = reference(c, ar, r["weights"], am.Approx.tint(fd_eps(ar, 1000)))
-    want = am.forward(c.aux, ar, updated, c.tokens)[0]
     test = am.test_positions(len(c.ids), c.n_train)
+    if not test.any():
+        raise UsageError(f"--case: {c.name} trains on the whole sequence; dynamic evaluation needs a held-out part")
+    r = rows.dynamic_eval(c, ar, ctx.params["convention"])
+    updated = reference(c, ar, r["weights"], am.Approx.tint(fd_eps(ar, 1000)), ctx.params["convention"])
+    want = am.forward(c.aux, ar, updated, c.tokens)[0]
     m = _compare(ctx, ar, {"held-out logits": (r["logits"][test], want[test])}, 30.0)
     m.extra.update({"steps": c.tint.steps, "held_out_positions": int(test.sum()),
                     "loss_before": am.summed_loss(ar, r["first"], c.tokens, test),

@@ -2,8 +2,10 @@
 
 ``contained(claim, resource)`` is what every check record states. The work is done by
 :func:`attnsim.theory.symbolic.analyse`: both formulas reduced to the claim's limit variable
-(``n = N/M`` for Two Heads), ceilings and floors dropped, and
-``lim exact/bound``. The count is in the bound's class when that limit is finite; it is tight when
+(``n = N/M`` for Two Heads), every quantity the proof lets grow substituted as its function of that
+variable (``[claims.extra.growth]``: Thm 4.1's relay depth D, Lemma D.2's tree depth R ...; a test
+fails on any other free symbol that is not a parameter the statement fixes, ``stated``), ceilings and
+floors dropped, and ``lim exact/bound``. The count is in the bound's class when that limit is finite; it is tight when
 the limit is also positive, and the limit is then the leading constant. (The per-factor analysis is
 reported by ``attnsim bounds`` and the report; it does not change a check's verdict.)
 """
@@ -54,5 +56,7 @@ def contained(claim: Claim, resource: str) -> Containment | None:
     if not res.exact or not res.bound:
         return None
     t = analyse(claim, resource)
-    return Containment(claim.id, resource, str(reduced(claim, res.exact)), str(reduced(claim, res.bound)),
-                       claim.limit, str(t.leading_constant), t.finite, t.tight)
+    exact = reduced(claim, res.exact) if t.exact is None else _smooth(t.exact)
+    bound = reduced(claim, res.bound) if t.bound is None else _smooth(t.bound)
+    return Containment(claim.id, resource, str(exact), str(bound), claim.limit, str(t.leading_constant), t.finite,
+                       t.tight)

@@ -161,12 +161,37 @@ def _upper(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
     return expr.replace(sp.Min, low).replace(sp.Max, lambda *a: sp.Add(*a))
 
 
+def _decided(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+    """Min(a, b) and Max(a, b) replaced by the argument that wins as ``var`` grows, where the limit of a/b
+    decides it (Min(n b, b) is b once n > 1); the others are left as they are."""
+    def pick(kind: type, *args: sp.Expr) -> sp.Expr:
+        if len(args) != 2 or not any(var in a.free_symbols for a in args):
+            return kind(*args)
+        try:
+            ratio = _limit(args[0] / args[1], var)
+        except (NotImplementedError, ValueError, TypeError):
+            return kind(*args)
+        if ratio == sp.oo or (ratio.is_number and ratio > 1):
+            return args[1] if kind is sp.Min else args[0]
+        if ratio.is_number and ratio < 1:
+            return args[0] if kind is sp.Min else args[1]
+        return kind(*args)
+    return expr.replace(sp.Min, lambda *a: pick(sp.Min, *a)).replace(sp.Max, lambda *a: pick(sp.Max, *a))
+
+
 def _limit_or_upper(expr: sp.Expr, var: sp.Symbol) -> tuple[sp.Expr, bool]:
     """The limit, or the limit of an upper bound (then the flag is True) when sympy cannot take it."""
     try:
         return _limit(expr, var), False
     except (NotImplementedError, ValueError, TypeError):
-        return _limit(_upper(expr, var), var), True
+        pass
+    decided = _decided(expr, var)
+    if decided != expr:
+        try:
+            return _limit(decided, var), False
+        except (NotImplementedError, ValueError, TypeError):
+            pass
+    return _limit(_upper(decided, var), var), True
 
 
 def analyse(claim: Claim, resource: str) -> ResourceTheory:

@@ -49,8 +49,8 @@ def bound_entry(res: Resource, definitions: dict[str, str], values: dict[str, An
     is the growth verdict's question (a sweep, :mod:`attnsim.verify.growth`). A single record is held
     against ``constant * bound``: the paper's constant where it states one (``stated_by``), else a
     constant fitted once at a calibration size and frozen in paper_refs (``calibrated_at``), checked at
-    that size and above — a regression guard beside the big-O verdict. ``guard`` says which applied:
-    ``within``, ``exceeds``, ``below calibration size`` or ``no constant``. A bound with no measurement
+    every larger size — a regression guard beside the big-O verdict. ``guard`` says which applied:
+    ``within``, ``exceeds``, ``at or below calibration size`` or ``no constant``. A bound with no measurement
     adds a failing reason.
     """
     name, formula = res.name, res.bound or ""
@@ -69,8 +69,8 @@ def bound_entry(res: Resource, definitions: dict[str, str], values: dict[str, An
         entry["ratio"] = float(measured) / float(value)
     if res.constant is None or value is None:
         return entry
-    if kind == "frozen" and size is not None and res.calibrated_at is not None and size < res.calibrated_at:
-        entry["guard"] = "below calibration size"
+    if kind == "frozen" and size is not None and res.calibrated_at is not None and size <= res.calibrated_at:
+        entry["guard"] = "at or below calibration size"
         return entry
     entry["guard"] = "within" if float(measured) <= res.constant * float(value) else "exceeds"
     if entry["guard"] == "exceeds":

@@ -11,7 +11,10 @@ Student-t interval (:meth:`attnsim.verify.stats.LineFit.slope_interval`), decide
 - ``unmeasured growth``: fewer than :data:`MIN_SIZES` sizes, or a span below :data:`MIN_SPAN` x —
   a failing row, never a pass.
 
-A resource that is 0 at every size is ``within`` (nothing grows); zeros at some sizes are left out of
+Where the paper states the constant (``stated_by`` in paper_refs: a machine's memory s, a parameter
+ceiling), the bound holds at every size, so the verdict is ``exceeds`` when any measurement is above
+constant x bound, ``within`` otherwise (the slope is shown beside it). A resource that is 0 at every size
+is ``within`` (nothing grows); zeros at some sizes are left out of
 the fit (log 0 is not defined), and the remaining sizes must still meet the size rules. Slopes within
 :data:`FLOAT_NOISE` of 0 are rounding, not growth. A constant factor moves only the intercept, never
 the slope: that is the point (a big-O bound without a stated constant cannot fail on a constant).
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.verify.registry import UsageError, all_checkers
@@ -100,6 +103,9 @@ def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> Re
                 size_var=claim.limit, sizes=sizes, measured=tuple(p[1] for p in pts),
                 bound_values=tuple(p[2] for p in pts))
     note = f"; {missing} record(s) without a measurement or size" if missing else ""
+    res = claim.resources[resource]
+    if res.stated_by and res.constant is not None:
+        return _stated(base, res.constant, res.stated_by, records, note)
     if pts and all(p[1] == 0 for p in pts) and size_rule(sizes) is None:
         return ResourceGrowth(**base, slope=0.0, low=0.0, high=0.0, verdict="within",
                               why="zero at every size" + note)
@@ -118,6 +124,29 @@ def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> Re
            + ("lies above 0" if exceeds else "reaches 0 or below") + f" over {len(fit)} points" + note)
     return ResourceGrowth(**base, slope=slope, low=low, high=high, verdict="exceeds" if exceeds else "within",
                           why=why)
+
+
+def _stated(base: dict[str, Any], constant: float, stated_by: str, records: Sequence[dict[str, Any]],
+            note: str) -> ResourceGrowth:
+    """A bound whose constant the paper states is a statement at every size, not only as N grows: ``within``
+    when every measurement is at most constant x bound (at least one needed), the slope shown beside it."""
+    measured = [(float(b["measured"]), float(b["value"])) for r in records
+                for b in [(r.get("bounds") or {}).get(base["resource"]) or {}]
+                if b.get("measured") is not None and b.get("value") is not None]
+    over = [m for m, v in measured if m > constant * v]
+    fit = [p for p in zip(base["sizes"], base["measured"], base["bound_values"]) if p[1] > 0]
+    slope = low = high = None
+    if size_rule([p[0] for p in fit]) is None:
+        line = loglog_fit([p[0] for p in fit], [p[1] / p[2] for p in fit])
+        slope, (low, high) = line.slope, line.slope_interval(LEVEL)
+    if not measured:
+        verdict, why = "unmeasured growth", "no measurement of a bound with a stated constant"
+    elif over:
+        verdict = "exceeds"
+        why = f"{len(over)} of {len(measured)} measurement(s) above {constant:g} x bound ({stated_by})"
+    else:
+        verdict, why = "within", f"every measurement at most {constant:g} x bound at every size ({stated_by})"
+    return ResourceGrowth(**base, slope=slope, low=low, high=high, verdict=verdict, why=why + note)
 
 
 def bounded_resources(claim_id: str) -> list[str]:
@@ -163,3 +192,38 @@ def run_growth(claim_id: str, quick: bool = False, seed: int = 0, *, executor: s
 
     result = sweep(growth_points(claim_id, quick, seed), executor=executor, workers=workers, console=console)
     return result.records, judge_claim(claim_id, result.records)
+
+
+CALIBRATION_HEADROOM = 2.0
+"""A frozen constant is this many times the largest measured / bound at the calibration size (two significant
+digits, rounded up): room for the other parameters of a claim's grids, none for growth."""
+
+
+def calibrate(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> tuple[float, float] | None:
+    """(constant, size) to freeze in paper_refs for a bound without the paper's constant: fitted once at the
+    smallest size of ``records`` (the claim's growth sweep); None when nothing positive was measured there."""
+    pts, _ = _points(resource, [r for r in records if r.get("claim") == claim_id])
+    if not pts:
+        return None
+    size = pts[0][0]
+    top = max(m / b for s, m, b in pts if s == size)
+    if top <= 0:
+        return None
+    raw = CALIBRATION_HEADROOM * top
+    step = 10 ** (math.floor(math.log10(raw)) - 1)
+    return float(f"{math.ceil(raw / step) * step:.3g}"), size
+
+
+def judge_twin(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0) -> tuple[str, str]:
+    """(outcome, reason) of a growth twin: the claim's quick growth sweep run in this process with
+    ``breaks()`` applied, ``caught`` when ``resource`` is judged ``exceeds``, else ``missed``."""
+    import io
+
+    from rich.console import Console
+
+    from attnsim.verify.sweep import sweep
+
+    with breaks():
+        records = sweep(growth_points(claim_id, True, seed), console=Console(file=io.StringIO())).records
+    g = judge(claim_id, resource, records)
+    return ("caught" if g.verdict == "exceeds" else "missed"), f"growth verdict {g.verdict}: {g.why}"

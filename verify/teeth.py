@@ -67,6 +67,11 @@ def run_twin(t: Twin, seed: int = 0) -> TwinResult:
         return TwinResult(t.claim, t.name, t.what, t.kind, outcome, reason, round(time.perf_counter() - start, 2))
 
     try:
+        if t.kind == "growth":  # judged by the growth verdict over the claim's quick growth sweep
+            from attnsim.verify.growth import judge_twin
+            from attnsim.verify.twins.growth import resource_of
+
+            return result(*judge_twin(t.claim, resource_of(t.name), t.breaks, seed))
         with t.breaks():
             record = run_check(t.claim, dict(t.params), t.numerics, seed)
     except (AttnsimError, AssertionError) as exc:

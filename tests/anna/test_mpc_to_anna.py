@@ -170,8 +170,6 @@ def test_protocol_bad_input_names_the_parameter(call, param):
     ("anna.thm_4_1", {"protocol": "khop", "N": 512, "P": 64, "heads_scale": 3.0}),
     ("anna.cor_b_14", {"protocol": "samplesort", "N": 4096, "P": 16}),
     ("anna.thm_b_10", {"protocol": "sum", "N": 1024, "P": 64, "eps": 0.9, "eps1": 0.99}),
-    ("anna.thm_4_4", {"N": 512, "P": 64, "depth": 2}),
-    ("anna.cor_d_3", {"N": 512, "P": 64, "depth": 1}),
     ("anna.lemma_b_4", {"q": 500, "alpha": 3, "trials": 30}),
     ("anna.lemma_b_5", {"N": 50, "block": 7}),
     ("anna.lemma_b_6", {"N": 50, "block": 7}),
@@ -180,6 +178,17 @@ def test_checkers_pass_with_counts_equal_to_the_formulas(claim, params):
     rec = run_check(claim, params, None, 1)
     assert rec["verdict"] == "pass", rec["reasons"]
     assert rec["predicted"] and all(rec["counts"][k] == v for k, v in rec["predicted"].items())
+
+
+@pytest.mark.parametrize("claim, depth", [("anna.thm_4_4", 2), ("anna.cor_d_3", 1)])
+def test_lowrank_relay_fails_on_its_fan_in_4_tree(claim, depth):
+    """Lemma D.2's tree sums with fan-in 4 take R = 2 L ceil(log_4 P) rounds, growing with N; the paper's
+    floor(s/(r m))-ary tree takes O(1/(eps'-eps)). The containment substitutes R's growth and fails."""
+    rec = run_check(claim, {"N": 512, "P": 64, "depth": depth}, None, 1)
+    assert rec["verdict"] == "fail" and rec["agree"], rec["reasons"]
+    assert all(rec["counts"][k] == v for k, v in rec["predicted"].items())
+    (reason,) = rec["reasons"]
+    assert reason.startswith("layers: exact count") and "log(4)" in reason and "as N grows" in reason
 
 
 def test_heads_grow_with_n_and_width_grows_sublinearly():

@@ -31,7 +31,7 @@ from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.section_cache import cached_section
-from attnsim.verify.report.sections import SECTIONS
+from attnsim.verify.report.sections import SECTIONS, growth
 from attnsim.verify.sweep import Point, atomic_write, code_version, grid, sweep
 from attnsim.verify.sweep import run_point as _run_point
 from attnsim.verify.teeth import MIN_TWINS, run_teeth
@@ -289,20 +289,23 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     bitten = teeth_pass(out, claims, quick, console) if teeth else None
     toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
                  for cid, t in (bitten or {}).items() if not t["ok"]]
+    grown = growth.growth_pass(claims, quick, executor=executor, workers=workers, scheduler=scheduler,
+                               cache=cache_dir, console=console)
+    ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
     md = ["# attnsim report", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
           f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}."
-          + aside, "", evidence_counts(records), ""]
+          + aside, "", evidence_counts(records), "", growth.verdict_line(grown), ""]
     if bitten is not None:
         twins = sum(t["run"] for t in bitten.values())
         md += [f"Broken variants ({'one per claim' if quick else 'all'}, `attnsim teeth`): "
                f"{sum(t['caught'] for t in bitten.values())}/{twins} caught, "
                f"{sum(t.get('refused', 0) for t in bitten.values())} refused; claims without teeth: "
                f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
-    md += summary_table(records, bitten)
-    failed += toothless
+    md += summary_table(records + ungrown, bitten)
+    failed += toothless + ungrown
     papers = [load(p) for p in PAPERS]
     total = sum(len(pr.claims) + len(SECTIONS.get(pr.id, ())) for pr in papers)
     with progress(console, "report sections", total) as bar:
@@ -315,6 +318,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                 mine = [r for r in records if r["claim"] == claim.id]
                 md.append(cached_section(out, claim.id, quick, mine, lambda: claim_section(claim, mine, out),
                                          enabled=cache_dir is not None))
+                md.append(growth.claim_growth(claim.id, grown, out))
                 bar.advance(now=claim.id)
             for section in SECTIONS.get(pr.id, ()):
                 name = f"{section.__module__.rsplit('.', 1)[-1]}.{section.__qualname__}"
@@ -330,7 +334,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
                           enabled=cache_dir is not None)
     atomic_write(out / "report.html", html)
-    console.print(f"{len(records) - len(failed) + len(toothless)}/{len(records)} checks passed "
+    console.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed "
                   f"({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")

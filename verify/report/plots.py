@@ -222,3 +222,27 @@ def error_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pat
     legend(ax)
     save(fig, path)
     return True
+
+
+def growth_plot(results: Sequence[Any], path: Path) -> bool:
+    """``<claim>_growth.png``: per bounded resource of one claim (a :class:`~attnsim.verify.growth.ResourceGrowth`),
+    measured (dots) and bound (dashed) against the size on log-log axes, titled with the fitted slope of
+    measured / bound and the growth verdict. False when no resource has two positive points."""
+    drawn = [g for g in results if len([m for m in g.measured if m > 0]) >= 2]
+    if not drawn:
+        return False
+    cols = min(3, len(drawn))
+    fig, axes = figure(cols, math.ceil(len(drawn) / cols), width=4.2, height=3.3)
+    for ax, g in zip(axes, drawn):
+        pts = [(s, m, b) for s, m, b in zip(g.sizes, g.measured, g.bound_values) if m > 0 and b > 0]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", label="measured")
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], "--", color="grey", label=f"bound {formula_text(g.bound)}")
+        slope = "" if g.slope is None else f", slope {g.slope:+.2f}"
+        ax.set_title(f"{g.resource}: {g.verdict}{slope}")
+        ax.set_xlabel(g.size_var)
+        log_axes(ax)
+        legend(ax)
+    for ax in axes[len(drawn):]:
+        ax.set_visible(False)
+    save(fig, path)
+    return True

@@ -1,0 +1,62 @@
+"""Growth twins (verify/twins/growth.py) and the single-record guard (verify/check.bound_entry): a resource
+inflated by sqrt(n) is caught by the growth verdict; one inflated by a constant is not (a big-O bound without
+the paper's constant cannot fail on a constant); a frozen constant fails a later, larger record only."""
+
+from __future__ import annotations
+
+from attnsim.paper_refs import Resource, get
+from attnsim.verify.check import bound_entry
+from attnsim.verify.growth import bounded_resources, judge_twin
+from attnsim.verify.registry import all_checkers
+from attnsim.verify.teeth import run_twin
+from attnsim.verify.twins import all_twins
+from attnsim.verify.twins.growth import PREFIX, inflated
+
+CLAIM = "two_heads.lemma_3_3"
+
+
+def test_every_bounded_resource_of_every_checker_has_a_growth_twin():
+    have = {(t.claim, t.name) for t in all_twins() if t.kind == "growth"}
+    want = {(c, PREFIX + r) for c in all_checkers() for r in bounded_resources(c)}
+    assert want and want == have
+
+
+def test_a_growth_twin_is_caught_by_the_growth_verdict():
+    (t,) = [t for t in all_twins() if t.claim == CLAIM and t.name == PREFIX + "oracle_dim"]
+    r = run_twin(t)
+    assert r.outcome == "caught" and "growth verdict exceeds" in r.reason
+
+
+def test_a_constant_factor_does_not_fail_a_big_o_bound():
+    for resource in bounded_resources(CLAIM):
+        outcome, reason = judge_twin(CLAIM, resource, lambda r=resource: inflated(CLAIM, r, lambda n: 7.0, lift=False))
+        assert outcome == "missed" and "within" in reason, (resource, reason)
+
+
+def _entry(res: Resource, measured: float, size: float) -> tuple[dict, list[str]]:
+    reasons: list[str] = []
+    return bound_entry(res, {}, {"N": size}, measured, size, reasons), reasons
+
+
+def test_a_frozen_constant_fails_a_larger_record_only():
+    res = Resource("width", "N", constant=40.0, calibrated_at=512)
+    e, why = _entry(res, 50 * 512, 512)  # at the calibration size: not judged by the guard
+    assert e["guard"] == "at or below calibration size" and not why
+    e, why = _entry(res, 39 * 4096, 4096)
+    assert e["guard"] == "within" and not why and e["constant"] == "frozen"
+    e, why = _entry(res, 41 * 4096, 4096)
+    assert e["guard"] == "exceeds" and why and "frozen at size 512" in why[0]
+
+
+def test_the_papers_constant_holds_at_every_size_and_no_constant_is_no_guard():
+    res = Resource("load", "N", constant=1.0, stated_by="Section 2")
+    e, why = _entry(res, 9, 8)
+    assert e["guard"] == "exceeds" and "Section 2" in why[0] and e["constant"] == "paper"
+    e, why = _entry(Resource("calls", "N"), 10**6, 8)
+    assert e["guard"] == "no constant" and not why and e["ratio"] == 10**6 / 8
+
+
+def test_paper_refs_constants_are_frozen_or_stated_and_guard_a_resource_without_an_exact_count():
+    c = get("anna.thm_4_1").resources["embedding_dim"]
+    assert c.constant and c.calibrated_at and not c.exact
+    assert get("anna.lemma_c_2").resources["max_load"].stated_by

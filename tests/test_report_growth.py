@@ -1,0 +1,29 @@
+"""The report's growth section (verify/report/sections/growth.py): per-claim table and plot, the summary's
+counts by verdict, and a failing row for every resource that is not within."""
+
+from __future__ import annotations
+
+from attnsim.verify.growth import ResourceGrowth
+from attnsim.verify.report.sections.growth import claim_growth, counts, failing_rows, growth_pass, verdict_line
+
+CLAIM = "two_heads.lemma_3_3"
+
+
+def test_a_claims_growth_table_plot_and_counts(tmp_path):
+    results = growth_pass([CLAIM, "two_heads.lower_bound"], True)
+    assert list(results) == [CLAIM]  # a claim without a bounded resource has no growth rows
+    md = claim_growth(CLAIM, results, tmp_path)
+    assert "| calls | O(jobs/(Hp*Lp)) | 4, 8, 16, 32 | 1, 1, 1, 1 | +0 | [+0, +0] | within |" in md
+    assert (tmp_path / "plots" / f"{CLAIM}_growth.png").stat().st_size > 1000
+    assert counts(results) == {"within": 3, "exceeds": 0, "unmeasured growth": 0}
+    assert verdict_line(results) == ("Bounded resources by growth verdict: 3 within, 0 exceeds, "
+                                     "0 unmeasured growth.")
+    assert failing_rows(results) == [] and claim_growth("anna.thm_5_2", results) == ""
+
+
+def test_a_resource_that_is_not_within_is_a_failing_row():
+    g = ResourceGrowth(CLAIM, "calls", "jobs", "jobs", (4.0,), (4.0,), (4.0,), None, None, None,
+                       "unmeasured growth", "1 distinct size(s), 4 needed")
+    (row,) = failing_rows({CLAIM: [g]})
+    assert row["claim"] == CLAIM and row["verdict"] == "fail" and "unmeasured growth" in row["reasons"][0]
+    assert "Not within: `two_heads.lemma_3_3` calls (unmeasured growth)" in verdict_line({CLAIM: [g]})

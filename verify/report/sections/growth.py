@@ -1,0 +1,76 @@
+"""The report's growth verdicts: every claim's growth sweep, and per bounded resource the sizes run,
+measured / bound at each, the fitted log-log slope with its 95% interval and the verdict
+(:mod:`attnsim.verify.growth`), with a log-log plot of measured and bound against size.
+
+:func:`growth_pass` runs the sweeps (through the report's executor and cache); :func:`claim_growth` is the
+markdown a claim's section ends with; :func:`verdict_line` is the summary's count of resources by verdict
+(for the front page); :func:`failing_rows` makes every resource that is not ``within`` a failing row of
+its claim.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from attnsim.verify.growth import VERDICTS, ResourceGrowth, growth_points, judge_claim, verdict_counts
+from attnsim.verify.registry import all_checkers
+from attnsim.verify.sweep import sweep
+
+Results = dict[str, list[ResourceGrowth]]
+
+
+def growth_pass(claims: Sequence[str], quick: bool, **sweep_options: Any) -> Results:
+    """Run the growth sweep of every claim in ``claims`` (one sweep, the report's ``sweep_options``) and judge
+    every bounded resource; claims with no bounded resource are left out."""
+    checkers = all_checkers()
+    points = [p for c in claims if c in checkers for p in growth_points(c, quick)]
+    records = sweep(points, **sweep_options).records if points else []
+    out = {c: judge_claim(c, records) for c in claims if c in checkers}
+    return {c: rs for c, rs in out.items() if rs}
+
+
+def _row(g: ResourceGrowth) -> str:
+    sizes = ", ".join(f"{s:g}" for s in g.sizes) or "—"
+    ratios = ", ".join(f"{r:.3g}" for r in g.ratios) or "—"
+    slope = "—" if g.slope is None else f"{g.slope:+.3g}"
+    interval = "—" if g.low is None else f"[{g.low:+.3g}, {g.high:+.3g}]"
+    verdict = g.verdict if g.ok else f"**{g.verdict}** ({g.why})"
+    return f"| {g.resource} | O({g.bound}) | {sizes} | {ratios} | {slope} | {interval} | {verdict} |"
+
+
+def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> str:
+    """The growth table (and plot, written under ``out``) of one claim; empty when it has no bounded resource."""
+    rs = results.get(claim_id)
+    if not rs:
+        return ""
+    lines = [f"**Growth** (`attnsim growth {claim_id}`): measured / bound over the growth sweep, its log-log slope "
+             "against the size with a 95% interval; `exceeds` when the interval lies above 0.", "",
+             f"| resource | bound | {rs[0].size_var} | measured / bound | slope | interval | verdict |",
+             "|---|---|---|---|---|---|---|", *[_row(g) for g in rs], ""]
+    if out is not None:
+        from attnsim.verify.report.plots import growth_plot
+
+        if growth_plot(rs, out / "plots" / f"{claim_id}_growth.png"):
+            lines += [f"![{claim_id} growth](plots/{claim_id}_growth.png)", ""]
+    return "\n".join(lines)
+
+
+def counts(results: Results) -> dict[str, int]:
+    """Bounded resources counted by growth verdict, over every claim."""
+    return verdict_counts([g for rs in results.values() for g in rs])
+
+
+def verdict_line(results: Results) -> str:
+    """One sentence for the report's summary: resources by growth verdict, and which are not ``within``."""
+    c = counts(results)
+    bad = [f"`{g.claim}` {g.resource} ({g.verdict})" for rs in results.values() for g in rs if not g.ok]
+    return ("Bounded resources by growth verdict: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS)
+            + (f". Not within: {', '.join(bad)}." if bad else "."))
+
+
+def failing_rows(results: Results) -> list[dict[str, Any]]:
+    """A failing row per resource that is not ``within`` (its claim fails with it)."""
+    return [{"claim": g.claim, "params": {"growth": g.resource}, "numerics": None, "verdict": "fail",
+             "reasons": [f"{g.resource}: growth {g.verdict} ({g.why})"]}
+            for rs in results.values() for g in rs if not g.ok]

@@ -1,0 +1,88 @@
+"""Growth twins: every bounded resource of every claim with a checker, inflated by a factor that grows with
+the claim's size, must be caught by the growth verdict (:mod:`attnsim.verify.growth`) over the claim's
+quick growth sweep.
+
+The factor is ``sqrt(n)``: a log factor (``1 + ln n``) is the smaller growth a big-O bound must not absorb
+either, and the growth verdict catches it on a smooth sweep (tests), but four sizes of a ratio that moves in
+steps (a ceiling, a tree depth) leave an interval too wide to tell ``1 + ln n`` from noise. A resource
+measured below its bound is first lifted to the bound (``max(measured, bound)``): inflating a count that
+sits far below its bound by less than the slack breaks nothing, so only the lifted count is a broken variant.
+:func:`inflated` with a constant factor is the contrast the tests use: a constant must not fail a big-O bound
+whose constant the paper does not state.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+from contextlib import contextmanager
+from typing import Callable, Iterator
+from unittest import mock
+
+from attnsim.paper_refs import get as get_claim
+from attnsim.theory.formulas import FormulaError, as_number, evaluate
+from attnsim.verify.registry import CheckContext, Measurement, all_checkers
+from attnsim.verify.twins import twin
+
+PREFIX = "growth:"
+_MEASURED: dict[str, Measurement] = {}  # one teeth run's unbroken measurements, shared by a claim's growth twins
+
+
+def _measure(fn: Callable[[CheckContext], Measurement], ctx: CheckContext) -> Measurement:
+    key = json.dumps([ctx.claim, ctx.params, ctx.numerics, ctx.seed, ctx.min_bits], sort_keys=True, default=str)
+    if key not in _MEASURED:
+        _MEASURED[key] = fn(ctx)
+    return copy.deepcopy(_MEASURED[key])
+
+
+@contextmanager
+def inflated(claim_id: str, resource: str, factor: Callable[[float], float], lift: bool = True) -> Iterator[None]:
+    """While active, ``claim_id``'s checker reports ``resource`` as ``max(measured, bound) * factor(size)``
+    (``lift=False``: ``measured * factor(size)``), the size being the claim's limit variable."""
+    from attnsim.verify import check
+
+    claim = get_claim(claim_id)
+    chk = all_checkers()[claim_id]
+    bound = claim.resources[resource].bound or "0"
+
+    def broken(ctx: CheckContext) -> Measurement:
+        m = _measure(chk.fn, ctx)
+        measured = m.counts.get(resource)
+        values = check._formula_values(ctx.params, m.derived)
+        size = check.record_size(claim, values)
+        if measured is None or size is None:
+            return m
+        base = float(measured)
+        if lift:
+            try:
+                base = max(base, float(as_number(evaluate(bound, claim.definitions, values))))
+            except FormulaError:
+                pass
+        m.counts[resource] = base * factor(float(size))
+        return m
+
+    patched = dataclasses.replace(chk, fn=broken)
+    original = check.get_checker
+    with mock.patch.object(check, "get_checker", lambda cid: patched if cid == claim_id else original(cid)):
+        yield
+
+
+def resource_of(name: str) -> str:
+    """The resource a growth twin's name inflates."""
+    return name[len(PREFIX):]
+
+
+def _register() -> None:
+    for claim_id in all_checkers():
+        claim = get_claim(claim_id)
+        for name, res in claim.resources.items():
+            if not res.bound:
+                continue
+            what = (f"{name} reported as max(measured, bound) x sqrt(n), n = {claim.limit}: it outgrows "
+                    f"O({res.bound})")
+            twin(claim_id, PREFIX + name, what, kind="growth")(lambda c=claim_id, r=name: inflated(c, r, math.sqrt))
+
+
+_register()

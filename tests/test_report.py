@@ -107,7 +107,8 @@ def test_broken_checker_fails_and_is_listed_last(tmp_path, monkeypatch):
                         lambda: {"two_heads.cor_3_2": chk})
     console = Console(file=io.StringIO(), width=200)
     failed = write_report(tmp_path, quick=True, console=console, executor="serial", cache=False)
-    assert [r["claim"] for r in failed] == ["two_heads.cor_3_2"]
+    assert {r["claim"] for r in failed} == {"two_heads.cor_3_2"}  # its check, and its growth rows (one size run)
+    assert failed[0]["params"] == {"N": 8} and any("unmeasured growth" in r["reasons"][0] for r in failed[1:])
     md = (tmp_path / "report.md").read_text()
     assert md.strip().splitlines()[-1].startswith("- `two_heads.cor_3_2`")
     assert console.file.getvalue().strip().splitlines()[-1].startswith("FAIL two_heads.cor_3_2")

@@ -38,6 +38,7 @@ import numpy as np
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.rope import RoPE
+from attnsim.sim.two_heads import plan as P
 from attnsim.sim.two_heads.jobs import HeadJob
 
 SCHEMES = ("paper", "fused")
@@ -46,8 +47,28 @@ K = TypeVar("K", bound=Hashable)
 
 
 def block_starts(N: int, b: int) -> list[int]:
-    """First position of each block of size ``b``."""
-    return list(range(0, N, b))
+    """First position of each block of size ``b`` (the plan's blocks, ``plan.py``)."""
+    return [P.block_start(t, b) for t in range(P.num_blocks(P.INT, N, b))]
+
+
+def layout_input(nm: Numerics, Xk: Array, Xq: Array, lay: P.Layout) -> Array:
+    """A call's input from the plan's layout: row r is [x_key, x_query] (tokens of Xk, Xq by the
+    layout's segments, zero elsewhere), and a normaliser layout adds the constant-1 column on every row
+    and the indicator column (Lemma A.1) on its key rows."""
+    d = Xk.shape[1]
+    norm = lay.norm
+    Z = nm.zeros((lay.rows, 2 * d + (2 if norm else 0)))
+    for seg in lay.segs:
+        if seg.what in ("key", "query"):
+            rows, tokens = P.seg_tokens(seg)
+            if len(rows):
+                half = slice(0, d) if seg.what == "key" else slice(d, 2 * d)
+                Z[rows.start:rows.stop, half] = (Xk if seg.what == "key" else Xq)[list(tokens)]
+                if norm and seg.what == "key":
+                    Z[rows.start:rows.stop, 2 * d + 1:] = nm.ones((len(rows), 1))
+    if norm:
+        Z[:, 2 * d:2 * d + 1] = nm.ones((lay.rows, 1))
+    return Z
 
 
 @dataclass(frozen=True)
@@ -118,46 +139,45 @@ def fold_rotation(nm: Numerics, WK: Array, rope: RoPE, delta: int) -> Array:
 
 def pair_inputs(nm: Numerics, X: Array, q0: int, k0: int, b: int) -> tuple[Array, Array, int]:
     """Step 2's rows [x_key, x_query] and Step 1's rows [x_key, x_query, 1, indicator] + the synthetic row
-    for query block q0 and key block k0, and the zero-key padding k of a partial key block."""
-    N, d = X.shape
-    bq, bk = min(b, N - q0), min(b, N - k0)
-    R = max(bq, bk)
-    Zkq = nm.zeros((R, 2 * d))
-    Zkq[:bk, :d] = X[k0:k0 + bk]
-    Zkq[:bq, d:] = X[q0:q0 + bq]
-    ind = nm.zeros((R, 1))
-    ind[:bk] = nm.ones((bk, 1))
-    synthetic = np.concatenate([nm.zeros((1, 2 * d)), nm.ones((1, 1)), nm.zeros((1, 1))], axis=1)
-    Z1 = np.concatenate([np.concatenate([Zkq, nm.ones((R, 1)), ind], axis=1), synthetic])
-    return Zkq, Z1, R - bk
+    for query block q0 and key block k0 (``plan.pair_layout``), and the zero-key padding of Step 2."""
+    N = X.shape[0]
+    bq, bk = P.block_len(P.INT, N, b, q0), P.block_len(P.INT, N, b, k0)
+    ratio = P.pair_layout(P.INT, bq, bk, q0, k0, "ratio")
+    return layout_input(nm, X, X, ratio), layout_input(nm, X, X, P.pair_layout(P.INT, bq, bk, q0, k0, "norm")), \
+        ratio.units
 
 
 def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
-              tag: str, rope: RoPE | None = None) -> tuple[list[HeadJob], list[PairPlan]]:
-    """All jobs of one head (X: N × d_head in numerics ``nm``; weights in ``nm``)."""
+              tag: str, rope: RoPE | None = None, length: int | None = None) -> tuple[list[HeadJob], list[PairPlan]]:
+    """All jobs of one head (X: N × d_head in numerics ``nm``; weights in ``nm``), in the plan's order
+    (``plan.pair_index``); ``length``: every job padded to that many rows (Theorem 3.4)."""
     N, d = X.shape
     m = WQ.shape[1]
     jobs: list[HeadJob] = []
     plans: list[PairPlan] = []
-    w1 = weights_step1(nm, WQ, WK, WV if scheme == "fused" else None)
+    fused = scheme == "fused"
+    w1 = weights_step1(nm, WQ, WK, WV if fused else None)
     w2 = weights_step2(nm, WQ, WK, WV)
     rope_dims = m if rope is not None else 0
-    for q0 in block_starts(N, b):
-        bq = min(b, N - q0)
-        for t, k0 in enumerate(block_starts(N, b)):
-            if rope is not None:
-                WK_pair = fold_rotation(nm, WK, rope, k0 - q0)
-                w1 = weights_step1(nm, WQ, WK_pair, WV if scheme == "fused" else None)
-                w2 = weights_step2(nm, WQ, WK_pair, WV)
-            Zkq, Z1, pad = pair_inputs(nm, X, q0, k0, b)
-            if scheme == "fused":
-                jobs.append(HeadJob(f"{tag}.fused", Z1, *w1, decode=decode_AB(pad), rope_dims=rope_dims))
-                plans.append(PairPlan(q0, bq, t, "AB", pad))
-            else:
-                jobs.append(HeadJob(f"{tag}.step1", Z1, *w1, decode=decode_A(pad), rope_dims=rope_dims))
-                plans.append(PairPlan(q0, bq, t, "A", pad))
-                jobs.append(HeadJob(f"{tag}.step2", Zkq, *w2, rope_dims=rope_dims))
-                plans.append(PairPlan(q0, bq, t, "R", pad))
+    starts = block_starts(N, b)
+    names = P.steps(fused)
+    for c in range(P.pair_count(len(starts), fused)):
+        tq, t, si = P.pair_index(P.INT, len(starts), fused, c)
+        q0, k0 = starts[tq], starts[t]
+        bq, bk = P.block_len(P.INT, N, b, q0), P.block_len(P.INT, N, b, k0)
+        lay = P.pair_layout(P.INT, bq, bk, q0, k0, names[si], length)
+        if rope is not None:
+            WK_pair = fold_rotation(nm, WK, rope, k0 - q0)
+            w1 = weights_step1(nm, WQ, WK_pair, WV if fused else None)
+            w2 = weights_step2(nm, WQ, WK_pair, WV)
+        Z = layout_input(nm, X, X, lay)
+        if names[si] == "ratio":
+            jobs.append(HeadJob(f"{tag}.step2", Z, *w2, rope_dims=rope_dims))
+            plans.append(PairPlan(q0, bq, t, "R", lay.units))
+        else:
+            decode = (decode_AB if fused else decode_A)(lay.units - 1)
+            jobs.append(HeadJob(f"{tag}.{'fused' if fused else 'step1'}", Z, *w1, decode=decode, rope_dims=rope_dims))
+            plans.append(PairPlan(q0, bq, t, "AB" if fused else "A", lay.units - 1))
     return jobs, plans
 
 

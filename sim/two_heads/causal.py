@@ -62,7 +62,16 @@ from attnsim.sim.masks import Causal
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import block_starts, decode_A, decode_AB, sort_parts, weights_step1, weights_step2
+from attnsim.sim.two_heads import plan as P
+from attnsim.sim.two_heads.blocks import (
+    block_starts,
+    decode_A,
+    decode_AB,
+    layout_input,
+    sort_parts,
+    weights_step1,
+    weights_step2,
+)
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, StreamRunner
 from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
 from attnsim.sim.two_heads.worst_case import block_preconditions
@@ -77,44 +86,19 @@ class CausalPlan:
     t: int      # key block index
     part: str   # "own" (t = query block), "low" (offsets <= o(i)), "high" (offsets > o(i), reversed)
     kind: str   # "A" normaliser, "R" ratio call, "AB" fused
+    layout: P.Layout  # the call's rows (``plan.causal_layout``)
 
 
-def _rows_concat(nm: Numerics, Xk: Array, Xq: Array, rows: int) -> Array:
-    """``rows`` rows [x_key(r), x_query(r)] (zero where a block has no row r)."""
-    d = Xk.shape[1] if Xk.size else Xq.shape[1]
-    Z = nm.zeros((rows, 2 * d))
-    Z[:Xk.shape[0], :d] = Xk
-    Z[:Xq.shape[0], d:] = Xq
-    return Z
-
-
-def _with_const(nm: Numerics, Z: Array, ind: Array) -> Array:
-    """Append the constant-1 column and the indicator column (Lemma A.1)."""
-    r, w = Z.shape
-    out = nm.zeros((r, w + 2))
-    out[:, :w] = Z
-    out[:, w:w + 1] = nm.ones((r, 1))
-    out[:, w + 1:] = ind
-    return out
-
-
-def synthetic_first(nm: Numerics, Zkq: Array, bk: int) -> Array:
-    """Claim B.6 layout: the synthetic row [0, 0, 1, 0] first, then [x_key, x_query, 1, ind]."""
-    r, w = Zkq.shape
-    out = nm.zeros((r + 1, w + 2))
-    out[1:, :w] = Zkq
-    out[:, w:w + 1] = nm.ones((r + 1, 1))
-    out[1:1 + bk, w + 1:] = nm.ones((bk, 1))
-    return out
+def synthetic_first(nm: Numerics, X: Array, lay: P.Layout) -> Array:
+    """A causal normaliser call's input (Claim B.6 layout: the synthetic row [0, 0, 1, 0] first, then
+    [x_key, x_query, 1, ind]), the rows of the plan's layout ``lay`` filled from X."""
+    return layout_input(nm, X, X, lay)
 
 
 def reversed_shifted(nm: Numerics, Xk: Array, Xq: Array, b: int) -> Array:
-    """Rows m = 0..b: [x_key(b − m), x_query(b − 1 − m)] (zero where the offset does not exist)."""
-    d, bk, bq = Xk.shape[1], Xk.shape[0], Xq.shape[0]
-    Z = nm.zeros((b + 1, 2 * d))
-    Z[b + 1 - bk:, :d] = Xk[::-1]     # rows b − bk + 1 .. b hold key offsets bk − 1 .. 0
-    Z[b - bq:b, d:] = Xq[::-1]        # rows b − bq .. b − 1 hold query offsets bq − 1 .. 0
-    return Z
+    """Rows m = 0..b: [x_key(b − m), x_query(b − 1 − m)] (zero where the offset does not exist), the
+    plan's ``high`` layout (``plan.causal_layout``) on a key block Xk and a query block Xq."""
+    return layout_input(nm, Xk, Xq, P.causal_layout(b, Xq.shape[0], Xk.shape[0], 0, 0, "high", "ratio"))
 
 
 def causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
@@ -126,41 +110,36 @@ def causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b:
 
 def iter_causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
                           tag: str) -> Iterator[tuple[HeadJob, CausalPlan]]:
-    """The jobs of :func:`causal_head_jobs` with their plans, built one block pair at a time."""
+    """The jobs of :func:`causal_head_jobs` with their plans, one query block at a time in the plan's
+    order (``plan.causal_row_call``)."""
     N = X.shape[0]
     fused = scheme == "fused"
     w_norm = weights_step1(nm, WQ, WK, WV if fused else None)
     w_ratio = weights_step2(nm, WQ, WK, WV)
-    norm_kind, decode = ("AB", decode_AB(0)) if fused else ("A", decode_A(0))
-
-    def add(part: str, t: int, q0: int, bq: int, Znorm: Array, Zratio: Array) -> Iterator[tuple[HeadJob, CausalPlan]]:
-        yield (HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", Znorm, *w_norm, decode=decode),
-               CausalPlan(q0, bq, t, part, norm_kind))
-        if not fused:
-            yield HeadJob(f"{tag}.{part}.ratio", Zratio, *w_ratio), CausalPlan(q0, bq, t, part, "R")
-
+    norm_kind, decoder = ("AB", decode_AB) if fused else ("A", decode_A)
+    names = P.steps(fused)
     starts = block_starts(N, b)
     for tq, q0 in enumerate(starts):
-        bq = min(b, N - q0)
-        Xq = X[q0:q0 + bq]
-        for t, k0 in enumerate(starts[:tq]):
-            Xk = X[k0:k0 + b]
-            low = _rows_concat(nm, Xk, Xq, b)
-            yield from add("low", t, q0, bq, synthetic_first(nm, low, b), low)
-            high = reversed_shifted(nm, Xk, Xq, b)
-            ind = nm.ones((b + 1, 1))
-            ind[0] = nm.zeros((1,))  # the zero-key row has value 0
-            yield from add("high", t, q0, bq, _with_const(nm, high, ind), high)
-        own = _rows_concat(nm, Xq, Xq, bq)
-        yield from add("own", tq, q0, bq, synthetic_first(nm, own, bq), own)
+        bq = P.block_len(P.INT, N, b, q0)
+        for c in range(P.causal_row_count(tq, fused)):
+            t, pi, si = P.causal_row_call(P.INT, tq, fused, c)
+            part, step = ("low", "high", "own")[pi], names[si]
+            k0 = starts[t]
+            bk = P.block_len(P.INT, N, b, k0)
+            lay = P.causal_layout(b, bq, bk, q0, k0, part, step)
+            if step == "ratio":
+                Z = (reversed_shifted(nm, X[k0:k0 + bk], X[q0:q0 + bq], b) if part == "high"
+                     else layout_input(nm, X, X, lay))
+                yield HeadJob(f"{tag}.{part}.ratio", Z, *w_ratio), CausalPlan(q0, bq, t, part, "R", lay)
+            else:
+                Z = layout_input(nm, X, X, lay) if part == "high" else synthetic_first(nm, X, lay)
+                yield (HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", Z, *w_norm, decode=decoder(lay.units - 1)),
+                       CausalPlan(q0, bq, t, part, norm_kind, lay))
 
 
 def _query_rows(plan: CausalPlan, out: Array, b: int) -> Array:
     """The rows of a job's output that belong to the queries of offsets 0..bq−1, in offset order."""
-    if plan.part != "high":
-        first = 1 if plan.kind != "R" else 0  # normaliser jobs start with the synthetic row
-        return out[first:first + plan.bq]
-    return out[b - 1 - np.arange(plan.bq)]  # the query of offset o sits in row b − 1 − o
+    return out[P.query_rows(plan.layout)]
 
 
 def causal_combine(nm: Numerics, ledger: Ledger, N: int, m: int, b: int, plans: Sequence[CausalPlan],
@@ -168,7 +147,7 @@ def causal_combine(nm: Numerics, ledger: Ledger, N: int, m: int, b: int, plans: 
     """y_i = Σ B / Σ A over own block, low and high parts (processing, one entry per query block)."""
     # low / own ratio calls return B/A; high ones B/(A + 1), because of the zero-key row
     A, B = sort_parts(nm, (((plan.q0, plan.t, plan.part), plan.kind, _query_rows(plan, out, b),
-                            int(plan.part == "high")) for plan, out in zip(plans, results)))
+                            plan.layout.units) for plan, out in zip(plans, results)))
     for key in A:
         if key[2] == "high" and A[key].shape[0] == b:
             # offset b − 1 (the paper's offset M): the key set {o(j) > o(i)} is empty
@@ -206,7 +185,7 @@ class CausalAccumulator:
         self.nm, self.b, self.m, self.tag, self.plans = nm, b, m, tag, plans
         self.cols = np.arange(m) if cols is None else cols
         self.num, self.den = nm.zeros((N, len(self.cols))), nm.zeros((N, 1))
-        self.waiting: dict[tuple[int, int, str], tuple[str, Array]] = {}
+        self.waiting: dict[tuple[int, int, str], tuple[CausalPlan, Array]] = {}
         self.terms: dict[int, int] = {}  # query block start -> parts folded in
 
     def fold(self, index: int, out: Array) -> None:
@@ -219,11 +198,11 @@ class CausalAccumulator:
         else:
             other = self.waiting.pop(key, None)
             if other is None:
-                self.waiting[key] = (plan.kind, rows)
+                self.waiting[key] = (plan, rows)
                 return
-            ratio, A = (rows, other[1][:, :1]) if plan.kind == "R" else (other[1], rows[:, :1])
+            ratio_plan, ratio, A = (plan, rows, other[1][:, :1]) if plan.kind == "R" else (*other, rows[:, :1])
             ratio = ratio[:, self.cols]
-            shift = int(plan.part == "high")
+            shift = ratio_plan.layout.units  # the ratio call's non-real rows: B = out·(A + shift)
             B = nm.mul(ratio, nm.add(A, nm.const(shift, A.shape)))
         if plan.part == "high" and A.shape[0] == self.b:
             # offset b − 1 (the paper's offset M): the key set {o(j) > o(i)} is empty
@@ -318,12 +297,11 @@ def block_denominators(nm: Numerics, X: Array, WQ: Array, WK: Array, b: int, ora
         raise PreconditionError(f"M: a block of {b} tokens plus the synthetic token exceeds the oracle "
                                 f"length {oracle.spec.max_len}")
     w_norm = weights_step1(nm, WQ, WK, None)
-    jobs, sizes = [], []
+    jobs = []
+    lays = []
     for q0 in block_starts(X.shape[0], b):
-        bq = min(b, X.shape[0] - q0)
-        Xb = X[q0:q0 + bq]
-        jobs.append(HeadJob(tag, synthetic_first(nm, _rows_concat(nm, Xb, Xb, bq), bq), *w_norm,
-                            decode=decode_A(0)))
-        sizes.append(bq)
+        bq = P.block_len(P.INT, X.shape[0], b, q0)
+        lays.append(P.causal_layout(b, bq, bq, q0, q0, "own", "norm"))
+        jobs.append(HeadJob(tag, synthetic_first(nm, X, lays[-1]), *w_norm, decode=decode_A(lays[-1].units - 1)))
     outs = runner(oracle, jobs)
-    return np.concatenate([out[1:1 + bq] for out, bq in zip(outs, sizes)])
+    return np.concatenate([out[P.query_rows(lay)] for out, lay in zip(outs, lays)])

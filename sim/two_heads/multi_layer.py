@@ -37,6 +37,7 @@ from attnsim.sim.ledger import Ledger
 from attnsim.sim.model import TransformerSpec, Weights, head_columns
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
+from attnsim.sim.two_heads import plan as P
 from attnsim.sim.two_heads.blocks import PairPlan, combine, decode_A, decode_AB, head_jobs
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, StreamRunner
 from attnsim.sim.two_heads.worst_case import apply_token_map, sum_heads
@@ -135,23 +136,27 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
 
 def uniform_rows(nm: Numerics, jobs: Sequence[HeadJob], plans: Sequence[PairPlan],
                  rows: int) -> tuple[list[HeadJob], list[PairPlan]]:
-    """Lemma 3.1 jobs padded to ``rows`` rows each, exactly (see the module docstring)."""
+    """Lemma 3.1 jobs padded to ``rows`` rows each, exactly (see the module docstring): the padding
+    rows and the decoder's constant are those of ``plan.pair_layout`` with that length."""
     out_jobs, out_plans = [], []
-    for job, plan in zip(jobs, plans):
+    for job, pp in zip(jobs, plans):
         extra = rows - int(job.Z.shape[0])
         if extra == 0:
             out_jobs.append(job)
-            out_plans.append(plan)
+            out_plans.append(pp)
             continue
+        step = "ratio" if pp.kind == "R" else "norm"
+        bk = int(job.Z.shape[0]) - pp.pad - (step == "norm")
+        lay = P.pair_layout(P.INT, pp.bq, bk, pp.q0, 0, step, rows)
         pad = nm.zeros((extra, job.width))
-        if plan.kind == "R":
+        if step == "ratio":
             out_jobs.append(replace(job, Z=np.concatenate([job.Z, pad])))
-            out_plans.append(replace(plan, pad=plan.pad + extra))
+            out_plans.append(replace(pp, pad=lay.units))
             continue
         pad[:, job.width - 2] = nm.ones((extra,))  # the constant column: a copy of the synthetic token
-        decode = (decode_A if plan.kind == "A" else decode_AB)(plan.pad + extra)
+        decode = (decode_A if pp.kind == "A" else decode_AB)(lay.units - 1)
         out_jobs.append(replace(job, Z=np.concatenate([job.Z, pad]), decode=decode))
-        out_plans.append(replace(plan, pad=plan.pad + extra))
+        out_plans.append(replace(pp, pad=lay.units - 1))
     return out_jobs, out_plans
 
 

@@ -38,6 +38,7 @@ from typing import Iterable, Sequence
 from attnsim.sim.errors import AttnsimError
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer
+from attnsim.sim.two_heads import plan as P
 from attnsim.sim.two_heads.jobs import HeadJob
 
 
@@ -103,7 +104,7 @@ def packed_call(nm: Numerics, jobs: Sequence[HeadJob], heads: int, layers: int, 
     block = layers * (w + o)
     X = nm.zeros((rows, heads * block))
     for k, job in enumerate(jobs):
-        h, layer = divmod(k, layers)
+        _, h, layer = P.pack_slot(P.INT, k, heads * layers, layers)
         start = h * block + layer * w
         X[:job.Z.shape[0], start:start + job.width] = job.Z
     oracle_layers = tuple(
@@ -114,7 +115,7 @@ def packed_call(nm: Numerics, jobs: Sequence[HeadJob], heads: int, layers: int, 
 
 
 def _read_slot(out: Array, job: HeadJob, k: int, layers: int, w: int, o: int) -> Array:
-    h, layer = divmod(k, layers)
+    h, layer = divmod(k, layers)  # k < H'·L' here: the slot of ``plan.pack_slot``
     start = h * layers * (w + o) + layers * w + layer * o
     return out[:job.Z.shape[0], start:start + job.out_width]
 
@@ -134,13 +135,15 @@ def run_packed(oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]:
                            "(OracleSpec(residual=True)); the paper's model has none, see packing.py")
     per_call = spec.heads * spec.layers
     w, o = slot_widths(jobs)
-    groups = [list(jobs[i:i + per_call]) for i in range(0, len(jobs), per_call)]
+    groups: list[list[HeadJob]] = [[] for _ in range(P.pack_count(P.INT, len(jobs), per_call))]
+    for k, job in enumerate(jobs):
+        groups[P.pack_slot(P.INT, k, per_call, spec.layers)[0]].append(job)
     calls = [packed_call(oracle.nm, g, spec.heads, spec.layers, spec.causal, w, o, _group_tag(g))[0]
              for g in groups]
     outs = oracle.run(calls)
     for k, job in enumerate(jobs):
-        oracle.ledger.record("job", job.tag, round=oracle.round, shape=job.Z.shape, slot=divmod(k % per_call,
-                                                                                              spec.layers))
+        oracle.ledger.record("job", job.tag, round=oracle.round, shape=job.Z.shape,
+                             slot=P.pack_slot(P.INT, k, per_call, spec.layers)[1:])
     return [_read_slot(out, job, k, spec.layers, w, o)
             for g, out in zip(groups, outs) for k, job in enumerate(g)]
 

@@ -34,15 +34,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
 from attnsim.sim.errors import PreconditionError
 from attnsim.sim.ledger import Ledger
 from attnsim.sim.masks import Sink, SlidingWindow
 from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
-from attnsim.sim.two_heads.blocks import SCHEMES, decode_A, decode_AB, sort_parts, weights_step1, weights_step2
+from attnsim.sim.two_heads import plan as P
+from attnsim.sim.two_heads.blocks import (
+    SCHEMES,
+    decode_A,
+    decode_AB,
+    layout_input,
+    sort_parts,
+    weights_step1,
+    weights_step2,
+)
 from attnsim.sim.two_heads.causal import synthetic_first
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner
 from attnsim.sim.two_heads.multi_layer import HeadBuilder, HeadFinish, simulate_layers
@@ -76,61 +83,57 @@ class WindowPlan:
     part: str
     kind: str
     row0: int
-
-
-def _self_rows(nm: Numerics, Xk: Array, Xq: Array) -> Array:
-    """Rows [x_key(m), x_query(m)] for m over the longer of the two (zeros where one is missing)."""
-    rows = max(Xk.shape[0], Xq.shape[0])
-    d = Xk.shape[1]
-    Z = nm.zeros((rows, 2 * d))
-    Z[:Xk.shape[0], :d] = Xk
-    Z[:Xq.shape[0], d:] = Xq
-    return Z
+    units: int  # the call's non-real rows (``plan.Layout.units``)
+    sign: int   # the part's sign in the combination (``plan.Layout.sign``)
 
 
 def window_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, r: int, s: int,
                      scheme: str, tag: str) -> tuple[list[HeadJob], list[WindowPlan]]:
-    """The head's first s + r queries and, per chunk, P and S (2 calls each, or 1 fused)."""
+    """The head's first s + r queries and, per chunk, P and S (2 calls each, or 1 fused), in the plan's
+    order (``plan.window_index``) and layouts (``plan.window_layout``)."""
     N = X.shape[0]
-    C = b - s - r
     fused = scheme == "fused"
     w_norm = weights_step1(nm, WQ, WK, WV if fused else None)
     w_ratio = weights_step2(nm, WQ, WK, WV)
-    kind, decode = ("AB", decode_AB(0)) if fused else ("A", decode_A(0))
+    kind, decoder = ("AB", decode_AB) if fused else ("A", decode_A)
+    names = P.steps(fused)
     jobs: list[HeadJob] = []
     plans: list[WindowPlan] = []
-
-    def add(part: str, q0: int, nq: int, Zkq: Array, keys: int, row0: int) -> None:
-        jobs.append(HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", synthetic_first(nm, Zkq, keys),
-                            *w_norm, decode=decode))
-        plans.append(WindowPlan(q0, nq, part, kind, row0 + 1))
-        if not fused:
-            jobs.append(HeadJob(f"{tag}.{part}.ratio", Zkq, *w_ratio))
-            plans.append(WindowPlan(q0, nq, part, "R", row0))
-
-    h = min(N, s + r)
-    add("head", 0, h, _self_rows(nm, X[:h], X[:h]), h, 0)
-    for q0 in range(s + r, N, C):
-        nq = min(C, N - q0)
-        local = X[q0 - r:q0 + nq]
-        Z = np.concatenate([X[:s], local])
-        add("P", q0, nq, _self_rows(nm, Z, Z), int(Z.shape[0]), s + r)
-        add("S", q0, nq, _self_rows(nm, local[:nq], local[r:]), nq, 0)
+    for c in range(P.window_count(P.num_chunks(P.INT, N, b, r, s), fused)):
+        pi, k, si = P.window_index(P.INT, fused, c)
+        part, step = P.WINDOW_PARTS[pi], names[si]
+        lay = P.window_layout(P.INT, N, b, r, s, part, k, step)
+        rows = P.query_rows(lay)
+        q0 = 0 if part == "head" else s + r + k * (b - s - r)
+        Z = layout_input(nm, X, X, lay)
+        if step == "ratio":
+            jobs.append(HeadJob(f"{tag}.{part}.ratio", Z, *w_ratio))
+            plans.append(WindowPlan(q0, len(rows), part, "R", rows[0] if rows else 0, lay.units, lay.sign))
+        else:
+            jobs.append(HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", synthetic_first(nm, X, lay),
+                                *w_norm, decode=decoder(lay.units - 1)))
+            plans.append(WindowPlan(q0, len(rows), part, kind, rows[0] if rows else 0, lay.units, lay.sign))
     return jobs, plans
 
 
 def window_combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence[WindowPlan],
                    results: Sequence[Array], tag: str, round: int) -> Array:
-    """First rows y = B/A; chunk rows y = (B_P − B_S)/(A_P − A_S) (processing, one entry per chunk)."""
-    A, B = sort_parts(nm, (((plan.q0, plan.part), plan.kind, out[plan.row0:plan.row0 + plan.nq], 0)
+    """First rows y = B/A; chunk rows y = (B_P − B_S)/(A_P − A_S): each part's term with its layout's
+    sign (processing, one entry per chunk)."""
+    A, B = sort_parts(nm, (((plan.q0, plan.part), plan.kind, out[plan.row0:plan.row0 + plan.nq], plan.units)
                            for plan, out in zip(plans, results)))
+    sign = {(plan.q0, plan.part): plan.sign for plan in plans}
     Y = nm.zeros((N, m))
-    for q0, part in sorted(k for k in A if k[1] != "S"):
-        if part == "head":
-            num, den = B[(q0, part)], A[(q0, part)]
-        else:
-            num = nm.sub(B[(q0, "P")], B[(q0, "S")])
-            den = nm.sub(A[(q0, "P")], A[(q0, "S")])
+    for q0 in sorted({k[0] for k in A}):
+        num = den = None
+        for key in sorted(k for k in A if k[0] == q0):
+            tb, ta = B[key], A[key]
+            if num is None:
+                num, den = (tb, ta) if sign[key] > 0 else (nm.sub(nm.zeros(tb.shape), tb), nm.sub(nm.zeros(ta.shape), ta))
+            elif sign[key] > 0:
+                num, den = nm.add(num, tb), nm.add(den, ta)
+            else:
+                num, den = nm.sub(num, tb), nm.sub(den, ta)
         Y[q0:q0 + num.shape[0]] = nm.safe_div(num, den)
         ledger.record("processing", f"{tag}.combine", round=round, shape=num.shape, flops=4 * num.shape[0] * (m + 1))
     return Y

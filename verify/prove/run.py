@@ -1,0 +1,142 @@
+"""Run the obligations of claims through the solver, replay every counterexample as an ordinary check.
+
+A row per obligation: ``proved`` (for every size, or for every N with each M up to a stated bound
+when the solver gave up on symbolic M), ``counterexample`` (the solver's values; the claim's exact
+check is run at once at those sizes and must fail) or ``unknown`` (a failing row).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
+
+import z3
+
+from attnsim.sim.errors import AttnsimError
+from attnsim.verify.check import run_check
+from attnsim.verify.prove.claims import CLAIMS, MIN_M, obligations
+from attnsim.verify.prove.obligations import Obligation
+from attnsim.verify.prove.z3kit import Outcome, prove
+from attnsim.verify.registry import UsageError
+
+TIMEOUT_MS = 20_000
+M_BOUND = 64  # per-M fallback when symbolic M is unknown: every N, each M ≤ this bound
+SMALL = {"N": 24, "M": 8, "r": 4, "s": 3, "n": 6, "chunks": 6, "H": 2, "L": 2, "Hp": 2, "Lp": 2, "jobs": 12}
+
+
+@dataclass
+class Row:
+    """One obligation's result."""
+
+    claim: str
+    obligation: str
+    variant: str
+    status: str
+    seconds: float
+    scope: str
+    counterexample: dict[str, int] | None = None
+    replay: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return asdict(self)
+
+
+def select(names: Sequence[str] | None) -> list[str]:
+    """Claim ids to prove: all, or those named (a claim id or the paper ``two_heads``)."""
+    if not names:
+        return list(CLAIMS)
+    out: list[str] = []
+    for name in names:
+        hits = [c for c in CLAIMS if c == name or c.startswith(name + ".")]
+        if not hits:
+            raise UsageError(f"CLAIM: no proved plan for {name!r}; choose from two_heads, {', '.join(CLAIMS)}")
+        out += [c for c in hits if c not in out]
+    return out
+
+
+def _per_M(ob: Obligation, hyps: list[Any], goal: Any, names: dict[str, Any], timeout_ms: int) -> Outcome:
+    """Every N, each M from the minimum to :data:`M_BOUND` (symbolic M defeated the solver)."""
+    total = 0.0
+    for m in range(MIN_M, M_BOUND + 1):
+        out = prove(hyps + [names["M"] == m], goal, names, timeout_ms)
+        total += out.seconds
+        if out.status != "proved":
+            return Outcome(out.status, total, out.model)
+    return Outcome("proved", total)
+
+
+def replay_params(ob: Obligation, model: dict[str, int]) -> dict[str, Any]:
+    """The check's parameters at a counterexample's sizes (one head, one layer unless the model says)."""
+    p: dict[str, Any] = {"d": 2, "H": 1, "L": 1, "Hp": 1, "Lp": 1, **ob.params}
+    M = model.get("M", 4)
+    p["M"] = max(M, MIN_M)
+    if "N" in model:
+        p["N"] = max(model["N"], 1)
+    else:  # a count over n blocks (or chunks): that many blocks of M − strict tokens
+        b = p["M"] - (p.get("length") == "strict")
+        p["N"] = max(1, model.get("n", 1)) * b + model.get("chunks", 0) * b
+    for k in ("H", "L", "Hp", "Lp"):
+        if k in model:
+            p[k] = max(1, min(model[k], 3))
+    p["d"] = 2 * p["H"]
+    if "r" in model:
+        p["window"], p["sinks"] = model["r"], model.get("s", 0)
+    claim_params = {"two_heads.lemma_3_1": ("N", "M", "d", "scheme", "length"),
+                    "two_heads.claim_b_6": ("N", "M", "d", "length"),
+                    "two_heads.cor_3_2": ("N", "M", "d", "scheme", "length", "H", "L")}
+    keep = claim_params.get(ob.claim)
+    return {k: v for k, v in p.items() if keep is None or k in keep}
+
+
+def replay(ob: Obligation, model: dict[str, int]) -> dict[str, Any]:
+    """Run the claim's check in exact numerics at the counterexample's sizes; its verdict must be fail."""
+    params = replay_params(ob, model)
+    if ob.claim == "two_heads.thm_1_1" and "causal" not in params:
+        params["causal"] = False
+    try:
+        record = run_check(ob.claim, params, "exact")
+    except AttnsimError as exc:
+        return {"params": params, "verdict": "refused", "reasons": [str(exc)]}
+    return {"params": params, "verdict": record["verdict"], "reasons": record["reasons"][:3]}
+
+
+def run_obligation(ob: Obligation, timeout_ms: int = TIMEOUT_MS, replay_failures: bool = True) -> Row:
+    """Prove one obligation (symbolic M first, then each M up to :data:`M_BOUND`), replaying a counterexample."""
+    hyps, goal, names = ob.build()
+    out = prove(hyps, goal, names, timeout_ms, SMALL)
+    scope = "every size"
+    if out.status == "unknown" and "M" in names:
+        first = out.seconds
+        out = _per_M(ob, hyps, goal, names, timeout_ms)
+        out.seconds += first
+        scope = f"every N, each M <= {M_BOUND}"
+    row = Row(ob.claim, ob.name, ob.variant, out.status, round(out.seconds, 3), scope,
+              out.model if out.status == "counterexample" else None)
+    if row.counterexample is not None and replay_failures:
+        row.replay = replay(ob, row.counterexample)
+    return row
+
+
+def run(claims: Sequence[str], timeout_ms: int = TIMEOUT_MS, on_row: Callable[[Row], None] | None = None,
+        first_failure: bool = False) -> list[Row]:
+    """Every obligation of ``claims``; ``first_failure``: stop a claim at its first row that is not proved."""
+    z3.set_param("rlimit", 0)
+    rows: list[Row] = []
+    for claim in claims:
+        for ob in obligations(claim):
+            start = time.perf_counter()
+            row = run_obligation(ob, timeout_ms)
+            row.seconds = round(max(row.seconds, time.perf_counter() - start), 3)
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+            if first_failure and row.status != "proved":
+                break
+    return rows
+
+
+def all_proved(rows: Sequence[Row]) -> bool:
+    """Exit status 0 of ``attnsim prove``: every row proved."""
+    return bool(rows) and all(r.status == "proved" for r in rows)

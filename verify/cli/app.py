@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.cli import bench, bounds, check, claims, growth, precision, report, run, teeth, tint_size
+from attnsim.verify.cli import bench, bounds, check, claims, growth, precision, prove, report, run, teeth, tint_size
 from attnsim.verify.cli.guard import check_argv, fail_os
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError
 
@@ -44,7 +44,7 @@ def _root(show_version: Optional[bool] = typer.Option(None, "--version", callbac
 
 
 # The order of ``attnsim --help``.
-for command in (claims, check, report, bounds, growth, teeth, precision, run, bench, tint_size):
+for command in (claims, check, report, bounds, growth, teeth, prove, precision, run, bench, tint_size):
     command.register(app)
 
 

@@ -42,6 +42,7 @@ class Obligation:
     variant: str
     build: Callable[[], Query]
     params: dict[str, Any] = field(default_factory=dict)
+    share: str | None = None  # the same query under another claim (a head plan they have in common)
 
 
 V = {k: z3.Int(k) for k in ("N", "M", "r", "s", "query", "key", "c", "x0", "x1", "row", "H", "L", "Hp", "Lp",
@@ -72,7 +73,8 @@ def head_obligations(claim: str, hp: HeadPlan, sz: Sizes, min_M: int, variant: s
     out: list[Obligation] = []
 
     def add(name: str, build: Callable[[], Query]) -> None:
-        out.append(Obligation(claim, name, variant, build, params))
+        share = f"{hp.name}:{sz.length is not None}:{variant}:{name}"
+        out.append(Obligation(claim, name, variant, build, params, share))
 
     for step in dict.fromkeys(f.step for f in hp.families):
         def coverage(step: str = step) -> Query:

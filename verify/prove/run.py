@@ -99,6 +99,8 @@ def replay(ob: Obligation, model: dict[str, int]) -> dict[str, Any]:
         record = run_check(ob.claim, params, "exact")
     except AttnsimError as exc:
         return {"params": params, "verdict": "refused", "reasons": [str(exc)]}
+    except Exception as exc:  # noqa: BLE001 - a crash is reported (it is not a failing verdict), never hidden
+        return {"params": params, "verdict": "crashed", "reasons": [f"{type(exc).__name__}: {exc}"]}
     return {"params": params, "verdict": record["verdict"], "reasons": record["reasons"][:3]}
 
 
@@ -124,11 +126,19 @@ def run(claims: Sequence[str], timeout_ms: int = TIMEOUT_MS, on_row: Callable[[R
     """Every obligation of ``claims``; ``first_failure``: stop a claim at its first row that is not proved."""
     z3.set_param("rlimit", 0)
     rows: list[Row] = []
+    done: dict[str, Row] = {}
     for claim in claims:
         for ob in obligations(claim):
             start = time.perf_counter()
-            row = run_obligation(ob, timeout_ms)
-            row.seconds = round(max(row.seconds, time.perf_counter() - start), 3)
+            if ob.share is not None and ob.share in done:
+                first = done[ob.share]
+                row = Row(claim, ob.name, ob.variant, first.status, 0.0, f"{first.scope} (the query of {first.claim})",
+                          first.counterexample, first.replay)
+            else:
+                row = run_obligation(ob, timeout_ms)
+                row.seconds = round(max(row.seconds, time.perf_counter() - start), 3)
+                if ob.share is not None:
+                    done[ob.share] = row
             rows.append(row)
             if on_row is not None:
                 on_row(row)
@@ -140,3 +150,42 @@ def run(claims: Sequence[str], timeout_ms: int = TIMEOUT_MS, on_row: Callable[[R
 def all_proved(rows: Sequence[Row]) -> bool:
     """Exit status 0 of ``attnsim prove``: every row proved."""
     return bool(rows) and all(r.status == "proved" for r in rows)
+
+
+@dataclass
+class TwinProof:
+    """What the prover said of a plan twin: its first counterexample and that counterexample's replay."""
+
+    claim: str
+    name: str
+    what: str
+    caught: bool
+    seconds: float
+    row: Row | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {"claim": self.claim, "name": self.name, "what": self.what, "caught": self.caught,
+                "seconds": self.seconds, "row": self.row.as_dict() if self.row else None}
+
+
+def run_plan_twin(t: Any, timeout_ms: int = TIMEOUT_MS) -> TwinProof:
+    """Prove ``t.claim`` with the twin's break applied: caught iff an obligation has a counterexample
+    whose replay (under the same break) fails the ordinary check."""
+    start = time.perf_counter()
+    found = None
+    with t.breaks():
+        for ob in obligations(t.claim):
+            row = run_obligation(ob, timeout_ms, replay_failures=False)
+            if row.status == "counterexample":
+                row.replay = replay(_with(ob, t.params), row.counterexample or {})
+                found = row
+                break
+    caught = found is not None and found.replay is not None and found.replay["verdict"] == "fail"
+    return TwinProof(t.claim, t.name, t.what, caught, round(time.perf_counter() - start, 2), found)
+
+
+def _with(ob: Obligation, params: dict[str, Any]) -> Obligation:
+    """The obligation with the twin's fixed parameters (e.g. ``causal``) added to its replay."""
+    keep = {k: v for k, v in params.items() if k not in ("N", "M", "d", "window", "sinks")}
+    return Obligation(ob.claim, ob.name, ob.variant, ob.build, {**ob.params, **keep})

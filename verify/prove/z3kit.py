@@ -104,26 +104,24 @@ class Outcome:
 
 def prove(hyps: list[Any], goal: Any, names: Mapping[str, Any], timeout_ms: int,
           small: Mapping[str, int] | None = None) -> Outcome:
-    """Does ``hyps → goal`` hold for all values? ``small``: upper bounds tried first, so that a
-    counterexample is small enough to replay as an ordinary check."""
+    """Does ``hyps → goal`` hold for all values? ``small``: upper bounds tried once a counterexample
+    exists, so that it is small enough to replay as an ordinary check."""
     start = time.perf_counter()
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*hyps)
     s.add(z3.Not(goal))
+    result = s.check()
+    if result == z3.unsat:
+        return Outcome("proved", time.perf_counter() - start)
+    if result != z3.sat:
+        return Outcome("unknown", time.perf_counter() - start)
+    model = _values(s.model(), names)
     if small:
-        s.push()
         s.add(*[names[k] <= v for k, v in small.items() if k in names])
         if s.check() == z3.sat:
-            return Outcome("counterexample", time.perf_counter() - start, _values(s.model(), names))
-        s.pop()
-    result = s.check()
-    seconds = time.perf_counter() - start
-    if result == z3.unsat:
-        return Outcome("proved", seconds)
-    if result == z3.sat:
-        return Outcome("counterexample", seconds, _values(s.model(), names))
-    return Outcome("unknown", seconds)
+            model = _values(s.model(), names)
+    return Outcome("counterexample", time.perf_counter() - start, model)
 
 
 def _values(model: z3.ModelRef, names: Mapping[str, Any]) -> dict[str, int]:

@@ -133,8 +133,8 @@ def iter_causal_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Arra
                 yield HeadJob(f"{tag}.{part}.ratio", Z, *w_ratio), CausalPlan(q0, bq, t, part, "R", lay)
             else:
                 Z = layout_input(nm, X, X, lay) if part == "high" else synthetic_first(nm, X, lay)
-                yield (HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", Z, *w_norm, decode=decoder(lay.units - 1)),
-                       CausalPlan(q0, bq, t, part, norm_kind, lay))
+                job = HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", Z, *w_norm, decode=decoder(lay.units - 1))
+                yield job, CausalPlan(q0, bq, t, part, norm_kind, lay)
 
 
 def _query_rows(plan: CausalPlan, out: Array, b: int) -> Array:

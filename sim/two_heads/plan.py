@@ -89,7 +89,8 @@ INT = IntOps()
 
 @dataclass(frozen=True)
 class Seg:
-    """Rows [lo, hi) of a call: ``what`` in key/query/pad/synth; a key or query row lo + k holds token first + step·k."""
+    """Rows [lo, hi) of a call, ``what`` one of key/query/pad/synth; key or query row lo + k holds token
+    first + step·k."""
 
     what: str
     lo: Any

@@ -129,7 +129,8 @@ def window_combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence
         for key in sorted(k for k in A if k[0] == q0):
             tb, ta = B[key], A[key]
             if num is None:
-                num, den = (tb, ta) if sign[key] > 0 else (nm.sub(nm.zeros(tb.shape), tb), nm.sub(nm.zeros(ta.shape), ta))
+                zero_b, zero_a = nm.zeros(tb.shape), nm.zeros(ta.shape)
+                num, den = (tb, ta) if sign[key] > 0 else (nm.sub(zero_b, tb), nm.sub(zero_a, ta))
             elif sign[key] > 0:
                 num, den = nm.add(num, tb), nm.add(den, ta)
             else:

@@ -8,7 +8,14 @@ from typing import Any, Optional
 
 import typer
 
-from attnsim.verify.cli.options import check_format, check_json_path, format_option, json_option, render_rows, write_json
+from attnsim.verify.cli.options import (
+    check_format,
+    check_json_path,
+    format_option,
+    json_option,
+    render_rows,
+    write_json,
+)
 
 FORMATS = ("table", "md", "csv", "json")
 

@@ -18,7 +18,7 @@ from attnsim.paper_refs import get as get_claim
 from attnsim.sim.two_heads import plan as P
 from attnsim.theory.formulas import expand_definitions, parse
 from attnsim.verify.prove.heads import Sizes, b6_plan, causal_plan, pair_plan, window_plan
-from attnsim.verify.prove.obligations import V, Obligation, env_of, formula, head_obligations
+from attnsim.verify.prove.obligations import Obligation, V, env_of, formula, head_obligations
 from attnsim.verify.prove.z3kit import Z3, from_sympy
 
 MIN_M = 2  # the checkers' smallest M; b = M − strict ≥ 1 is a hypothesis too

@@ -22,6 +22,7 @@ from attnsim.verify.report.sections import (
                                             two_heads_approx,
                                             two_heads_masked,
                                             two_heads_precision,
+                                            two_heads_proofs,
                                             two_heads_rebuttal,
 )
 
@@ -30,6 +31,7 @@ Section = Callable[[list[dict[str, Any]], Path, bool], str]
 SECTIONS: dict[str, tuple[Section, ...]] = {
     "two_heads": (
         two_heads_masked.section,
+        two_heads_proofs.proofs_section,
         two_heads_approx.approximate_section,
         two_heads_precision.precision_section,
         torch_models.torch_section,

@@ -83,7 +83,10 @@ def replay_params(ob: Obligation, model: dict[str, int]) -> dict[str, Any]:
     p["d"] = 2 * p["H"]
     if "r" in model:
         p["window"], p["sinks"] = model["r"], model.get("s", 0)
+    if "jobs" in model:
+        p["jobs"] = max(1, min(model["jobs"], 8))
     claim_params = {"two_heads.lemma_3_1": ("N", "M", "d", "scheme", "length"),
+                    "two_heads.lemma_3_3": ("M", "d", "H", "Hp", "Lp", "jobs"),
                     "two_heads.claim_b_6": ("N", "M", "d", "length"),
                     "two_heads.cor_3_2": ("N", "M", "d", "scheme", "length", "H", "L")}
     keep = claim_params.get(ob.claim)

@@ -101,6 +101,19 @@ def sink_twice() -> Any:
     return _layout_broken("window_layout", change)
 
 
+@contextmanager
+def slot_collision() -> Iterator[None]:
+    """Lemma 3.3: every job goes to oracle layer 0 of its head, so jobs of one head share a slot."""
+    original = P.pack_slot
+
+    def broken(ops: Any, k: Any, per_call: Any, layers: Any) -> tuple[Any, Any, Any]:
+        call, head, _ = original(ops, k, per_call, layers)
+        return call, head, 0
+
+    with mock.patch.object(P, "pack_slot", broken):
+        yield
+
+
 def _add(claim: str, name: str, what: str, breaks: Callable[[], Any], params: dict[str, Any] | None = None) -> None:
     twin(claim, name, what, kind="plan", params=params)(breaks)
 
@@ -109,6 +122,8 @@ _add("two_heads.lemma_3_1", "plan_key_range_short", "each call's key range ends 
 _add("two_heads.lemma_3_1", "plan_pad_dropped", "the decoder leaves one padding row out of its constant",
      pad_dropped, {"N": 13, "M": 4, "d": 2})
 _add("two_heads.cor_3_2", "plan_key_range_short", "each call's key range ends one token early", key_range_short)
+_add("two_heads.lemma_3_3", "plan_slot_collision", "the jobs of a head all go to oracle layer 0",
+     slot_collision, {"Hp": 1, "Lp": 2})
 _add("two_heads.thm_3_4", "plan_pad_dropped", "the decoder leaves one padding row out of its constant",
      pad_dropped)
 _add("two_heads.thm_3_5", "plan_diagonal_to_high", "the causal diagonal goes to the reversed call too",

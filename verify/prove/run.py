@@ -19,6 +19,7 @@ from attnsim.verify.prove.claims import CLAIMS, MIN_M, obligations
 from attnsim.verify.prove.obligations import Obligation
 from attnsim.verify.prove.z3kit import Outcome, prove
 from attnsim.verify.registry import UsageError
+from attnsim.verify.teeth import select_claims
 
 TIMEOUT_MS = 20_000
 M_BOUND = 64  # per-M fallback when symbolic M is unknown: every N, each M ≤ this bound
@@ -44,16 +45,13 @@ class Row:
 
 
 def select(names: Sequence[str] | None) -> list[str]:
-    """Claim ids to prove: all, or those named (a claim id or the paper ``two_heads``)."""
+    """Claim ids to prove: all, or those named (a claim id or the paper ``two_heads``) that have a plan."""
     if not names:
         return list(CLAIMS)
-    out: list[str] = []
-    for name in names:
-        hits = [c for c in CLAIMS if c == name or c.startswith(name + ".")]
-        if not hits:
-            raise UsageError(f"CLAIM: no proved plan for {name!r}; choose from two_heads, {', '.join(CLAIMS)}")
-        out += [c for c in hits if c not in out]
-    return out
+    chosen = [c for c in select_claims(names) if c in CLAIMS]
+    if not chosen:
+        raise UsageError(f"CLAIM: no proved plan for {', '.join(names)}; choose from two_heads, {', '.join(CLAIMS)}")
+    return chosen
 
 
 def _per_M(ob: Obligation, hyps: list[Any], goal: Any, names: dict[str, Any], timeout_ms: int) -> Outcome:

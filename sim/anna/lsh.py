@@ -10,14 +10,16 @@ Three families are provided:
   ``h(x) = [<a, x> >= 0]`` with ``a ~ N(0, I)``; two vectors at angle theta collide with
   probability ``1 - theta/pi``. On the unit sphere, Euclidean distance d means
   theta = 2 asin(d/2). (The paper's experiments use the cross-polytope family of Andoni et al.
-  2015; we use hyperplanes because their collision probability has this closed form.)
+  2015; hyperplanes are the default because their collision probability has this closed form.)
 * :class:`PStableLSH` -- the Gaussian (2-stable) family of Datar et al. 2004 for l2:
   ``h(x) = floor((<a, x> + b) / w)`` with ``a ~ N(0, I)``, ``b ~ U[0, w)``.
 * :class:`CrossPolytopeLSH` -- the cross-polytope family of Andoni et al. 2015, the hash the
   paper's analysis and experiments refer to (Section 3.1, App. G): rotate by a Gaussian matrix
   ``A`` and return the closest of the 2 dim signed unit vectors, ``h(x) = argmax_{+-e_i} <+-e_i, A x>``
-  (code i for +e_i, dim + i for -e_i). Its collision probability has no elementary closed form;
-  ``attnsim.theory.lsh`` uses the asymptotic exponent of Andoni et al. (Thm 1 there).
+  (code i for +e_i, dim + i for -e_i). Its collision probability has no elementary closed form.
+
+The families' collision probabilities (p1, p2) live in ``attnsim.theory.lsh`` only: a construction
+does not know the quantities its parameters are chosen from.
 
 Identical points always get identical codes, whatever the draw: this is what lets Algorithm 1
 reproduce exact-match attention at r = 0 (App. B).
@@ -109,11 +111,6 @@ class HyperplaneLSH:
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z, self.dim)), np.zeros(z), None)
 
-    def collision_probability(self, distance: float) -> float:
-        """Pr[h(x) = h(y)] for unit vectors x, y at Euclidean distance ``distance`` (in [0, 2])."""
-        require(0 <= distance <= 2, "distance", f"unit vectors are at distance in [0, 2], got {distance}")
-        return 1.0 - 2.0 * math.asin(distance / 2.0) / math.pi
-
 
 @dataclass(frozen=True)
 class PStableLSH:
@@ -130,15 +127,6 @@ class PStableLSH:
         """Draw one table of ``z`` p-stable (Gaussian projection, random offset) hashes."""
         require(z >= 1, "z", f"must be >= 1, got {z}")
         return TableHash(rng.standard_normal((z, self.dim)), rng.uniform(0, self.width, z), self.width)
-
-    def collision_probability(self, distance: float) -> float:
-        """Pr[h(x) = h(y)] at Euclidean distance ``distance`` (Datar et al. 2004, eq. for p = 2)."""
-        require(distance >= 0, "distance", f"must be >= 0, got {distance}")
-        if distance == 0:
-            return 1.0
-        t = self.width / distance
-        tail = 0.5 * math.erfc(t / math.sqrt(2.0))
-        return 1.0 - 2.0 * tail - 2.0 / (math.sqrt(2.0 * math.pi) * t) * (1.0 - math.exp(-t * t / 2.0))
 
 
 @dataclass(frozen=True)

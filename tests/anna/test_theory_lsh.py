@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from attnsim.sim.anna.lsh import HyperplaneLSH, PStableLSH
+from attnsim.sim.anna.lsh import CrossPolytopeLSH
 from attnsim.theory.lsh import (
+    clopper_pearson,
     cross_polytope_probabilities,
+    cross_polytope_sensitivity,
     family_probabilities,
     hyperplane_probabilities,
     ideal_parameters,
     proof_parameters,
-    pstable_probabilities,
 )
 
 
@@ -28,16 +30,6 @@ def test_proof_parameters_meet_their_inequalities(N, r, c):
     assert pp.ell - 1 < math.log(N**2 / pp.delta) / near <= pp.ell
     assert math.isclose(pp.rho, math.log(1 / p1) / math.log(1 / p2))
     assert pp.hash_evaluations == 2 * N * pp.ell * pp.z
-
-
-def test_closed_forms_match_the_simulated_families():
-    p1, p2 = hyperplane_probabilities(0.3, 4.0)
-    fam = HyperplaneLSH(3)
-    assert math.isclose(p1, fam.collision_probability(0.3)) and math.isclose(p2, fam.collision_probability(1.2))
-    q1, q2 = pstable_probabilities(1.0, 3.0, 4.0)
-    ps = PStableLSH(3, 4.0)
-    assert math.isclose(q1, ps.collision_probability(1.0), rel_tol=1e-9)
-    assert math.isclose(q2, ps.collision_probability(3.0), rel_tol=1e-9)
 
 
 def test_ideal_family_tables_grow_as_c_shrinks():
@@ -58,14 +50,38 @@ def test_bad_parameters_raise(call):
         call()
 
 
-@pytest.mark.parametrize("r, c, dim", [(0.1, 14.0, 4), (0.2, 7.0, 8), (0.5, 3.0, 16)])
-def test_cross_polytope_rho_is_andoni_et_al_leading_term(r, c, dim):
-    p1, p2 = cross_polytope_probabilities(r, c, dim)
-    rho = math.log(1 / p1) / math.log(1 / p2)
-    assert math.isclose(rho, (r**2 / (4 - r**2)) / ((c * r) ** 2 / (4 - (c * r) ** 2)))
-    assert 0 < p2 < p1 < 1 and rho < 1 / c**2 * (4 / (4 - (c * r) ** 2))
-    assert family_probabilities("cross-polytope", r, c, dim) == (p1, p2)
-    assert family_probabilities("hyperplane", r, c, dim) == hyperplane_probabilities(r, c)
+@pytest.mark.parametrize("r, c, dim", [(0.1, 14.0, 4), (0.2, 7.0, 8)])
+def test_cross_polytope_bounds_bracket_the_drawn_family_on_the_safe_side(r, c, dim):
+    """The simulated family's collision rate (its own code path) lies above p1 at r and below p2 at c r."""
+    s = cross_polytope_sensitivity(r, c, dim)
+    assert s.p1 <= s.p1_estimate and s.p2 >= s.p2_estimate and 0 < s.p2 < s.p1 < 1
+    assert "Clopper-Pearson" in s.how and family_probabilities("cross-polytope", r, c, dim) == (s.p1, s.p2)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(dim)
+    x /= np.linalg.norm(x)
+    d = rng.standard_normal(dim)
+    d -= d.dot(x) * x
+    d /= np.linalg.norm(d)
+    rates = []
+    for dist in (r, c * r):
+        theta = 2 * np.arcsin(dist / 2)
+        y = np.cos(theta) * x + np.sin(theta) * d
+        g = CrossPolytopeLSH(dim).draw(rng, 20000)  # 20000 independent rotations side by side
+        rates.append(float(np.mean(g.codes(x[None]) == g.codes(y[None]))))
+    assert rates[0] > s.p1 - 0.015 and rates[1] < s.p2 + 0.015
+    assert abs(rates[0] - s.p1_estimate) < 0.015 and abs(rates[1] - s.p2_estimate) < 0.015
+
+
+def test_the_leading_term_overstates_p1_at_dimension_8():
+    """Andoni et al.'s leading term dim^(-u^2/(4-u^2)) says p1 = 0.98 at r = 0.2, m = 8; the family has about 0.81."""
+    s = cross_polytope_sensitivity(0.2, 7.0, 8)
+    leading = 8 ** (-0.04 / (4 - 0.04))
+    assert leading > 0.97 and s.p1_estimate < 0.83
+
+
+def test_clopper_pearson_is_one_sided_and_outward():
+    lo, hi = clopper_pearson(50, 100, 1e-3)
+    assert lo < 0.5 < hi and clopper_pearson(0, 10, 0.05)[0] == 0 and clopper_pearson(10, 10, 0.05)[1] == 1
 
 
 def test_cross_polytope_refuses_radii_off_the_sphere():

@@ -38,7 +38,7 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import family_probabilities, proof_parameters
+from attnsim.theory.lsh import proof_parameters, sensitivity
 from attnsim.verify.guards import private_hypothesis_storage
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 from attnsim.verify.stats import binomial_interval
@@ -132,11 +132,20 @@ _LSH_PARAMS = [
 ]
 
 
+_CP = {"lsh": "cross-polytope"}
+
+
 def _lsh_grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 16, "seeds": 20}, {"N": 32, "seeds": 20}, {"N": 64, "seeds": 10}]
+        return [{"N": 16, "seeds": 20}, {"N": 32, "seeds": 20}, {"N": 64, "seeds": 10}, {"N": 32, "seeds": 20, **_CP}]
     return [{"N": 16, "seeds": 200}, {"N": 32, "seeds": 200}, {"N": 64, "seeds": 200}, {"N": 128, "seeds": 100},
-            {"N": 256, "seeds": 30}]
+            {"N": 256, "seeds": 30}] + [{"N": n, "seeds": k, **_CP} for n, k in ((32, 200), (64, 200), (128, 50))]
+
+
+def _alg2_grid(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 32, "seeds": 20}, {"N": 32, "seeds": 10, **_CP}]
+    return [{"N": n, "seeds": 20} for n in (32, 128, 256)] + [{"N": n, "seeds": 20, **_CP} for n in (32, 128)]
 
 
 def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
@@ -145,7 +154,8 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
         raise UsageError(f"--c: the approximation factor must be > 1, got {c}")
     if c * r > 2 or (lsh == "cross-polytope" and c * r >= 2):
         raise UsageError(f"--r, --c: c*r = {c * r:g} must stay below 2, the diameter of the unit sphere")
-    p1, p2 = family_probabilities(lsh, r, c, m)
+    sens = sensitivity(lsh, r, c, m)
+    p1, p2 = sens.p1, sens.p2
     pp = proof_parameters(N, p1, p2)
     if pp.rho >= 1 / 3:
         raise UsageError(f"--c: rho = {pp.rho:.3f} >= 1/3 for r={r}, c={c}; Theorem 3.4 needs rho < 1/3 (raise c)")
@@ -194,7 +204,8 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
         counts={"hash_evaluations": max(hashes_per_run), "eta": eta, "eta_proof": eta,
                 "eta_ci95_low": lo, "eta_ci95_high": hi, "memory_words": memory},
         counts_by_tag=last.by_tag("hash"), derived=derived, reasons=reasons,
-        extra={**derived, "lsh": lsh, "runs": runs, "violating_runs": failures, "violations_by_rule": rules,
+        extra={**derived, "lsh": lsh, "rho_source": sens.how, "p1_estimate": sens.p1_estimate,
+               "p2_estimate": sens.p2_estimate, "runs": runs, "violating_runs": failures, "violations_by_rule": rules,
                "eta_hat": eta, "eta_ci95": [lo, hi], "eta_proof_at_N": pp.eta_bound,
                "eta_decides": "fail when the 95% interval lies above the proof's eta at this N",
                "alg1_equals_alg2_runs": runs - disagree,
@@ -210,8 +221,7 @@ def check_alg_1(ctx: CheckContext) -> Measurement:
     return _lsh_trials(ctx, "alg1")
 
 
-@checker("anna.alg_2", numerics=EXACT, params=_LSH_PARAMS,
-         grid=lambda quick: [{"N": 32, "seeds": 20}] if quick else [{"N": n, "seeds": 20} for n in (32, 128, 256)])
+@checker("anna.alg_2", numerics=EXACT, params=_LSH_PARAMS, grid=_alg2_grid)
 def check_alg_2(ctx: CheckContext) -> Measurement:
     """Algorithm 2: the same (sums, counts) as Algorithm 1 for the same hashes, one table of memory."""
     return _lsh_trials(ctx, "alg2")

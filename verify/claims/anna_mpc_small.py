@@ -23,7 +23,7 @@ from attnsim.sim.anna.mpc import MPC
 from attnsim.sim.anna.mpc_radix import radix_sort
 from attnsim.sim.anna.mpc_small import anna_stack_mpc
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import family_probabilities, proof_parameters
+from attnsim.theory.lsh import proof_parameters, sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 EXACT = ("exact",)
@@ -60,7 +60,8 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
         raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
     if c <= 1 or c * r >= 2:
         raise UsageError(f"--c: need 1 < c and c*r < 2 on the unit sphere, got c={c}, r={r}")
-    p1, p2 = family_probabilities(lsh, r, c, m)
+    sens = sensitivity(lsh, r, c, m)
+    p1, p2 = sens.p1, sens.p2
     pp = proof_parameters(N, p1, p2)
     if pp.delta >= 0.1 or pp.rho >= 1 / 3:
         raise UsageError(f"--N: the proof's delta = N^(3 rho - 1) needs rho < 1/3 and N^(3 rho - 1) < 1/10; "
@@ -86,7 +87,7 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
         reasons=reasons,
-        extra={**derived, "p1": p1, "p2": p2, "ell": pp.ell, "z": pp.z, "s": s, "fan": plan.fan,
+        extra={**derived, "p1": p1, "p2": p2, "rho_source": sens.how, "ell": pp.ell, "z": pp.z, "s": s, "fan": plan.fan,
                "items_per_machine": plan.per_machine, "tokens_per_machine": plan.tokens_per_machine,
                "token_machines": plan.token_machines, "sort_machines": plan.sort_machines,
                "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "fanout_depth": plan.fanout_depth,

@@ -14,8 +14,10 @@ Schema of one claim (validated by :func:`load`; a wrong file raises :class:`Sche
     limit = "n"                         # the variable that goes to infinity for containment checks
     stated = ["eps", "eps1"]            # optional: parameters the statement fixes (constants as n grows)
 
+    definitions_from = "two_heads.thm_1_1"  # optional: start from that claim's definitions (same paper),
+                                           # so a formula several claims share is written once
     [claims.definitions]                # optional: derived symbols, substituted before evaluating
-    n = "ceiling(N/b)"
+    n = "ceiling(N/b)"                  #   (overrides an inherited definition of the same name)
 
     [claims.resources.calls]            # one table per counted resource
     bound = "n**2"                      # the paper's big-O class (sympy syntax)
@@ -32,7 +34,7 @@ Formulas are plain sympy expressions in the checker's parameters and the definit
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
@@ -85,7 +87,7 @@ class Paper:
 
 _REQUIRED = ("id", "label", "kind", "statement")
 _KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "stated", "definitions",
-                           "resources", "extra"}
+                           "definitions_from", "resources", "extra"}
 _RESOURCE_KEYS = {"bound", "exact", "note", "constant", "calibrated_at", "stated_by"}
 
 
@@ -150,12 +152,31 @@ def load(paper: str) -> Paper:
     meta = data.get("paper", {})
     if not isinstance(meta.get("title"), str):
         raise SchemaError(f"{paper}.toml: [paper] needs a title")
-    claims = tuple(_claim(paper, c, f"{paper}.toml claim #{i + 1}") for i, c in enumerate(data.get("claims", [])))
+    raw = data.get("claims", [])
+    claims = tuple(_claim(paper, c, f"{paper}.toml claim #{i + 1}") for i, c in enumerate(raw))
     ids = [c.id for c in claims]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise SchemaError(f"{paper}.toml: duplicate claim ids {sorted(dup)}")
-    return Paper(paper, meta["title"], meta.get("citation", ""), claims)
+    parents = {c["id"]: c["definitions_from"] for c in raw if "definitions_from" in c}
+    return Paper(paper, meta["title"], meta.get("citation", ""), _inherit(paper, claims, parents))
+
+
+def _inherit(paper: str, claims: tuple[Claim, ...], parents: dict[str, Any]) -> tuple[Claim, ...]:
+    """Each claim with ``definitions_from`` gets its parent's (resolved) definitions under its own."""
+    by_id = {c.id: c for c in claims}
+
+    def resolved(cid: str, seen: tuple[str, ...]) -> dict[str, str]:
+        if cid in seen:
+            raise SchemaError(f"{paper}.toml: definitions_from is circular: {' -> '.join(seen + (cid,))}")
+        if cid not in parents:
+            return by_id[cid].definitions
+        parent = parents[cid]
+        if not isinstance(parent, str) or parent not in by_id:
+            raise SchemaError(f"{paper}.toml ({cid}): definitions_from names no claim of this paper: {parent!r}")
+        return {**resolved(parent, seen + (cid,)), **by_id[cid].definitions}
+
+    return tuple(replace(c, definitions=resolved(c.id, ())) if c.id in parents else c for c in claims)
 
 
 def all_claims() -> dict[str, Claim]:

@@ -2,36 +2,23 @@
 
 The proof of Theorem A.1 fixes its hidden constants (our reconstruction; docs/reconstructions.md,
 "Hidden constants of Theorem A.1") as z(N), delta(N), ell(N) and an explicit union bound on eta.
-Those formulas are written once, in paper_refs/anna.toml (the ``anna.alg_1`` claim's definitions
-and its ``eta_proof`` / ``eta`` bounds, in rho and q2 = 1/p2 - 1); :func:`proof_parameters` reads
+Those formulas are written once, in paper_refs/anna.toml (the ``anna.alg_1`` claim's definitions,
+which the other claims inherit, and its ``eta`` bound, in rho and q2 = 1/p2 - 1); :func:`proof_parameters` reads
 and evaluates them, so the z, ell and eta that decide a check are the ones the record prints.
 The only formula of this module is rho = ln(1/p1)/ln(1/p2), the definition of the quality.
 
-Sensitivity (p1 at distance r, p2 at distance c r) per family:
-
-* random hyperplanes: the exact collision probability 1 - theta/pi with theta = 2 asin(u/2) for unit
-  vectors at Euclidean distance u;
-* cross-polytope (Andoni et al. 2015, the family ``attnsim.sim.anna.lsh`` draws: a Gaussian matrix,
-  then the nearest of the 2 dim signed unit vectors): no closed form at a fixed dimension. For unit
-  x, y the coordinates of (A x, A y) are independent pairs of standard normals with correlation
-  <x, y> = 1 - u^2/2, so the collision probability is that of the arg-max-|.| code of two such
-  correlated vectors. :func:`cross_polytope_sensitivity` draws :data:`MC_SAMPLES` pairs per distance
-  from a fixed seed and takes one-sided Clopper-Pearson bounds at level 1 - :data:`MC_ALPHA`: the
-  lower bound for p1 and the upper bound for p2, which can only raise z and ell and the proof's eta
-  (each is monotone in p1 and p2 the safe way). The leading term of Andoni et al.'s Thm 1,
-  dim^(-u^2/(4 - u^2)), is far off at the small dimensions run here (docs/anna_eta.md);
-* Gaussian p-stable (Datar et al. 2004): its closed form, used by tests.
+Sensitivity (p1 at distance r, p2 at distance c r) in closed form: random hyperplanes, whose collision
+probability 1 - theta/pi (theta = 2 asin(u/2) for unit vectors at Euclidean distance u) is exact, and
+the Gaussian p-stable family (Datar et al. 2004). The cross-polytope family has no closed form at a
+fixed dimension; ``attnsim.verify.lsh_sensitivity`` bounds its p1 and p2 by Monte Carlo.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
 import sympy as sp
-from scipy.stats import beta
 
 from attnsim.paper_refs import get
 from attnsim.theory.formulas import parse, symbol
@@ -45,30 +32,8 @@ PSTABLE_COLLISION = 1 - 2 * (1 - (1 + sp.erf(w / (u * sp.sqrt(2)))) / 2) \
 """Gaussian p-stable hash with width w at distance u (Datar et al. 2004)."""
 
 PROOF_CLAIM = "anna.alg_1"
-"""The claim whose definitions (z, delta, ell) and bounds (eta_proof, eta) hold the proof's formulas."""
-MC_SAMPLES = 400_000
-"""Pairs drawn per distance for the cross-polytope family's collision probability."""
-MC_ALPHA = 1e-3
-"""One-sided error of each Clopper-Pearson bound on a cross-polytope collision probability."""
-MC_SEED = 250_909_001
-"""Seed of those draws: the bounds are a property of the family, the same in every check."""
-MC_DIGITS = 4
-"""p1 and q2 = 1/p2 - 1 are rounded outwards (p1 down, q2 down) to this many decimals: short rationals, which
-keep the exact evaluation of the claim's formulas fast; the rounding only moves p1 and p2 further to the safe side."""
-MC_CHUNK = 50_000
+"""The claim whose definitions (z, delta, ell, eta_union, ell_class) and ``eta`` bound hold the proof's formulas."""
 _DIGITS = 50
-
-
-@dataclass(frozen=True)
-class Sensitivity:
-    """(p1, p2) of a family at distances r and c r, the point estimates, and how they were obtained."""
-
-    family: str
-    p1: float
-    p2: float
-    p1_estimate: float
-    p2_estimate: float
-    how: str
 
 
 @dataclass(frozen=True)
@@ -108,7 +73,8 @@ def _value(expr: sp.Expr, values: dict[str, object]) -> sp.Float:
     return out
 
 
-def _check_radii(radius: float, approx: float, strict: bool) -> None:
+def check_radii(radius: float, approx: float, strict: bool) -> None:
+    """ValueError unless c > 1 and 0 < r with c r inside the unit sphere's diameter 2 (``strict``: below it)."""
     if approx <= 1:
         raise ValueError(f"c: the approximation factor must be > 1, got {approx}")
     if not (0 < radius and (radius * approx < 2 if strict else radius * approx <= 2)):
@@ -118,72 +84,9 @@ def _check_radii(radius: float, approx: float, strict: bool) -> None:
 
 def hyperplane_probabilities(radius: float, approx: float) -> tuple[float, float]:
     """(p1, p2) of random hyperplanes for unit vectors with near radius r and far radius c r (exact)."""
-    _check_radii(radius, approx, strict=False)
+    check_radii(radius, approx, strict=False)
     pr = [float(sp.N(HYPERPLANE_COLLISION.subs(u, sp.nsimplify(d)), _DIGITS)) for d in (radius, radius * approx)]
     return pr[0], pr[1]
-
-
-@lru_cache(maxsize=None)
-def cross_polytope_collisions(dim: int, distance: float, samples: int = MC_SAMPLES) -> int:
-    """How many of ``samples`` correlated pairs (module docstring) get the same cross-polytope code."""
-    rng = np.random.default_rng([MC_SEED, dim, int(round(distance * 10**9))])
-    corr = 1 - distance**2 / 2
-    hits = 0
-    for start in range(0, samples, MC_CHUNK):
-        n = min(MC_CHUNK, samples - start)
-        x = rng.standard_normal((n, dim))
-        y = corr * x + math.sqrt(max(0.0, 1 - corr**2)) * rng.standard_normal((n, dim))
-        hits += int(np.count_nonzero(_polytope_code(x) == _polytope_code(y)))
-    return hits
-
-
-def _polytope_code(x: np.ndarray) -> np.ndarray:
-    i = np.argmax(np.abs(x), axis=1)
-    return i + x.shape[1] * (x[np.arange(len(x)), i] < 0)
-
-
-def clopper_pearson(hits: int, n: int, alpha: float) -> tuple[float, float]:
-    """One-sided Clopper-Pearson bounds: Pr[p < lower] <= alpha and Pr[p > upper] <= alpha."""
-    lo = 0.0 if hits == 0 else float(beta.ppf(alpha, hits, n - hits + 1))
-    hi = 1.0 if hits == n else float(beta.ppf(1 - alpha, hits + 1, n - hits))
-    return lo, hi
-
-
-def cross_polytope_sensitivity(radius: float, approx: float, dim: int) -> Sensitivity:
-    """(p1, p2) of the cross-polytope family in dimension ``dim``: Monte Carlo, bounded on the safe side."""
-    _check_radii(radius, approx, strict=True)
-    if dim < 2:
-        raise ValueError(f"m: the cross-polytope family needs dimension >= 2, got {dim}")
-    near, far = (cross_polytope_collisions(dim, float(d)) for d in (radius, radius * approx))
-    p1 = math.floor(clopper_pearson(near, MC_SAMPLES, MC_ALPHA)[0] * 10**MC_DIGITS) / 10**MC_DIGITS
-    q2 = math.floor((1 / clopper_pearson(far, MC_SAMPLES, MC_ALPHA)[1] - 1) * 10**MC_DIGITS) / 10**MC_DIGITS
-    how = (f"Monte Carlo, {MC_SAMPLES} correlated Gaussian pairs per distance (seed {MC_SEED}); p1 = one-sided "
-           f"{100 * (1 - MC_ALPHA):g}% Clopper-Pearson lower bound at r, p2 = upper bound at c r, both rounded "
-           f"outwards to {MC_DIGITS} decimals of p1 and of q2 = 1/p2 - 1")
-    p2 = 1 / (1 + q2)
-    return Sensitivity("cross-polytope", p1, p2, near / MC_SAMPLES, far / MC_SAMPLES, how)
-
-
-def cross_polytope_probabilities(radius: float, approx: float, dim: int) -> tuple[float, float]:
-    """(p1, p2) of the cross-polytope family (:func:`cross_polytope_sensitivity`)."""
-    s = cross_polytope_sensitivity(radius, approx, dim)
-    return s.p1, s.p2
-
-
-def sensitivity(family: str, radius: float, approx: float, dim: int) -> Sensitivity:
-    """(p1, p2) of an angular family by its command-line name: ``hyperplane`` or ``cross-polytope``."""
-    if family == "hyperplane":
-        p1, p2 = hyperplane_probabilities(radius, approx)
-        return Sensitivity(family, p1, p2, p1, p2, "exact: 1 - theta/pi, theta = 2 asin(u/2)")
-    if family == "cross-polytope":
-        return cross_polytope_sensitivity(radius, approx, dim)
-    raise ValueError(f"lsh: must be 'hyperplane' or 'cross-polytope', got {family!r}")
-
-
-def family_probabilities(family: str, radius: float, approx: float, dim: int) -> tuple[float, float]:
-    """(p1, p2) of an angular family by its command-line name (:func:`sensitivity`)."""
-    s = sensitivity(family, radius, approx, dim)
-    return s.p1, s.p2
 
 
 def pstable_probabilities(radius: float, approx: float, width: float) -> tuple[float, float]:
@@ -220,7 +123,7 @@ def proof_parameters(n: int, prob_near: float, prob_far: float, failure: float |
     vals["ell"] = int(_value(_formula("def", "ell"), vals))
     return LSHParameters(
         N=n, p1=float(prob_near), p2=float(prob_far), delta=float(d), rho=float(_value(vals["rho"], {})),
-        z=vals["z"], ell=vals["ell"], eta_bound=float(_value(_formula("bound", "eta_proof"), vals)),
+        z=vals["z"], ell=vals["ell"], eta_bound=float(_value(_formula("def", "eta_union"), vals)),
         ell_asymptotic=float(_value(_formula("def", "ell_class"), vals)),
         eta_asymptotic=float(_value(_formula("bound", "eta"), vals)),
     )

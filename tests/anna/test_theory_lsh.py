@@ -9,14 +9,11 @@ import pytest
 
 from attnsim.sim.anna.lsh import CrossPolytopeLSH
 from attnsim.theory.lsh import (
-    clopper_pearson,
-    cross_polytope_probabilities,
-    cross_polytope_sensitivity,
-    family_probabilities,
     hyperplane_probabilities,
     ideal_parameters,
     proof_parameters,
 )
+from attnsim.verify.lsh_sensitivity import cross_polytope_sensitivity, sensitivity
 
 
 @pytest.mark.parametrize("N", [16, 1000, 10**6])
@@ -55,7 +52,7 @@ def test_cross_polytope_bounds_bracket_the_drawn_family_on_the_safe_side(r, c, d
     """The simulated family's collision rate (its own code path) lies above p1 at r and below p2 at c r."""
     s = cross_polytope_sensitivity(r, c, dim)
     assert s.p1 <= s.p1_estimate and s.p2 >= s.p2_estimate and 0 < s.p2 < s.p1 < 1
-    assert "Clopper-Pearson" in s.how and family_probabilities("cross-polytope", r, c, dim) == (s.p1, s.p2)
+    assert "Clopper-Pearson" in s.how and sensitivity("cross-polytope", r, c, dim) == s
     rng = np.random.default_rng(1)
     x = rng.standard_normal(dim)
     x /= np.linalg.norm(x)
@@ -79,13 +76,8 @@ def test_the_leading_term_overstates_p1_at_dimension_8():
     assert leading > 0.97 and s.p1_estimate < 0.83
 
 
-def test_clopper_pearson_is_one_sided_and_outward():
-    lo, hi = clopper_pearson(50, 100, 1e-3)
-    assert lo < 0.5 < hi and clopper_pearson(0, 10, 0.05)[0] == 0 and clopper_pearson(10, 10, 0.05)[1] == 1
-
-
 def test_cross_polytope_refuses_radii_off_the_sphere():
     with pytest.raises(ValueError, match="^r, c:"):
-        cross_polytope_probabilities(0.5, 4.0, 4)
+        cross_polytope_sensitivity(0.5, 4.0, 4)
     with pytest.raises(ValueError, match="^lsh:"):
-        family_probabilities("pstable", 0.1, 2.0, 4)
+        sensitivity("pstable", 0.1, 2.0, 4)

@@ -38,8 +38,10 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import proof_parameters, sensitivity
+from attnsim.theory.lsh import proof_parameters
+from attnsim.verify.claims.anna_mpc_small import memory_words
 from attnsim.verify.guards import private_hypothesis_storage
+from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 from attnsim.verify.stats import binomial_interval
 
@@ -306,10 +308,10 @@ def check_thm_b_2(ctx: CheckContext) -> Measurement:
    growth_grid=size_grid("N", (125, 250, 500, 1000), (250, 1000, 4000, 16000)))
 def check_lemma_d_2(ctx: CheckContext) -> Measurement:
     """Q'(K'^T V) by f-ary tree summation on the MPC machine, against the direct integer product."""
-    N, rank, mv, eps1, scale = (ctx.params[x] for x in ("N", "rank", "mv", "eps1", "s_scale"))
+    N, rank, mv, eps1 = (ctx.params[x] for x in ("N", "rank", "mv", "eps1"))
     if eps1 >= 1:
         raise UsageError(f"--eps1: Lemma D.2 needs eps' < 1 (sublinear local memory), got {eps1}")
-    s = math.ceil(scale * N ** eps1)
+    s = memory_words(ctx)
     rng = np.random.default_rng(ctx.seed)
     Q, K, V = (rng.integers(-9, 10, size=shape) for shape in ((N, rank), (N, rank), (N, mv)))
     ledger = Ledger()

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.anna_stack import clustered_stack, exact_match_stack, run_stack
 from attnsim.sim.anna.attention import ema
 from attnsim.sim.anna.lsh import FAMILIES, draw_tables
@@ -23,11 +24,18 @@ from attnsim.sim.anna.mpc import MPC
 from attnsim.sim.anna.mpc_radix import radix_sort
 from attnsim.sim.anna.mpc_small import anna_stack_mpc
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import proof_parameters, sensitivity
+from attnsim.theory.formulas import as_number, evaluate
+from attnsim.theory.lsh import proof_parameters
+from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 EXACT = ("exact",)
 LSH_NAMES = tuple(FAMILIES)
+
+
+def memory_words(ctx: CheckContext) -> int:
+    """s, the local memory of every machine: the claim's definition of s in paper_refs at these parameters."""
+    return int(as_number(evaluate("s", get_claim(ctx.claim).definitions, ctx.params)))
 
 
 def _max_load(ledger: Ledger) -> int:
@@ -54,8 +62,8 @@ def _grid_4_2(quick: bool) -> list[dict[str, Any]]:
 ], grid=_grid_4_2)
 def check_thm_4_2(ctx: CheckContext) -> Measurement:
     """An L-layer ANNA-transformer (Algorithm 1) on the small-memory MPC protocol; every layer equals Algorithm 1."""
-    N, m, r, c, L, eps, eps1, scale, mv, lsh = (ctx.params[x] for x in (
-        "N", "m", "r", "c", "layers", "eps", "eps1", "s_scale", "mv", "lsh"))
+    N, m, r, c, L, eps, eps1, mv, lsh = (ctx.params[x] for x in (
+        "N", "m", "r", "c", "layers", "eps", "eps1", "mv", "lsh"))
     if not 0 < eps < eps1 < 1:
         raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
     if c <= 1 or c * r >= 2:
@@ -66,7 +74,7 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     if pp.delta >= 0.1 or pp.rho >= 1 / 3:
         raise UsageError(f"--N: the proof's delta = N^(3 rho - 1) needs rho < 1/3 and N^(3 rho - 1) < 1/10; "
                          f"got rho = {pp.rho:.3g} at N = {N}")
-    s = math.ceil(scale * N**eps1)
+    s = memory_words(ctx)
     rng = np.random.default_rng(ctx.seed)
     family = FAMILIES[lsh](m)
     tables = [draw_tables(family, pp.ell, pp.z, rng) for _ in range(L)]
@@ -115,11 +123,11 @@ def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
 ], grid=_grid_c_1)
 def check_thm_c_1(ctx: CheckContext) -> Measurement:
     """An L-layer EMA-transformer on the small-memory MPC protocol; every layer equals sorted exact matching."""
-    N, d, A, L, eps, eps1, scale, mv = (ctx.params[x] for x in (
-        "N", "d", "alphabet", "layers", "eps", "eps1", "s_scale", "mv"))
+    N, d, A, L, eps, eps1, mv = (ctx.params[x] for x in (
+        "N", "d", "alphabet", "layers", "eps", "eps1", "mv"))
     if not 0 < eps < eps1 < 1:
         raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
-    s = math.ceil(scale * N**eps1)
+    s = memory_words(ctx)
     stack, states = exact_match_stack(np.random.default_rng(ctx.seed), N, d, A, L, mv=mv)
     want_states, want = run_stack(stack, states, attend=ema)
     ledger = Ledger()
@@ -155,10 +163,10 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
    growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 1024, 4096, 16384), eps1=0.5))
 def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     """The multi-level radix sort on the referee MPC machine: sorted output, exact loads, rounds and machines."""
-    N, eps, eps1, scale = (ctx.params[x] for x in ("N", "eps", "eps1", "s_scale"))
+    N, eps, eps1 = (ctx.params[x] for x in ("N", "eps", "eps1"))
     if not 0 < eps < eps1 < 1:
         raise UsageError(f"--eps, --eps1: the lemma needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
-    s = math.ceil(scale * N**eps1)
+    s = memory_words(ctx)
     fan, per = math.isqrt(s) // 3, s // 15
     if fan < 2 or per < 1:
         raise UsageError(f"--s_scale: s = {s} words is below the sort's minimum of 36")

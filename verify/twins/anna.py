@@ -20,8 +20,8 @@ import numpy as np
 
 from attnsim.sim.anna import attention
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import sensitivity
 from attnsim.verify.claims import anna as anna_claims
+from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
 

@@ -16,6 +16,7 @@ gives the dimension bound O(alpha^4 Delta log q) but not the code; ours (docs/an
 * With T = (alpha - 1)(d - 1) + 1 rows every message of a set of at most alpha has a row in which no
   other message shares its bucket (each other id covers fewer than d rows), so decoding never
   fails; B is the least prime >= max(2, alpha) with T <= B (T needs T distinct points of GF(B)).
+  For alpha = 1 nothing is averaged: one row of one bucket (B = 1), dimension Delta + 3.
 
 The dimension is T B (Delta + 3) = O(alpha^2 Delta log q / log alpha), inside the lemma's bound.
 The decoder knows n (the EMA count; equally, 1/n is the first entry of any valid bucket) and raises
@@ -77,6 +78,8 @@ class MessageCode:
         require(isinstance(senders, int) and senders >= 1, "q", f"need at least one sender id, got {senders!r}")
         require(isinstance(alpha, int) and alpha >= 1, "alpha", f"must be a positive integer, got {alpha!r}")
         require(isinstance(delta, int) and delta >= 0, "Delta", f"must be a non-negative integer, got {delta!r}")
+        if alpha == 1:  # one message is never averaged with another: one bucket, no polynomial needed
+            return cls(senders, 1, delta, base=1, digits=1, rows=1)
         base = _next_prime(max(2, alpha))
         while True:
             digits, top = 1, base
@@ -142,6 +145,37 @@ class MessageCode:
                                 f"(the code separates at most {self.alpha})")
         return found
 
+
+    def encode_rows(self, senders: np.ndarray, payloads: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of many messages at once, for the one-bucket code (alpha = 1): one row each."""
+        require(self.rows == 1 and self.base == 1, "alpha", "encode_rows is for the one-bucket code (alpha = 1)")
+        require(payloads.shape[1] <= self.delta, "Delta",
+                f"payloads of {payloads.shape[1]} numbers do not fit the code's {self.delta}")
+        require(bool((np.abs(payloads) <= _PAYLOAD_MAX).all()), "payload", "numbers must lie within +-2^40")
+        out = np.zeros((len(senders), self.width), dtype=np.int64)
+        out[:, 0], out[:, 1], out[:, 2] = 1, senders, senders * senders
+        out[:, 3:3 + payloads.shape[1]] = payloads
+        return out
+
+    def decode_rows(self, sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`decode` of many averages at once (one-bucket code): each row's sender and payload.
+
+        Row i is the average ``sums[i] / counts[i]``; rows with count 0 hold no message. A row that
+        averages two or more messages fails the validity test S1^2 = c S2 and raises
+        :class:`DecodingError`, as :meth:`decode` does.
+        """
+        require(self.rows == 1 and self.base == 1, "alpha", "decode_rows is for the one-bucket code (alpha = 1)")
+        c, s1, s2 = (sums[:, t].astype(object) for t in range(3))
+        bad = (counts > 0) & ((c == 0) | (s1 * s1 != c * s2) | (c != counts))
+        if bad.any():
+            raise DecodingError(f"alpha: an average of {int(counts[bad][0])} messages does not decode "
+                                f"(the code separates at most {self.alpha})")
+        held = counts > 0
+        senders = np.zeros(len(counts), dtype=np.int64)
+        payloads = np.zeros((len(counts), self.delta), dtype=np.int64)
+        senders[held] = sums[held, 1] // counts[held]
+        payloads[held] = sums[held, 3:] // counts[held, None]
+        return senders, payloads
 
 
 def add_cells(total: dict[tuple[int, int], np.ndarray], cells: dict[tuple[int, int], np.ndarray]) -> None:

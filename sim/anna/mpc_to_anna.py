@@ -4,30 +4,26 @@ One token per machine (plus relay tokens, below), with id p_i = i. The protocol'
 the token-wise maps (arbitrary functions, as the paper allows); attention only moves data, in
 exact-match heads (EMA, the r = 0 case of ANNA, App. B). The transformer is
 
-    input layer (Lemma B.5) -> D relay layers per protocol round -> output layer (Lemma B.6)
+    input layer (Lemma B.5) -> D^2 relay layers per protocol round -> output layer (Lemma B.6)
 
 and every layer writes one ``anna_head`` ledger entry per head (round = layer index, shape =
 (tokens, query/key dimension, value dimension)), so layers, heads and width are read off the ledger.
 
-**Relay layers (our reading of Lemma B.12 + Lemma B.13, docs/anna_mpc_to_anna.md).** Theorem B.10
-first makes every machine talk to at most k = O(N^rho) others per round and then routes each round
-with k heads. We do the first step by relaying: machine ids are written with D base-k digits
-(k^D >= P); in relay layer t a message moves to the token whose id has digit t replaced by the
-destination's digit t, so after D layers it is home. In a relay layer a token sends to at most k - 1
-tokens (those differing from it in digit t) and hears from at most k - 1, so one layer has k - 1
-heads: head h carries a token's h-th outgoing bundle (all its messages for one neighbour), the
-query of token y is p_y and the key of a sender is the id of its h-th neighbour. A receiver may get
-several bundles in one head; EMA averages them and the code of Lemma B.4 (``message_code``, alpha =
-k - 1) separates them. The value width of a head is that code's width for bundles of at most
-``bundle_words`` words; a bundle over that is refused (:class:`RelayOverflowError`), never cut.
-
-Messages to oneself stay in the token (its state carries them). At the end every machine's inbox
-is sorted by (sender, order of sending): exactly what direct delivery gives.
+**Relay layers (our Lemma B.12 + Lemma B.13, docs/anna_mpc_to_anna.md).** Each round is the
+schedule of :mod:`attnsim.sim.anna.relay_routing`: D^2 layers in which a token talks only to the
+k - 1 others of its group along one digit, and no token holds or sends s + 2 k D units (words with
+their address) or more. Head h of a layer carries every token's bundle for the group member whose
+digit is its own plus h (mod k): the query of token y is p_y, the key of a sender is the id of that
+member (or -1 when it sends nothing), so a receiver matches exactly one sender per head. The value
+is Lemma B.4's code (``message_code``) with alpha = 1 for a bundle of up to s + 2 k D units of
+three numbers each (destination, address, word): the fixed width 3 (s + 2 k D) + 4 of every head.
 
 **EMA output in exact form.** A head's output row is sum_j w_ij v_j with w_ij = 1/count over the
-matching senders. We compute the matching with :func:`~attnsim.sim.anna.attention.ema` and keep the
-row as (sum of the matching values, count), the rational vector sums/count without rounding; values
-are stored sparsely (only the buckets a code writes), which is the same product.
+matching senders. We compute the matching with :func:`~attnsim.sim.anna.attention.ema` (values:
+the sender's id) and keep the row as (sum of the matching encodings, count), the rational vector
+sums/count without rounding; encodings are stored sparsely (only the buckets a code writes), which
+is the same product. A word is one number: 2 v for an integer v, 2 c + 1 for the c-th string tag
+of the protocol's fixed codebook.
 """
 
 from __future__ import annotations
@@ -39,88 +35,64 @@ import numpy as np
 
 from attnsim.sim.anna.attention import Retrieval, ema
 from attnsim.sim.anna.errors import require
-from attnsim.sim.anna.message_code import DecodingError, MessageCode, add_cells
+from attnsim.sim.anna.message_code import DecodingError, MessageCode
 from attnsim.sim.anna.mpc import Message, Record
+from attnsim.sim.anna.relay_routing import (
+    DEST,
+    IDX,
+    SEQ,
+    SRC,
+    TOK,
+    WORD,
+    RelayPlan,
+    class_counts,
+    deal_targets,
+    digits,
+    inboxes,
+    move_targets,
+    units_of,
+    with_digit,
+)
 from attnsim.sim.errors import AttnsimError
 from attnsim.sim.ledger import Ledger
 
-_MESSAGE_HEAD = 4  # numbers before a record's words in a bundle: destination, sender, order, length
+UNIT_NUMBERS = 3  # a unit in a bundle: destination, address (source, sequence, index), word
 
 
 class RelayOverflowError(AttnsimError):
-    """A relay bundle is longer than the layer's value width allows (``bundle_words``)."""
-
-
-@dataclass(frozen=True)
-class RelayPlan:
-    """The fixed architecture: base k, D digits, tokens, and the code of the relay heads."""
-
-    machines: int
-    base: int
-    hops: int
-    bundle_words: int
-    code: MessageCode
-
-    @classmethod
-    def design(cls, machines: int, base: int, bundle_words: int) -> "RelayPlan":
-        """D = the fewest base-k digits that number P machines; the code for alpha = k - 1 and such bundles."""
-        require(isinstance(machines, int) and machines >= 1, "P", f"must be a positive integer, got {machines!r}")
-        require(isinstance(base, int) and base >= 2, "k", f"the relay base must be an integer >= 2, got {base!r}")
-        require(isinstance(bundle_words, int) and bundle_words >= 1, "bundle_words",
-                f"must be a positive integer, got {bundle_words!r}")
-        hops = 1
-        while base ** hops < machines:
-            hops += 1
-        delta = 1 + 2 * bundle_words  # a message of w words takes 5 + 2 w <= 2 (w + 4) numbers
-        return cls(machines, base, hops, bundle_words, MessageCode.design(base ** hops, base - 1, delta))
-
-    @property
-    def tokens(self) -> int:
-        """Relay tokens k^D (the first P of them are the machines)."""
-        return self.base ** self.hops
-
-    @property
-    def heads(self) -> int:
-        """Heads of a relay layer: one per neighbour, k - 1."""
-        return self.base - 1
-
-    def digit(self, x: int, t: int) -> int:
-        """Digit t (0 = least significant) of id x in base k."""
-        return (x // self.base ** t) % self.base
-
-    def neighbour(self, x: int, t: int, value: int) -> int:
-        """The id x with digit t replaced by ``value``."""
-        return x + (value - self.digit(x, t)) * self.base ** t
+    """A token would hold or send more units than the relay's proved capacity s + 2 k D."""
 
 
 class WordCodec:
-    """Words (ints, or short string tags of a protocol) as pairs of integers; tags get a fixed codebook."""
+    """Words (ints, or short string tags of a protocol) as one integer each; tags get a fixed codebook."""
 
     def __init__(self) -> None:
         """An empty codebook: tags get codes in the order they are first seen."""
         self.codes: dict[str, int] = {}
         self.names: list[str] = []
 
+    def word(self, w: object) -> int:
+        """2 v for an int v, 2 c + 1 for the tag with codebook index c."""
+        if isinstance(w, str):
+            if w not in self.codes:
+                self.codes[w] = len(self.names)
+                self.names.append(w)
+            return 2 * self.codes[w] + 1
+        require(isinstance(w, (int, np.integer)), "record", f"words must be int or str, got {type(w).__name__}")
+        return 2 * int(w)
+
+    def unword(self, n: int) -> object:
+        """The inverse of :meth:`word`."""
+        return self.names[n // 2] if n % 2 else n // 2
+
     def encode(self, record: Record) -> list[int]:
-        """[length, (kind, value) per word]: kind 0 for an int, 1 for a tag's codebook index."""
-        out = [len(record)]
-        for w in record:
-            if isinstance(w, str):
-                if w not in self.codes:
-                    self.codes[w] = len(self.names)
-                    self.names.append(w)
-                out += [1, self.codes[w]]
-            else:
-                require(isinstance(w, (int, np.integer)), "record", f"words must be int or str, got {type(w).__name__}")
-                out += [0, int(w)]
-        return out
+        """[length, one number per word]."""
+        return [len(record), *(self.word(w) for w in record)]
 
     def decode(self, numbers: list[int], at: int) -> tuple[Record, int]:
         """The record starting at ``numbers[at]`` and the position after it."""
         n = numbers[at]
-        pairs = numbers[at + 1:at + 1 + 2 * n]
-        rec = tuple(self.names[pairs[i + 1]] if pairs[i] == 1 else pairs[i + 1] for i in range(0, 2 * n, 2))
-        return rec, at + 1 + 2 * n
+        return tuple(self.unword(x) for x in numbers[at + 1:at + 1 + n]), at + 1 + n
 
 
 class MPCTransformer:
@@ -130,20 +102,21 @@ class MPCTransformer:
     call :meth:`readout` on the machines' outputs.
     """
 
-    def __init__(self, *, inputs: int, machines: int, block: int, base: int, bundle_words: int,
+    def __init__(self, *, inputs: int, machines: int, block: int, base: int, memory: int,
                  ledger: Ledger, tag: str = "thm_4_1") -> None:
-        """The layers for ``inputs`` tokens on ``machines`` machines (base-``base`` relay, ``block`` words)."""
+        """The layers for ``inputs`` tokens on ``machines`` machines of ``memory`` words (base-``base`` relay)."""
         require(isinstance(inputs, int) and inputs >= 1, "N", f"must be a positive integer, got {inputs!r}")
         require(isinstance(block, int) and block >= 1, "block", f"must be a positive integer, got {block!r}")
         require(-(-inputs // block) <= machines, "P", f"{machines} machines cannot hold {inputs} inputs in blocks "
                                                       f"of {block}")
         self.N, self.block = inputs, block
-        self.plan = RelayPlan.design(machines, base, bundle_words)
+        self.plan = RelayPlan.design(machines, base, memory)
+        self.code = MessageCode.design(self.plan.tokens, 1, 1 + UNIT_NUMBERS * self.plan.capacity)
         self.ledger, self.tag = ledger, tag
         self.codec = WordCodec()
         self.layers = 0
-        self.max_bundle_words = 0
-        self.max_token_words = 0
+        self.max_bundle_units = 0
+        self.max_token_units = 0
         self.max_alpha = 0
 
     @property
@@ -182,84 +155,113 @@ class MPCTransformer:
                 out[m] = recs
         return out
 
-    # ------------------------------------------------------------------ Lemma B.13: one round in D layers
+    # ------------------------------------------------------------------ Lemmas B.12 + B.13: one round in D^2 layers
     def __call__(self, outboxes: list[list[Message]], r: int) -> list[list[Record]]:
         """Deliver round ``r``'s messages through the relay layers (the MPC machine's ``deliver`` hook)."""
         plan = self.plan
-        at: list[list[tuple[int, int, int, Record]]] = [[] for _ in range(plan.tokens)]
-        for src, out in enumerate(outboxes):
-            for seq, (dest, rec) in enumerate(out):
-                at[src].append((dest, src, seq, rec))
-        for t in range(plan.hops):
-            at = self._hop(at, t, r)
-        inbox: list[list[Record]] = []
-        for m in range(len(outboxes)):
-            require(all(msg[0] == m for msg in at[m]), "relay", f"a message stopped at token {m}, not its destination")
-            inbox.append([msg[3] for msg in sorted(at[m], key=lambda msg: (msg[1], msg[2]))])
-        return inbox
+        units = units_of(outboxes, self.codec.word)
+        ids = np.arange(plan.tokens)
+        group = np.zeros((plan.tokens, plan.base, plan.base), dtype=np.int64)  # x's members' class counts
+        for kind, dim, level in plan.layers():
+            self._hold(units)
+            if kind == "count":
+                own = class_counts(plan, units, level)
+                receivers, senders, counts = self._count_layer(own, dim)
+                group[:] = 0
+                group[ids, digits(plan, ids, dim)] = own
+                group[receivers, digits(plan, senders, dim)] = counts
+                continue
+            targets = (deal_targets(plan, units, dim, level, group) if kind == "deal"
+                       else move_targets(plan, units, level))
+            stay = targets == units[:, TOK]
+            moving = units[~stay]
+            moving[:, TOK] = targets[~stay]
+            units = np.vstack([units[stay], self._carry(moving, units[~stay, TOK], dim)])
+        self._hold(units)
+        return inboxes(plan, units, len(outboxes), self.codec.unword)
 
-    def _hop(self, at: list[list[tuple[int, int, int, Record]]], t: int, r: int) -> list[list[tuple]]:
-        plan = self.plan
-        new: list[list[tuple]] = [[] for _ in range(plan.tokens)]
-        bundles: list[dict[int, list[tuple]]] = []
-        for x, msgs in enumerate(at):
-            self.max_token_words = max(self.max_token_words, sum(len(m[3]) + _MESSAGE_HEAD for m in msgs))
-            out: dict[int, list[tuple]] = {}
-            for msg in msgs:
-                v = plan.digit(msg[0], t)
-                if v == plan.digit(x, t):
-                    new[x].append(msg)
-                else:
-                    out.setdefault(plan.neighbour(x, t, v), []).append(msg)
-            bundles.append(out)
-        for h in range(plan.heads):
-            keys = np.full((plan.tokens, 1), -1, dtype=np.int64)
-            cells: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in range(plan.tokens)]
-            for x, out in enumerate(bundles):
-                targets = sorted(out)
-                if h < len(targets):
-                    y = targets[h]
-                    keys[x, 0] = y
-                    cells[x] = plan.code.encode_cells(x, self._payload(out[y], x, y, t))
-            matched = self._layer(keys, None, head=h, width=plan.code.width)
-            for y in range(plan.tokens):
-                senders = [int(j) for j in np.flatnonzero(matched.sums[y])]
-                if not senders:
-                    continue
-                self.ledger.record("decode", f"{self.tag}.layer{self.layers}.head{h}", round=self.layers,
-                                   amount=len(senders))
-                self.max_alpha = max(self.max_alpha, len(senders))
-                total: dict[tuple[int, int], np.ndarray] = {}
-                for j in senders:
-                    add_cells(total, cells[j])
-                try:
-                    decoded = plan.code.decode_cells(total, len(senders))
-                except DecodingError:
-                    self.ledger.record("decode_failure", f"{self.tag}.layer{self.layers}.head{h}", round=self.layers)
-                    raise
-                for payload in decoded.values():
-                    new[y] += self._unpack(payload)
+    def _hold(self, units: np.ndarray) -> None:
+        most = int(np.bincount(units[:, TOK], minlength=1).max()) if len(units) else 0
+        self.max_token_units = max(self.max_token_units, most)
+        if most > self.plan.capacity:
+            raise RelayOverflowError(f"relay: a token holds {most} units, over the capacity s + 2 k D = "
+                                     f"{self.plan.capacity}")
+
+    def _carry(self, units: np.ndarray, sources: np.ndarray, dim: int) -> np.ndarray:
+        """Bundles (every unit from ``sources`` to its token column) through one relay layer; the units as received."""
+        plan, s = self.plan, self.plan.memory
+        order = np.lexsort((units[:, IDX], units[:, SEQ], units[:, SRC], units[:, DEST], units[:, TOK], sources))
+        units, sources = units[order], sources[order]
+        pair = sources * plan.tokens + units[:, TOK]
+        first = np.r_[0, np.flatnonzero(np.diff(pair)) + 1] if len(pair) else np.zeros(0, dtype=np.int64)
+        sizes = np.diff(np.r_[first, len(pair)])
+        if len(sizes):
+            self.max_bundle_units = max(self.max_bundle_units, int(sizes.max()))
+            if sizes.max() > plan.capacity:
+                raise RelayOverflowError(f"relay: a bundle of {int(sizes.max())} units, over the capacity "
+                                         f"s + 2 k D = {plan.capacity}")
+        slot = np.arange(len(pair)) - np.repeat(first, sizes)
+        payloads = np.zeros((plan.tokens, 1 + UNIT_NUMBERS * plan.capacity), dtype=np.int64)
+        head = plan.head_of(sources, units[:, TOK], dim)
+        numbers = np.stack([units[:, DEST], (units[:, SRC] * s + units[:, SEQ]) * s + units[:, IDX], units[:, WORD]], 1)
+        got = []
+        for h in range(1, plan.base):
+            mine = head == h
+            senders = np.unique(sources[mine])
+            targets = np.zeros(plan.tokens, dtype=np.int64)
+            targets[sources[mine]] = units[mine, TOK]
+            payloads[:] = 0
+            payloads[senders, 0] = sizes[np.searchsorted(pair[first], senders * plan.tokens + targets[senders])]
+            cols = 1 + UNIT_NUMBERS * slot[mine, None] + np.arange(UNIT_NUMBERS)
+            payloads[sources[mine, None], cols] = numbers[mine]
+            keys = np.full(plan.tokens, -1, dtype=np.int64)
+            keys[senders] = targets[senders]
+            receivers, _, received = self._head(h - 1, keys, payloads)
+            n = received[:, 0]
+            body = received[:, 1:1 + UNIT_NUMBERS * plan.capacity].reshape(len(n), plan.capacity, UNIT_NUMBERS)
+            body = body[np.arange(plan.capacity) < n[:, None]]
+            rest, idx = np.divmod(body[:, 1], s)
+            src, seq = np.divmod(rest, s)
+            got.append(np.stack([np.repeat(receivers, n), body[:, 0], src, seq, idx, body[:, 2]], 1))
         self.layers += 1
-        return new
+        return np.vstack(got) if got else np.zeros((0, 6), dtype=np.int64)
 
-    def _payload(self, msgs: list[tuple], x: int, y: int, t: int) -> list[int]:
-        words = sum(len(m[3]) + _MESSAGE_HEAD for m in msgs)
-        self.max_bundle_words = max(self.max_bundle_words, words)
-        if words > self.plan.bundle_words:
-            raise RelayOverflowError(f"bundle_words: relay layer {t}: token {x} would send {words} words to token "
-                                     f"{y}, over the layer's {self.plan.bundle_words}")
-        out = [len(msgs)]
-        for dest, src, seq, rec in msgs:
-            out += [dest, src, seq, *self.codec.encode(rec)]
-        return out
+    def _count_layer(self, own: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every token sends its class counts to each other member of its group along ``dim``.
 
-    def _unpack(self, payload: list[int]) -> list[tuple]:
-        msgs, at = [], 1
-        for _ in range(payload[0]):
-            dest, src, seq = payload[at:at + 3]
-            rec, at = self.codec.decode(payload, at + 3)
-            msgs.append((dest, src, seq, rec))
-        return msgs
+        Returns (receiver, sender, counts) per delivered message.
+        """
+        plan = self.plan
+        ids = np.arange(plan.tokens)
+        payloads = np.zeros((plan.tokens, 1 + UNIT_NUMBERS * plan.capacity), dtype=np.int64)
+        payloads[:, :plan.base] = own
+        out = []
+        for h in range(1, plan.base):
+            keys = with_digit(plan, ids, dim, (digits(plan, ids, dim) + h) % plan.base)
+            out.append(self._head(h - 1, keys, payloads))
+        self.layers += 1
+        return (np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out]),
+                np.vstack([o[2][:, :plan.base] for o in out]))
+
+    def _head(self, head: int, keys: np.ndarray, payloads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One relay head: senders with a key send Lemma B.4's encoding of their payload row.
+
+        Returns (receiver, sender, payload) per receiver that matched a sender, decoded from the average.
+        """
+        ids = np.arange(self.plan.tokens)
+        values = self.code.encode_rows(ids, payloads)
+        values[keys < 0] = 0
+        got = self._layer(keys.reshape(-1, 1), values, head=head, queries=ids.reshape(-1, 1))
+        where = f"{self.tag}.layer{self.layers}.head{head}"
+        self.max_alpha = max(self.max_alpha, int(got.counts.max(initial=0)))
+        try:
+            senders, decoded = self.code.decode_rows(got.sums, got.counts)
+        except DecodingError:
+            self.ledger.record("decode_failure", where, round=self.layers)
+            raise
+        receivers = np.flatnonzero(got.counts)
+        self.ledger.record("decode", where, round=self.layers, amount=len(receivers))
+        return receivers, senders[receivers], decoded[receivers]
 
     # ------------------------------------------------------------------ Lemma B.6: output layer
     def readout(self, outputs: dict[int, dict[int, tuple[int, ...]]]) -> list[tuple[int, ...]]:
@@ -285,20 +287,17 @@ class MPCTransformer:
         return result
 
     # ------------------------------------------------------------------ one EMA head, counted
-    def _layer(self, keys: np.ndarray, values: np.ndarray | None, *, head: int = 0, width: int | None = None,
+    def _layer(self, keys: np.ndarray, values: np.ndarray, *, head: int = 0, width: int | None = None,
                queries: np.ndarray | None = None) -> Retrieval:
-        """One EMA head of layer :attr:`layers` (query p_i unless given).
+        """One EMA head of layer :attr:`layers` (query p_i unless given), recorded with value width ``width``.
 
-        ``values`` None is a relay head: only the k^D relay tokens take part (the others have no
-        key any query asks for), and the values are one-hot sender columns, so the output row says
-        which encodings the receiver averages; the encodings themselves are summed sparsely.
+        A relay head passes the senders' ids as values and ``width`` = the code's width: the output
+        row names the encoding the receiver averages, and that encoding is summed sparsely.
         """
-        n = keys.shape[0]
-        q = queries if queries is not None else np.arange(n).reshape(-1, 1)
-        v = values if values is not None else np.eye(n, dtype=np.int64)
+        q = queries if queries is not None else np.arange(keys.shape[0]).reshape(-1, 1)
         tag = f"{self.tag}.layer{self.layers}.head{head}"
-        self.ledger.record("anna_head", tag, round=self.layers, shape=(self.tokens, 1, width or v.shape[1]))
-        return ema(q, keys, v, ledger=self.ledger, tag=tag)
+        self.ledger.record("anna_head", tag, round=self.layers, shape=(self.tokens, 1, width or values.shape[1]))
+        return ema(q, keys, values, ledger=self.ledger, tag=tag)
 
 
 @dataclass(frozen=True)
@@ -307,19 +306,20 @@ class TransformerRun:
 
     outputs: list[tuple[int, ...]]
     plan: RelayPlan
-    max_bundle_words: int
-    max_token_words: int
+    code: MessageCode
+    max_bundle_units: int
+    max_token_units: int
     max_alpha: int
 
 
 def run_protocol(protocol: Callable[..., object], *, inputs: int, machines: int, block: int, base: int,
-                 bundle_words: int, ledger: Ledger, tag: str = "thm_4_1") -> TransformerRun:
+                 memory: int, ledger: Ledger, tag: str = "thm_4_1") -> TransformerRun:
     """Run ``protocol(place=..., deliver=...)`` inside :class:`MPCTransformer`; read the outputs out (Lemma B.6).
 
     ``protocol`` returns an object with ``outputs`` (per machine, {input index: output words}).
     """
-    model = MPCTransformer(inputs=inputs, machines=machines, block=block, base=base, bundle_words=bundle_words,
+    model = MPCTransformer(inputs=inputs, machines=machines, block=block, base=base, memory=memory,
                            ledger=ledger, tag=tag)
     run = protocol(place=model.place, deliver=model)
-    return TransformerRun(model.readout(run.outputs), model.plan, model.max_bundle_words, model.max_token_words,
-                          model.max_alpha)
+    return TransformerRun(model.readout(run.outputs), model.plan, model.code, model.max_bundle_units,
+                          model.max_token_units, model.max_alpha)

@@ -9,7 +9,7 @@ widths are read off the ledger; bounds and exact formulas are in paper_refs/anna
 Scheme parameters the checker sets (as ``anna.alg_1`` sets z and ell): the protocol's memory s is
 the least power of two it needs (or 2^round(eps log2 N) when ``--eps`` is given), so
 eps = log s / log N is an exact rational; the relay has H = ceiling(heads_scale N^((eps' - eps)/4))
-heads per layer and base k = H + 1; a relay bundle holds at most relay_slack * s words.
+heads per layer and base k = H + 1, and its proved capacity s + 2 k D units fixes the width.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from attnsim.sim.anna.mpc_protocols import (
     samplesort_protocol,
     sort_protocol,
 )
-from attnsim.sim.anna.mpc_to_anna import MPCTransformer, RelayOverflowError, TransformerRun, run_protocol
+from attnsim.sim.anna.mpc_to_anna import UNIT_NUMBERS, MPCTransformer, RelayOverflowError, TransformerRun, run_protocol
+from attnsim.sim.anna.relay_routing import RelayError
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
@@ -50,7 +51,6 @@ _COMMON = [
           minimum=0.01),
     Param("eps1", float, 0.95, "eps' in (eps, 1): heads N^((eps'-eps)/4), width N^eps'", minimum=0.01),
     Param("heads_scale", float, 1.0, "constant in front of N^((eps'-eps)/4) heads", minimum=0.01),
-    Param("relay_slack", int, 4, "a relay bundle holds at most relay_slack * s words", minimum=1),
 ]
 
 
@@ -111,18 +111,14 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
         raise UsageError(f"--eps1: need 0 < eps < eps' < 1; the protocol needs s = {s} words, eps = log s / log N = "
                          f"{float(eps):.4g}, and eps' = {eps1}")
     heads = _heads(N, eps, eps1, ctx.params["heads_scale"])
-    bundle = ctx.params["relay_slack"] * s
     ledger = Ledger()
     try:
         run: TransformerRun = run_protocol(lambda **hooks: protocol(ledger=Ledger(), **hooks), inputs=N,
                                            machines=direct.machines, block=direct.block, base=heads + 1,
-                                           bundle_words=bundle, ledger=ledger, tag=tag)
-    except DecodingError as exc:
+                                           memory=s, ledger=ledger, tag=tag)
+    except (DecodingError, RelayError, RelayOverflowError) as exc:
         return Measurement(agree=False, error_bits=0.0, counts={"decoding_failures": ledger.total("decode_failure")},
                            reasons=[f"the transformer stopped: {exc}"])
-    except RelayOverflowError as exc:
-        slack = ctx.params["relay_slack"]
-        raise UsageError(f"--relay_slack: {slack} * s words per bundle is too few ({exc})") from None
     reasons = []
     if direct.vector() != reference:
         reasons.append("the protocol run directly differs from the reference answer")
@@ -130,26 +126,25 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
     if wrong:
         reasons.append(f"the transformer's output differs from the protocol's at {wrong} of {N} tokens")
     size = size_from_ledger(_only(ledger, tag))
-    state = 1 + 2 * run.max_token_words  # a token's memory and messages in transit, two numbers per word
+    state = 1 + UNIT_NUMBERS * run.max_token_units  # a token's units in transit, three numbers each
     if state > size["v_dim"]:
-        reasons.append(f"a token holds {run.max_token_words} words ({state} numbers), "
-                       f"more than the width {size['v_dim']}")
+        reasons.append(f"a token holds {run.max_token_units} units ({state} numbers), more than the width "
+                       f"{size['v_dim']}")
     R = direct_ledger.rounds("mpc_round")
-    derived = {"R": R, "D": run.plan.hops, "k": run.plan.base, "s": s, "eps": eps, "P": direct.machines,
-               "block": direct.block, "bundle_words": bundle}
-    decoded = ledger.total("decode")
+    plan = run.plan
+    derived = {"R": R, "D": plan.hops, "k": plan.base, "s": s, "eps": eps, "P": direct.machines,
+               "block": direct.block, "B": plan.capacity}
     return Measurement(
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"]),
                 "decoding_failures": ledger.total("decode_failure")},
         counts_by_tag=direct_ledger.by_tag("mpc_round"), rounds=R, derived=derived, reasons=reasons,
         extra={**{k: (float(v) if isinstance(v, Fraction) else v) for k, v in derived.items()},
-               "code": {"alpha": run.plan.code.alpha, "base": run.plan.code.base, "rows": run.plan.code.rows,
-                        "delta": run.plan.code.delta, "width": run.plan.code.width},
-               "tokens": max(N, run.plan.tokens), "bundles_decoded": decoded, "max_alpha": run.max_alpha,
-               "max_bundle_words": run.max_bundle_words, "max_token_words": run.max_token_words,
-               "token_state_numbers": state,
-               "qk_dim": size["qk_dim"], "value_dim": size["v_dim"]},
+               "code": {"alpha": run.code.alpha, "base": run.code.base, "rows": run.code.rows,
+                        "delta": run.code.delta, "width": run.code.width},
+               "tokens": max(N, plan.tokens), "bundles_decoded": ledger.total("decode"), "max_alpha": run.max_alpha,
+               "max_bundle_units": run.max_bundle_units, "max_token_units": run.max_token_units,
+               "token_state_numbers": state, "qk_dim": size["qk_dim"], "value_dim": size["v_dim"]},
     )
 
 
@@ -158,15 +153,27 @@ def _only(ledger: Ledger, prefix: str) -> Ledger:
 
 
 def grid_machines(N: int, protocol: str) -> int:
-    """P for the report's sweep: about sqrt(N) machines (twice that for k-hop's 16 words per token), at most 64,
-    so that s grows like a power of N below 1."""
+    """P for the report's sweep: about sqrt(N) machines (twice that for k-hop's 16 words per token), at most 64."""
     return min(64, 1 << (((N.bit_length() - 1) + 1) // 2 + (protocol == "khop")))
 
 
+def sort_point(N: int) -> dict[str, Any]:
+    """The bitonic sort at fixed eps = 1/2 (s = sqrt N for N a power of 4) on the least P it fits: s >= 6 N / P.
+
+    eps' = 0.96 makes the relay's N^((eps'-eps)/4) heads reach 4 by N = 16384."""
+    s = 1 << ((N.bit_length() - 1) // 2)
+    return {"protocol": "sort", "N": N, "P": 1 << (6 * N // s - 1).bit_length(), "eps": 0.5, "eps1": 0.96}
+
+
 def _thm_4_1_grid(quick: bool) -> list[dict[str, Any]]:
-    sizes = (256, 512, 1024, 2048) if quick else (256, 512, 1024, 2048, 4096)
-    protocols = ("sum", "sort") if quick else ("sum", "sort", "khop")
-    return [{"protocol": p, "N": n, "P": grid_machines(n, p)} for p in protocols for n in sizes]
+    sizes = (256, 1024) if quick else (256, 1024, 4096)
+    small = (256, 1024) if quick else (256, 1024, 2048)
+    return ([sort_point(n) for n in sizes] + [{"protocol": "sum", "N": n, "P": grid_machines(n, "sum")} for n in small]
+            + [{"protocol": "khop", "N": n, "P": grid_machines(n, "khop")} for n in small])
+
+
+def _thm_4_1_growth(quick: bool) -> list[dict[str, Any]]:
+    return [sort_point(n) for n in ((64, 256, 1024, 4096) if quick else (256, 1024, 4096, 16384))]
 
 
 _THM_4_1_PARAMS = [Param("protocol", str, "sort", "the MPC protocol to execute", choices=PROTOCOLS),
@@ -182,14 +189,6 @@ def _thm_4_1(ctx: CheckContext) -> Measurement:
     m = _run(ctx, protocol, reference, tag=ctx.claim.split(".")[1])
     m.extra["protocol"] = name
     return m
-
-
-def _thm_4_1_growth(quick: bool) -> list[dict[str, Any]]:
-    """The growth sweep: the statement fixes eps and eps', so s = 2^round(eps log2 N) with eps = 3/4 (the
-    rounding moves eps by at most 1/(2 log2 N); each record's bound uses its own eps), and P = N/16 machines
-    (the statement's P = N^(1 + gamma - eps) with gamma = eps)."""
-    return [{"protocol": "sum", "N": n, "P": n // 16, "eps": 0.75}
-            for n in (512, 1024, 2048, 4096) + (() if quick else (8192,))]
 
 
 checker("anna.thm_4_1", numerics=EXACT, params=_THM_4_1_PARAMS, grid=_thm_4_1_grid,
@@ -297,7 +296,7 @@ def check_lemma_b_5(ctx: CheckContext) -> Measurement:
     """One EMA head moves every input record onto machine i // block, in order."""
     N, b, w, P, placement = _io_case(ctx)
     ledger = Ledger()
-    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, bundle_words=1, ledger=ledger, tag="lemma_b_5")
+    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, memory=1, ledger=ledger, tag="lemma_b_5")
     got = model.place(placement)
     same = got == placement
     size = size_from_ledger(ledger)
@@ -314,7 +313,7 @@ def check_lemma_b_6(ctx: CheckContext) -> Measurement:
     """One EMA head hands token i the output machine i // block holds for it."""
     N, b, w, P, placement = _io_case(ctx)
     ledger = Ledger()
-    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, bundle_words=1, ledger=ledger, tag="lemma_b_6")
+    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, memory=1, ledger=ledger, tag="lemma_b_6")
     outputs = {m: {m * b + t: rec for t, rec in enumerate(recs)} for m, recs in placement.items()}
     got = model.readout(outputs)
     same = got == [rec for m in range(P) for rec in placement[m]]

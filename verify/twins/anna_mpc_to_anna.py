@@ -1,7 +1,8 @@
 """Broken twins of the ANNA-simulates-MPC checkers (:mod:`attnsim.verify.claims.anna_mpc_to_anna`).
 
-Each twin patches one thing the check relies on -- the relay's delivery, a term of Lemma D.2's
-tree sum, the code's validity test or its rows, an input/output slot, the ledger, the head count --
+Each twin patches one thing the check relies on -- the relay's delivery, its last move, the digit a
+move sets, the head a bundle rides, the code's payload size, a term of Lemma D.2's tree sum, the
+code's validity test or its rows, an input/output slot, the ledger, the head count --
 and ``attnsim teeth`` expects the check to fail it.
 """
 
@@ -14,16 +15,17 @@ from unittest import mock
 
 import numpy as np
 
-from attnsim.sim.anna import mpc_lowrank
+from attnsim.sim.anna import mpc_lowrank, mpc_to_anna, relay_routing
 from attnsim.sim.anna.message_code import DecodingError, MessageCode
 from attnsim.sim.anna.mpc_to_anna import MPCTransformer
+from attnsim.sim.anna.relay_routing import RelayPlan
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.claims import anna_mpc_to_anna as checks
 from attnsim.verify.twins import twin
 
 MPC_CLAIMS = ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")
 LOWRANK_CLAIMS = ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1")
-_MPC_PARAMS = {"protocol": "sort", "N": 256, "P": 16}
+_MPC_PARAMS = {"protocol": "sort", "N": 64, "P": 16}
 _LOWRANK_PARAMS = {"N": 256, "P": 16, "depth": 2}
 
 
@@ -40,6 +42,45 @@ def _relay_misdelivers() -> Iterator[None]:
         return inbox
 
     with mock.patch.object(MPCTransformer, "__call__", deliver):
+        yield
+
+
+@contextmanager
+def _relay_skips_last_move() -> Iterator[None]:
+    original = RelayPlan.layers
+
+    def layers(self: RelayPlan) -> Iterator[tuple[str, int, int]]:
+        return iter(list(original(self))[:-1])
+
+    with mock.patch.object(RelayPlan, "layers", layers):
+        yield
+
+
+@contextmanager
+def _move_along_wrong_digit() -> Iterator[None]:
+    def move_targets(plan: RelayPlan, units: np.ndarray, level: int) -> np.ndarray:
+        dim = (level + 1) % plan.hops
+        return relay_routing.with_digit(plan, units[:, relay_routing.TOK], dim,
+                                        relay_routing.digits(plan, units[:, relay_routing.DEST], level))
+
+    with mock.patch.object(mpc_to_anna, "move_targets", move_targets):
+        yield
+
+
+@contextmanager
+def _every_bundle_in_head_one() -> Iterator[None]:
+    with mock.patch.object(RelayPlan, "head_of", lambda self, x, y, dim: np.ones_like(x)):
+        yield
+
+
+@contextmanager
+def _payload_one_number_long() -> Iterator[None]:
+    original = MessageCode.design.__func__
+
+    def design(cls: type, senders: int, alpha: int, delta: int) -> MessageCode:
+        return original(cls, senders, alpha, delta + 1)
+
+    with mock.patch.object(MessageCode, "design", classmethod(design)):
         yield
 
 
@@ -88,6 +129,14 @@ for _claim in MPC_CLAIMS:
          params=_MPC_PARAMS, kind="construction")(_one_head_fewer)
     twin(_claim, "readout_shifted", "the output layer hands token i the output of token i + 1",
          params=_MPC_PARAMS, kind="construction")(_readout_shifted)
+    twin(_claim, "relay_skips_last_move", "the relay drops a round's last move, so words end a digit short of home",
+         params=_MPC_PARAMS, kind="construction")(_relay_skips_last_move)
+    twin(_claim, "move_along_wrong_digit", "a move sets the next digit to the destination's digit of this level",
+         params=_MPC_PARAMS, kind="construction")(_move_along_wrong_digit)
+    twin(_claim, "every_bundle_in_head_one", "every bundle rides head 1, so receivers average several senders",
+         params=_MPC_PARAMS, kind="construction")(_every_bundle_in_head_one)
+    twin(_claim, "payload_one_number_long", "the code is designed one payload number wider than the bundles need",
+         params=_MPC_PARAMS, kind="construction")(_payload_one_number_long)
 
 
 @contextmanager

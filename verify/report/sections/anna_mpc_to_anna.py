@@ -52,7 +52,7 @@ def _mpc_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
-    md = ["| protocol | N | P | s | eps | eps' | R | D | layers = R D + 2 | heads | N^((eps'-eps)/4) | width | "
+    md = ["| protocol | N | P | s | eps | eps' | R | D | layers = R D^2 + 2 | heads | N^((eps'-eps)/4) | width | "
           "N^eps' | width / N^eps' | width / N | verdict |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -90,7 +90,8 @@ def _width_plot(rows: list[dict[str, Any]], out_dir: Path) -> list[str]:
     _plot(out_dir / "plots" / name, series, "Thm 4.1: embedding dimension against N", "embedding dimension")
     return [f"![width vs N](plots/{name})", "",
             "Fitted exponent of the width in N: " + "; ".join(fits) + ". The width is Lemma B.4's code for bundles "
-            "of relay_slack * s words, so it follows s = N^eps: sublinear, below the N line's slope 1.", ""]
+            "of at most s + 2 k D words (the relay's proved capacity), so it follows s = N^eps: sublinear, below the "
+            "N line's slope 1.", ""]
 
 
 def _lowrank_table(records: list[dict[str, Any]]) -> list[str]:

@@ -43,5 +43,6 @@ def test_a_frozen_relay_depth_is_named():
     import dataclasses
 
     claim = all_claims()["anna.thm_4_1"]
-    frozen = dataclasses.replace(claim, extra={k: v for k, v in claim.extra.items() if k != "growth"})
-    assert "D" in _free(frozen, "layers") - {frozen.limit, *frozen.stated}
+    kept = {"eps1": claim.extra["growth"]["eps1"]}  # eps' > eps stays stated; P and D are no longer substituted
+    frozen = dataclasses.replace(claim, extra={**claim.extra, "growth": kept})
+    assert "P" in _free(frozen, "layers") - {frozen.limit, *frozen.stated}  # D = ceil(log_k P): P held fixed

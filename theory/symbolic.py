@@ -191,6 +191,13 @@ def _limit_or_upper(expr: sp.Expr, var: sp.Symbol) -> tuple[sp.Expr, bool]:
             return _limit(decided, var), False
         except (NotImplementedError, ValueError, TypeError):
             pass
+    terms = sp.Add.make_args(sp.expand(decided))  # sympy may not order N^a against N^b for symbolic a, b
+    try:
+        parts = [_limit(term, var) for term in terms] if len(terms) > 1 else []
+    except (NotImplementedError, ValueError, TypeError):
+        parts = []
+    if parts and not any(_is_infinite(p) for p in parts):
+        return sp.Add(*parts), False  # every term has a finite limit: the sum's limit is their sum
     return _limit(_upper(decided, var), var), True
 
 

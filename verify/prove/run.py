@@ -122,14 +122,26 @@ def run_obligation(ob: Obligation, timeout_ms: int = TIMEOUT_MS, replay_failures
     return row
 
 
+QUICK_VARIANTS = ("scheme=paper length=paper", "any")
+
+
+def quick_obligation(ob: Obligation) -> bool:
+    """The obligations a quick report proves: the paper's scheme and length convention (with and without
+    sinks), and the packing ones."""
+    return ob.variant.startswith(QUICK_VARIANTS)
+
+
 def run(claims: Sequence[str], timeout_ms: int = TIMEOUT_MS, on_row: Callable[[Row], None] | None = None,
-        first_failure: bool = False) -> list[Row]:
-    """Every obligation of ``claims``; ``first_failure``: stop a claim at its first row that is not proved."""
+        first_failure: bool = False, keep: Callable[[Obligation], bool] | None = None) -> list[Row]:
+    """Every obligation of ``claims`` (``keep``: only those it accepts); ``first_failure``: stop a claim at
+    its first row that is not proved."""
     z3.set_param("rlimit", 0)
     rows: list[Row] = []
     done: dict[str, Row] = {}
     for claim in claims:
         for ob in obligations(claim):
+            if keep is not None and not keep(ob):
+                continue
             start = time.perf_counter()
             if ob.share is not None and ob.share in done:
                 first = done[ob.share]

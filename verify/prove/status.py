@@ -19,9 +19,10 @@ PROVED = "proved for every size"
 CHECKED = "checked at instances"
 
 
-def proof_results(out: Path | None, version: str) -> dict[str, list[dict[str, Any]]]:
-    """Rows of ``attnsim prove`` per claim, from ``out``'s cache when it holds this ``version``'s."""
-    path = None if out is None else Path(out) / ".cache" / f"prove-{version}.json"
+def proof_results(out: Path | None, version: str, quick: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """Rows of ``attnsim prove`` per claim, from ``out``'s cache when it holds this ``version``'s;
+    ``quick``: only the paper's scheme and length convention (``run.quick_obligation``)."""
+    path = None if out is None else Path(out) / ".cache" / f"prove-{version}{'-quick' if quick else ''}.json"
     if path is not None and path.exists():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -29,10 +30,10 @@ def proof_results(out: Path | None, version: str) -> dict[str, list[dict[str, An
                 return data["claims"]
         except (json.JSONDecodeError, KeyError, UnicodeDecodeError):
             pass
-    from attnsim.verify.prove.run import run
+    from attnsim.verify.prove.run import quick_obligation, run
 
     by_claim: dict[str, list[dict[str, Any]]] = {c: [] for c in CLAIMS}
-    for row in run(CLAIMS):
+    for row in run(CLAIMS, keep=quick_obligation if quick else None):
         by_claim[row.claim].append(row.as_dict())
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,7 @@ from attnsim.sim.two_heads import streaming
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.claims.rebuttal_memory import claimed_exponent, loglog_exponent, peak_bytes, sweep
 from attnsim.verify.long_run import random_layer, run_layer
-from attnsim.verify.registry import CheckContext, Measurement, Param, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
 
 EXPONENT_SLACK = 0.1
 """How far the streaming construction's fitted exponent may exceed the claimed 1."""
@@ -85,7 +85,8 @@ def _kv_grid(quick: bool) -> list[dict[str, Any]]:
     return [{}]
 
 
-@checker("two_heads.rebuttal_kv_memory", numerics=("float64",), default_numerics="float64", grid=_kv_grid, params=[
+@checker("two_heads.rebuttal_kv_memory", numerics=("float64",), default_numerics="float64", grid=_kv_grid,
+         growth_grid=size_grid("N", (512, 1024, 2048, 4096), M=64, d=16, points=2, engine=0, direct=0), params=[
     Param("N", int, 16384, "largest input length of the sweep", minimum=2),
     Param("M", int, 256, "oracle length (block size b = M)", minimum=2),
     Param("d", int, 32, "embedding dimension (one head)", minimum=1),

@@ -5,8 +5,10 @@ quick growth sweep.
 The factor is ``sqrt(n)``: a log factor (``1 + ln n``) is the smaller growth a big-O bound must not absorb
 either, and the growth verdict catches it on a smooth sweep (tests), but four sizes of a ratio that moves in
 steps (a ceiling, a tree depth) leave an interval too wide to tell ``1 + ln n`` from noise. A resource
-measured below its bound is first lifted to the bound (``max(measured, bound)``): inflating a count that
-sits far below its bound by less than the slack breaks nothing, so only the lifted count is a broken variant.
+measured below its bound is first lifted to the bound (``max(measured, C bound)``, C the resource's frozen or
+stated constant, 1 without one): inflating a count that sits far below its bound by less than the slack breaks
+nothing, so only the lifted count is a broken variant; and a width whose ratio to its bound wanders by 2x
+between sizes (a prime code base) would hide sqrt(n) over four sizes, so it is lifted to its guard's band.
 :func:`inflated` with a constant factor is the contrast the tests use: a constant must not fail a big-O bound
 whose constant the paper does not state.
 """
@@ -39,13 +41,15 @@ def _measure(fn: Callable[[CheckContext], Measurement], ctx: CheckContext) -> Me
 
 @contextmanager
 def inflated(claim_id: str, resource: str, factor: Callable[[float], float], lift: bool = True) -> Iterator[None]:
-    """While active, ``claim_id``'s checker reports ``resource`` as ``max(measured, bound) * factor(size)``
-    (``lift=False``: ``measured * factor(size)``), the size being the claim's limit variable."""
+    """While active, ``claim_id``'s checker reports ``resource`` as ``max(measured, C * bound) * factor(size)``
+    with C the resource's constant in paper_refs (1 without one; ``lift=False``: ``measured * factor(size)``),
+    the size being the claim's limit variable."""
     from attnsim.verify import check
 
     claim = get_claim(claim_id)
     chk = all_checkers()[claim_id]
     bound = claim.resources[resource].bound or "0"
+    band = claim.resources[resource].constant or 1.0
 
     def broken(ctx: CheckContext) -> Measurement:
         m = _measure(chk.fn, ctx)
@@ -57,7 +61,7 @@ def inflated(claim_id: str, resource: str, factor: Callable[[float], float], lif
         base = float(measured)
         if lift:
             try:
-                base = max(base, float(as_number(evaluate(bound, claim.definitions, values))))
+                base = max(base, band * float(as_number(evaluate(bound, claim.definitions, values))))
             except FormulaError:
                 pass
         m.counts[resource] = base * factor(float(size))
@@ -80,7 +84,7 @@ def _register() -> None:
         for name, res in claim.resources.items():
             if not res.bound:
                 continue
-            what = (f"{name} reported as max(measured, bound) x sqrt(n), n = {claim.limit}: it outgrows "
+            what = (f"{name} reported as max(measured, C bound) x sqrt(n), n = {claim.limit}: it outgrows "
                     f"O({res.bound})")
             twin(claim_id, PREFIX + name, what, kind="growth")(lambda c=claim_id, r=name: inflated(c, r, math.sqrt))
 

@@ -18,7 +18,7 @@ from attnsim.sim.anna.hop_transformer import hop_mechanism, induction_transforme
 from attnsim.sim.anna.tasks import SINK, hop_labels, hop_string
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 EXACT = ("exact",)
 
@@ -79,7 +79,8 @@ def _run(ctx: CheckContext, k: int | None) -> Measurement:
 
 
 @checker("anna.thm_5_4", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2), *_COMMON],
-         grid=lambda quick: [{"N": n} for n in ((16, 64) if quick else (16, 64, 256, 1024))])
+         grid=lambda quick: [{"N": n} for n in ((16, 64) if quick else (16, 64, 256, 1024))],
+         growth_grid=size_grid("N", (16, 32, 64, 128), (16, 64, 256, 1024)))
 def check_thm_5_4(ctx: CheckContext) -> Measurement:
     """Induction heads (1-hop) by the trie transformer; exact answers on every string."""
     return _run(ctx, None)
@@ -93,7 +94,7 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
 
 @checker("anna.thm_5_6", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2),
                                                   Param("k", int, 8, "hops", minimum=1), *_COMMON],
-         grid=_khop_grid)
+         grid=_khop_grid, growth_grid=size_grid("k", (1, 2, 8, 32), N=64))
 def check_thm_5_6(ctx: CheckContext) -> Measurement:
     """k-hop induction heads by the trie transformer and pointer doubling; exact answers on every string."""
     return _run(ctx, ctx.params["k"])

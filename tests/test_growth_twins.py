@@ -57,6 +57,12 @@ def test_the_papers_constant_holds_at_every_size_and_no_constant_is_no_guard():
 
 
 def test_paper_refs_constants_are_frozen_or_stated_and_guard_a_resource_without_an_exact_count():
-    c = get("anna.thm_4_1").resources["embedding_dim"]
+    c = get("anna.lemma_b_4").resources["dimension"]
     assert c.constant and c.calibrated_at and not c.exact
     assert get("anna.lemma_c_2").resources["max_load"].stated_by
+    from attnsim.verify.growth import guard_summary
+
+    recs = [{"size": {"value": n}, "bounds": {"embedding_dim": {"guard": g}}}
+            for n, g in ((512, "at or below calibration size"), (1024, "within"), (2048, "exceeds"))]
+    assert guard_summary("anna.thm_4_1", "embedding_dim", recs) == "83 x bound (frozen at N = 512): exceeded at 2048"
+    assert guard_summary("anna.thm_4_1", "heads", recs) == "no constant"

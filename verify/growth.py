@@ -54,6 +54,7 @@ class ResourceGrowth:
     high: float | None
     verdict: str
     why: str
+    guard: str = "no constant"
 
     @property
     def ratios(self) -> tuple[float, ...]:
@@ -83,6 +84,20 @@ def _points(resource: str, records: Sequence[dict[str, Any]]) -> tuple[list[tupl
     return sorted(pts), missing
 
 
+def guard_summary(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> str:
+    """The single-record guard beside the growth verdict: the constant, where it comes from, and the sizes
+    whose record exceeded it (:func:`attnsim.verify.check.bound_entry`)."""
+    res = get_claim(claim_id).resources[resource]
+    if res.constant is None:
+        return "no constant"
+    source = (f"stated: {res.stated_by}" if res.stated_by
+              else f"frozen at {get_claim(claim_id).limit} = {res.calibrated_at:g}")
+    over = sorted({float((r.get("size") or {}).get("value") or 0) for r in records
+                   if ((r.get("bounds") or {}).get(resource) or {}).get("guard") == "exceeds"})
+    held = "exceeded at " + ", ".join(f"{s:g}" for s in over) if over else "held"
+    return f"{res.constant:g} x bound ({source}): {held}"
+
+
 def size_rule(sizes: Sequence[float]) -> str | None:
     """Why these sizes cannot judge growth (None when they can): at least :data:`MIN_SIZES` distinct sizes
     spanning at least :data:`MIN_SPAN` x."""
@@ -101,7 +116,7 @@ def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> Re
     sizes = tuple(p[0] for p in pts)
     base = dict(claim=claim_id, resource=resource, bound=claim.resources[resource].bound or "",
                 size_var=claim.limit, sizes=sizes, measured=tuple(p[1] for p in pts),
-                bound_values=tuple(p[2] for p in pts))
+                bound_values=tuple(p[2] for p in pts), guard=guard_summary(claim_id, resource, records))
     note = f"; {missing} record(s) without a measurement or size" if missing else ""
     res = claim.resources[resource]
     if res.stated_by and res.constant is not None:

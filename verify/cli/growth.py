@@ -25,7 +25,7 @@ from attnsim.verify.cli.options import (
 )
 
 FORMATS = ("table", "md", "csv", "json")
-HEADER = ("resource", "bound", "size", "sizes", "measured / bound", "slope", "95% interval", "verdict")
+HEADER = ("resource", "bound", "size", "sizes", "measured / bound", "slope", "95% interval", "verdict", "guard")
 
 
 def _num(v: float | None) -> str:
@@ -39,7 +39,7 @@ def rows(results: list) -> list[list[str]]:
         interval = "—" if g.low is None else f"[{g.low:.3g}, {g.high:.3g}]"
         out.append([g.resource, f"O({pretty_formula(g.bound)})", g.size_var, " ".join(f"{s:g}" for s in g.sizes),
                     " ".join(f"{r:.3g}" for r in g.ratios), _num(g.slope), interval,
-                    g.verdict + ("" if g.ok else f" ({g.why})")])
+                    g.verdict + ("" if g.ok else f" ({g.why})"), g.guard])
     return out
 
 

@@ -36,7 +36,7 @@ def _row(g: ResourceGrowth) -> str:
     slope = "—" if g.slope is None else f"{g.slope:+.3g}"
     interval = "—" if g.low is None else f"[{g.low:+.3g}, {g.high:+.3g}]"
     verdict = g.verdict if g.ok else f"**{g.verdict}** ({g.why})"
-    return f"| {g.resource} | O({g.bound}) | {sizes} | {ratios} | {slope} | {interval} | {verdict} |"
+    return f"| {g.resource} | O({g.bound}) | {sizes} | {ratios} | {slope} | {interval} | {verdict} | {g.guard} |"
 
 
 def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> str:
@@ -46,8 +46,8 @@ def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> st
         return ""
     lines = [f"**Growth** (`attnsim growth {claim_id}`): measured / bound over the growth sweep, its log-log slope "
              "against the size with a 95% interval; `exceeds` when the interval lies above 0.", "",
-             f"| resource | bound | {rs[0].size_var} | measured / bound | slope | interval | verdict |",
-             "|---|---|---|---|---|---|---|", *[_row(g) for g in rs], ""]
+             f"| resource | bound | {rs[0].size_var} | measured / bound | slope | interval | verdict | "
+             "single-record guard |", "|---|---|---|---|---|---|---|---|", *[_row(g) for g in rs], ""]
     if out is not None:
         from attnsim.verify.report.plots import growth_plot
 

@@ -18,7 +18,7 @@ import numpy as np
 from attnsim.sim.masks import Mask
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights
 from attnsim.sim.token_maps import Identity, random_affine
-from attnsim.verify.guards import read_npy
+from attnsim.verify.inputs import read_npy
 from attnsim.verify.registry import UsageError
 
 INPUT_KINDS = ("random", "large")

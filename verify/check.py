@@ -17,8 +17,11 @@ from attnsim.paper_refs import get as get_claim
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
+from attnsim.verify.cost import MAX_BITS
 from attnsim.verify.guards import check_run
-from attnsim.verify.registry import CheckContext, Measurement, UsageError, get_checker
+from attnsim.verify.guards import format_option as guard_numerics
+from attnsim.verify.limits import arm_backstop
+from attnsim.verify.registry import NO_NUMERICS, CheckContext, Checker, Measurement, UsageError, get_checker
 
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
                "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
@@ -94,24 +97,46 @@ def agreement_reasons(m: Measurement, exact: bool) -> list[str]:
     return []
 
 
+MAX_SEED = 2 ** 32 - 1
+"""Largest ``--seed`` (every generator the checkers seed accepts it)."""
+
+
+def check_numerics(chk: Checker, numerics: str | None, min_bits: float | None) -> str:
+    """The numerics a check runs in (the checker's default when None), refused when the claim takes none,
+    runs in none of that kind, or when ``--min-bits`` is given where no error is measured."""
+    if not chk.numerics:
+        if numerics is not None:
+            raise UsageError(f"--numerics: {chk.claim} counts only and takes no --numerics; got {numerics!r}")
+        if min_bits is not None:
+            raise UsageError(f"--min-bits: {chk.claim} counts only and measures no error")
+        return NO_NUMERICS
+    numerics = chk.default_numerics if numerics is None else numerics
+    guard_numerics(numerics, "--numerics")
+    if backend_kind(numerics) not in chk.numerics:
+        raise UsageError(f"--numerics: {chk.claim} runs in {', '.join(chk.numerics)}; got {numerics!r}")
+    if min_bits is not None:
+        if not (math.isfinite(min_bits) and 0 <= min_bits <= MAX_BITS):
+            raise UsageError(f"--min-bits: must be a finite number in 0..{MAX_BITS}, got {min_bits}")
+        if get_numerics(numerics).exact:
+            raise UsageError(f"--min-bits: {numerics} is exact (outputs must be equal); it applies to approximate "
+                             "numerics such as mp:200 or float64")
+    return numerics
+
+
 def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str | None = None,
               seed: int = 0, min_bits: float | None = None) -> dict[str, Any]:
     """Run ``claim_id`` with parameters ``given`` (defaults filled in) and return its record."""
     chk = get_checker(claim_id)
+    params = chk.resolve(given or {})
+    numerics = check_numerics(chk, numerics, min_bits)
+    if not 0 <= seed <= MAX_SEED:
+        raise UsageError(f"--seed: must lie in 0..{MAX_SEED}, got {seed}")
+    check_run(claim_id, params, numerics if chk.numerics else None)  # caps, cost and input file, before any work
     try:
         claim = get_claim(claim_id)
     except KeyError:
         raise UsageError(f"CLAIM: {claim_id} has a checker but no entry in paper_refs") from None
-    params = chk.resolve(given or {})
-    numerics = chk.default_numerics if numerics is None else numerics
-    check_run(claim_id, params, numerics)  # caps, memory estimate and input file, before any work
-    get_numerics(numerics, seed)  # validates the name with a clear error
-    if backend_kind(numerics) not in chk.numerics:
-        raise UsageError(f"--numerics: {claim_id} runs in {', '.join(chk.numerics)}; got {numerics!r}")
-    if seed < 0:
-        raise UsageError(f"--seed: must be >= 0, got {seed}")
-    if min_bits is not None and not (math.isfinite(min_bits) and min_bits >= 0):
-        raise UsageError(f"--min-bits: must be a finite number >= 0, got {min_bits}")
+    arm_backstop()  # the address-space limit follows what is loaded by now
     m = chk.fn(CheckContext(claim_id, params, numerics, seed, min_bits))
     values = _formula_values(params, m.derived)
     reasons = list(m.reasons)
@@ -137,7 +162,8 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var}
             if not c.finite:
                 reasons.append(f"{name}: exact count {c.exact} is not O({c.bound}) as {c.limit_var} grows")
-    reasons += agreement_reasons(m, get_numerics(numerics, seed).exact)
+    if chk.numerics:
+        reasons += agreement_reasons(m, get_numerics(numerics, seed).exact)
     if m.agree is False:
         bits = "inf" if m.error_bits is not None and math.isinf(m.error_bits) else m.error_bits
         reasons.append(f"output does not agree with the reference (error bits {bits})")

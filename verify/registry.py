@@ -37,10 +37,31 @@ class ResumableError(AttnsimError):
 
 RESUMABLE_EXIT = 75
 
+NO_NUMERICS = "none"
+"""The numerics of a record whose claim computes in none the user chooses (a counting claim)."""
+
+
+INT_MAX = 2 ** 53
+"""Largest value of an integer parameter without a maximum of its own (exact in float64, so every cost
+estimate of ``verify.cost`` is exact arithmetic on it)."""
+
+FLOAT_MAX = 1e15
+"""Largest magnitude of a real parameter without a maximum of its own."""
+
+
+def flag(name: str) -> str:
+    """The command-line spelling of parameter ``name``: ``n_sim`` is typed ``--n-sim``."""
+    return "--" + name.replace("_", "-")
+
 
 @dataclass(frozen=True)
 class Param:
-    """A parameter a checker accepts (``--name value`` on the command line)."""
+    """A parameter a checker accepts (``--name value`` on the command line) and its domain.
+
+    The domain is the type, ``minimum`` and ``maximum`` (numbers; an integer without a maximum is capped
+    at :data:`INT_MAX`, a real one at :data:`FLOAT_MAX`) and ``choices``; every value is checked against
+    it before any work, and a refusal names the flag as typed (:func:`flag`).
+    """
 
     name: str
     type: type
@@ -48,34 +69,64 @@ class Param:
     help: str
     minimum: float | None = None
     choices: tuple[Any, ...] | None = None
+    maximum: float | None = None
+
+    @property
+    def flag(self) -> str:
+        """How the parameter is typed on the command line."""
+        return flag(self.name)
+
+    @property
+    def upper(self) -> float | None:
+        """The largest value allowed (numbers only): ``maximum``, else the type's cap."""
+        if self.type not in (int, float):
+            return None
+        if self.maximum is not None:
+            return self.maximum
+        return INT_MAX if self.type is int else FLOAT_MAX
+
+    def domain(self) -> str:
+        """The domain in words, e.g. ``int in 2..9007199254740992`` or ``one of: a, b``."""
+        if self.choices is not None:
+            return "one of: " + ", ".join(map(str, self.choices))
+        if self.type in (int, float):
+            lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
+            return f"{self.type.__name__} in {lo}..{self.upper:g}"
+        return self.type.__name__
 
     def parse(self, raw: Any) -> Any:
         """``raw`` (a command-line string or a value) as this parameter's type, validated."""
+        f = self.flag
         if isinstance(raw, str) and not raw.strip():
-            raise UsageError(f"--{self.name}: empty value")
+            raise UsageError(f"{f}: empty value")
         if isinstance(raw, str) and self.type is not str and not raw.isascii():
-            raise UsageError(f"--{self.name}: {raw!r} has non-ASCII characters (digits are 0-9)")
+            raise UsageError(f"{f}: {raw!r} has non-ASCII characters (digits are 0-9)")
         if isinstance(raw, str) and self.type is bool:
             if raw.lower() in ("1", "true", "yes", "on"):
                 value: Any = True
             elif raw.lower() in ("0", "false", "no", "off"):
                 value = False
             else:
-                raise UsageError(f"--{self.name}: expected true/false, got {raw!r}")
-        elif raw is None or isinstance(raw, self.type):
+                raise UsageError(f"{f}: expected true/false, got {raw!r}")
+        elif raw is None or (isinstance(raw, self.type) and not (isinstance(raw, bool) and self.type is int)):
             value = raw
         else:
             try:
                 value = self.type(raw)
-            except (TypeError, ValueError):
-                raise UsageError(f"--{self.name}: expected {self.type.__name__}, got {raw!r}") from None
+            except (TypeError, ValueError, OverflowError):
+                raise UsageError(f"{f}: expected {self.type.__name__}, got {raw!r}") from None
         if value is not None and self.type in (int, float):
             if value != value or value in (float("inf"), float("-inf")):
-                raise UsageError(f"--{self.name}: must be a finite number, got {raw!r}")
+                raise UsageError(f"{f}: must be a finite number, got {raw!r}")
             if self.minimum is not None and value < self.minimum:
-                raise UsageError(f"--{self.name}: must be >= {self.minimum:g}, got {value}")
+                raise UsageError(f"{f}: must be >= {self.minimum:g}, got {value}")
+            upper = self.upper
+            if upper is not None and value > upper:
+                raise UsageError(f"{f}: must be <= {upper:g}, got {value}")
+            if self.type is float and self.minimum is None and value < -FLOAT_MAX:
+                raise UsageError(f"{f}: must be >= {-FLOAT_MAX:g}, got {value}")
         if value is not None and self.choices is not None and value not in self.choices:
-            raise UsageError(f"--{self.name}: must be one of {', '.join(map(str, self.choices))}; got {value!r}")
+            raise UsageError(f"{f}: must be one of {', '.join(map(str, self.choices))}; got {value!r}")
         return value
 
 
@@ -141,8 +192,8 @@ class Checker:
         for p in self.params:
             if p.name == name:
                 return p
-        raise UsageError(f"--{name}: not a parameter of {self.claim} "
-                         f"(it takes {', '.join('--' + q.name for q in self.params)})")
+        raise UsageError(f"{flag(name)}: not a parameter of {self.claim} "
+                         f"(it takes {', '.join(q.flag for q in self.params) or 'no parameters'})")
 
     def resolve(self, given: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in, values parsed and validated; unknown names are a UsageError."""
@@ -169,7 +220,9 @@ def checker(
     default_numerics: str = "exact",
     growth_grid: GridFn | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
-    """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds.
+    """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds; an empty
+    tuple says the claim computes in none the user chooses (it counts): ``--numerics`` is then refused and
+    its records say ``numerics: none``.
 
     ``growth_grid(quick)``: the points of the claim's growth sweep (``attnsim growth``,
     :mod:`attnsim.verify.growth`): at least 4 values of the claim's limit variable spanning at least 8x,
@@ -180,7 +233,8 @@ def checker(
     def register(fn: CheckFn) -> CheckFn:
         if claim in _CHECKERS:
             raise RuntimeError(f"two checkers registered for {claim}")
-        _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics, default_numerics, growth_grid)
+        _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics,
+                                   default_numerics if numerics else NO_NUMERICS, growth_grid)
         return fn
 
     return register

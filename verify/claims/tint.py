@@ -259,8 +259,7 @@ _SIZE_PARAMS = [Param("aux", str, "tiny", "auxiliary model", choices=SIZE_AUX),
 @checker(
     "tint.size",
     params=_SIZE_PARAMS,
-    numerics=ALL,
-    default_numerics="float64",
+    numerics=(),  # counts only: no --numerics
     grid=lambda quick: (
         [
             {"aux": "tiny"},
@@ -289,8 +288,7 @@ def check_size(ctx: CheckContext) -> Measurement:
     "tint.under_2b",
     params=[Param("aux", str, "opt-125m", "a 125M auxiliary model", choices=("opt-125m", "gpt2"))],
     grid=lambda quick: [{"aux": "opt-125m"}, {"aux": "gpt2"}],
-    numerics=ALL,
-    default_numerics="float64",
+    numerics=(),  # counts only: no --numerics
 )
 def check_under_2b(ctx: CheckContext) -> Measurement:
     """The built TinT for a 125M model with the README settings stays under the abstract's 2 billion."""

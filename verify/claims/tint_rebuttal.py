@@ -157,8 +157,7 @@ def fit_line(table: dict[tuple[int, int], int]) -> tuple[int, int, list[tuple[in
 @checker(
     "tint.rebuttal_size_growth",
     params=_GROWTH_PARAMS,
-    numerics=ALL,
-    default_numerics="float64",
+    numerics=(),  # counts only: no --numerics
     grid=lambda quick: (
         [{"aux": "tiny", "steps": 3}] + ([] if quick else [{"aux": "opt-125m", "layers": 4, "steps": 3}])
     ),

@@ -3,6 +3,6 @@
 Nothing outside this package imports it (a contract in the test suite keeps it so).
 """
 
-from attnsim.verify.cli.app import app, main
+from attnsim.verify.cli.app import app, entry, main
 
-__all__ = ["app", "main"]
+__all__ = ["app", "entry", "main"]

@@ -1,5 +1,5 @@
 """``python -m attnsim.verify.cli`` runs the command line."""
 
-from attnsim.verify.cli.app import main
+from attnsim.verify.cli.app import entry
 
-main()
+entry()

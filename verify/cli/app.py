@@ -8,6 +8,7 @@ Typer vendors its own copy of click, so both its exception classes and click's a
 
 from __future__ import annotations
 
+import errno
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Optional
@@ -16,7 +17,7 @@ import typer
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.cli import bench, bounds, check, claims, growth, precision, prove, report, run, teeth, tint_size
-from attnsim.verify.cli.guard import check_argv, fail_os
+from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
@@ -77,9 +78,32 @@ def _usage_message(e: Exception) -> str:
     return text
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is so that it ends as an interrupt does (exit 143)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def entry() -> None:
+    """The ``attnsim`` program: :func:`main` with the address-space backstop armed (for this process and its
+    workers) and SIGTERM turned into one line and exit status 143."""
+    import os
+    import signal
+
+    from attnsim.verify.limits import BACKSTOP_ENV, arm_backstop
+
+    os.environ[BACKSTOP_ENV] = "1"
+    signal.signal(signal.SIGTERM, _terminate)
+    arm_backstop()
+    main()
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: one clear line and exit 2 for bad input, never a traceback."""
     usage, other, abort = _click_exception_types()
+    prepare_streams()
     try:
         check_argv(sys.argv[1:] if argv is None else argv)
         # Without standalone mode click returns a command's exit code instead of exiting with it.
@@ -90,6 +114,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(rc if isinstance(rc, int) else 0)
     except typer.Exit as e:
         sys.exit(e.exit_code)
+    except SystemExit as e:
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click met a broken pipe: the reader stopped
+            fail_os(BrokenPipeError(errno.EPIPE, "Broken pipe"))
+        raise
     except ResumableError as e:
         print(f"error: {one_line(str(e))}", file=sys.stderr)
         sys.exit(RESUMABLE_EXIT)
@@ -113,10 +141,18 @@ def main(argv: Optional[list[str]] = None) -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        sys.exit(143)
+    except MemoryError:  # the backstop: an allocation past --max-memory that the estimate did not foresee
+        from attnsim.verify.limits import out_of_memory
+
+        print(out_of_memory(), file=sys.stderr)
+        sys.exit(2)
     except ValueError as e:  # a bad value that reached a library before our own checks
         print(f"error: {one_line(str(e))}", file=sys.stderr)
         sys.exit(2)
 
 
 if __name__ == "__main__":
-    main()
+    entry()

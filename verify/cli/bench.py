@@ -18,6 +18,7 @@ from attnsim.verify.cli.options import (
     render_rows,
     write_json,
 )
+from attnsim.verify.registry import INT_MAX, UsageError
 
 
 def rows(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -104,23 +105,31 @@ def torch_rows(r: dict[str, Any], repeats: int) -> list[tuple[str, str, str]]:
             ("agreement", f"{r['error_bits']:.1f} bits", "simulation against direct SDPA")]
 
 
+ENGINES = ("engine", "torch-oracle")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` command to ``app``."""
     @app.command("bench")
     def bench(quick: bool = typer.Option(False, "--quick", help="one size per figure"),
-              repeats: Optional[int] = typer.Option(None, help="runs per timing (median; default 5, 3 with --torch)"),
+              repeats: Optional[int] = typer.Option(None, min=1, max=1000,
+                                                    help="runs per timing (median; default 5, 3 with --torch)"),
               dask: bool = typer.Option(True, help="include the Dask figure"),
               torch: bool = typer.Option(False, "--torch", help="only the torch figure: the fused simulation "
                                                                 "through torch SDPA calls / one direct SDPA call"),
-              N: int = typer.Option(8192, "--N", help="--torch: sequence length"),
-              M: int = typer.Option(512, "--M", help="--torch: oracle length (blocks of M tokens + 1 synthetic)"),
-              d: int = typer.Option(64, "--d", help="--torch: head width"),
+              N: int = typer.Option(8192, "--N", min=1, max=INT_MAX, help="--torch: sequence length"),
+              M: int = typer.Option(512, "--M", min=1, max=INT_MAX,
+                                    help="--torch: oracle length (blocks of M tokens + 1 synthetic)"),
+              d: int = typer.Option(64, "--d", min=1, max=INT_MAX, help="--torch: head width"),
               engine: Optional[str] = typer.Option(None, help="--torch: engine or torch-oracle (default: engine "
                                                               "when installed)"),
               fmt: str = format_option(("table", "md", "csv", "json"), "table"),
               json_out: Optional[str] = json_option()) -> None:
         """Engine speed as ratios: simulation / direct attention, fused / paper, flint / Fraction, Dask / serial."""
         check_format(fmt, ("table", "md", "csv", "json"))
+        if engine is not None and (not torch or engine not in ENGINES):
+            raise UsageError(f"--engine: one of {', '.join(ENGINES)}, with --torch; got {engine!r}"
+                             + ("" if torch else " without --torch"))
         from rich.console import Console
 
         from attnsim.verify.progress import progress

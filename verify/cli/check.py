@@ -16,10 +16,13 @@ from attnsim.verify.cli.options import (
     check_format,
     check_json_path,
     format_option,
+    is_terminal,
     json_option,
     pretty_formula,
+    render_rows,
     write_json,
 )
+from attnsim.verify.limits import CHECK_SECONDS
 from attnsim.verify.registry import Checker, UsageError
 
 FORMATS = ("table", "json")
@@ -62,14 +65,12 @@ def params_help(chk: Checker) -> str:
     """The claim's parameters as aligned plain-text lines: option, type, default, choices and help."""
     rows = []
     for p in chk.params:
-        kind = p.type.__name__ + (f" >= {p.minimum:g}" if p.minimum is not None else "")
-        choices = f" [one of: {', '.join(map(str, p.choices))}]" if p.choices else ""
-        rows.append((f"--{p.name.replace('_', '-')} {p.type.__name__.upper()}",
-                     f"{p.help}{choices} ({kind}; default {p.default})"))
+        rows.append((f"{p.flag} {p.type.__name__.upper()}", f"{p.help} ({p.domain()}; default {p.default})"))
     width = max((len(a) for a, _ in rows), default=0)
     lines = [f"Parameters of {chk.claim} (given as --name value):"]
     lines += [f"  {a.ljust(width)}  {b}" for a, b in rows] or ["  (none)"]
-    lines.append(f"  numerics: {', '.join(chk.numerics)} (default {chk.default_numerics})")
+    lines.append(f"  numerics: {', '.join(chk.numerics)} (default {chk.default_numerics})" if chk.numerics
+                 else "  numerics: none (the claim counts; --numerics is refused)")
     return "\n".join(lines)
 
 
@@ -95,10 +96,8 @@ def print_record(r: dict[str, Any]) -> None:
     for line in (r.get("extra") or {}).get("summary", []):
         console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"  agreement: {agree}  (evidence: {r.get('evidence', 'independent')})", markup=False)
-    table = Table(show_header=True, caption="measured / bound: the constant the paper's O(·) hides at this size")
-    for col in ("resource", "measured", "exact count", "bound", "measured / bound", "leading constant",
-                "containment"):
-        table.add_column(col)
+    header = ("resource", "measured", "exact count", "bound", "measured / bound", "leading constant", "containment")
+    rows = []
     for name in sorted(set(r["counts"]) | set(r["predicted"]) | set(r["bounds"])):
         b = r["bounds"].get(name, {})
         cont = r["containment"].get(name, {})
@@ -106,10 +105,17 @@ def print_record(r: dict[str, Any]) -> None:
         bound = f"O({pretty_formula(b['formula'])}) = {b.get('value', '?')}" if b.get("formula") else ""
         value = b.get("value")
         ratio = f"{measured / value:.3g}" if isinstance(measured, (int, float)) and value else ""
-        table.add_row(*(escape(str(c)) for c in (name, measured, r["predicted"].get(name, ""), bound, ratio,
-                                                  pretty_formula(cont.get("leading_constant", "")),
-                                                  cont.get("verdict", ""))))
-    console.print(table)
+        rows.append([str(c) for c in (name, measured, r["predicted"].get(name, ""), bound, ratio,
+                                      pretty_formula(cont.get("leading_constant", "")), cont.get("verdict", ""))])
+    if is_terminal():
+        table = Table(show_header=True, caption="measured / bound: the constant the paper's O(·) hides at this size")
+        for col in header:
+            table.add_column(col)
+        for row in rows:
+            table.add_row(*(escape(c) for c in row))
+        console.print(table)
+    else:  # off a terminal: tab-separated lines, as every command prints its tables there
+        console.print(render_rows(header, rows, "table"), markup=False, highlight=False)
     if r["calls_by_tag"]:
         console.print("  by tag: " + ", ".join(f"{k}={v}" for k, v in r["calls_by_tag"].items()), markup=False)
     notes = (r.get("extra") or {}).get("notes")
@@ -128,7 +134,7 @@ def register(app: typer.Typer) -> None:
     def check(ctx: typer.Context,
               claim: Optional[str] = typer.Argument(None, help="claim id, e.g. two_heads.lemma_3_1"),
               numerics: Optional[str] = typer.Option(None, help="exact, fraction, symbolic, mp:BITS, float64, ..."),
-              seed: int = typer.Option(0, help="seed of every random choice"),
+              seed: int = typer.Option(0, min=0, max=2 ** 32 - 1, help="seed of every random choice"),
               min_bits: Optional[float] = typer.Option(None, help="bits of agreement required (approximate numerics)"),
               fmt: str = format_option(FORMATS, "table"),
               json_out: Optional[str] = json_option(),
@@ -136,6 +142,8 @@ def register(app: typer.Typer) -> None:
               max_memory: Optional[str] = typer.Option(
                   None, "--max-memory", help="refuse runs estimated to need more (e.g. 4G, 25%; default: half the "
                   "available memory)"),
+              max_time: Optional[str] = typer.Option(
+                  None, "--max-time", help="refuse runs estimated to take longer (e.g. 600, 10min, 2h; default 10min)"),
               show_help: bool = typer.Option(False, "--help", "-h", help="this help; with CLAIM, also the claim's "
                                                                         "parameters")) -> None:
         """Run one claim's construction and reference; exit 0 iff the verdict is pass.
@@ -152,6 +160,7 @@ def register(app: typer.Typer) -> None:
         from attnsim.verify import guards
 
         guards.set_memory_limit(max_memory)
+        guards.set_time_limit(max_time, CHECK_SECONDS)
         raw = parse_extra_args(list(ctx.args))
         if not (show_help or list_params):
             guards.precheck(claim, raw, numerics)

@@ -8,24 +8,54 @@ import sys
 from typing import NoReturn
 
 
-def fail_os(e: OSError) -> NoReturn:
-    """Print one line naming the path (or the stream) that failed and exit 1.
-
-    A full or closed stdout cannot take the message, and Python would complain again while flushing
-    it at exit, so stdout is pointed at /dev/null first.
-    """
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null: a full, closed or broken stdout cannot take more, and Python would
+    complain again while flushing it at exit."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
-    where = e.filename if e.filename is not None else "stdout"
+
+
+def _where(e: OSError) -> str:
+    """The path an error concerns: its file name, the working folder when that is gone, else stdout."""
+    if e.filename is not None:
+        return str(e.filename)
+    try:
+        os.getcwd()
+    except OSError:
+        return "the working folder"
+    return "stdout"
+
+
+def fail_os(e: OSError) -> NoReturn:
+    """Print one line naming the path (or the stream) that failed and exit 1; a reader that stopped reading
+    (a broken pipe: ``attnsim bounds | head``) ends the command quietly with status 0."""
+    quiet_stdout()
+    if e.errno == errno.EPIPE and e.filename is None:
+        os._exit(0)
+    where = _where(e)
     why = e.strerror or errno.errorcode.get(e.errno or 0, type(e).__name__)
     try:
         print(f"error: {where}: {why}", file=sys.stderr)
     except OSError:
         pass
     os._exit(1)
+
+
+def prepare_streams() -> None:
+    """A closed stdout (``attnsim claims >&-``) ends the command with one line on stderr; text the output
+    encoding cannot carry (``PYTHONIOENCODING=ascii``) is written as backslash escapes instead of failing."""
+    if sys.stdout is None:
+        if sys.stderr is not None:
+            print("error: stdout: closed (nothing can be printed)", file=sys.stderr)
+        os._exit(1)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 def check_argv(argv: list[str]) -> None:

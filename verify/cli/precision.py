@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from attnsim.verify.cli.options import check_format, check_json_path, format_option, json_option, write_json
-from attnsim.verify.registry import UsageError
+from attnsim.verify.registry import INT_MAX, UsageError
 
 # Kept literal so that ``attnsim --help`` need not import the numerics; a test holds them equal to
 # ``attnsim.verify.precision.study``'s CLAIMS, CONSTRUCTIONS and FAMILIES.
@@ -48,8 +48,8 @@ def _fractions(text: str) -> list[Fraction]:
         vals = [Fraction(v.strip()) for v in text.split(",") if v.strip()]
     except (ValueError, ZeroDivisionError):
         raise UsageError(f"--scales: expected comma-separated numbers such as 0.5,1,2,4; got {text!r}") from None
-    if not vals or min(vals) <= 0:
-        raise UsageError(f"--scales: expected positive numbers, got {text!r}")
+    if not vals or not all(Fraction(1, 2 ** 64) <= v <= 2 ** 64 for v in vals):
+        raise UsageError(f"--scales: expected numbers in [2^-64, 2^64], got {text!r}")
     return vals
 
 
@@ -63,31 +63,34 @@ def register(app: typer.Typer) -> None:
     def precision(
         claim: str = typer.Argument(..., help="claim id: " + ", ".join(CLAIMS)),
         N: str = typer.Option("64,256,1024,4096", "--N", help="comma-separated sequence lengths"),
-        M: int = typer.Option(32, "--M", help="oracle length (block size)"),
+        M: int = typer.Option(32, "--M", min=2, max=INT_MAX, help="oracle length (block size)"),
         target: str = typer.Option("2^-10", help="row-wise relative error to stay below, e.g. 2^-10"),
         format_family: str = typer.Option("float", help="float (E.M, mantissa searched) or fixed (qI.F)"),
         exp_bits: int = typer.Option(8, help="float family: exponent bits E"),
         int_bits: Optional[int] = typer.Option(None, help="fixed family: integer bits I (default: sized from the run)"),
         options: str = typer.Option("", help="format options, e.g. rz, sr, sat, acc=8.23 (colon-separated)"),
         constructions: str = typer.Option(",".join(CONSTRUCTIONS), help="paper, fused, direct"),
-        d: int = typer.Option(4, "--d", help="embedding dimension"),
-        seed: int = typer.Option(0, help="seed of the random model and input"),
+        d: int = typer.Option(4, "--d", min=1, max=INT_MAX, help="embedding dimension"),
+        seed: int = typer.Option(0, min=0, max=2 ** 32 - 1, help="seed of the random model and input"),
         input_kind: str = typer.Option("random", "--input", help="random (entries in [-1, 1]) or large (integers "
                                                                   "up to 4: large scores, large A)"),
-        sample_blocks: int = typer.Option(16, help="query blocks sampled per N (0: all)"),
+        sample_blocks: int = typer.Option(16, min=0, max=INT_MAX, help="query blocks sampled per N (0: all)"),
         blocks_format: Optional[str] = typer.Option(None, help="also: error vs N/M at this format"),
         decode: Optional[str] = typer.Option(None, help="also: p/(1-p) decode conditioning at this format"),
         scales: Optional[str] = typer.Option(None, help="also: bits needed as W^Q is scaled by these factors "
                                                           "(e.g. 0.5,1,2,4), at N = --scale-N"),
-        scale_N: int = typer.Option(256, "--scale-N", help="N of the --scales study"),
-        window: Optional[int] = typer.Option(None, "--window", help="two_heads.thm_5_1: window r (default M/4)"),
-        sinks: Optional[int] = typer.Option(None, "--sinks", help="two_heads.thm_5_1: attention sinks s (default 1)"),
+        scale_N: int = typer.Option(256, "--scale-N", min=2, max=INT_MAX, help="N of the --scales study"),
+        window: Optional[int] = typer.Option(None, "--window", min=1, max=INT_MAX,
+                                             help="two_heads.thm_5_1: window r (default M/4)"),
+        sinks: Optional[int] = typer.Option(None, "--sinks", min=0, max=INT_MAX,
+                                            help="two_heads.thm_5_1: attention sinks s (default 1)"),
         fmt: str = format_option(("table", "json"), "table"),
         json_out: Optional[str] = json_option(),
         max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse studies estimated to need more "
                                                  "(e.g. 4G, 25%; default: half the available memory)"),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
+        from attnsim.sim.numerics import backend_kind
         from attnsim.verify import guards
         from attnsim.verify.precision.study import bits_study, blocks_study, decode_study, parse_target, scale_study
         from attnsim.verify.progress import progress
@@ -111,9 +114,14 @@ def register(app: typer.Typer) -> None:
         if scales and claim != "two_heads.lemma_3_1":
             raise UsageError(f"--scales: the score-scaling study runs two_heads.lemma_3_1 only; got {claim}")
         Ns = _ints(N, "N")
+        if scales:
+            _fractions(scales)
         tgt = parse_target(target)
         guards.format_family(format_family, exp_bits, int_bits, options)
         guards.format_option(blocks_format, "--blocks-format")
+        if blocks_format and backend_kind(blocks_format) in ("exact", "fraction", "symbolic"):
+            raise UsageError(f"--blocks-format: the blocks study measures the error of an approximate format; "
+                             f"{blocks_format} is exact (its error is 0)")
         guards.format_option(decode, "--decode")
         guards.positive(d=d, scale_N=scale_N)
         guards.positive(sample_blocks=sample_blocks, minimum=0)

@@ -15,6 +15,7 @@ from attnsim.verify.cli.options import (
     scheduler_option,
     write_json,
 )
+from attnsim.verify.registry import INT_MAX
 
 RUN_SCHEDULERS = ("serial", "local", "tcp://HOST:PORT")
 
@@ -22,15 +23,17 @@ RUN_SCHEDULERS = ("serial", "local", "tcp://HOST:PORT")
 def register(app: typer.Typer) -> None:
     """Add the ``run`` command to ``app``."""
     @app.command("run")
-    def run(N: int = typer.Option(65536, "--N", help="sequence length"),
-            M: int = typer.Option(1024, "--M", help="oracle block length (calls have M + 1 tokens)"),
-            d: int = typer.Option(64, "--d", help="embedding dimension"),
-            H: int = typer.Option(1, "--H", help="heads"),
+    def run(N: int = typer.Option(65536, "--N", min=1, max=INT_MAX, help="sequence length"),
+            M: int = typer.Option(1024, "--M", min=1, max=INT_MAX,
+                                  help="oracle block length (calls have M + 1 tokens)"),
+            d: int = typer.Option(64, "--d", min=1, max=INT_MAX, help="embedding dimension"),
+            H: int = typer.Option(1, "--H", min=1, max=INT_MAX, help="heads"),
             scheme: str = typer.Option("fused", help="fused (one call per block pair) or paper (two)"),
             scheduler: str = scheduler_option("serial", RUN_SCHEDULERS),
             workers: int = typer.Option(2, help="threads (serial) or Dask worker processes (local)"),
-            check_rows: int = typer.Option(0, "--check-rows", help="rows checked against direct attention"),
-            seed: int = typer.Option(0, help="seed of the random model and the checked rows"),
+            check_rows: int = typer.Option(0, "--check-rows", min=0, max=INT_MAX,
+                                           help="rows checked against direct attention"),
+            seed: int = typer.Option(0, min=0, max=2 ** 32 - 1, help="seed of the random model and the checked rows"),
             fmt: str = format_option(("table", "json"), "table"),
             json_out: Optional[str] = json_option(),
             max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse runs estimated to need more "

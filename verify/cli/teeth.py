@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from attnsim.verify.teeth import ClaimTeeth, TwinResult, plan, run_teeth, select_claims
+if TYPE_CHECKING:  # loaded when the command runs: it imports every checker and theory
+    from attnsim.verify.teeth import ClaimTeeth, TwinResult
 
 console = Console(soft_wrap=True)
 
@@ -50,11 +51,13 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def teeth(claims: Optional[list[str]] = typer.Argument(None, help="claim ids or papers (default: every claim)"),
               quick: bool = typer.Option(False, "--quick", help="one construction twin per claim"),
-              seed: int = typer.Option(0, help="seed of every random choice"),
+              seed: int = typer.Option(0, min=0, max=2 ** 32 - 1, help="seed of every random choice"),
               as_json: bool = typer.Option(False, "--json", help="print the results as JSON")) -> int:
         """Run each claim's broken variants through its check; exit 0 iff every claim has teeth: at least
         two variants, a construction twin among them, every variant caught (a refusal counts only for a
         declared refusal twin), and at least one caught by the check's verdict."""
+        from attnsim.verify.teeth import plan, run_teeth, select_claims
+
         selected = select_claims(claims)
         total = sum(len(ts) for _, ts in plan(selected, quick).values())
         start = time.perf_counter()

@@ -348,7 +348,11 @@ def parse_target(text: str) -> float:
     try:
         if "^" in t:
             base, exp = t.split("^", 1)
-            return float(base) ** float(exp)
-        return float(t)
-    except ValueError:
-        raise UsageError(f"--target: expected e.g. 2^-10 or 1e-3, got {text!r}") from None
+            value = float(base) ** float(exp)
+        else:
+            value = float(t)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        value = None
+    if not isinstance(value, float) or not 0 < value < 1:  # a negative base to a fractional power is complex
+        raise UsageError(f"--target: expected a relative error in (0, 1) such as 2^-10 or 1e-3, got {text!r}")
+    return value

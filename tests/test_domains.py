@@ -1,0 +1,134 @@
+"""Every parameter has a domain and every check a cost: each claim parameter and each command option is tried
+below its range, above it, with the wrong type and with 2^63, and must be refused in one line naming the flag
+as typed, exit 2, in under 2 s of CPU time; every grid point of every checker lies inside its domains and
+its cost limits.
+
+The command lines run in this process (the refusals come before any work), after the checkers are loaded.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from attnsim.verify.cli.app import main
+from attnsim.verify.cost import MODELS, estimate
+from attnsim.verify.registry import Param, all_checkers
+
+BIG = str(2 ** 63)
+CHECKERS = all_checkers()
+
+
+def bad_values(p: Param) -> list[str]:
+    """Values outside ``p``'s domain: below, above, the wrong type, 2^63 (each as the command line has it)."""
+    if p.type is bool:
+        return ["maybe", BIG]
+    if p.type is str:
+        return ["no-such-choice", ""] if p.choices else [""]
+    below = [] if p.minimum is None else [str(int(p.minimum) - 1 if p.type is int else -abs(p.minimum) - 1)]
+    above = [str(int(p.upper) + 1) if p.type is int else f"{p.upper * 10:g}"]
+    wrong = ["abc", "1.5"] if p.type is int else ["abc", "nan"]
+    return below + above + wrong + [BIG]
+
+
+def refused(argv: list[str], monkeypatch, capsys) -> tuple[str, float]:
+    monkeypatch.setattr(sys, "argv", ["attnsim", *argv])
+    start = time.process_time()  # CPU seconds: the machine may be shared; a refusal must do no work
+    with pytest.raises(SystemExit) as exc:
+        main()
+    seconds = time.process_time() - start
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert exc.value.code == 2, (argv, err)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, (argv, err)
+    return lines[0], seconds
+
+
+@pytest.mark.parametrize("claim", list(CHECKERS))
+def test_every_claim_parameter_is_refused_out_of_its_domain(claim: str, monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    for p in CHECKERS[claim].params:
+        for value in bad_values(p):
+            line, seconds = refused(["check", claim, p.flag, value], monkeypatch, capsys)
+            assert p.flag in line, (p.flag, value, line)
+            assert seconds < 2, (p.flag, value, seconds)
+
+
+def _option_cases(claim: str) -> list[tuple[str, str]]:
+    """The command options of ``check`` out of their domains: the numerics a claim does not take, and
+    ``--min-bits`` where no error is measured, for every claim; the shared ones for one claim per paper."""
+    chk = CHECKERS[claim]
+    cases = [("--numerics", v) for v in ("bogus", "mp:1", f"mp:{BIG}", f"exact:{BIG}", "exact:64:1e1000")]
+    if not chk.numerics:
+        cases += [("--numerics", "exact"), ("--numerics", "float64")]
+    if not chk.numerics or chk.numerics == ("exact",):
+        cases += [("--min-bits", "10")]
+    else:
+        cases += [("--min-bits", v) for v in ("-1", "nan", BIG)]
+    if claim in ("two_heads.lemma_3_1", "anna.alg_1", "tint.size"):
+        cases += [("--seed", v) for v in ("-1", str(2 ** 32), "abc", BIG)]
+        cases += [("--max-memory", v) for v in ("0", "lots", "250%", BIG)]
+        cases += [("--max-time", v) for v in ("0", "soon", BIG)]
+    return cases
+
+
+@pytest.mark.parametrize("claim", list(CHECKERS))
+def test_every_claim_option_is_refused_out_of_its_domain(claim: str, monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    for option, value in _option_cases(claim):
+        line, seconds = refused(["check", claim, option, value], monkeypatch, capsys)
+        assert option in line, (option, value, line)
+        assert seconds < 2, (option, value, seconds)
+
+
+COMMAND_OPTIONS = [
+    (["run"], {"--N": ["0", BIG, "x"], "--M": ["0", BIG], "--d": ["0", BIG], "--H": ["0", BIG],
+               "--check-rows": ["-1", BIG], "--seed": ["-1", BIG], "--workers": ["0", BIG]}),
+    (["bench", "--quick"], {"--repeats": ["0", "1000000000000", BIG], "--N": ["-5", BIG], "--M": ["0", BIG],
+                            "--d": ["0", BIG], "--engine": ["bogus"]}),
+    (["precision", "two_heads.lemma_3_1"], {"--M": ["1", BIG], "--d": ["0", BIG], "--seed": ["-1", BIG],
+                                            "--sample-blocks": ["-1", BIG], "--scale-N": ["1", BIG],
+                                            "--window": ["0", BIG], "--sinks": ["-1", BIG],
+                                            "--exp-bits": ["0", "99"], "--N": ["0", BIG, "a,b"]}),
+    (["teeth", "two_heads.lemma_3_1"], {"--seed": ["-1", BIG, "x"]}),
+    (["tint-size", "--aux", "tiny"], {"--n-sim": ["-1", BIG], "--steps": ["0", BIG], "--K": ["-1", BIG],
+                                      "--H-sim": ["-1", BIG]}),
+    (["report", "--quick", "--out", "rep"], {"--workers": ["0", BIG], "--scheduler": ["bogus"]}),
+]
+
+
+@pytest.mark.parametrize("prefix, options", COMMAND_OPTIONS, ids=[c[0][0] for c in COMMAND_OPTIONS])
+def test_every_command_option_is_refused_out_of_its_domain(prefix, options, monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    for option, values in options.items():
+        for value in values:
+            line, seconds = refused([*prefix, option, value], monkeypatch, capsys)
+            assert option in line, (prefix, option, value, line)
+            assert seconds < 2, (prefix, option, value, seconds)
+
+
+def test_every_checker_has_a_cost_model():
+    assert sorted(set(CHECKERS) - set(MODELS)) == []
+    for claim, model in MODELS.items():
+        names = {p.name for p in CHECKERS[claim].params}
+        assert not model.ref or set(model.ref) & names, (claim, model.ref)
+
+
+GIB = 2 ** 30
+
+
+@pytest.mark.parametrize("claim", list(CHECKERS))
+def test_every_grid_point_lies_inside_its_domains_and_costs(claim: str):
+    """The report's own grids (quick and full) resolve and are estimated under 2 GiB (the full grids under
+    6 GiB) and, quick, under ten minutes: the domains and the cost models refuse nothing the project runs."""
+    chk = CHECKERS[claim]
+    for quick in (True, False):
+        for raw in chk.grid(quick):
+            params = dict(raw)
+            numerics = params.pop("numerics", None) or (chk.default_numerics if chk.numerics else None)
+            params.pop("seed", None)
+            est = estimate(claim, chk.resolve(params), numerics)
+            assert est.bytes < (2 if quick else 6) * GIB, (claim, raw, est)
+            assert not quick or est.seconds < 600, (claim, raw, est)

@@ -1,0 +1,325 @@
+"""What a check will cost: memory and time estimated from its parameters and numerics, before any work.
+
+Every checker has a :class:`Model` in :data:`MODELS`: a sum of terms ``c · Π (p / ref_p)^e`` for memory
+(MiB) and for time (seconds), stated at a reference size ``ref`` in the numerics ``nm`` (measured once on
+a two-core machine, rounded up). Terms marked ``numeric`` scale with the numerics: memory with the bytes
+of one number (:func:`entry_bytes`: an exact weight z**(D·s) has D·s·log2 z bits, an ``mp:BITS`` number
+BITS/8 bytes) and time with the seconds of one operation (:func:`op_seconds`: an ``mp`` exponential at
+BITS bits grows as BITS^2.2). The model is coarse on purpose — it exists to turn a size that would take
+the machine into one line naming the parameter that drives it, not to predict a run to the second.
+
+A parameter that is not given (the command line's early check, before the checkers are loaded) is
+taken at its reference size; after the checker's defaults are filled in, every value is known.
+
+The numerics themselves have caps no estimate needs (:func:`numerics_width`): the score-grid
+denominator D ≤ :data:`MAX_GRID`, D·log2 z ≤ :data:`MAX_UNIT_BITS` (a base z of a thousand digits makes
+every weight megabytes, and GMP aborts the process when it cannot allocate), 2 ≤ BITS ≤ :data:`MAX_BITS`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from attnsim.verify.limits import Estimate, human
+from attnsim.verify.registry import UsageError
+
+MAX_GRID = 4096
+"""Largest score-grid denominator D of the exact kinds of numerics."""
+
+MAX_BITS = 1 << 16
+"""Largest working precision of ``mp:BITS``, in bits."""
+
+MAX_UNIT_BITS = 1 << 17
+"""Largest D·log2 z (bits of the exact weight of a score 1) of the exact kinds."""
+
+OBJECT_BYTES = 112
+"""A Python number inside an object array: the object, its pointer and allocator slack."""
+
+EXACT_KINDS = ("exact", "fraction", "symbolic")
+SEEDED_BASE_BITS = 32.0
+"""A seeded base z has a 16-bit numerator and denominator."""
+
+_DECIMAL = re.compile(r"^\s*([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?\s*$")
+_RATIO = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$")
+_LOG2_10 = math.log2(10)
+
+
+def base_bits(text: str, option: str, name: str) -> float:
+    """Bits of numerator and denominator of the base z written ``text`` (after ``kind:D:``), read from its
+    digits without building the number (``1e1000000000`` must not be built to be refused)."""
+    if text == "seeded":
+        return SEEDED_BASE_BITS
+    ratio = _RATIO.match(text)
+    if ratio:
+        return max(1.0, (len(ratio.group(1).lstrip("0")) + len(ratio.group(2).lstrip("0"))) * _LOG2_10)
+    dec = _DECIMAL.match(text)
+    if not dec or not (dec.group(1) or dec.group(2)):
+        raise UsageError(f"{option}: {name}: the base z must be 'seeded', an integer, a decimal or p/q")
+    whole, frac, exp = dec.group(1), dec.group(2) or "", dec.group(3) or "0"
+    if len(exp.lstrip("+-")) > 6:
+        raise UsageError(f"{option}: {name}: the base z has an exponent of {len(exp)} digits")
+    e = int(exp)
+    digits = len(whole.lstrip("0")) + len(frac) + abs(e)
+    return max(1.0, digits * _LOG2_10)
+
+
+def numerics_width(name: str, option: str = "--numerics") -> tuple[str, int]:
+    """(kind, argument) of a numerics name after the caps on D, D·log2 z and BITS; the argument is D, BITS or 0."""
+    kind, _, arg = name.partition(":")
+    if not name.strip():
+        raise UsageError(f"{option}: empty; choose e.g. exact, mp:200 or float64")
+    if not name.isascii():
+        raise UsageError(f"{option}: {name!r} has non-ASCII characters")
+    if kind in EXACT_KINDS:
+        head, _, base = arg.partition(":")
+        if not head:
+            return kind, 64
+        if not head.isdigit():
+            raise UsageError(f"{option}: {name}: the score-grid denominator D must be a positive integer")
+        D = int(head)
+        if not 1 <= D <= MAX_GRID:
+            raise UsageError(f"{option}: {name}: D={D} is outside 1..{MAX_GRID} (a weight z**(D·s) has D·s·log2 z "
+                             f"bits; at D={D} one weight of a score 64 takes {human(D * 64 / 8)})")
+        unit = D * (base_bits(base, option, name) if base else 1.0)
+        if unit > MAX_UNIT_BITS:
+            raise UsageError(f"{option}: {name}: D·log2 z = {unit:.3g} bits, above {MAX_UNIT_BITS}: the weight of a "
+                             f"score 1 alone would take {human(unit / 8)}, of a score 64 {human(unit * 8)}")
+        return kind, D
+    if kind == "mp":
+        if not arg.isdigit():
+            raise UsageError(f"{option}: {name}: expected mp:BITS with BITS a positive integer, e.g. mp:200")
+        bits = int(arg)
+        if not 2 <= bits <= MAX_BITS:
+            raise UsageError(f"{option}: {name}: BITS={bits} is outside 2..{MAX_BITS}")
+        return kind, bits
+    return kind, 0
+
+
+def unit_bits(numerics: str) -> float:
+    """Bits of the exact weight of a score 1 (D·log2 z) in an exact kind; 0 in the others."""
+    kind, D = numerics_width(numerics)
+    if kind not in EXACT_KINDS:
+        return 0.0
+    base = numerics.split(":", 2)[2] if numerics.count(":") >= 2 else ""
+    return D * (base_bits(base, "--numerics", numerics) if base else 1.0)
+
+
+def entry_bytes(numerics: str, score: float) -> float:
+    """Bytes of one softmax weight in ``numerics`` when scores reach ``score`` (in units of the grid)."""
+    kind, arg = numerics_width(numerics)
+    if kind in EXACT_KINDS:
+        return OBJECT_BYTES + unit_bits(numerics) * score / 8
+    if kind == "mp":
+        return OBJECT_BYTES + arg / 8
+    if kind == "float64":
+        return 8.0
+    return 16.0  # fixed-width formats: float64 values and a rounding scratch copy
+
+
+def op_seconds(numerics: str, score: float) -> float:
+    """Seconds of one scalar operation (a product, a sum or an exponential on average) in ``numerics``."""
+    kind, arg = numerics_width(numerics)
+    if kind == "symbolic":
+        return 1e-4
+    if kind in EXACT_KINDS:
+        return 1e-6 * (1 + (unit_bits(numerics) * score / 1e4) ** 1.5)  # GMP products of weights this wide
+    if kind == "mp":
+        return max(2e-6, 3e-5 * (arg / 1000) ** 2.2)
+    if kind == "float64":
+        return 1e-8
+    return 2e-7
+
+
+def typical_score(d: float, x_max: float = 1.0) -> float:
+    """A score the default cases reach: inputs in [-x_max, x_max], weights in [-1, 1] (``verify.cases``)."""
+    return max(1.0, d * x_max * x_max)
+
+
+def param_int(params: Mapping[str, Any], *names: str, default: int) -> int:
+    """The first of ``names`` that ``params`` holds as an integer, else ``default``."""
+    for name in names:
+        v = params.get(name)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return default
+
+
+@dataclass(frozen=True)
+class Term:
+    """``coef · Π (p / ref_p)^e``: MiB or seconds; ``numeric``: scaled by the numerics' entry size or op time."""
+
+    coef: float
+    exps: dict[str, float]
+    numeric: bool = True
+
+
+def T(coef: float, numeric: bool = True, **exps: float) -> Term:
+    """A term (see :class:`Term`)."""
+    return Term(coef, exps, numeric)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A checker's cost: memory terms (MiB) and time terms (seconds) stated at ``ref`` in numerics ``nm``
+    (None: the claim computes in no numerics of the user's choice). ``derive`` maps the values to the
+    sizes the run really uses (e.g. a block no longer than the sequence)."""
+
+    ref: dict[str, float]
+    mem: tuple[Term, ...]
+    time: tuple[Term, ...]
+    nm: str | None = "exact"
+    derive: Callable[[dict[str, float]], dict[str, float]] | None = field(default=None)
+
+
+def _values(model: Model, params: Mapping[str, Any]) -> dict[str, float]:
+    vals = dict(model.ref)
+    for name in model.ref:
+        v = params.get(name)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            vals[name] = max(float(v), 1.0)
+    return model.derive(vals) if model.derive else vals
+
+
+def _sum(terms: tuple[Term, ...], vals: dict[str, float], ref: dict[str, float],
+         factor: float) -> tuple[float, str | None]:
+    """The terms' total and the parameter that drives the largest term (None: the numerics)."""
+    total, best, driver = 0.0, -1.0, None
+    for t in terms:
+        growth = {n: (vals[n] / ref[n]) ** e for n, e in t.exps.items()}
+        value = t.coef * math.prod(growth.values()) * (factor if t.numeric else 1.0)
+        total += value
+        if value > best:
+            best = value
+            top = max(growth, key=lambda n: growth[n], default=None)
+            driver = None if t.numeric and factor > max(growth.values(), default=1.0) else top
+    return total, driver
+
+
+def estimate(claim: str, params: Mapping[str, Any], numerics: str | None) -> Estimate:
+    """Memory and time of ``claim`` at ``params`` in ``numerics`` (None: the model's), with the drivers."""
+    from attnsim.verify.registry import flag
+
+    model = MODELS.get(claim, DEFAULT_MODEL)
+    vals = _values(model, params)
+    mem_factor = time_factor = 1.0
+    nm = numerics or model.nm
+    if model.nm is not None and nm is not None:
+        s = typical_score(vals.get("d", 4.0))
+        mem_factor = entry_bytes(nm, s) / entry_bytes(model.nm, s)
+        time_factor = op_seconds(nm, s) / op_seconds(model.nm, s)
+    mib, mem_driver = _sum(model.mem, vals, model.ref, mem_factor)
+    seconds, time_driver = _sum(model.time, vals, model.ref, time_factor)
+    shown = ", ".join(f"{k}={int(v) if float(v).is_integer() else v:g}" if isinstance(v, float) and v < 1e15
+                      else f"{k}={v:.3g}" for k, v in vals.items())
+    detail = f"{shown}{', ' + nm if nm and model.nm else ''}; estimated from the claim's cost model"
+    return Estimate(mib * 2 ** 20, flag(mem_driver) if mem_driver else "--numerics", detail, seconds,
+                    flag(time_driver) if time_driver else "--numerics")
+
+
+def _block(vals: dict[str, float]) -> dict[str, float]:
+    return {**vals, "M": min(vals["M"], vals["N"])}
+
+
+_TWO_HEADS_EXACT = Model(
+    {"N": 64, "d": 4, "H": 1, "L": 1, "Hp": 1, "Lp": 1},
+    mem=(T(16, N=2, H=1), T(1, N=1, d=1, L=1), T(0.01, False, d=2, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2)),
+    time=(T(5, N=2, d=1, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2, H=1, L=1)))
+
+_TINT_CASE = Model({"halvings": 4}, mem=(T(20),), time=(T(10, halvings=1),))
+_ANNA_MPC = Model({"N": 1024, "P": 64, "k": 5, "alphabet": 4, "relay_slack": 4},
+                  mem=(T(8, N=1, k=1),), time=(T(20, N=1, k=1, relay_slack=1),), nm=None)
+_ANNA_MPC_DEPTH = Model({"N": 1024, "depth": 2, "d": 3, "rank": 2, "relay_slack": 4},
+                        mem=(T(8, N=1, d=1, rank=1),), time=(T(20, N=1, depth=1, d=1, rank=1, relay_slack=1),),
+                        nm=None)
+_ANNA_LSH = Model({"N": 64, "m": 8, "seeds": 200}, mem=(T(4, N=2, m=1),), time=(T(40, N=2, m=1, seeds=1),), nm=None)
+_ANNA_BLOCKS = Model({"N": 1024, "block": 16, "words": 3}, mem=(T(4, N=1, words=1),),
+                     time=(T(20, N=1, words=1),), nm=None)
+_TINT_LINEAR = Model({"D": 8, "K": 2, "n": 5, "n_train": 3}, mem=(T(4, D=2, n=1, n_train=1),),
+                     time=(T(10, D=3, n=1, n_train=1),))
+
+MODELS: dict[str, Model] = {
+    **{c: _TWO_HEADS_EXACT for c in (
+        "two_heads.lemma_3_1", "two_heads.cor_3_2", "two_heads.thm_1_1", "two_heads.thm_3_4", "two_heads.thm_3_5",
+        "two_heads.thm_5_1", "two_heads.thm_1_4", "two_heads.claim_b_6", "two_heads.rebuttal_rope",
+        "two_heads.rebuttal_norm")},
+    "two_heads.lemma_3_3": Model(
+        {"M": 8, "d": 8, "H": 4, "Hp": 2, "Lp": 2, "jobs": 4},
+        mem=(T(2, M=2, jobs=1, d=1), T(0.01, False, Hp=2, Lp=2, d=2)),
+        time=(T(3, M=2, jobs=1, d=1), T(0.01, False, Hp=2, Lp=2, d=2))),
+    "two_heads.thm_4_1": Model(
+        {"N": 32768, "M": 16384, "d": 2, "seeds": 100, "H": 1, "L": 1},
+        mem=(T(600, N=1, M=1, H=1), T(1, seeds=1)),
+        time=(T(60, N=1, M=1, seeds=1, d=1, H=1, L=1),), nm="float64", derive=_block),
+    "two_heads.thm_4_2": Model({"N": 32, "M": 4, "d": 2}, mem=(T(2, N=2, d=1),), time=(T(10, N=2, d=1),),
+                               nm="mp:200"),
+    "two_heads.lower_bound": Model({"N": 16, "M": 8, "d": 6, "seeds": 20, "radius": 1},
+                                   mem=(T(2, N=2, d=1),), time=(T(10, N=2, d=1, seeds=1, radius=1),), nm="mp:96"),
+    "two_heads.rebuttal_kv_memory": Model(
+        {"N": 16384, "M": 256, "d": 32, "points": 6, "engine": 4096, "direct": 2048},
+        mem=(T(200, N=1, d=1), T(32, direct=2), T(128, engine=1, M=1)),
+        time=(T(30, N=1, M=1, d=1, points=1), T(10, direct=2, d=1), T(10, engine=2, d=1)),
+        nm="float64", derive=_block),
+    "anna.alg_1": _ANNA_LSH,
+    "anna.alg_2": _ANNA_LSH,
+    "anna.cor_b_14": _ANNA_MPC,
+    "anna.thm_4_1": _ANNA_MPC,
+    "anna.thm_b_10": _ANNA_MPC,
+    "anna.cor_d_3": _ANNA_MPC_DEPTH,
+    "anna.thm_4_4": _ANNA_MPC_DEPTH,
+    "anna.thm_d_1": _ANNA_MPC_DEPTH,
+    "anna.khop": Model({"N": 100, "k": 16, "s": 256, "strings": 20}, mem=(T(4, N=1, s=1),),
+                       time=(T(15, N=1, k=1, s=1, strings=1),), nm=None),
+    "anna.lemma_b_4": Model({"q": 4096, "alpha": 4, "Delta": 8, "trials": 200},
+                            mem=(T(0.1, q=1), T(2, alpha=1, Delta=1)),
+                            time=(T(20, trials=1, alpha=1, Delta=1), T(1, q=1, trials=1)), nm=None),
+    "anna.lemma_b_5": _ANNA_BLOCKS,
+    "anna.lemma_b_6": _ANNA_BLOCKS,
+    "anna.lemma_c_2": Model({"N": 4096, "s_scale": 40}, mem=(T(8, N=1, s_scale=1),),
+                            time=(T(40, N=1, s_scale=1),), nm=None),
+    "anna.lemma_d_2": Model({"N": 1000, "rank": 2, "mv": 3, "s_scale": 6.4}, mem=(T(4, N=1, rank=1, mv=1),),
+                            time=(T(30, N=1, rank=1, mv=1, s_scale=1),), nm=None),
+    "anna.prop_e_3": Model({"N": 64, "B": 2, "L": 3, "M": 1000}, mem=(T(2, N=1, M=1),),
+                           time=(T(15, N=1, L=1, M=1, B=1),), nm=None),
+    "anna.rebuttal_hash_tables": Model({"N": 16000, "emp_N": 32, "seeds": 50},
+                                       mem=(T(1, N=1), T(4, emp_N=2)),
+                                       time=(T(2, N=1), T(40, emp_N=2, seeds=1)), nm=None),
+    "anna.rebuttal_linear_memory": Model({"N": 1024, "points": 4, "m": 8}, mem=(T(40, N=1, m=1, points=1),),
+                                         time=(T(20, N=1, m=1, points=1),), nm=None),
+    "anna.thm_4_2": Model({"N": 64, "m": 4, "layers": 1, "mv": 2, "s_scale": 40}, mem=(T(4, N=2, m=1),),
+                          time=(T(15, N=2, m=1, layers=1, mv=1, s_scale=1),), nm=None),
+    "anna.thm_5_2": Model({"N": 32, "modulus": 37, "examples": 200}, mem=(T(2, N=2, modulus=1),),
+                          time=(T(10, N=2, modulus=1, examples=1),), nm=None),
+    "anna.thm_5_4": Model({"N": 256, "strings": 2}, mem=(T(4, N=2),), time=(T(15, N=2, strings=1),), nm=None),
+    "anna.thm_5_6": Model({"N": 256, "k": 8, "strings": 2}, mem=(T(4, N=2),), time=(T(15, N=2, k=1, strings=1),),
+                          nm=None),
+    "anna.thm_b_2": Model({"N": 40, "k": 3, "s": 256}, mem=(T(2, N=1, s=1),), time=(T(10, N=1, k=1, s=1),),
+                          nm=None),
+    "anna.thm_c_1": Model({"N": 256, "d": 2, "alphabet": 16, "layers": 2, "mv": 2, "s_scale": 40},
+                          mem=(T(4, N=2, d=1, alphabet=1),), time=(T(15, N=2, d=1, layers=1, mv=1, s_scale=1),),
+                          nm=None),
+    **{c: _TINT_CASE for c in ("tint.act_backward", "tint.act_forward", "tint.attn_backward", "tint.attn_forward",
+                               "tint.def_2_8", "tint.ln_backward", "tint.ln_forward", "tint.sgd_step",
+                               "tint.thm_2_5")},
+    **{c: _TINT_LINEAR for c in ("tint.linear_backward", "tint.linear_descent", "tint.linear_forward")},
+    "tint.stacking": Model({"D": 12}, mem=(T(4, D=2),), time=(T(10, D=3),)),
+    "tint.param_sharing": Model({}, mem=(T(20),), time=(T(10),), nm=None),
+    "tint.rebuttal_fd_end_to_end": Model({"D": 4, "widths": 8, "samples": 2000, "decades": 4},
+                                         mem=(T(20, samples=1, D=2, widths=1),),
+                                         time=(T(30, samples=1, D=2, widths=1, decades=1),), nm=None),
+    "tint.rebuttal_mlp_aux": Model({"D": 8, "H_sim": 10, "n": 6, "n_train": 4, "steps": 1},
+                                   mem=(T(20, D=2, H_sim=1, n=1),),
+                                   time=(T(15, D=3, H_sim=1, n=1, n_train=1, steps=1),)),
+    "tint.rebuttal_size_growth": Model({"layers": 1, "steps": 3}, mem=(T(4, steps=1, layers=1),),
+                                       time=(T(10, steps=1, layers=1),), nm=None),
+    "tint.size": Model({"n_sim": 1, "steps": 1}, mem=(T(4, steps=1, n_sim=1),), time=(T(5, steps=1, n_sim=1),),
+                       nm=None),
+    "tint.under_2b": Model({}, mem=(T(4),), time=(T(10),), nm=None),
+}
+"""The cost model of every checker, by claim id (``tests/test_domains.py`` checks that none is missing)."""
+
+DEFAULT_MODEL = Model({"N": 64}, mem=(T(16, N=2),), time=(T(10, N=2),))
+"""A claim without a model of its own (a checker registered outside this package) is costed as dense
+attention over N."""

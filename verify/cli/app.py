@@ -114,7 +114,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(rc if isinstance(rc, int) else 0)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except SystemExit as e:
+    except SystemExit:
         if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click met a broken pipe: the reader stopped
             fail_os(BrokenPipeError(errno.EPIPE, "Broken pipe"))
         raise

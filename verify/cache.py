@@ -1,15 +1,23 @@
-"""The sweep's record cache: one JSON file per record, each file verifying itself.
+"""Caches that verify themselves: one envelope for records, report sections and teeth passes.
 
-A cache file holds an envelope, not a bare record::
+Every cache file holds an envelope, never a bare payload::
 
-    {"format": "attnsim-cache/1", "key": KEY, "point": {"claim", "params", "numerics", "seed"},
-     "source": SOURCE_HASH, "checksum": SHA256_OF_RECORD_TEXT, "record": RECORD_TEXT}
+    {"format": "attnsim-cache/2", "kind": KIND, "key": KEY, "checksum": SHA256, "payload": TEXT}
 
-On load the envelope must parse (UTF-8 JSON), name the key it is stored under, hash back to that key
-from its own point and source hash, carry the checksum of its record text, and hold a record for the
-same claim and seed. An entry that fails any of these (a file copied over another's, ``{}``, a
-truncated or non-UTF-8 file) is renamed to ``*.bad``, counted, and its record is computed again: a
-report never contains a record that was not computed for its row.
+``KEY`` is the whole question the payload answers (for a record: claim, every parameter after defaults,
+numerics, seed and the hash of the code; for a section: its name, the sweep and the records it was
+given; for a teeth pass: the code, the sweep and the claims), and the checksum covers the format, the
+kind, the key and the payload text together. On load the file must be a regular file inside the cache
+(a folder, a FIFO, a device or a symbolic link is never opened: a FIFO would block the reader), parse as
+UTF-8 JSON, be of the expected kind, carry exactly the key the reader asks for and a checksum that
+matches; the reader then checks the payload against the question field by field (:class:`Cache` for
+records). Anything else is *set aside* — renamed ``*.bad``, counted in :data:`SET_ASIDE` and computed
+again: never trusted, never fatal, never waited on. A folder or file standing where the cache needs a
+folder is set aside the same way before a write.
+
+The checksum guards against mistakes — a file copied over another's, a stale or foreign entry, a hand
+edit that leaves the old checksum, a truncated write — not against a forger who recomputes it with this
+code; the field-by-field checks of records (their counts against their own formulas) narrow that too.
 """
 
 from __future__ import annotations
@@ -17,30 +25,198 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from attnsim.verify.records import dumps, loads
+from attnsim.verify.records import dumps, loads, normalise
 
-FORMAT = "attnsim-cache/1"
+FORMAT = "attnsim-cache/2"
+MAX_ENTRY_BYTES = 64 << 20
+"""A cache file larger than this is not read (no entry the project writes comes near it)."""
+
+SET_ASIDE: list[Path] = []
+"""Every cache path this process set aside, in order (records, sections and teeth passes alike)."""
 
 KeyFn = Callable[[dict[str, Any], str], str]  # (point fields, source hash) -> key
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+def atomic_write(path: Path, text: str, root: Path | None = None) -> None:
+    """Write via a temporary file in the same folder and rename, so a crash never leaves half a file.
+
+    A failure names ``path`` (a full disk says which file it could not write, not "stdout"). Below a cache
+    ``root``, files standing where folders must be are set aside (:func:`make_folder`)."""
+    path = Path(path)
+    try:
+        make_folder(path.parent, root)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+    except OSError as exc:
+        _unlink(tmp)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        _unlink(tmp)
         raise
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def make_folder(folder: Path, root: Path | None = None) -> None:
+    """``folder`` and its parents; below ``root`` (a cache), a file standing where a folder must be is set
+    aside first. Outside a cache nothing is moved: the error names the path."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    except (FileExistsError, NotADirectoryError):
+        if root is None:
+            raise
+    for part in _within(folder, root):
+        if os.path.lexists(part) and not part.is_dir():
+            set_aside(part)
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+def _within(path: Path, root: Path) -> list[Path]:
+    """``root`` and the folders from it down to ``path`` (outermost first); empty when ``path`` is outside."""
+    parts = [p for p in [path, *path.parents] if p == root or root in p.parents]
+    return list(reversed(parts))
+
+
+def set_aside(path: Path) -> None:
+    """Rename ``path`` (a file, a folder, a FIFO, a link) to ``*.bad`` and count it; never raises."""
+    target = path.with_name(path.name + ".bad")
+    n = 1
+    while os.path.lexists(target):
+        target = path.with_name(f"{path.name}.bad{n}")
+        n += 1
+    try:
+        os.rename(path, target)
+    except OSError:
+        pass  # unreadable and immovable: still not trusted, and the new entry is written over it
+    SET_ASIDE.append(path)
+
+
+def checksum(kind: str, key: Any, text: str) -> str:
+    """SHA-256 of the format, the kind, the key (canonical JSON) and the payload text."""
+    h = hashlib.sha256()
+    for part in (FORMAT, kind, json.dumps(key, sort_keys=True, default=str), text):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def seal(kind: str, key: Any, text: str) -> str:
+    """The envelope of payload ``text`` answering ``key``."""
+    return json.dumps({"format": FORMAT, "kind": kind, "key": key, "checksum": checksum(kind, key, text),
+                       "payload": text})
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file no larger than :data:`MAX_ENTRY_BYTES`; None when absent.
+
+    ``lstat`` decides before anything is opened; the file is then opened without following links and
+    without blocking, and checked again on the open descriptor (it may have been swapped in between).
+    Raises ``ValueError`` for anything that is there but not a readable entry.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise ValueError("a file stands where a folder of the cache should be") from None
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+        raise ValueError("not a regular file of a sensible size")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            return f.read(MAX_ENTRY_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def unseal(path: Path, kind: str, key: Any, root: Path) -> str | None:
+    """The payload text stored at ``path`` (inside the cache ``root``) for ``key``; None when there is none
+    or it was set aside."""
+    path = Path(path)
+    try:
+        raw = _read_regular(path)
+        if raw is None:
+            return None
+        env = json.loads(raw.decode("utf-8"))
+        ok = (isinstance(env, dict) and env.get("format") == FORMAT and env.get("kind") == kind
+              and isinstance(env.get("payload"), str) and json.loads(json.dumps(key, default=str)) == env.get("key")
+              and env.get("checksum") == checksum(kind, key, env["payload"]))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        ok = False
+    if not ok:
+        _set_aside_entry(path, root)
+        return None
+    return env["payload"]
+
+
+def _set_aside_entry(path: Path, root: Path) -> None:
+    """Set aside the entry at ``path``, or the file inside ``root`` that stands where a folder should be."""
+    if os.path.lexists(path):
+        set_aside(path)
+        return
+    for part in _within(path.parent, root):
+        if os.path.lexists(part) and not part.is_dir():
+            set_aside(part)
+            return
+    SET_ASIDE.append(path)
+
+
+def store(path: Path, kind: str, key: Any, text: str, root: Path) -> None:
+    """Write payload ``text`` for ``key`` at ``path`` (inside the cache ``root``) in its envelope; anything
+    but a regular file standing there, or a file where a folder must be, is set aside first."""
+    path = Path(path)
+    if os.path.lexists(path) and (path.is_symlink() or not path.is_file()):
+        set_aside(path)
+    atomic_write(path, seal(kind, key, text), root)
+
+
+def record_consistent(record: Any, fields: dict[str, Any]) -> bool:
+    """Whether ``record`` answers ``fields`` (claim, parameters, numerics, seed), field by field, and agrees
+    with itself: its call count is its counts' call count, its verdict follows from its reasons, and a
+    passing record's measured counts equal its predicted ones."""
+    if not isinstance(record, dict) or "verdict" not in record:
+        return False
+    for name in ("claim", "params", "numerics", "seed"):
+        if record.get(name) != fields.get(name):
+            return False
+    counts, predicted, reasons = record.get("counts"), record.get("predicted"), record.get("reasons")
+    if not isinstance(counts, dict) or not isinstance(predicted, dict) or not isinstance(reasons, list):
+        return False
+    if record["verdict"] != ("pass" if not reasons else "fail"):
+        return False
+    if "calls" in record and record["calls"] != counts.get("calls"):
+        return False
+    if "predicted_calls" in record and record["predicted_calls"] != predicted.get("calls"):
+        return False
+    return record["verdict"] != "pass" or all(counts.get(k) == v for k, v in predicted.items())
 
 
 def point_key(fields: dict[str, Any], source: str) -> str:
@@ -50,12 +226,9 @@ def point_key(fields: dict[str, Any], source: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _checksum(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 class Cache:
-    """Self-verifying records under ``root/<key[:2]>/<key>.json``; ``set_aside`` lists the files renamed."""
+    """Records under ``root/<key[:2]>/<key>.json`` in envelopes of kind ``record``; ``set_aside`` lists the
+    entries this cache renamed."""
 
     def __init__(self, root: Path | str):
         """A cache under ``root``; nothing is set aside yet."""
@@ -66,58 +239,29 @@ class Cache:
         """Where the record of ``key`` lives."""
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str, fields: dict[str, Any], source: str) -> dict[str, Any] | None:
-        """The record stored for ``key`` if its entry verifies; None when absent or set aside."""
-        path = self.path(key)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError:
-            self._set_aside(path)
-            return None
-        record = self._verified(raw, key, fields, source)
-        if record is None:
-            self._set_aside(path)
-        return record
-
     @staticmethod
-    def _verified(raw: bytes, key: str, fields: dict[str, Any], source: str) -> dict[str, Any] | None:
-        try:
-            env = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            return None
-        if not isinstance(env, dict) or env.get("format") != FORMAT or env.get("key") != key:
-            return None
-        point, text = env.get("point"), env.get("record")
-        if not isinstance(point, dict) or not isinstance(text, str) or env.get("source") != source:
-            return None
-        try:
-            if point_key(point, source) != key:
-                return None
-        except KeyError:
-            return None
-        if env.get("checksum") != _checksum(text):
-            return None
-        try:
-            record = loads(text)
-        except ValueError:
-            return None
-        if (not isinstance(record, dict) or record.get("claim") != fields["claim"]
-                or record.get("seed") != fields["seed"] or "verdict" not in record):
-            return None
-        return record
+    def question(key: str, fields: dict[str, Any], source: str) -> dict[str, Any]:
+        """What the envelope's key holds: the point (after JSON, as records are), the code hash and the key."""
+        return {"id": key, "point": normalise(fields), "source": source}
 
-    def _set_aside(self, path: Path) -> None:
-        try:
-            os.replace(path, path.with_name(path.name + ".bad"))
-        except OSError:
-            pass  # unreadable and immovable: still not trusted, and the new record is written over it
-        self.set_aside.append(path)
+    def get(self, key: str, fields: dict[str, Any], source: str) -> dict[str, Any] | None:
+        """The record stored for ``key`` if its entry verifies and answers ``fields``; None when absent or
+        set aside."""
+        path = self.path(key)
+        before = len(SET_ASIDE)
+        text = unseal(path, "record", self.question(key, fields, source), self.root)
+        record = None
+        if text is not None:
+            try:
+                record = loads(text)
+            except ValueError:
+                record = None
+            if not record_consistent(record, normalise(fields)):
+                record = None
+                _set_aside_entry(path, self.root)
+        self.set_aside += SET_ASIDE[before:]
+        return record
 
     def put(self, key: str, fields: dict[str, Any], source: str, record: dict[str, Any]) -> None:
-        """Store ``record`` (computed for ``fields``) under ``key`` in a self-verifying envelope."""
-        text = dumps(record)
-        env = {"format": FORMAT, "key": key, "point": fields, "source": source, "checksum": _checksum(text),
-               "record": text}
-        atomic_write(self.path(key), dumps(env))
+        """Store ``record`` (computed for ``fields``) under ``key`` in its envelope."""
+        store(self.path(key), "record", self.question(key, fields, source), dumps(record), self.root)

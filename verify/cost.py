@@ -225,8 +225,8 @@ def _block(vals: dict[str, float]) -> dict[str, float]:
 
 _TWO_HEADS_EXACT = Model(
     {"N": 64, "d": 4, "H": 1, "L": 1, "Hp": 1, "Lp": 1},
-    mem=(T(16, N=2, H=1), T(1, N=1, d=1, L=1), T(0.01, False, d=2, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2)),
-    time=(T(5, N=2, d=1, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2, H=1, L=1)))
+    mem=(T(2, N=2, H=1), T(1, N=1, d=1, L=1), T(0.01, False, d=2, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2)),
+    time=(T(2, N=2, d=1, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2, H=1, L=1)))
 
 _TINT_CASE = Model({"halvings": 4}, mem=(T(20),), time=(T(10, halvings=1),))
 _ANNA_MPC = Model({"N": 1024, "P": 64, "k": 5, "alphabet": 4, "relay_slack": 4},

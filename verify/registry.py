@@ -86,13 +86,13 @@ class Param:
         return INT_MAX if self.type is int else FLOAT_MAX
 
     def domain(self) -> str:
-        """The domain in words, e.g. ``int in 2..9007199254740992`` or ``one of: a, b``."""
+        """The domain in words, e.g. ``int >= 2``, ``float >= 0.01, <= 1`` or ``one of: a, b`` (the caps of
+        the type, :data:`INT_MAX` and :data:`FLOAT_MAX`, go unsaid)."""
         if self.choices is not None:
             return "one of: " + ", ".join(map(str, self.choices))
-        if self.type in (int, float):
-            lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
-            return f"{self.type.__name__} in {lo}..{self.upper:g}"
-        return self.type.__name__
+        bounds = [f">= {self.minimum:g}"] if self.minimum is not None else []
+        bounds += [f"<= {self.maximum:g}"] if self.maximum is not None else []
+        return " ".join([self.type.__name__, ", ".join(bounds)]).strip()
 
     def parse(self, raw: Any) -> Any:
         """``raw`` (a command-line string or a value) as this parameter's type, validated."""

@@ -38,10 +38,11 @@ from rich.console import Console
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.cache import Cache, atomic_write, point_key
 from attnsim.verify.guards import check_workers
+from attnsim.verify.limits import out_of_memory
 from attnsim.verify.procs import stop_pool, worker_pool
 from attnsim.verify.progress import progress
 from attnsim.verify.records import normalise
-from attnsim.verify.registry import ResumableError, UsageError, all_checkers
+from attnsim.verify.registry import NO_NUMERICS, ResumableError, UsageError, all_checkers
 
 __all__ = ["EXECUTORS", "Cache", "Point", "SweepResult", "atomic_write", "code_version", "grid", "run_point", "sweep"]
 
@@ -64,12 +65,29 @@ class Point:
     seed: int = 0
 
     def fields(self) -> dict[str, Any]:
-        """What the cache key hashes, besides the code version."""
-        return {"claim": self.claim, "params": self.params, "numerics": self.numerics, "seed": self.seed}
+        """What the cache key hashes, besides the code version: the whole question, with every parameter
+        after the checker's defaults and the numerics it runs in (``none`` for a counting claim)."""
+        params, numerics = resolved(self.claim, self.params, self.numerics)
+        return {"claim": self.claim, "params": params, "numerics": numerics, "seed": self.seed}
 
     def key(self, version: str) -> str:
         """The cache key of this check under code ``version``."""
         return point_key(self.fields(), version)
+
+
+def resolved(claim: str, params: dict[str, Any], numerics: str | None) -> tuple[dict[str, Any], str | None]:
+    """``params`` after the checker's defaults and ``numerics`` after its default, as a record states them
+    (unchanged when the claim has no checker or a value is out of its domain: that record is an error)."""
+    chk = all_checkers().get(claim)
+    if chk is None:
+        return params, numerics
+    try:
+        full = chk.resolve(params)
+    except UsageError:
+        full = params
+    if not chk.numerics:
+        return full, NO_NUMERICS if numerics is None else numerics
+    return full, chk.default_numerics if numerics is None else numerics
 
 
 @lru_cache(maxsize=1)
@@ -116,10 +134,10 @@ def run_point(point: Point) -> dict[str, Any]:
 
     try:
         rec = run_check(point.claim, point.params, point.numerics, point.seed)
-    except AttnsimError as exc:
-        rec = {"claim": point.claim, "params": point.params, "numerics": point.numerics, "seed": point.seed,
-               "verdict": "fail", "reasons": [f"error: {exc}"], "counts": {}, "predicted": {}, "bounds": {},
-               "agree": None}
+    except (AttnsimError, MemoryError) as exc:
+        why = str(exc) if isinstance(exc, AttnsimError) else out_of_memory().removeprefix("error: ")
+        rec = {**point.fields(), "verdict": "fail", "reasons": [f"error: {why}"], "counts": {}, "predicted": {},
+               "bounds": {}, "agree": None}
     return normalise(rec)
 
 

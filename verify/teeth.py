@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from attnsim.sim.errors import AttnsimError
+from attnsim.verify.cache import set_aside, store, unseal
 from attnsim.verify.check import run_check
 from attnsim.verify.registry import UsageError, all_checkers
 from attnsim.verify.twins import REFUSAL_KINDS, Twin, all_twins
@@ -182,18 +183,40 @@ def run_teeth(claims: Sequence[str], quick: bool = False, seed: int = 0,
 
 
 def save(results: Sequence[ClaimTeeth], path: Path | str, version: str, quick: bool) -> None:
-    """Write a teeth pass as JSON (read back by :func:`load` for the report)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps({"version": version, "quick": quick,
-                                      "claims": [c.as_dict() for c in results]}, indent=1), encoding="utf-8")
+    """Write a teeth pass in the cache envelope (``verify/cache.py``, kind ``teeth``; read back by :func:`load`)."""
+    path = Path(path)
+    body = json.dumps({"quick": quick, "claims": [c.as_dict() for c in results]}, indent=1)
+    store(path, "teeth", {"version": version}, body, path.parent)
+
+
+def _claim_ok(c: Any) -> bool:
+    """Whether a saved claim's entry has its fields and agrees with itself (counts, ok, its twins)."""
+    if not isinstance(c, dict) or not isinstance(c.get("claim"), str) or not isinstance(c.get("twins"), list):
+        return False
+    twins = c["twins"]
+    if not all(isinstance(t, dict) and isinstance(t.get("caught"), bool) for t in twins):
+        return False
+    nums = [c.get(k) for k in ("registered", "run", "caught")]
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in nums) or not isinstance(c.get("ok"), bool):
+        return False
+    registered, run, caught = nums
+    return (run == len(twins) and caught == sum(t["caught"] for t in twins)
+            and c["ok"] == (registered >= MIN_TWINS and caught == run))
 
 
 def load(path: Path | str, version: str) -> dict[str, dict[str, Any]] | None:
-    """A saved teeth pass of this code ``version`` keyed by claim, or None when absent or stale."""
+    """A saved teeth pass of this code ``version`` keyed by claim; None when absent, stale or set aside
+    (an entry that does not verify, or whose claims do not agree with themselves, is set aside)."""
+    path = Path(path)
+    text = unseal(path, "teeth", {"version": version}, path.parent)
+    if text is None:
+        return None
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    claims = data.get("claims") if isinstance(data, dict) else None
+    if not isinstance(claims, list) or not all(_claim_ok(c) for c in claims):
+        set_aside(path)
         return None
-    if data.get("version") != version:
-        return None
-    return {c["claim"]: c for c in data["claims"]}
+    return {c["claim"]: c for c in claims}

@@ -25,6 +25,7 @@ from typing import Any
 from rich.console import Console
 
 from attnsim.paper_refs import PAPERS, load
+from attnsim.verify.cache import SET_ASIDE
 from attnsim.verify.progress import progress
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
@@ -277,6 +278,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     """
     console = console or Console()
     out = Path(out)
+    aside_before = len(SET_ASIDE)
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
     result = sweep(grid(quick=quick), executor=executor, workers=workers, scheduler=scheduler, cache=cache_dir,
                    console=console)
@@ -338,8 +340,9 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                   f"({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
-    if result.set_aside:
-        console.print(f"{result.set_aside} cache entries set aside (renamed *.bad) and recomputed")
+    aside = len(SET_ASIDE) - aside_before  # records, sections and teeth passes
+    if aside:
+        console.print(f"{aside} cache entries set aside (renamed *.bad) and recomputed")
     for claim in dict.fromkeys(r["claim"] for r in failed):
         bad = [r for r in failed if r["claim"] == claim]
         console.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "

@@ -1,0 +1,301 @@
+"""The fault catalogue's faults that need a real process (docs/faults.md): a full or closed stdout, a broken
+pipe, an interrupt, a kill in the middle of a sweep, tampered caches under a real report, a Dask scheduler
+and worker on 127.0.0.1. Each runs as a subprocess, bounded in time, and cleans up after itself."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from attnsim.verify.registry import RESUMABLE_EXIT
+
+CLI = [sys.executable, "-m", "attnsim.verify.cli"]
+
+
+# A progress line (long work off a terminal, on stderr) may come before the error: it is not an error line.
+_PROGRESS = re.compile(r"^.+: \d+/\d+ \(\d+%\), [\d.]+ (s|min) elapsed")
+
+
+def _one_line(p: subprocess.CompletedProcess) -> str:
+    lines = [line for line in p.stderr.strip().splitlines() if not _PROGRESS.match(line)]
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    return lines[0]
+
+
+def test_stdout_full():
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([*CLI, "claims"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 1 and "stdout" in _one_line(p)
+
+
+def test_closed_stdout_is_one_line():
+    p = subprocess.run(["sh", "-c", 'exec "$0" -m attnsim.verify.cli claims >&-', sys.executable],
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 1 and "stdout: closed" in _one_line(p)
+
+
+def test_broken_pipe_ends_quietly():
+    """A reader that stops after 10 bytes of a 200 kB output: status 0 and nothing on stderr."""
+    proc = subprocess.Popen([*CLI, "bounds", "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert len(proc.stdout.read(10)) == 10
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 0 and err == ""
+
+
+def test_ascii_output_encoding_falls_back_to_escapes():
+    p = subprocess.run([*CLI, "bounds", "--paper", "two_heads"], capture_output=True, timeout=120,
+                       env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert p.returncode == 0 and p.stderr == b"" and p.stdout.isascii() and len(p.stdout) > 100
+
+
+def test_unreachable_scheduler_fails_fast(tmp_path: Path):
+    start = time.monotonic()
+    p = subprocess.run([*CLI, "run", "--N", "256", "--M", "64", "--scheduler", "tcp://127.0.0.1:1"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2 and "--scheduler" in _one_line(p)
+    # the command's own start-up (imports) comes on top of the 3 s budget of the connection
+    assert time.monotonic() - start < 3 + 25
+
+
+def test_interrupt_is_one_line(tmp_path: Path):
+    proc = subprocess.Popen([*CLI, "check", "two_heads.lemma_3_1", "--N", "2048", "--M", "8", "--d", "4",
+                             "--numerics", "exact", "--max-time", "2h"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            cwd=tmp_path)
+    time.sleep(8)  # past start-up, well before the end of this exact run (minutes)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines() == ["interrupted"] and "Traceback" not in err
+
+
+def test_sigterm_is_one_line(tmp_path: Path):
+    proc = subprocess.Popen([*CLI, "check", "two_heads.lemma_3_1", "--N", "2048", "--M", "8", "--d", "4",
+                             "--numerics", "exact", "--max-time", "2h"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            cwd=tmp_path)
+    time.sleep(8)
+    proc.terminate()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err.strip().splitlines() == ["terminated"] and "Traceback" not in err
+
+
+# A reduced report: the quick grids of a few claims, without the topic sections, so the slow faults take
+# seconds of work (the subprocesses' start-up dominates).
+SMALL_REPORT = """
+import sys
+import attnsim.verify.report.build as build
+from attnsim.verify.sweep import grid
+claims = ["two_heads.lemma_3_3", "two_heads.cor_3_2", "anna.khop", "two_heads.lemma_3_1"]
+build.grid = lambda quick=False: grid(claims, quick=True)
+build.SECTIONS = {}
+from attnsim.verify.cli.app import main
+sys.argv = ["attnsim", "report", "--quick", *sys.argv[1:]]
+main()
+"""
+
+
+def _small_report(*args: str, cwd: Path, timeout: float = 150, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SMALL_REPORT, *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def serial_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh serial run of the reduced report: the reference the faulted runs must equal."""
+    root = tmp_path_factory.mktemp("serial-report")
+    p = _small_report("--out", "rep", "--scheduler", "serial", cwd=root)
+    assert p.returncode == 0, p.stderr
+    return root / "rep"
+
+
+@pytest.mark.slow
+def test_bad_cache_entries_are_set_aside(serial_report: Path, tmp_path: Path):
+    """A record copied over another's file, ``{}``, non-UTF-8 bytes and a truncated file are set aside and
+    recomputed: the rerun's checks.csv equals the fresh run's, and the report counts them."""
+    shutil.copytree(serial_report, tmp_path / "rep")
+    entries = sorted((tmp_path / "rep" / ".cache").rglob("*.json"))
+    assert len(entries) >= 5
+    entries[1].write_bytes(entries[0].read_bytes())
+    entries[2].write_text("{}")
+    entries[3].write_bytes(b"\xff\xfe not utf-8")
+    entries[4].write_bytes(entries[4].read_bytes()[:40])
+    again = _small_report("--out", "rep", "--scheduler", "serial", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "checks.csv").read_text()
+    assert len(list((tmp_path / "rep" / ".cache").rglob("*.bad"))) == 4
+    assert "4 cache entries set aside" in again.stdout
+    assert "4 cache entries did not verify" in (tmp_path / "rep" / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_killed_report_leaves_no_workers(tmp_path: Path):
+    """SIGKILL of a report on the processes executor in the middle of its sweep: its pool workers die with it."""
+    proc = subprocess.Popen([sys.executable, "-c", SMALL_REPORT, "--out", "rep", "--workers", "2"],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(parent.children()) < 2:
+        time.sleep(0.2)
+    workers = parent.children(recursive=True)
+    assert workers, "the pool never started"
+    time.sleep(1)
+    proc.kill()
+    proc.wait(timeout=10)
+    gone, alive = psutil.wait_procs(workers, timeout=5)
+    for p in alive:
+        p.kill()
+    assert not alive, f"workers outlived their parent: {[p.pid for p in alive]}"
+
+
+def _dask_cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dask", *args]
+
+
+def _scheduler_address(sched_file: Path, timeout: float) -> str:
+    """The address in a scheduler file, once the scheduler has written all of it (the file appears
+    before its contents do)."""
+    import json
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return json.loads(sched_file.read_text())["address"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
+    """A real scheduler and one worker on 127.0.0.1: killing the worker and its nanny makes the report exit
+    non-zero with one line within 60 s; a resumed run (fresh worker) completes and matches a serial run."""
+    sched_file = tmp_path / "scheduler.json"
+    procs: list[subprocess.Popen] = []
+    log = open(tmp_path / "dask.log", "w")
+
+    def start(*args: str) -> subprocess.Popen:
+        p = subprocess.Popen(_dask_cli(*args), cwd=tmp_path, stdout=log, stderr=log, start_new_session=True)
+        procs.append(p)
+        return p
+
+    def worker() -> subprocess.Popen:
+        return start("worker", "--scheduler-file", str(sched_file), "--host", "127.0.0.1", "--nworkers", "1",
+                     "--nthreads", "1", "--no-dashboard")
+
+    try:
+        start("scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(sched_file),
+              "--no-dashboard")
+        address = _scheduler_address(sched_file, timeout=30)
+        w = worker()
+        run = subprocess.Popen([sys.executable, "-c", SMALL_REPORT, "--out", "rep",
+                                "--scheduler", address], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "ATTNSIM_DASK_NO_WORKER_SECONDS": "5"})
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not list((tmp_path / "rep").rglob("*.json")):
+            time.sleep(0.1)
+        for p in psutil.Process(w.pid).children(recursive=True) + [psutil.Process(w.pid)]:
+            p.kill()
+        killed = time.monotonic()
+        _, err = run.communicate(timeout=60)
+        assert time.monotonic() - killed < 60
+        assert run.returncode == RESUMABLE_EXIT, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "run the same command again" in lines[0] and "Traceback" not in err
+        worker()
+        resumed = _small_report("--out", "rep", "--scheduler", address, cwd=tmp_path)
+        assert resumed.returncode == 0, resumed.stderr
+        assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "checks.csv").read_text()
+    finally:
+        for p in procs:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait(timeout=10)
+        log.close()
+
+
+
+class _LostResult:
+    """A future dask reports finished whose worker died before its result was fetched: dask reschedules it,
+    and ``result()`` without a timeout would wait for a worker that never comes."""
+
+    def result(self, timeout: float | None = None) -> list:
+        if timeout is None:
+            raise AssertionError("result() without a timeout waits forever once the worker is gone")
+        time.sleep(min(timeout, 0.01))
+        # what distributed itself logs on the way (its recovery, a cancelled gather's traceback)
+        logging.getLogger("distributed.client").warning("Couldn't gather 1 keys, rescheduling")
+        logging.getLogger("asyncio").error("Task exception was never retrieved")
+        raise TimeoutError
+
+
+class _NoWorkers:
+    def nthreads(self) -> dict:
+        return {}
+
+
+def test_result_lost_with_its_worker_becomes_resumable(monkeypatch, caplog):
+    """A finished task whose worker dies before the result is gathered, with no worker left: the sweep
+    ends with the resumable error after the no-worker grace period instead of waiting forever, and
+    what distributed logs meanwhile does not reach stderr (the error is the one line a user sees)."""
+    import dask.distributed
+
+    from attnsim.verify import sweep as sweep_mod
+    from attnsim.verify.registry import ResumableError
+
+    fut = _LostResult()
+    monkeypatch.setattr(dask.distributed, "wait", lambda fs, timeout, return_when: ({fut}, set()))
+    monkeypatch.setattr(sweep_mod, "NO_WORKER_SECONDS", 0.2)
+    t0 = time.monotonic()
+    with pytest.raises(ResumableError, match="no live worker"):
+        list(sweep_mod._dask_results(_NoWorkers(), [fut]))
+    assert time.monotonic() - t0 < 10
+    assert not [r for r in caplog.records if r.name.split(".")[0] in ("distributed", "asyncio")]
+    assert logging.getLogger("distributed.client").level != logging.CRITICAL + 1  # levels restored
+
+
+class AllExit(Exception):
+    """Named as distributed's internal exception of an abandoned gather."""
+
+
+def _orphan_task_exception(loop, exc: Exception) -> None:
+    async def fail():
+        raise exc
+
+    task = loop.create_task(fail())
+    loop.run_until_complete(asyncio.sleep(0))
+    del task  # never retrieved: asyncio reports it when the task is collected
+    gc.collect()
+
+
+def test_abandoned_gathers_are_not_printed_but_other_task_errors_are(caplog):
+    """After a worker dies, distributed leaves tasks ending in ``AllExit`` that asyncio would report,
+    traceback and all, on stderr (after the one-line error); those are dropped, anything else is not."""
+    from types import SimpleNamespace
+
+    from attnsim.verify.sweep import _ignore_abandoned_gathers
+
+    loop = asyncio.new_event_loop()
+    try:
+        _ignore_abandoned_gathers(SimpleNamespace(loop=SimpleNamespace(asyncio_loop=loop)))
+        _orphan_task_exception(loop, AllExit())
+        assert not [r for r in caplog.records if r.name == "asyncio"]
+        _orphan_task_exception(loop, ValueError("a real failure"))
+        assert [r for r in caplog.records if r.name == "asyncio"]
+    finally:
+        loop.close()

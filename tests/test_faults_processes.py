@@ -73,8 +73,8 @@ def test_unreachable_scheduler_fails_fast(tmp_path: Path):
 
 def test_interrupt_is_one_line(tmp_path: Path):
     proc = subprocess.Popen([*CLI, "check", "two_heads.lemma_3_1", "--N", "2048", "--M", "8", "--d", "4",
-                             "--numerics", "exact", "--max-time", "2h"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                            cwd=tmp_path)
+                             "--numerics", "exact", "--max-time", "2h"], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True, cwd=tmp_path)
     time.sleep(8)  # past start-up, well before the end of this exact run (minutes)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -83,8 +83,8 @@ def test_interrupt_is_one_line(tmp_path: Path):
 
 def test_sigterm_is_one_line(tmp_path: Path):
     proc = subprocess.Popen([*CLI, "check", "two_heads.lemma_3_1", "--N", "2048", "--M", "8", "--d", "4",
-                             "--numerics", "exact", "--max-time", "2h"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                            cwd=tmp_path)
+                             "--numerics", "exact", "--max-time", "2h"], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True, cwd=tmp_path)
     time.sleep(8)
     proc.terminate()
     _, err = proc.communicate(timeout=60)

@@ -26,7 +26,7 @@ from attnsim.verify.registry import NO_NUMERICS, CheckContext, Checker, Measurem
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
                "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
                "counts", "predicted", "bounds", "size", "containment", "verdict", "reasons", "evidence", "extra",
-               "version")
+               "version", "varying")
 
 
 def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:
@@ -178,4 +178,20 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
         "counts": m.counts, "predicted": predicted, "bounds": bounds,
         "size": {"var": claim.limit, "value": size}, "containment": containment,
         "verdict": verdict, "reasons": reasons, "evidence": m.evidence, "extra": m.extra, "version": __version__,
+        "varying": varying_paths(m, bounds),
     }
+
+
+def varying_paths(m: Measurement, bounds: dict[str, Any]) -> list[str]:
+    """The record paths that hold the measurement's run-to-run values (``Measurement.varying``)."""
+    paths = []
+    for name in m.varying:
+        if name in m.counts:
+            paths.append(f"counts.{name}")
+            if name == "calls":
+                paths.append("calls")
+        if name in bounds:
+            paths += [f"bounds.{name}.measured", f"bounds.{name}.ratio"]
+        if name in m.extra:
+            paths.append(f"extra.{name}")
+    return paths

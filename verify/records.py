@@ -46,6 +46,25 @@ def loads(text: str) -> Any:
     return restore(json.loads(text))
 
 
+def split_varying(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the record's deterministic part, its measurements that vary from run to run).
+
+    ``record["varying"]`` lists dotted paths (``counts.peak_bytes``, ``bounds.peak_bytes.ratio``,
+    ``extra.summary``) of values that a rerun does not reproduce to the byte (peak bytes, times). They are
+    taken out of the first part — what ``checks.json`` and ``checks.csv`` hold and what two runs must agree
+    on — and returned beside it by path (``measurements.json``)."""
+    det = loads(dumps(record))
+    measured: dict[str, Any] = {}
+    for path in record.get("varying") or ():
+        *parents, leaf = path.split(".")
+        node: Any = det
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and leaf in node:
+            measured[path] = node.pop(leaf)
+    return det, measured
+
+
 def normalise(record: dict[str, Any]) -> dict[str, Any]:
     """A record exactly as it reads back from the cache, so fresh and cached records compare equal."""
     return loads(dumps(record))

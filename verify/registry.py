@@ -154,6 +154,10 @@ class Measurement:
     formulas may use. ``reasons`` explain any failure in words. ``evidence`` says what a pass
     rests on: ``independent`` (compared with something computed another way), ``self-consistency``
     (our code against our own formula) or ``sanity`` (a necessary condition any answer meets).
+    ``varying`` names the keys of ``counts`` and ``extra`` whose values a rerun does not reproduce to the
+    byte (peak bytes, times): the record reports them beside its deterministic part
+    (:func:`attnsim.verify.records.split_varying`), and the verdict may rest on them only through a
+    statistic with a stated tolerance.
     """
 
     agree: bool | None
@@ -166,6 +170,7 @@ class Measurement:
     reasons: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     evidence: str = "independent"
+    varying: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.evidence not in EVIDENCE_KINDS:

@@ -140,6 +140,35 @@ def test_bad_cache_entries_are_set_aside(serial_report: Path, tmp_path: Path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGINT", "SIGINT-to-the-group", "SIGTERM", "SIGKILL"])
+def test_local_dask_report_stops_in_one_line(tmp_path: Path, how: str):
+    """A report on an embedded Dask cluster stopped in the middle of its sweep: one line (none for SIGKILL)
+    and exit 130 or 143, nothing from distributed's workers or nannies, no worker left."""
+    proc = subprocess.Popen([sys.executable, "-c", SMALL_REPORT.replace("import main", "import entry").replace(
+        "main()", "entry()"), "--out", "rep", "--scheduler", "local", "--workers", "2"], cwd=tmp_path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    parent = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(parent.children(recursive=True)) < 2:
+        time.sleep(0.2)
+    workers = parent.children(recursive=True)
+    assert workers, "the cluster never started"
+    time.sleep(3)
+    signum = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM, "SIGKILL": signal.SIGKILL}[how.split("-")[0]]
+    if how.endswith("group"):
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    for p in alive:
+        p.kill()
+    assert not alive
+    expected = {"SIGINT": (130, ["interrupted"]), "SIGTERM": (143, ["terminated"]), "SIGKILL": (-9, [])}
+    assert (proc.returncode, err.strip().splitlines()) == expected[how.split("-")[0]], err
+
+
+@pytest.mark.slow
 def test_killed_report_leaves_no_workers(tmp_path: Path):
     """SIGKILL of a report on the processes executor in the middle of its sweep: its pool workers die with it."""
     proc = subprocess.Popen([sys.executable, "-c", SMALL_REPORT, "--out", "rep", "--workers", "2"],

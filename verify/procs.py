@@ -4,7 +4,8 @@ A pool worker asks the kernel for a signal when its parent dies (Linux ``prctl(P
 through ctypes), so SIGKILL or SIGTERM of ``attnsim`` takes its workers with it. Where prctl is not
 available a watchdog thread polls ``os.getppid()`` and ends the worker once the parent is gone.
 Interrupting the parent cancels what is queued and terminates the running workers instead of waiting
-for their chunks to finish.
+for their chunks to finish; the workers ignore SIGINT themselves (a terminal's Ctrl-C reaches the whole
+process group), so an interrupt is the parent's one line, never a traceback per worker.
 """
 
 from __future__ import annotations
@@ -16,14 +17,21 @@ import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 PR_SET_PDEATHSIG = 1
 WATCHDOG_SECONDS = 1.0
 
 
 def die_with_parent(parent: int) -> None:
-    """Pool initializer: end this process when ``parent`` exits (signal from the kernel, else a watchdog)."""
+    """Pool initializer: end this process when ``parent`` exits (signal from the kernel, else a watchdog),
+    silently, and leave Ctrl-C to the parent (a terminal sends SIGINT to every process of the group; the
+    parent stops its workers itself, so theirs would only print tracebacks)."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread (a Dask worker's task): the fork inherited the parent's choice
+        pass
     armed = False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -40,6 +48,20 @@ def _watch(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(WATCHDOG_SECONDS)
     os._exit(1)
+
+
+@contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT in this (main) thread while worker processes are forked, so that they inherit it."""
+    try:
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to change
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:

@@ -39,7 +39,7 @@ from attnsim.sim.errors import AttnsimError
 from attnsim.verify.cache import Cache, atomic_write, point_key
 from attnsim.verify.guards import check_workers
 from attnsim.verify.limits import out_of_memory
-from attnsim.verify.procs import stop_pool, worker_pool
+from attnsim.verify.procs import die_with_parent, sigint_ignored, stop_pool, worker_pool
 from attnsim.verify.progress import progress
 from attnsim.verify.records import normalise
 from attnsim.verify.registry import NO_NUMERICS, ResumableError, UsageError, all_checkers
@@ -193,9 +193,18 @@ def _processes(chunks: list, cache_root: str | None, workers: int, scheduler: st
 
 
 def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | None) -> Iterator[list]:
+    """Dask's loggers stay silent throughout (an interrupt or a lost worker is the sweep's own one line)."""
+    import distributed  # noqa: F401 - its loggers exist (and have their levels) before they are silenced
+
+    with _quiet_dask_logs():
+        yield from _dask_quiet(chunks, cache_root, workers, scheduler)
+
+
+def _dask_quiet(chunks: list, cache_root: str | None, workers: int, scheduler: str | None) -> Iterator[list]:
     """The embedded LocalCluster has one single-threaded worker process per worker, started by fork
     where the platform has it: forked workers inherit the loaded checkers (a spawned worker would
-    import sympy and every construction again, several seconds each)."""
+    import sympy and every construction again, several seconds each), SIGINT ignored (the report
+    stops them) and silenced loggers; each asks the kernel to end it with the report."""
     import multiprocessing
 
     import dask
@@ -210,10 +219,11 @@ def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | N
                              f"({type(exc).__name__})") from None
     else:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+        with dask.config.set({"distributed.worker.multiprocessing-method": method}), sigint_ignored():
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
+                                   silence_logs=logging.CRITICAL)
         client = Client(cluster)
+        client.run(die_with_parent, os.getpid())  # a killed report takes its workers with it, silently
     _ignore_abandoned_gathers(client)
     try:
         futures = [client.submit(run_chunk, chunk, cache_root, pure=False) for chunk in chunks]

@@ -45,12 +45,16 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3
     return fig, [ax for row in axes for ax in row]
 
 
-def save(fig: Any, path: Path) -> None:
-    """Write ``fig`` to ``path`` at :data:`DPI` and free it."""
+def save(fig: Any, path: Path, dpi: int = DPI) -> None:
+    """Write ``fig`` to ``path`` at ``dpi`` and free it; a refused write names ``path`` (not "stdout")."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=dpi)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    finally:
+        plt.close(fig)
 
 
 def legend(ax: Any, entries: int | None = None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from attnsim.verify.report.plots import save
 from attnsim.verify.stats import fitted_exponent
 
 MPC_CLAIMS = ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")
@@ -38,8 +39,7 @@ def _plot(path: Path, series: dict[str, tuple[list[float], list[float], str]], t
     ax.set(title=title, xlabel="N", ylabel=ylabel)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save(fig, path, dpi=110)
 
 
 def _mpc_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -172,10 +172,15 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(0)
         check_format(fmt, FORMATS)
         check_json_path(json_out)
+        from rich.console import Console
+
         from attnsim.verify.check import run_check
+        from attnsim.verify.progress import progress
         from attnsim.verify.records import dumps
 
-        record = run_check(claim, raw, numerics, seed, min_bits)
+        with progress(Console(stderr=True), f"check {claim}", 1) as bar:  # a line every few seconds off a terminal
+            record = run_check(claim, raw, numerics, seed, min_bits)
+            bar.advance()
         text = dumps(record, indent=2)
         if fmt == "json":
             print(text)

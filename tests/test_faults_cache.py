@@ -146,8 +146,9 @@ def test_section_entries_that_do_not_verify_are_recomputed(tmp_path, kind):
 
 
 def _teeth() -> list[ClaimTeeth]:
-    twins = (TwinResult("c", "t1", "w", True, "r"), TwinResult("c", "t2", "w", True, "r"))
-    return [ClaimTeeth("c", 2, twins)]
+    twins = (TwinResult("c", "t1", "w", "construction", "caught", "r"),
+             TwinResult("c", "t2", "w", "construction", "caught", "r"))
+    return [ClaimTeeth("c", 2, twins, 2)]
 
 
 @pytest.mark.parametrize("kind", ["toothless", "no-claims", *KINDS])
@@ -159,7 +160,7 @@ def test_teeth_entries_that_do_not_verify_are_set_aside(tmp_path, kind):
         env = json.loads(path.read_text())
         body = json.loads(env["payload"])
         if kind == "toothless":
-            body["claims"][0].update(ok=False, problem="no teeth")
+            body["claims"][0].update(ok=False, problem="no teeth")  # the twins say otherwise
         else:
             del body["claims"]
         env["payload"] = json.dumps(body)

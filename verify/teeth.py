@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -190,18 +190,14 @@ def save(results: Sequence[ClaimTeeth], path: Path | str, version: str, quick: b
 
 
 def _claim_ok(c: Any) -> bool:
-    """Whether a saved claim's entry has its fields and agrees with itself (counts, ok, its twins)."""
-    if not isinstance(c, dict) or not isinstance(c.get("claim"), str) or not isinstance(c.get("twins"), list):
+    """Whether a saved claim's entry is what its own twins make of it (counts, ok, problem all recomputed)."""
+    try:
+        names = [f.name for f in fields(TwinResult)]
+        twins = tuple(TwinResult(**{n: t[n] for n in names}) for t in c["twins"])
+        again = ClaimTeeth(c["claim"], c["registered"], twins, c["construction_twins"])
+        return json.loads(json.dumps(again.as_dict())) == c
+    except (KeyError, TypeError, ValueError):
         return False
-    twins = c["twins"]
-    if not all(isinstance(t, dict) and isinstance(t.get("caught"), bool) for t in twins):
-        return False
-    nums = [c.get(k) for k in ("registered", "run", "caught")]
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in nums) or not isinstance(c.get("ok"), bool):
-        return False
-    registered, run, caught = nums
-    return (run == len(twins) and caught == sum(t["caught"] for t in twins)
-            and c["ok"] == (registered >= MIN_TWINS and caught == run))
 
 
 def load(path: Path | str, version: str) -> dict[str, dict[str, Any]] | None:

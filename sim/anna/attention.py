@@ -9,7 +9,8 @@ docs/reconstructions.md, "A query that retrieves nothing outputs zero").
   (sum of values, count); a query sums the buckets it hits over all tables.
 * :func:`anna_linear_memory` -- Algorithm 2: one table reused for ``ell`` rounds; buckets are
   created for the queries and keys add into existing buckets only. Same hashes, same output.
-* :func:`ema` -- exact-match attention: keys sorted lexicographically, each query binary-searched.
+* :func:`ema` -- exact-match attention: keys merge-sorted lexicographically, each query binary-searched,
+  every coordinate comparison counted.
 
 Implied weights (Algorithm 1): w_ij = c_ij / sum_j' c_ij', with c_ij the number of tables in which
 q_i and k_j collide; :func:`collision_counts` computes c.
@@ -161,31 +162,63 @@ def collision_counts(q: object, k: object, hashes: Sequence[TableHash]) -> np.nd
     return np.bincount(flat, minlength=nq * nk).reshape(nq, nk).astype(np.int64)
 
 
-def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: str = "ema") -> Retrieval:
+def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: str = "ema",
+        count_sort: bool = False) -> Retrieval:
     """Exact-match attention (App. B): the mean of v_j over keys equal to q_i, or 0 if none.
 
-    Keys are sorted lexicographically once (O(dN log N)); each query is found by binary search.
+    The keys are sorted lexicographically and each query is found by two binary searches, so the
+    work is O(d N log N) (App. B): O(N log N) comparisons of d-word keys. Every key comparison of the
+    searches is counted (ledger ``compare``, ``<tag>.search``); with ``count_sort`` the keys are
+    merge-sorted with every key comparison counted too (``<tag>.sort``), otherwise numpy's lexsort
+    does it uncounted.
     Entries are compared exactly, so pass integers (or exactly representable floats).
     """
     qm, km, vm = qkv_inputs(q, k, v)
-    order = np.lexsort(km.T[::-1])
-    sorted_keys = [tuple(row) for row in km[order]]
+    ops = [0]
+    order = _merge_sort([tuple(row) for row in km], ops) if count_sort else list(np.lexsort(km.T[::-1]))
+    sort_ops = ops[0]
+    sorted_keys = [tuple(km[j]) for j in order]
     sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
     for i, row in enumerate(qm):
         key = tuple(row)
-        lo, hi = _bisect(sorted_keys, key, left=True), _bisect(sorted_keys, key, left=False)
+        lo, hi = _bisect(sorted_keys, key, ops, left=True), _bisect(sorted_keys, key, ops, left=False)
         if hi > lo:
-            sums[i] = vm[order[lo:hi]].sum(axis=0)
+            sums[i] = vm[np.asarray(order[lo:hi])].sum(axis=0)
             counts[i] = hi - lo
     if ledger is not None:
-        ledger.record("compare", f"{tag}.search", amount=qm.shape[0] * max(1, int(np.ceil(np.log2(max(2, len(km)))))))
+        if count_sort:
+            ledger.record("compare", f"{tag}.sort", amount=sort_ops)
+        ledger.record("compare", f"{tag}.search", amount=ops[0] - sort_ops)
     return Retrieval(sums, counts)
 
 
-def _bisect(items: list[tuple], key: tuple, *, left: bool) -> int:
+def _merge_sort(items: list[tuple], ops: list[int]) -> list[int]:
+    """Indices of ``items`` in stable lexicographic order: a bottom-up merge sort with sentinels, so every
+    element placed costs one key comparison (N per level); the comparisons are added to ops[0]."""
+    runs = [[i] for i in range(len(items))]
+    while len(runs) > 1:
+        merged = []
+        for a, b in zip(runs[::2], runs[1::2]):
+            out, i, j = [], 0, 0
+            while i < len(a) or j < len(b):
+                ops[0] += 1  # the next element against the other run's head (or its sentinel)
+                if j == len(b) or (i < len(a) and items[a[i]] <= items[b[j]]):
+                    out.append(a[i])
+                    i += 1
+                else:
+                    out.append(b[j])
+                    j += 1
+            merged.append(out)
+        runs = merged + ([runs[-1]] if len(runs) % 2 else [])
+    return runs[0] if runs else []
+
+
+def _bisect(items: list[tuple], key: tuple, ops: list[int], *, left: bool) -> int:
+    """The first index whose item is >= key (``left``) or > key; one key comparison per halving, counted."""
     lo, hi = 0, len(items)
     while lo < hi:
         mid = (lo + hi) // 2
+        ops[0] += 1
         if items[mid] < key or (not left and items[mid] == key):
             lo = mid + 1
         else:

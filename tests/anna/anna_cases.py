@@ -38,9 +38,8 @@ CHECKER_CASES = [
     Case("alg_1_small", dict(claim="anna.alg_1", N=16, seeds=5)),
     Case("alg_2_small", dict(claim="anna.alg_2", N=16, seeds=3)),
     Case("khop_small", dict(claim="anna.khop", N=40, k=5, s=256, strings=2)),
-    Case("thm_4_2_small", dict(claim="anna.thm_4_2", N=32)),
+    Case("thm_4_2_small", dict(claim="anna.thm_4_2", N=32, r=0.1, c=14.0, mv=2, s_scale=40.0)),
     Case("lemma_d_2_small", dict(claim="anna.lemma_d_2", N=300)),
-    Case("thm_b_2_small", dict(claim="anna.thm_b_2", N=20, k=2)),
     Case("prop_e_3_fails", dict(claim="anna.prop_e_3", N=27, B=3, L=2)),
     Case("prop_e_3_covers", dict(claim="anna.prop_e_3", N=16, B=2, L=4)),
 ]

@@ -12,7 +12,7 @@ from attnsim.verify.twins import all_twins
 
 MODULES = tuple(f"attnsim.verify.twins.{m}"
                 for m in ("anna", "anna_rebuttal", "tint", "tint_rebuttal", "tint_rows", "tint_size"))
-CLAIMS = ("anna.alg_1", "anna.alg_2", "anna.thm_5_2", "anna.khop", "anna.thm_b_2", "anna.lemma_d_2", "anna.prop_e_3",
+CLAIMS = ("anna.alg_1", "anna.alg_2", "anna.thm_5_2", "anna.khop", "anna.lemma_d_2", "anna.prop_e_3",
           "anna.rebuttal_hash_tables", "anna.rebuttal_linear_memory")
 TWINS = [t for t in all_twins() if t.breaks.__module__ in MODULES]
 

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from attnsim.sim.anna.attention import anna_linear_memory, anna_tables, collision_counts
 from attnsim.sim.anna.constraints import RationalWeights, check_anna
 from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
-from attnsim.sim.anna.ema_routing import EMARouter
 from attnsim.sim.anna.khop import khop_mpc
 from attnsim.sim.anna.lsh import FAMILIES, draw_tables
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
@@ -263,36 +262,6 @@ def check_khop(ctx: CheckContext) -> Measurement:
         reasons=reasons,
         extra={"machines": max(machines), "max_words_received": load, "strings": n,
                "rounds_minus_floor_log2_k": max(rounds) - (k.bit_length() - 1)},
-    )
-
-
-# ---------------------------------------------------------------- Theorem B.2: EMA layers simulate MPC rounds
-
-@checker("anna.thm_b_2", numerics=EXACT, params=[
-    Param("N", int, 40, "string length of the simulated k-hop protocol", minimum=2),
-    Param("k", int, 3, "hops", minimum=1),
-    Param("s", int, 256, "local memory per machine, words", minimum=16),
-], grid=lambda quick: [{"k": 1}] if quick else [{"k": k} for k in (1, 2, 4, 8)])
-def check_thm_b_2(ctx: CheckContext) -> Measurement:
-    """Run the k-hop MPC protocol twice, delivering messages directly and through EMA layers."""
-    N, k, s = (ctx.params[x] for x in ("N", "k", "s"))
-    text = hop_string(np.random.default_rng(ctx.seed), N)
-    plain = Ledger()
-    want = khop_mpc(text, k, memory=s, ledger=plain)
-    routed = Ledger()
-    got = khop_mpc(text, k, memory=s, ledger=routed, deliver=EMARouter(ledger=routed))
-    same = bool(np.array_equal(got.labels, want.labels) and np.array_equal(got.labels, hop_labels(text, k)))
-    size = size_from_ledger(_only(routed, "route"))
-    delta = max(e.amount for e in plain.entries if e.kind == "mpc_record")
-    derived = {"R": want.rounds, "P": want.machines, "Delta": delta}
-    reasons = [] if same else ["EMA-routed protocol disagrees with direct delivery"]
-    if size["heads"] > s:  # Thm B.2: one head per message slot, and a machine sends at most s words
-        reasons.append(f"heads: {size['heads']} routing heads exceed the local memory s = {s}")
-    return Measurement(
-        agree=same, error_bits=math.inf if same else 0.0,
-        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
-        derived=derived, reasons=reasons,
-        extra={**derived, "qk_dim": size["qk_dim"]},
     )
 
 

@@ -1,4 +1,5 @@
-"""Checkers for MPC in small memory: anna.thm_4_2 (= Thm C.3), anna.thm_c_1 (Thm C.1) and its sort, anna.lemma_c_2.
+"""Checkers for MPC in small memory: anna.thm_4_2 (= Thm C.3), anna.thm_c_1 (Thm C.1) and its sort, anna.lemma_c_2;
+and the O(d N log N) time of exact-match attention itself (anna.def_ema, App. B).
 
 Both run a construction of :mod:`attnsim.sim.anna.mpc_small` on the referee MPC machine and compare
 every layer's output exactly with the reference (Algorithm 1 for ANNA, sorted exact matching for
@@ -42,24 +43,38 @@ def _max_load(ledger: Ledger) -> int:
     return max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
 
 
+SMALL_MEMORY = ({"eps1": 0.5, "s_scale": 12.0}, {"eps1": 0.75, "s_scale": 3.2})
+"""s = ceil(s_scale N^eps') below N from N = 256 on (eps' = 1/2) and from N = 128 on (eps' = 3/4)."""
+LARGE_MEMORY = {"s_scale": 40.0}
+"""Extra points with s >= N (one machine could hold every token), labelled ``regime`` in their records."""
+
+
+def _regime(s: int, N: int) -> str:
+    return "small memory (s < N)" if s < N else "large memory (s >= N)"
+
+
 def _grid_4_2(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 32, "layers": 2, "eps1": 0.5}, {"N": 32, "layers": 1, "eps1": 0.75, "lsh": "cross-polytope"}]
-    return [{"N": n, "layers": L, "eps1": e} for e in (0.5, 0.75) for L in (1, 2, 3) for n in (32, 64, 128)]
+        return [{"N": 128, **SMALL_MEMORY[1]}, {"N": 32, "layers": 2, "eps1": 0.5, "mv": 2, **LARGE_MEMORY},
+                {"N": 32, "eps1": 0.75, "lsh": "cross-polytope", "mv": 2, **LARGE_MEMORY}]
+    return ([{"N": n, **mem} for mem in SMALL_MEMORY for n in (256, 512, 1024, 2048)]
+            + [{"N": 256, "layers": L, **SMALL_MEMORY[1]} for L in (2, 3)]
+            + [{"N": 256, "lsh": "cross-polytope", **SMALL_MEMORY[1]}]
+            + [{"N": 64, "layers": L, "eps1": e, "mv": 2, **LARGE_MEMORY} for e in (0.5, 0.75) for L in (1, 3)])
 
 
 @checker("anna.thm_4_2", numerics=EXACT, params=[
-    Param("N", int, 64, "tokens", minimum=16),
+    Param("N", int, 256, "tokens", minimum=16),
     Param("m", int, 4, "query/key dimension (points on the unit sphere)", minimum=2),
-    Param("r", float, 0.1, "near radius", minimum=1e-6),
-    Param("c", float, 14.0, "approximation factor", minimum=1.0),
+    Param("r", float, 0.02, "near radius", minimum=1e-6),
+    Param("c", float, 70.0, "approximation factor", minimum=1.0),
     Param("layers", int, 1, "ANNA layers L", minimum=1),
     Param("eps", float, 0.25, "eps with m H = O(N^eps) (m and H = 1 are fixed, so any eps > 0 holds)", minimum=0.01),
     Param("eps1", float, 0.75, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
-    Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
-    Param("mv", int, 2, "value width (exact integer words)", minimum=1),
+    Param("s_scale", float, 3.2, "constant in front of N^eps' (3.2: s < N for N >= 128 at eps' = 3/4)", minimum=1.0),
+    Param("mv", int, 1, "value width (exact integer words)", minimum=1),
     Param("lsh", str, "hyperplane", "hash family", choices=LSH_NAMES),
-], grid=_grid_4_2)
+], grid=_grid_4_2, growth_grid=size_grid("N", (128, 256, 512, 1024), (256, 512, 1024, 2048), **SMALL_MEMORY[1]))
 def check_thm_4_2(ctx: CheckContext) -> Measurement:
     """An L-layer ANNA-transformer (Algorithm 1) on the small-memory MPC protocol; every layer equals Algorithm 1."""
     N, m, r, c, L, eps, eps1, mv, lsh = (ctx.params[x] for x in (
@@ -95,7 +110,8 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
         reasons=reasons,
-        extra={**derived, "p1": p1, "p2": p2, "rho_source": sens.how, "ell": pp.ell, "z": pp.z, "s": s, "fan": plan.fan,
+        extra={**derived, "p1": p1, "p2": p2, "rho_source": sens.how, "regime": _regime(s, N), "ell": pp.ell,
+               "z": pp.z, "s": s, "fan": plan.fan,
                "items_per_machine": plan.per_machine, "tokens_per_machine": plan.tokens_per_machine,
                "token_machines": plan.token_machines, "sort_machines": plan.sort_machines,
                "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "fanout_depth": plan.fanout_depth,
@@ -107,8 +123,9 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
 
 def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 64, "layers": 2}, {"N": 256, "layers": 1, "eps1": 0.75}]
-    return [{"N": n, "layers": L, "eps1": e} for e in (0.5, 0.75) for L in (1, 3) for n in (64, 256, 1024)]
+        return [{"N": 256, "layers": 2, **SMALL_MEMORY[0]}, {"N": 64, "layers": 2, **LARGE_MEMORY}]
+    return ([{"N": n, "layers": L, **mem} for mem in SMALL_MEMORY for L in (1, 3) for n in (256, 512, 1024, 2048)]
+            + [{"N": 64, "layers": 2, **LARGE_MEMORY}])
 
 
 @checker("anna.thm_c_1", numerics=EXACT, params=[
@@ -118,9 +135,10 @@ def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     Param("layers", int, 2, "EMA layers L", minimum=1),
     Param("eps", float, 0.25, "eps with m H = O(N^eps)", minimum=0.01),
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
-    Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
+    Param("s_scale", float, 12.0, "constant in front of N^eps' (12: s < N for N >= 256 at eps' = 1/2)", minimum=1.0),
     Param("mv", int, 2, "value width (exact integer words)", minimum=1),
-], grid=_grid_c_1)
+], grid=_grid_c_1, growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 512, 1024, 2048, 4096), layers=1,
+                                         **SMALL_MEMORY[0]))
 def check_thm_c_1(ctx: CheckContext) -> Measurement:
     """An L-layer EMA-transformer on the small-memory MPC protocol; every layer equals sorted exact matching."""
     N, d, A, L, eps, eps1, mv = (ctx.params[x] for x in (
@@ -146,7 +164,8 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
                 "work": work},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived={"mv": mv},
         reasons=reasons,
-        extra={"s": s, "fan": plan.fan, "sort_machines": plan.sort_machines, "token_machines": plan.token_machines,
+        extra={"s": s, "regime": _regime(s, N), "fan": plan.fan, "sort_machines": plan.sort_machines,
+               "token_machines": plan.token_machines,
                "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "max_words_received": load,
                "work_per_dNlogN": work / (L * d * N * math.log(N)),
                "matches_per_query": float(np.mean([w.counts.mean() for w in want]))},
@@ -190,4 +209,30 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), reasons=reasons,
         extra={"s": s, "fan": fan, "per_machine": per, "passes": passes, "max_words_received": load},
+    )
+
+
+@checker("anna.def_ema", numerics=EXACT, params=[
+    Param("N", int, 1024, "queries and keys", minimum=2),
+    Param("d", int, 2, "key dimension (integer coordinates)", minimum=1),
+    Param("alphabet", int, 1 << 20, "each coordinate is in 0..alphabet-1 (half the queries copy a key)", minimum=2),
+    Param("mv", int, 2, "value width (exact integers)", minimum=1),
+], grid=lambda quick: [{"N": 256}] if quick else [{"N": n} for n in (256, 1024, 4096)],
+   growth_grid=size_grid("N", (256, 512, 1024, 2048), (512, 1024, 2048, 4096, 8192)))
+def check_def_ema(ctx: CheckContext) -> Measurement:
+    """Exact-match attention by sorting and binary search: key comparisons (ledger) against O(d N log N)."""
+    N, d, A, mv = (ctx.params[x] for x in ("N", "d", "alphabet", "mv"))
+    rng = np.random.default_rng(ctx.seed)
+    k, v = rng.integers(0, A, size=(N, d)), rng.integers(-99, 100, size=(N, mv))
+    q = np.where(rng.random((N, 1)) < 0.5, k[rng.integers(0, N, size=N)], rng.integers(0, A, size=(N, d)))
+    ledger = Ledger()
+    got = ema(q, k, v, ledger=ledger, count_sort=True)
+    equal = (q[:, None, :] == k[None, :, :]).all(axis=2)  # the definition, pair by pair
+    same = bool(np.array_equal(got.counts, equal.sum(axis=1)) and np.array_equal(got.sums, equal.astype(np.int64) @ v))
+    ops = ledger.total("compare")
+    return Measurement(
+        agree=same, error_bits=math.inf if same else 0.0, evidence="independent",
+        counts={"time": ops}, counts_by_tag=ledger.by_tag("compare"),
+        reasons=[] if same else ["sorted exact matching differs from comparing every query with every key"],
+        extra={"key_comparisons": ops, "per_dNlogN": ops / (d * N * math.log(N))},
     )

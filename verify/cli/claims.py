@@ -37,6 +37,7 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
     for p in [paper] if paper else list(PAPERS):
         for c in load(p).claims:
             rows.append({"id": c.id, "label": c.label, "kind": c.kind, "checker": c.id in checkers,
+                         "out_of_scope": c.extra.get("out_of_scope"),
                          "statement": c.statement,
                          "bounds": {k: r.bound for k, r in c.resources.items() if r.bound},
                          "exact": {k: r.exact for k, r in c.resources.items() if r.exact}})
@@ -46,7 +47,7 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
 def table_cells(r: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """The row of the table: id, label, kind, whether it runs, and the calls bound as O(...)."""
     calls = r["bounds"].get("calls")
-    return (r["id"], r["label"], r["kind"], "yes" if r["checker"] else "-",
+    return (r["id"], r["label"], r["kind"], "yes" if r["checker"] else "out of scope" if r["out_of_scope"] else "-",
             f"O({pretty_formula(calls)})" if calls else "")
 
 

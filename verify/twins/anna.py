@@ -2,7 +2,7 @@
 
 Each twin breaks one thing a check relies on: a value row or a hash table of Algorithms 1 and 2, the
 concatenation length z that keeps far keys out of a bucket (Thm 3.4 / A.1, App. A), the hop count of
-k-hop (Thm F.4), the destination of a routed message (Thm B.2), a value row of the low-rank product
+k-hop (Thm F.4), a value row of the low-rank product
 (Lemma D.2), a layer of the butterfly (Prop. E.3), a ledger entry, or a count formula of paper_refs;
 Algorithm 1 is also broken with the cross-polytope family, once with the asymptotic collision
 probabilities in place of the measured ones.
@@ -156,29 +156,6 @@ def _khop_limit() -> Iterator[None]:
 
 
 # ---------------------------------------------------------------- Theorem B.2: EMA routing
-
-def _keys_to_next_machine(q: Any, keys: Any, values: Any, **kw: Any) -> tuple[tuple, dict]:
-    keys = np.where(keys >= 0, (keys + 1) % max(1, len(q)), keys)
-    return (q, keys, values), kw
-
-
-@twin("anna.thm_b_2", "message_to_next_machine", "every routed message lands on the machine after its addressee",
-      params={"k": 1}, kind="construction")
-@contextmanager
-def _route_off_by_one() -> Iterator[None]:
-    with wrapped("attnsim.sim.anna.ema_routing.ema", args=_keys_to_next_machine):
-        yield
-
-
-@twin("anna.thm_b_2", "layers_formula_plus_one", "the exact layer count R is read as R + 1", params={"k": 1},
-      kind="formula")
-@contextmanager
-def _route_formula() -> Iterator[None]:
-    with formula_shifted("anna.thm_b_2", "layers"):
-        yield
-
-
-# ---------------------------------------------------------------- Lemma D.2: low-rank attention on MPC
 
 def _first_value_doubled(qp: Any, kp: Any, v: Any, **kw: Any) -> tuple[tuple, dict]:
     v = np.array(v, copy=True)

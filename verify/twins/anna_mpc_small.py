@@ -1,4 +1,5 @@
-"""Broken twins of anna.thm_4_2, anna.thm_c_1 and anna.lemma_c_2 (checkers in verify/claims/anna_mpc_small.py)."""
+"""Broken twins of anna.thm_4_2, anna.thm_c_1, anna.lemma_c_2 and anna.def_ema (checkers in
+verify/claims/anna_mpc_small.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,14 @@ from contextlib import contextmanager
 from typing import Iterator
 from unittest import mock
 
-from attnsim.sim.anna import mpc_radix, mpc_small
+from attnsim.sim.anna import attention, mpc_radix, mpc_small
 from attnsim.sim.anna.mpc import MPC
 from attnsim.sim.anna.mpc_tree import levels
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.twins import twin
 
-_SMALL_4_2 = {"N": 32, "layers": 2, "eps1": 0.5}
-_SMALL_C_1 = {"N": 64, "layers": 2}
+_SMALL_4_2 = {"N": 32, "layers": 2, "eps1": 0.5, "r": 0.1, "c": 14.0, "mv": 2, "s_scale": 40.0}  # large memory: fast
+_SMALL_C_1 = {"N": 64, "layers": 2, "s_scale": 40.0}
 
 
 @twin("anna.thm_4_2", "suffix_dropped", "a query ignores the key sums of its bucket on machines to its right",
@@ -134,4 +135,37 @@ def _ledger_drops_routing() -> Iterator[None]:
         return real(self, kind, tag, *args, **kw)
 
     with mock.patch.object(Ledger, "record", record):
+        yield
+
+
+# ---------------------------------------------------------------- exact-match attention (App. B)
+
+_EMA = {"N": 256}
+
+
+@twin("anna.def_ema", "search_past_the_run", "each query's right binary search stops one key past its run of "
+      "equal keys", params=_EMA, kind="construction")
+@contextmanager
+def _ema_search_past() -> Iterator[None]:
+    real = attention._bisect
+
+    def bisect(items, key, ops, *, left):
+        out = real(items, key, ops, left=left)
+        return out if left else min(len(items), out + 1)
+
+    with mock.patch.object(attention, "_bisect", bisect):
+        yield
+
+
+@twin("anna.def_ema", "last_merge_skipped", "the merge sort stops one level short: the keys are two sorted halves "
+      "one after the other", params=_EMA, kind="construction")
+@contextmanager
+def _ema_last_merge() -> Iterator[None]:
+    real = attention._merge_sort
+
+    def sort(items, ops):
+        h = len(items) // 2
+        return real(items[:h], ops) + [h + j for j in real(items[h:], ops)]
+
+    with mock.patch.object(attention, "_merge_sort", sort):
         yield

@@ -52,7 +52,7 @@ def test_the_machine_count_is_within_the_bound_as_n_grows(records):
 
 @pytest.mark.parametrize("claim, params, flag", [
     ("anna.thm_4_2", {"eps": 0.6, "eps1": 0.5}, "--eps, --eps1"),
-    ("anna.thm_4_2", {"c": 30.0}, "--c"),
+    ("anna.thm_4_2", {"c": 120.0}, "--c"),
     ("anna.thm_4_2", {"lsh": "pstable"}, "--lsh"),
     ("anna.thm_c_1", {"eps1": 1.5}, "--eps, --eps1"),
     ("anna.thm_5_6", {"eps": 0.9}, "--eps, --eps1"),

@@ -283,6 +283,7 @@ MODELS: dict[str, Model] = {
                             time=(T(30, N=1, rank=1, mv=1, s_scale=1),), nm=None),
     "anna.prop_e_3": Model({"N": 64, "B": 2, "L": 3, "M": 1000}, mem=(T(2, N=1, M=1),),
                            time=(T(15, N=1, L=1, M=1, B=1),), nm=None),
+    "anna.def_ema": Model({"N": 1024, "d": 2}, mem=(T(12, N=2, d=1),), time=(T(2, N=1.2, d=1),), nm=None),
     "anna.rebuttal_hash_tables": Model({"N": 16000, "emp_N": 32, "seeds": 50},
                                        mem=(T(1, N=1), T(4, emp_N=2)),
                                        time=(T(2, N=1), T(40, emp_N=2, seeds=1)), nm=None),

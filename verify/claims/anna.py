@@ -216,13 +216,16 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
     )
 
 
-@checker("anna.alg_1", numerics=EXACT, params=_LSH_PARAMS, grid=_lsh_grid)
+_LSH_GROWTH = size_grid("N", (16, 32, 64, 128), (32, 64, 128, 256, 512), seeds=10)
+
+
+@checker("anna.alg_1", numerics=EXACT, params=_LSH_PARAMS, grid=_lsh_grid, growth_grid=_LSH_GROWTH)
 def check_alg_1(ctx: CheckContext) -> Measurement:
     """Algorithm 1 on random clustered inputs: definition violations over seeds; equals Algorithm 2."""
     return _lsh_trials(ctx, "alg1")
 
 
-@checker("anna.alg_2", numerics=EXACT, params=_LSH_PARAMS, grid=_alg2_grid)
+@checker("anna.alg_2", numerics=EXACT, params=_LSH_PARAMS, grid=_alg2_grid, growth_grid=_LSH_GROWTH)
 def check_alg_2(ctx: CheckContext) -> Measurement:
     """Algorithm 2: the same (sums, counts) as Algorithm 1 for the same hashes, one table of memory."""
     return _lsh_trials(ctx, "alg2")

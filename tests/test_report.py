@@ -97,7 +97,7 @@ def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
 def test_broken_checker_fails_and_is_listed_last(tmp_path, monkeypatch):
     """A construction that disagrees with its reference: the report lists its claim last and fails."""
     def broken(ctx):
-        return Measurement(agree=False, error_bits=1.0, counts={"calls": 99})
+        return Measurement(agree=False, error_bits=1.0, counts={"calls": 99}, evidence="independent", reference="test")
 
     chk = registry.Checker("two_heads.cor_3_2", broken, (registry.Param("N", int, 8, "n"),),
                            lambda quick: [{"N": 8}], ("exact",), "exact")

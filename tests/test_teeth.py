@@ -91,18 +91,20 @@ def test_a_crash_is_not_a_catch_and_a_refusal_bites_only_a_refusal_twin():
     assert crashed.outcome == "crashed" and not crashed.bites
     refused = run_twin(Twin(CLAIM, "refuse", "refuses", as_cm(refuse), kind="construction"))
     assert refused.outcome == "refused" and refused.refused and not refused.caught and not refused.bites
-    limit = run_twin(Twin(CLAIM, "refuse", "refuses", as_cm(refuse), kind="oracle-limit"))
+    limit = run_twin(Twin(CLAIM, "refuse", "refuses", as_cm(refuse), kind="referee"))
     assert limit.refused and limit.bites and not limit.caught
+    let_through = run_twin(Twin(CLAIM, "through", "the referee lets it through", nullcontext, kind="referee"))
+    assert let_through.outcome == "missed" and not let_through.bites
 
 
 def test_a_claim_caught_only_by_refusals_has_no_teeth():
     def r(name, outcome, kind):
         return TwinResult(CLAIM, name, "x", kind, outcome, "r")
 
-    only_refused = ClaimTeeth(CLAIM, 2, (r("a", "refused", "oracle-limit"), r("b", "refused", "oracle-limit")), 1)
+    only_refused = ClaimTeeth(CLAIM, 2, (r("a", "refused", "referee"), r("b", "refused", "referee")), 1)
     assert only_refused.refused == 2 and only_refused.caught == 0 and only_refused.bitten == 2
     assert not only_refused.ok and "only by refusals" in only_refused.problem
-    mixed = ClaimTeeth(CLAIM, 2, (r("a", "refused", "oracle-limit"), r("b", "caught", "construction")), 1)
+    mixed = ClaimTeeth(CLAIM, 2, (r("a", "refused", "referee"), r("b", "caught", "construction")), 1)
     assert mixed.ok and mixed.as_dict()["refused"] == 1 and mixed.as_dict()["caught"] == 1
     refused_construction = ClaimTeeth(CLAIM, 2, (r("a", "refused", "construction"), r("b", "caught", "ledger")), 1)
     assert not refused_construction.ok and "a (refused)" in refused_construction.problem

@@ -33,7 +33,7 @@ def _count_only(ctx, case, spec, simulate, derived):
     simulate(oracle, nm.array(case.X, "X"))
     led = oracle.ledger
     shape = led.max_shape("oracle")
-    return Measurement(agree=None, counts={
+    return Measurement(agree=None, evidence="self-consistency", counts={
         "calls": led.total("oracle"), "rounds": led.rounds("oracle"), "layer_mlp": led.total("processing", "layer_mlp"),
         "oracle_len": shape[0], "oracle_dim": shape[1]}, counts_by_tag=led.by_tag("oracle"), derived=derived)
 

@@ -25,8 +25,8 @@ from attnsim.verify.registry import NO_NUMERICS, CheckContext, Checker, Measurem
 
 RECORD_KEYS = ("claim", "label", "paper", "params", "numerics", "seed", "length_convention", "agree",
                "error_bits", "min_bits", "calls", "calls_by_tag", "predicted_calls", "rounds", "bound",
-               "counts", "predicted", "bounds", "size", "containment", "verdict", "reasons", "evidence", "extra",
-               "version", "varying")
+               "counts", "predicted", "bounds", "size", "containment", "verdict", "reasons", "evidence", "reference",
+               "extra", "version", "varying")
 
 
 def _formula_values(params: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:
@@ -177,8 +177,8 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
         "rounds": m.rounds, "bound": calls_bound.bound if calls_bound else None,
         "counts": m.counts, "predicted": predicted, "bounds": bounds,
         "size": {"var": claim.limit, "value": size}, "containment": containment,
-        "verdict": verdict, "reasons": reasons, "evidence": m.evidence, "extra": m.extra, "version": __version__,
-        "varying": varying_paths(m, bounds),
+        "verdict": verdict, "reasons": reasons, "evidence": m.evidence, "reference": m.reference, "extra": m.extra,
+        "version": __version__, "varying": varying_paths(m, bounds),
     }
 
 

@@ -23,6 +23,8 @@ from attnsim.verify.layer_record import layer_mismatches
 from attnsim.verify.registry import CheckContext, Measurement
 
 Simulate = Callable[[Oracle, Array], Array]
+REFERENCE_MODEL = "attnsim.sim.model.reference"
+"""The reference every Two Heads model check compares with: the large transformer evaluated directly."""
 
 
 def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simulate: Simulate,
@@ -49,6 +51,7 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
     layers_compared, layer_reasons, layer_bits = layer_mismatches(case) if nm.exact else (0, [], math.inf)
     agree = ag.agree and not layer_reasons
     return Measurement(
+        evidence="independent", reference=REFERENCE_MODEL,
         agree=agree, error_bits=min(ag.error_bits, layer_bits), counts=counts,
         counts_by_tag={**led.by_tag("oracle"), **{f"processing:{k}": v for k, v in led.by_tag("processing").items()}},
         rounds=led.rounds("oracle"), derived=derived, length_convention=oracle_spec.length_convention,

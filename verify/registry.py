@@ -152,8 +152,11 @@ class Measurement:
     values; ``agree`` is None when the claim has no output to compare (pure counting claims).
     ``derived`` holds parameters the checker derived (e.g. the block size b and n) that theory
     formulas may use. ``reasons`` explain any failure in words. ``evidence`` says what a pass
-    rests on: ``independent`` (compared with something computed another way), ``self-consistency``
-    (our code against our own formula) or ``sanity`` (a necessary condition any answer meets).
+    rests on: ``independent`` (compared with a reference that shares no code with the construction
+    beyond the numerics), ``self-consistency`` (our code against our own formula) or ``sanity`` (a
+    necessary condition any answer meets). It has no default: every checker declares it, and an
+    ``independent`` measurement names its ``reference`` (the function or expression that computes
+    the truth; tests trace it against the construction).
     ``varying`` names the keys of ``counts`` and ``extra`` whose values a rerun does not reproduce to the
     byte (peak bytes, times): the record reports them beside its deterministic part
     (:func:`attnsim.verify.records.split_varying`), and the verdict may rest on them only through a
@@ -169,12 +172,15 @@ class Measurement:
     length_convention: str | None = None
     reasons: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-    evidence: str = "independent"
     varying: tuple[str, ...] = ()
+    evidence: str = field(kw_only=True)
+    reference: str | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.evidence not in EVIDENCE_KINDS:
             raise ValueError(f"evidence must be one of {EVIDENCE_KINDS}, got {self.evidence!r}")
+        if self.evidence == "independent" and not self.reference:
+            raise ValueError("an independent measurement names its reference (reference=...)")
 
 
 CheckFn = Callable[[CheckContext], Measurement]

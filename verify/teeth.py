@@ -4,8 +4,9 @@ Each run ends one of four ways (:data:`OUTCOMES`): ``caught`` — the check's ve
 ``refused`` — the run stopped with the project's :class:`~attnsim.sim.errors.AttnsimError` (a guard or
 a referee naming what is wrong) or an assertion; ``missed`` — the check passed the broken variant;
 ``crashed`` — any other exception. A refusal is not a catch: it *bites* only for a twin declared a
-refusal twin (:data:`~attnsim.verify.twins.REFUSAL_KINDS`, the referee's limits); every other twin
-bites only when caught. A claim has teeth (:attr:`ClaimTeeth.ok`) when it has at least
+refusal twin (:data:`~attnsim.verify.twins.REFUSAL_KINDS`: the construction oversteps a referee's
+limit), and such a twin bites only when refused (a referee that lets it through is broken); every
+other twin bites only when caught. A claim has teeth (:attr:`ClaimTeeth.ok`) when it has at least
 :data:`MIN_TWINS` twins, one of them a construction twin, every twin that ran bites, and at least one
 was caught by the verdict (never by refusals alone). ``quick`` runs one construction twin per claim.
 """
@@ -52,8 +53,8 @@ class TwinResult:
 
     @property
     def bites(self) -> bool:
-        """Caught, or refused where the twin is a declared refusal twin."""
-        return self.caught or (self.refused and self.kind in REFUSAL_KINDS)
+        """Caught by the verdict; for a declared refusal twin (a referee's limit), refused instead."""
+        return self.refused if self.kind in REFUSAL_KINDS else self.caught
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form, with ``caught``, ``refused`` and ``bites`` spelled out."""

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hyp_seed
 from hypothesis import strategies as st
 
-from attnsim.sim.anna.attention import anna_linear_memory, anna_tables, collision_counts
+from attnsim.sim.anna.attention import anna_linear_memory, anna_tables
 from attnsim.sim.anna.constraints import RationalWeights, check_anna
 from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
 from attnsim.sim.anna.khop import khop_mpc
@@ -38,6 +38,7 @@ from attnsim.sim.anna.tasks import (
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import proof_parameters
+from attnsim.verify import lsh_reference
 from attnsim.verify.claims.anna_mpc_small import memory_words
 from attnsim.verify.guards import private_hypothesis_storage
 from attnsim.verify.lsh_sensitivity import sensitivity
@@ -93,6 +94,7 @@ def check_thm_5_2(ctx: CheckContext) -> Measurement:
     per_kind = {kind: size_from_ledger(_only(ledger, f"thm_5_2.{kind}")) for kind in kinds}
     size = {key: max(s[key] for s in per_kind.values()) for key in ("layers", "heads", "qk_dim", "v_dim")}
     return Measurement(
+        evidence="independent", reference="attnsim.sim.anna.tasks.match2_labels",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"])},
         reasons=wrong, extra={"inputs": inputs, "mechanisms": list(kinds), "sizes": per_kind},
@@ -172,9 +174,10 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
         l1, l2 = Ledger(), Ledger()
         a1 = anna_tables(q, k, v, tables, ledger=l1)
         a2 = anna_linear_memory(q, k, v, tables, ledger=l2)
-        counts = collision_counts(q, k, tables)
+        counts = lsh_reference.collision_counts(q, k, tables)
+        sums, hits = lsh_reference.retrieval(counts, v)
         disagree += not a1.same_as(a2)
-        inconsistent += not (np.array_equal(a1.counts, counts.sum(axis=1)) and np.array_equal(a1.sums, counts @ v))
+        inconsistent += not all(np.array_equal(a.counts, hits) and np.array_equal(a.sums, sums) for a in (a1, a2))
         found = check_anna(RationalWeights.from_counts(counts), q, k, r=r, c=c, ell=pp.ell)
         failures += any(f.rule not in DETERMINISTIC_RULES for f in found)
         broken += any(f.rule in DETERMINISTIC_RULES for f in found)
@@ -189,7 +192,7 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
     if disagree:
         reasons.append(f"Algorithms 1 and 2 differ on {disagree} of {runs} runs")
     if inconsistent:
-        reasons.append(f"Algorithm 1's output differs from its collision-count weights on {inconsistent} runs")
+        reasons.append(f"Algorithm 1 or 2 differs from independently hashed collision counts on {inconsistent} runs")
     if len(hashes_per_run) != 1:
         reasons.append(f"hash evaluations vary between runs: {sorted(hashes_per_run)}")
     if broken:
@@ -201,6 +204,7 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
     eta = failures / runs
     derived = {"rho": pp.rho, "p1": p1, "p2": p2, "q2": 1 / p2 - 1, "z": pp.z, "ell": pp.ell, "delta": pp.delta}
     return Measurement(
+        evidence="independent", reference=lsh_reference.REFERENCE,
         agree=not (disagree or inconsistent), error_bits=math.inf if not (disagree or inconsistent) else 0.0,
         counts={"hash_evaluations": max(hashes_per_run), "eta": eta, "eta_proof": eta,
                 "eta_ci95_low": lo, "eta_ci95_high": hi, "memory_words": memory},
@@ -260,6 +264,7 @@ def check_khop(ctx: CheckContext) -> Measurement:
     if len(rounds) != 1:
         reasons.append(f"round count varies between strings: {sorted(rounds)}")
     return Measurement(
+        evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"rounds": max(rounds)}, counts_by_tag=ledger.by_tag("mpc_round"), rounds=max(rounds),
         reasons=reasons,
@@ -294,6 +299,7 @@ def check_lemma_d_2(ctx: CheckContext) -> Measurement:
     if load > s:  # held here too, not only by the MPC machine: a machine that lets a round through is caught
         reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")
     return Measurement(
+        evidence="independent", reference="numpy Q @ (K.T @ V)",
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round")},
         rounds=ledger.rounds("mpc_round"), reasons=reasons,
@@ -338,5 +344,6 @@ def check_prop_e_3(ctx: CheckContext) -> Measurement:
     if anna != x.sum():
         reasons.append(f"one ANNA layer gave {anna} instead of SUM = {int(x.sum())}")
     extra["anna_one_layer_sum"] = int(anna)
-    return Measurement(agree=not reasons, error_bits=math.inf if not reasons else 0.0,
+    return Measurement(evidence="independent", reference="numpy x.sum()",
+                       agree=not reasons, error_bits=math.inf if not reasons else 0.0,
                        counts={"receptive_field": field}, reasons=reasons, extra=extra)

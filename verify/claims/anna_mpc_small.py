@@ -106,6 +106,7 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     plan = run.plan
     derived = {"rho": pp.rho, "q2": 1 / p2 - 1, "A1": plan.alphabet - 1, "mv": mv}
     return Measurement(
+        evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack",
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
@@ -159,6 +160,7 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
     work = ledger.total("mpc_message")
     plan = run.plan
     return Measurement(
+        evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack",
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load,
                 "work": work},
@@ -205,6 +207,7 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     if load > s:
         reasons.append(f"a machine received {load} words > s = {s}")
     return Measurement(
+        evidence="independent", reference="sorted(keys)",
         agree=in_order, error_bits=math.inf if in_order else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), reasons=reasons,

@@ -117,7 +117,8 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
                                            machines=direct.machines, block=direct.block, base=heads + 1,
                                            memory=s, ledger=ledger, tag=tag)
     except (DecodingError, RelayError, RelayOverflowError) as exc:
-        return Measurement(agree=False, error_bits=0.0, counts={"decoding_failures": ledger.total("decode_failure")},
+        return Measurement(evidence="independent", reference="the protocol run directly",
+                           agree=False, error_bits=0.0, counts={"decoding_failures": ledger.total("decode_failure")},
                            reasons=[f"the transformer stopped: {exc}"])
     reasons = []
     if direct.vector() != reference:
@@ -135,6 +136,7 @@ def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: lis
     derived = {"R": R, "D": plan.hops, "k": plan.base, "s": s, "eps": eps, "P": direct.machines,
                "block": direct.block, "B": plan.capacity}
     return Measurement(
+        evidence="independent", reference="the protocol run directly",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"]),
                 "decoding_failures": ledger.total("decode_failure")},
@@ -266,6 +268,7 @@ def check_lemma_b_4(ctx: CheckContext) -> Measurement:
         wrong += got != payload
     reasons = [f"{wrong} decodes returned a wrong message"] if wrong else []
     return Measurement(
+        evidence="independent", reference="the encoded payloads themselves",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"dimension": code.width, "decoding_failures": failures, "wrong_decodes": wrong},
         derived={"base": code.base, "rows": code.rows, "digits": code.digits}, reasons=reasons,
@@ -300,7 +303,8 @@ def check_lemma_b_5(ctx: CheckContext) -> Measurement:
     got = model.place(placement)
     same = got == placement
     size = size_from_ledger(ledger)
-    return Measurement(agree=same, error_bits=math.inf if same else 0.0,
+    return Measurement(evidence="independent", reference="the input placement itself",
+                       agree=same, error_bits=math.inf if same else 0.0,
                        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
                        derived={"machines": P},
                        reasons=[] if same else ["a machine holds other records than its block"],
@@ -318,7 +322,8 @@ def check_lemma_b_6(ctx: CheckContext) -> Measurement:
     got = model.readout(outputs)
     same = got == [rec for m in range(P) for rec in placement[m]]
     size = size_from_ledger(ledger)
-    return Measurement(agree=same, error_bits=math.inf if same else 0.0,
+    return Measurement(evidence="independent", reference="the machines' outputs in token order",
+                       agree=same, error_bits=math.inf if same else 0.0,
                        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
                        derived={"machines": P}, reasons=[] if same else ["a token read another token's output"],
                        extra={"machines": P, "qk_dim": size["qk_dim"]})

@@ -70,6 +70,7 @@ def _run(ctx: CheckContext, k: int | None) -> Measurement:
     size = size_from_ledger(ledger)
     derived = {"F": fan}
     return Measurement(
+        evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"])},
         derived=derived, reasons=reasons,

@@ -206,6 +206,7 @@ def check_linear_memory(ctx: CheckContext) -> Measurement:
     reasons += [f"Algorithms 1 and 2 differ at N={n}" for n, r in zip(ns, runs) if not r[2]]
     pp = proof_parameters(p["N"], *hyperplane_probabilities(p["r"], p["c"]))
     return Measurement(
+        evidence="self-consistency",
         agree=all(r[2] for r in runs), error_bits=math.inf if all(r[2] for r in runs) else 0.0,
         counts={"memory_words": w2[-1], "alg1_memory_words": w1[-1], "exponent": e2},
         derived={"z": pp.z, "ell": pp.ell, "rho": pp.rho}, reasons=reasons,

@@ -36,6 +36,16 @@ def _bits(got: np.ndarray, want: np.ndarray) -> float:
     return bits_of_agreement(max_abs_diff(got, want), scale)
 
 
+AUX_REFERENCE = "the auxiliary model evaluated directly, with exact gradients (attnsim.sim.tint.aux_model)"
+"""What TinT's outputs and updates are compared with (``Measurement.reference``)."""
+NETWORK_COUNT = "the size formulas of paper_refs (through theory); the count is read off the built network's arrays"
+"""What the size claims' counts are compared with (``Measurement.reference``)."""
+SHARES_AUX_CODE = ("ln_forward", "attn_forward", "ln_fd")
+"""Modules whose TinT side calls the auxiliary model's own code (its layer-norm ``normalize``, its
+``softmax_rows``): compared with that model they are self-consistency, not independent evidence (a
+test traces both sides). The SGD step (embedding, loss gradient, softmax, layer norm) is too."""
+
+
 def _min_bits(ctx: CheckContext, default: float) -> float:
     return default if ctx.min_bits is None else ctx.min_bits
 
@@ -52,7 +62,8 @@ def _linear(which: str) -> CheckFn:
         ar = get_arith(ctx.numerics)
         got, want, n_params = ex.linear_module(ar, p["D"], p["K"], which, p["n"], min(p["n_train"], p["n"]), ctx.seed)
         bits = _bits(got, want)
-        return Measurement(agree=_agreement(ctx, ar.equal(got, want), bits, 40.0), error_bits=bits,
+        return Measurement(evidence="independent", reference=AUX_REFERENCE,
+                           agree=_agreement(ctx, ar.equal(got, want), bits, 40.0), error_bits=bits,
                            counts_by_tag={f"Lin{which.capitalize()}": n_params},
                            derived={"S": p["D"] // p["K"]})
     return fn
@@ -72,7 +83,10 @@ def _modules(names: tuple[str, ...]) -> CheckFn:
         results = {w: ex.nonlinear_module(ar, c, w) for w in names}
         bits = min(_bits(got, want) for got, want in results.values())
         equal = all(ar.equal(got, want) for got, want in results.values())
-        return Measurement(agree=_agreement(ctx, equal, bits, 40.0), error_bits=bits, extra={"modules": list(names)})
+        shares = any(n in SHARES_AUX_CODE for n in names)
+        return Measurement(evidence="self-consistency" if shares else "independent",
+                           reference=None if shares else AUX_REFERENCE, agree=_agreement(ctx, equal, bits, 40.0),
+                           error_bits=bits, extra={"modules": list(names)})
     return fn
 
 
@@ -100,7 +114,8 @@ def check_stacking(ctx: CheckContext) -> Measurement:
             results.setdefault(which, []).append(got if which != "descent" else want - got)
     same = all(ar.equal(a, outs[0]) for which, outs in results.items() if which != "descent" for a in outs)
     same = same and all(ar.equal(d, 0 * d) for d in results["descent"])
-    return Measurement(agree=same, derived={"S_values": [D // k for k in range(1, D + 1) if D % k == 0]})
+    return Measurement(evidence="self-consistency",
+                       agree=same, derived={"S_values": [D // k for k in range(1, D + 1) if D % k == 0]})
 
 
 # ------------------------------------------------------------------------------------------- Thm 2.5
@@ -114,7 +129,8 @@ def check_thm_2_5(ctx: CheckContext) -> Measurement:
     errs = ex.thm25_sweep(ar, eps, ctx.seed)
     slope = loglog_fit(eps, errs).slope
     reasons = [] if abs(slope - 1) <= 0.15 else [f"error slope in eps is {slope:.3f}, expected 1 (O(eps))"]
-    return Measurement(agree=not reasons, derived={"slope": slope}, reasons=reasons,
+    return Measurement(evidence="independent", reference="attnsim.sim.tint.linear_attention.linear_head",
+                       agree=not reasons, derived={"slope": slope}, reasons=reasons,
                        extra={"eps": eps, "errors": errs, "slope": slope})
 
 
@@ -131,10 +147,11 @@ def _fd(which: str) -> CheckFn:
             reasons = (
                 [] if ok else [f"ReLU finite difference should be exact away from the kink; error {max(errs):.3g}"]
             )
-            return Measurement(agree=ok, reasons=reasons, extra=extra)
+            return Measurement(evidence="self-consistency", agree=ok, reasons=reasons, extra=extra)
         slope = extra["slope"] = loglog_fit([1 / n for n in scales], errs).slope
         reasons = [] if abs(slope - 1) <= 0.15 else [f"error slope in eps = 1/N is {slope:.3f}, expected 1"]
-        return Measurement(agree=not reasons, derived={"slope": slope}, reasons=reasons, extra=extra)
+        return Measurement(evidence="self-consistency", agree=not reasons, derived={"slope": slope}, reasons=reasons,
+                           extra=extra)
     return fn
 
 
@@ -210,7 +227,7 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
     if p["convention"] == "authors":
         extra["convention_effects_float64"] = reconcile.effects(c, get_arith("float64"))
     return Measurement(agree=agree and not reasons, error_bits=bits, counts_by_tag=r.size.by_tag, extra=extra,
-                       reasons=reasons, derived={"bit_for_bit": r.exact_equal}, evidence="independent")
+                       reasons=reasons, derived={"bit_for_bit": r.exact_equal}, evidence="self-consistency")
 
 
 @checker("tint.attn_backward", params=[Param("case", str, "tiny-relu", "named case", choices=CASE_NAMES),
@@ -228,7 +245,8 @@ def check_attn_backward(ctx: CheckContext) -> Measurement:
     reasons = [] if frozen else ["W_Q or W_K changed: TinT must pass their prefixes through"]
     bits = bits_of_agreement(ex.worst(r.errors), 1.0)
     ok = frozen and _agreement(ctx, r.exact_equal, bits, 30.0)
-    return Measurement(agree=ok, error_bits=bits, reasons=reasons, extra={"stop_grad_bias_vs_full_gradient": bias})
+    return Measurement(evidence="self-consistency", agree=ok, error_bits=bits, reasons=reasons,
+                       extra={"stop_grad_bias_vs_full_gradient": bias})
 
 
 @checker("tint.param_sharing", params=[], grid=lambda quick: [{}], numerics=("float64",), default_numerics="float64")
@@ -279,7 +297,7 @@ def check_size(ctx: CheckContext) -> Measurement:
     counts["total"] = size.total
     # independent: arrays of the network that exists against the size formula of paper_refs (through theory)
     return Measurement(agree=None, counts=counts, counts_by_tag=size.by_tag, derived=size_values(aux, cfg),
-                       evidence="independent",
+                       evidence="independent", reference=NETWORK_COUNT,
                        extra={"counted_from": "the built network's weight arrays", "depth": net.depth,
                               "stream_width": net.width, "nonzero_by_tag": size.nonzero_by_tag, **size.summary()})
 
@@ -298,6 +316,7 @@ def check_under_2b(ctx: CheckContext) -> Measurement:
     reasons = [] if size.total < ceiling else [f"TinT for {aux.name} has {size.total:,} >= {ceiling:,} parameters"]
     return Measurement(agree=None, counts={"total": size.total}, counts_by_tag=size.by_tag,
                        derived=size_values(aux, cfg), reasons=reasons, evidence="independent",
+                       reference=NETWORK_COUNT,
                        extra={"counted_from": "the built network's weight arrays", **size.summary()})
 
 

@@ -116,7 +116,8 @@ def check_mlp_aux(ctx: CheckContext) -> Measurement:
         tt = build(*peer, get_arith("count"), count_only=True)
         extra["transformer"] = {"by_tag": tt.ledger.by_tag("param"), "total": tt.n_params,
                                 "values": size_values(*peer)}
-    return Measurement(agree=agree, error_bits=bits, counts=counts, counts_by_tag=t.ledger.by_tag("param"),
+    return Measurement(evidence="self-consistency",  # mlp_sgd and the MLP TinT share loss_gradient
+                       agree=agree, error_bits=bits, counts=counts, counts_by_tag=t.ledger.by_tag("param"),
                        derived=mlp_values(cfg), reasons=reasons, extra=extra)
 
 
@@ -220,7 +221,8 @@ def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
     if any(r.variance for r in tint_rows) or abs(tint_slope - 1) > 0.15:
         reasons.append(f"TinT's per-layer scheme should be deterministic with bias O(eps); slope {tint_slope:.3f}")
     forwards = led.by_tag("forward")
-    return Measurement(agree=None, counts={"coordinate_forwards": forwards["coordinate"] // len(eps),
+    return Measurement(evidence="self-consistency",
+                       agree=None, counts={"coordinate_forwards": forwards["coordinate"] // len(eps),
                                            "spsa_forwards": forwards["spsa"] // len(eps)},
                        derived={"n_params": prob.n_params, "samples": p["samples"]}, reasons=reasons,
                        extra={"rows": [r.__dict__ | {"bias": float(r.bias)} for r in rows], "by_width": by_width,

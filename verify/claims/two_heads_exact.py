@@ -250,7 +250,8 @@ def check_lemma_3_3(ctx: CheckContext) -> Measurement:
     min_bits = ctx.min_bits if ctx.min_bits is not None else default_min_bits(nm)
     ag = compare(Y, ref, nm, truth, min_bits)
     shape = oracle.ledger.max_shape("oracle")
-    m_ = Measurement(agree=ag.agree, error_bits=ag.error_bits,
+    m_ = Measurement(evidence="independent", reference="Numerics.attention of each job's head, in the truth numerics",
+                     agree=ag.agree, error_bits=ag.error_bits,
                      counts={"calls": oracle.ledger.total("oracle"), "rounds": oracle.ledger.rounds("oracle"),
                              "oracle_len": shape[0] if shape else 0, "oracle_dim": shape[1] if shape else 0},
                      counts_by_tag=oracle.ledger.by_tag("oracle"), rounds=oracle.ledger.rounds("oracle"),

@@ -80,7 +80,9 @@ def check_claim_b_6(ctx: CheckContext) -> Measurement:
     ag = compare(Y, ref, nm, truth, min_bits)
     led = oracle.ledger
     shape = led.max_shape("oracle")
-    return Measurement(agree=ag.agree, error_bits=ag.error_bits,
+    return Measurement(evidence="independent",
+                       reference="the exp weights of the scores summed per row in the truth numerics",
+                       agree=ag.agree, error_bits=ag.error_bits,
                        counts={"calls": led.total("oracle"), "rounds": led.rounds("oracle"),
                                "oracle_len": shape[0], "oracle_dim": shape[1]},
                        counts_by_tag=led.by_tag("oracle"), rounds=led.rounds("oracle"),

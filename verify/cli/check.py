@@ -95,7 +95,8 @@ def print_record(r: dict[str, Any]) -> None:
     console.print(f"  params: {format_params(r['params'])}", markup=False, highlight=False)
     for line in (r.get("extra") or {}).get("summary", []):
         console.print(f"  {line}", markup=False, highlight=False)
-    console.print(f"  agreement: {agree}  (evidence: {r.get('evidence', 'independent')})", markup=False)
+    ref = f"; reference: {r['reference']}" if r.get("reference") else ""
+    console.print(f"  agreement: {agree}  (evidence: {r.get('evidence')}{ref})", markup=False)
     header = ("resource", "measured", "exact count", "bound", "measured / bound", "leading constant", "containment")
     rows = []
     for name in sorted(set(r["counts"]) | set(r["predicted"]) | set(r["bounds"])):

@@ -22,10 +22,10 @@ console = Console(soft_wrap=True)
 
 
 def _tag(r: TwinResult) -> str:
-    if r.caught:
-        return "caught"
     if r.bites:
-        return "refused (a refusal twin)"
+        return "refused (a refusal twin)" if r.refused else "caught"
+    if r.caught:  # a refusal twin the verdict failed but the referee let through
+        return "[red]NOT REFUSED (the referee let it through)[/red]"
     return f"[red]NOT CAUGHT ({r.outcome})[/red]"
 
 

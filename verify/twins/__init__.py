@@ -7,7 +7,8 @@ Twins live here, one module per checker module, never as switches in production 
 
 Every twin declares its ``kind`` (one of :data:`KINDS`): what it breaks, and so what the check must
 fail on. Only the kinds in :data:`REFUSAL_KINDS` may be stopped by a refusal (the referee's own
-limits); every other twin counts as caught only when the check's verdict fails.
+limits); every other twin counts as caught only when the check's verdict fails. A refusal twin counts as caught
+only when refused: a referee that lets the overstep through is itself broken.
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ KINDS: dict[str, str] = {
     "formula": "a formula, bound or constant read from paper_refs or theory is mistranscribed",
     "ledger": "the ledger records a count wrongly",
     "agreement": "the agreement test (tolerance or exactness) is looser than the claim needs",
-    "oracle-limit": "a referee's limit (call length, machine memory) is lifted and the construction uses it",
+    "oracle-limit": "a referee's limit (call length, machine memory) is lifted and the construction uses it: "
+                    "the check's own counts must see it",
+    "referee": "the construction oversteps a referee's limit (call length, machine memory) that is left in "
+               "place: the referee must refuse it",
     "growth": "a bounded resource is inflated by a factor that grows with N",
     "plan": "a call plan (blocks, offsets, pads, rounds) breaks an obligation the prover checks",
 }
-REFUSAL_KINDS = frozenset({"oracle-limit"})
+REFUSAL_KINDS = frozenset({"referee"})
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,13 @@ from unittest import mock
 import numpy as np
 
 from attnsim.sim.anna import attention
+from attnsim.sim.anna.lsh import code_keys as _code_keys
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.claims import anna as anna_claims
 from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
+from attnsim.verify.twins.breaks import replaced
 
 _C = "attnsim.verify.claims.anna"
 _LSH = {"N": 32, "seeds": 10}
@@ -93,6 +95,26 @@ def _alg2_formula() -> Iterator[None]:
 def _alg2_short_codes() -> Iterator[None]:
     with wrapped(f"{_C}.draw_tables", args=_short_codes):
         yield
+
+
+def _shorter_codes(family: Any, ell: int, z: int, rng: Any) -> tuple[tuple, dict]:
+    """At most half the proof's z per table and more tables, with ell * z (the hash count) kept."""
+    zz = max(d for d in range(1, z) if (ell * z) % d == 0 and 2 * d <= z) if z > 1 else z
+    return (family, ell * z // zz, zz, rng), {}
+
+
+def _short_key(codes: Any) -> Any:
+    return _code_keys(np.asarray(codes)[:, :-1])
+
+
+for _claim in ("anna.alg_1", "anna.alg_2"):
+    twin(_claim, "lookup_key_short", "buckets are looked up by the first z - 1 of the z hash values (a loosened "
+         "key): far keys share buckets", params=_LSH, kind="construction")(lambda: replaced(_code_keys, _short_key))
+
+
+twin("anna.alg_1", "codes_shorter_more_tables", "shorter codes in more tables (the same 2 N ell z hash evaluations): "
+     "far keys collide often, so only the failure rate against the proof's eta can see it", params=_LSH,
+     kind="construction")(lambda: wrapped(f"{_C}.draw_tables", args=_shorter_codes))
 
 
 # ---------------------------------------------------------------- Theorem 5.2: Match2

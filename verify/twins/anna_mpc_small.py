@@ -88,7 +88,7 @@ def _left_part_doubled() -> Iterator[None]:
 
 @twin("anna.lemma_c_2", "left_counts_dropped", "each machine ranks its records as if no machine lay to its left, "
       "so every record is routed to the first machines: the referee's memory limit s must refuse the round",
-      params={"N": 1024}, kind="oracle-limit")
+      params={"N": 1024}, kind="referee")
 @contextmanager
 def _left_counts_dropped() -> Iterator[None]:
     real = mpc_radix.tree_scan

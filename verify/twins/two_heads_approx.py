@@ -8,7 +8,7 @@ import numpy as np
 
 from attnsim.sim.two_heads import average, converse
 from attnsim.verify.claims import two_heads_approx as approx_checks
-from attnsim.verify.twins.breaks import formula_off, ledger_entry, wrapped
+from attnsim.verify.twins.breaks import formula_off, ledger_entry, together, wrapped
 from attnsim.verify.twins.two_heads_breaks import block_shift, drop_term
 from attnsim.verify.twins.two_heads_exact import add
 
@@ -16,6 +16,27 @@ from attnsim.verify.twins.two_heads_exact import add
 def estimator_halved() -> Any:
     """The vectorised average-case estimator returns half of every output row (a wrong normaliser)."""
     return wrapped(average.estimate, lambda f, *a, **k: (lambda Y, ld: (Y / 2, ld))(*f(*a, **k)))
+
+
+def last_layer_zero(heads: int, layers: int) -> Any:
+    """The estimator's last layer outputs zero rows, on both the oracle path and the vectorised path.
+
+    A zero row is off by exactly 1 in relative error, so it is a success at eps >= 1 and a failure below:
+    the check must run its multi-head, multi-layer case at eps < 1 to see it (Thm 4.1's promise is per row).
+    The two paths stay equal, so only the success rate can catch it.
+    """
+    seen = [0]
+
+    def estimate(f: Any, *a: Any, **k: Any) -> Any:
+        Y, ld = f(*a, **k)
+        last = seen[0] % (heads * layers) >= heads * (layers - 1)
+        seen[0] += 1
+        return (np.zeros_like(Y) if last else Y), ld
+
+    def oracle_path(f: Any, *a: Any, **k: Any) -> Any:
+        return np.zeros_like(np.asarray(f(*a, **k), dtype=float))
+
+    return together(wrapped(average.estimate, estimate), wrapped(average.simulate_layers_average, oracle_path))
 
 
 def weak_codes() -> Any:
@@ -26,6 +47,9 @@ def weak_codes() -> Any:
 # The identity permutation runs the claim's default (both minimum-M conditions hold) and must fail on the
 # success rate; the others run a cheaper size where the conditions also hold (eps = 2 on the bounded input).
 _CHEAP = {"N": 4096, "M": 512, "eps": 2.0, "seeds": 40, "input": "bounded"}
+_LAYERS = {"N": 8192, "M": 4096, "eps": 0.9, "seeds": 20, "H": 2, "L": 2}  # both conditions hold at eps < 1
+add("two_heads.thm_4_1", "last_layer_zero", "2 heads x 2 layers: the estimator's last layer outputs zero rows "
+    "(relative error 1, a success at eps >= 1)", lambda: last_layer_zero(2, 2), _LAYERS, kind="construction")
 add("two_heads.thm_4_1", "estimator_halved", "the estimator returns half of every row (a wrong normaliser)",
     estimator_halved, _CHEAP, kind="construction")
 add("two_heads.thm_4_1", "identity_permutation", "tau is the identity: each query block averages its own keys",

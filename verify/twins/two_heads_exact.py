@@ -12,6 +12,7 @@ from attnsim.verify.twins.two_heads_breaks import (
     double_term,
     drop_term,
     long_blocks,
+    longer_blocks,
     oracle_mask_off,
     pad_off,
     synthetic_weight,
@@ -41,6 +42,8 @@ add("two_heads.lemma_3_1", "synthetic_weight", "the synthetic token scores 2 ins
     {"N": 13, "M": 4, "d": 3}, kind="construction")
 add("two_heads.lemma_3_1", "oracle_too_long", "the oracle lets calls of length b + 2 through and blocks are b + 1",
     long_blocks, kind="oracle-limit")
+add("two_heads.lemma_3_1", "blocks_past_the_oracle", "blocks of b + 1 tokens against the oracle's own limit of "
+    "b + 1 (with the synthetic token, calls of b + 2): the oracle must refuse them", longer_blocks, kind="referee")
 add("two_heads.lemma_3_1", "ledger_drops_call", "the ledger drops the first oracle call",
     lambda: ledger_entry("oracle", 0), kind="ledger")
 add("two_heads.lemma_3_1", "calls_formula_plus_one", "the exact count of calls is off by one",

@@ -1,0 +1,220 @@
+"""Independent means independent: a record labelled ``independent`` names its reference, and the reference
+shares no code with the construction beyond the numerics.
+
+Each independent claim is run once, small, under a trace of every attnsim function called. The functions
+called while one side's root is on the stack (the reference's, or the construction's where the reference
+is a plain expression) form that side; every other attnsim function called in the run forms the other.
+The test fails on a function found on both sides, naming it, unless it is listed in :data:`SHARED` with
+why it may be shared (the numerics, input validation, the ledger, the definition of the model being
+simulated). A claim whose record says ``independent`` but that has no entry here fails too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import attnsim.sim as sim_pkg
+import attnsim.verify as verify_pkg
+from attnsim.verify.registry import CheckContext, Measurement, all_checkers, get_checker
+
+CODE = tuple(str(Path(p.__file__).parent) for p in (sim_pkg, verify_pkg))
+TWINS = str(Path(verify_pkg.__file__).parent / "twins")
+
+_MODEL = "attnsim.sim.model:reference"
+_LSH = "attnsim.verify.lsh_reference:collision_counts"
+_RELAY = ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.__call__", "attnsim.sim.anna.mpc_to_anna:MPCTransformer.place",
+          "attnsim.sim.anna.mpc_to_anna:MPCTransformer.readout")
+_TINT = ("attnsim.sim.tint.pipeline:Runner.__call__", "attnsim.sim.tint.pipeline:run", "attnsim.sim.tint.builder:build",
+         "attnsim.sim.tint.mlp_aux:build_mlp", "attnsim.sim.tint.mlp_aux:run_mlp")
+
+SHARED = {
+    "sim/numerics/": "the numerics both sides compute in (exact, mp, float backends)",
+    "sim/tint/arith.py": "the numerics of the TinT wing",
+    "sim/errors.py": "input validation",
+    "sim/anna/errors.py": "input validation (require, as_matrix)",
+    "sim/ledger.py": "the ledger: the construction writes it, the checker reads it",
+    "sim/anna/mpc.py:": "the MPC machine: the referee both the input loading and the construction run on",
+    "verify/layer_record.py:Recorded.__call__": "the checker's instrument recording each layer's output",
+    # the model being simulated: its definition is an input to both sides, not a way of computing the answer
+    "sim/model.py:TransformerSpec.": "the large model's shape",
+    "sim/model.py:Weights.validate": "the large model's weights' shapes",
+    "sim/model.py:head_columns": "Def 2.2's columns D_h of head h",
+    "sim/masks.py:": "the mask of the large model",
+    "sim/token_maps.py:": "the large model's token-wise maps (psi, layer norm, MLP)",
+    "sim/rope.py:": "the large model's rotary embedding (the RoPE rebuttal's model)",
+    "sim/anna/anna_stack.py:clustered_stack.": "the simulated ANNA layers' query, key and value maps",
+    "sim/anna/anna_stack.py:exact_match_stack.": "the simulated EMA layers' query, key and value maps",
+    "sim/anna/anna_stack.py:exact_row": "the simulated layers' state update",
+    "sim/anna/anna_stack.py:_unit": "the simulated layers' state update",
+    # the construction's own parameters, read by the checker to count its resources
+    "sim/anna/message_code.py:MessageCode.block": "the code's block length (counted as the dimension)",
+    "sim/anna/message_code.py:MessageCode.width": "the code's width (counted as the dimension)",
+    "sim/anna/mpc_to_anna.py:RelayPlan.tokens": "the relay's token count (counted)",
+    "sim/tint/modules.py:Geometry.": "TinT's geometry (its width and prefixes)",
+    "sim/tint/configs.py:": "the auxiliary model's and TinT's configuration (widths, heads)",
+    "sim/tint/cases.py:": "the named TinT case (its tokens and configuration)",
+}
+SHARED_BY_CLAIM = {
+    "tint.def_2_7": {"sim/tint/aux_model.py:normalize": "the layer norm whose first-order gradient Def 2.7 takes: "
+                     "the function differenced is the problem, not a way of computing the answer"},
+    "anna.thm_4_2": {"sim/anna/lsh.py:TableHash.codes": "the simulated layer's hash functions: Thm C.3 simulates "
+                     "Algorithm 1 with the drawn hashes (Algorithm 1 itself is anna.alg_1's claim, held against "
+                     "an independent reference)"},
+}
+
+# claim -> (small parameters, "reference" or "construction", root functions of that side as module:qualname)
+SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
+    **{c: ({}, "reference", (_MODEL,)) for c in ("two_heads.lemma_3_1", "two_heads.rebuttal_rope")},
+    "two_heads.cor_3_2": ({"N": 8, "M": 4, "d": 4, "H": 2, "L": 2}, "reference", (_MODEL,)),
+    **{c: ({"L": 1}, "reference", (_MODEL,)) for c in ("two_heads.thm_3_4", "two_heads.thm_1_1", "two_heads.thm_3_5")},
+    **{c: ({}, "reference", (_MODEL,)) for c in ("two_heads.thm_5_1", "two_heads.thm_1_4")},
+    "two_heads.rebuttal_norm": ({"N": 13, "M": 4}, "reference", (_MODEL,)),
+    "two_heads.lemma_3_3": ({}, "construction", ("attnsim.sim.two_heads.packing:run_packed",)),
+    "two_heads.claim_b_6": ({}, "construction", ("attnsim.sim.two_heads.causal:block_denominators",)),
+    "two_heads.thm_4_1": ({"N": 4096, "M": 512, "eps": 2.0, "seeds": 4, "input": "bounded"}, "reference",
+                          ("attnsim.verify.reference_attention:softmax_attention",)),
+    "two_heads.thm_4_2": ({}, "reference", ("attnsim.sim.two_heads.converse:reference",)),
+    "two_heads.rebuttal_kv_memory": ({"N": 1024, "M": 64, "d": 16, "points": 3, "engine": 0, "direct": 0},
+                                     "reference", ("attnsim.verify.reference_attention:softmax_attention",)),
+    "anna.alg_1": ({"N": 16, "seeds": 2}, "reference", (_LSH,)),
+    "anna.alg_2": ({"N": 16, "seeds": 2}, "reference", (_LSH,)),
+    "anna.thm_5_2": ({"examples": 5, "mechanism": "ema"}, "reference", ("attnsim.sim.anna.tasks:match2_labels",)),
+    "anna.khop": ({"strings": 2}, "reference", ("attnsim.sim.anna.tasks:hop_labels",)),
+    "anna.thm_b_2": ({"k": 1}, "reference", ("attnsim.sim.anna.tasks:hop_labels",)),
+    "anna.lemma_d_2": ({"N": 100}, "construction", ("attnsim.sim.anna.mpc_lowrank:lowrank_mpc",)),
+    "anna.prop_e_3": ({"L": 3}, "construction", ("attnsim.sim.anna.transformer:AnnaTransformer.__call__",)),
+    **{c: ({"N": 32, "layers": 1, "eps1": 0.5}, "reference", ("attnsim.sim.anna.anna_stack:run_stack",))
+       for c in ("anna.thm_4_2",)},
+    "anna.thm_c_1": ({"N": 64, "layers": 1}, "reference", ("attnsim.sim.anna.anna_stack:run_stack",)),
+    "anna.lemma_c_2": ({"N": 256}, "construction", ("attnsim.sim.anna.mpc_radix:radix_sort",)),
+    **{c: ({"protocol": "sort", "N": 256, "P": 16}, "construction", _RELAY)
+       for c in ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")},
+    **{c: ({"N": 256, "P": 16, "depth": 2}, "construction", _RELAY)
+       for c in ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1")},
+    "anna.lemma_b_4": ({"q": 500, "alpha": 3, "trials": 5}, "construction",
+                       ("attnsim.sim.anna.message_code:MessageCode.decode",)),
+    "anna.lemma_b_5": ({"N": 50, "block": 7}, "construction", ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.place",)),
+    "anna.lemma_b_6": ({"N": 50, "block": 7}, "construction",
+                       ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.readout",)),
+    **{c: ({"N": 64}, "construction", ("attnsim.sim.anna.transformer:AnnaTransformer.__call__",))
+       for c in ("anna.thm_5_4", "anna.thm_5_6")},
+    **{c: ({}, "construction", _TINT) for c in ("tint.linear_forward", "tint.linear_backward", "tint.linear_descent",
+                                                 "tint.act_forward")},
+    "tint.thm_2_5": ({}, "construction", ("attnsim.sim.tint.linear_attention:softmax_simulation",)),
+    "tint.def_2_1": ({}, "construction", ("attnsim.sim.tint.rows:prefix_layout",)),
+    "tint.def_2_3": ({}, "construction", ("attnsim.sim.tint.rows:attention_layer",)),
+    "tint.attn_descent": ({}, "construction", ("attnsim.sim.tint.rows:attention_descent",)),
+    "tint.ln_descent": ({}, "construction", ("attnsim.sim.tint.rows:ln_descent",)),
+    "tint.mlp_split": ({}, "construction", ("attnsim.sim.tint.rows:mlp_split",)),
+    "tint.loss_gradient": ({}, "construction", ("attnsim.sim.tint.rows:loss_gradient",)),
+    "tint.def_2_7": ({}, "construction", ("attnsim.sim.tint.rows:first_order_gradient",)),
+}
+NOT_INDEPENDENT = {"two_heads.lower_bound", "anna.rebuttal_hash_tables", "anna.rebuttal_linear_memory",
+                   "tint.stacking", "tint.param_sharing", "tint.size", "tint.under_2b", "tint.rebuttal_size_growth",
+                   "tint.rebuttal_fd_end_to_end", "tint.act_descent",
+                   # TinT's side calls the auxiliary model's own softmax, layer norm or loss gradient (traced):
+                   "tint.ln_forward", "tint.attn_forward", "tint.def_2_8", "tint.attn_backward", "tint.sgd_step",
+                   "tint.ln_backward", "tint.act_backward", "tint.rebuttal_mlp_aux", "tint.dynamic_eval"}
+
+
+def _code(path: str) -> Any:
+    module, _, qualname = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return inspect.unwrap(obj).__code__
+
+
+def _name(code: Any) -> str:
+    path = Path(code.co_filename)
+    for root in CODE:
+        if code.co_filename.startswith(root):
+            return f"{Path(root).name}/{path.relative_to(root).as_posix()}:{code.co_qualname}"
+    return f"{path}:{code.co_qualname}"
+
+
+class _Sides:
+    """A trace function (``sys.settrace``) sorting attnsim functions into inside / outside the roots: a root's
+    frame gets a local trace (line events off) that hears its return, so the depth is kept in O(1) a call."""
+
+    def __init__(self, roots: set[Any]) -> None:
+        self.roots, self.inside, self.outside, self.depth = roots, set(), set(), 0
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        root = code in self.roots
+        self.depth += root
+        if code.co_filename.startswith(CODE) and not code.co_filename.startswith(TWINS):
+            (self.inside if self.depth else self.outside).add(code)
+        if not root:
+            return None
+        frame.f_trace_lines = False
+        return self._leave
+
+    def _leave(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "return":
+            self.depth -= 1
+        return self._leave
+
+
+def traced(claim: str, params: dict[str, Any], roots: tuple[str, ...]) -> tuple[Measurement, list[str], int]:
+    """Run ``claim``'s checker under the trace (the theory that judges its counts after is not traced): its
+    measurement, the functions found on both sides that are not shared by design, the count inside."""
+    chk = get_checker(claim)
+    ctx = CheckContext(claim, chk.resolve(params), chk.default_numerics, 0)
+    sides = _Sides({_code(r) for r in roots})
+    sys.settrace(sides)
+    threading.settrace(sides)
+    try:
+        measurement = chk.fn(ctx)
+    finally:
+        sys.settrace(None)
+        threading.settrace(None)
+    both = sorted(_name(c) for c in sides.inside & sides.outside)
+    allowed = (*SHARED, *SHARED_BY_CLAIM.get(claim, {}))
+    return measurement, [n for n in both if not n.startswith(allowed)], len(sides.inside)
+
+
+@pytest.mark.parametrize("claim", sorted(SIDES))
+def test_reference_and_construction_share_no_code(claim):
+    params, side, roots = SIDES[claim]
+    m, overlap, inside = traced(claim, params, roots)
+    assert m.evidence == "independent" and m.reference, m.evidence
+    assert inside, f"{claim}: the {side} roots {roots} never ran"
+    assert not overlap, f"{claim}: the {side} and the rest of the run share {overlap}"
+
+
+@pytest.mark.parametrize("claim", ["tint.ln_forward", "tint.rebuttal_mlp_aux"])
+def test_a_shared_path_is_found_and_the_record_says_self_consistency(claim):
+    m, overlap, _ = traced(claim, {}, _TINT)
+    assert m.evidence == "self-consistency" and m.reference is None
+    assert any("aux_model.py:normalize" in o or "loss_gradient" in o for o in overlap), overlap
+
+
+def test_every_claim_is_traced_or_declared_not_independent():
+    claims = set(all_checkers())
+    assert not SIDES.keys() & NOT_INDEPENDENT
+    assert claims == SIDES.keys() | NOT_INDEPENDENT, sorted(claims ^ (SIDES.keys() | NOT_INDEPENDENT))
+
+
+def test_a_truth_computed_by_the_estimator_is_found(monkeypatch):
+    from attnsim.sim.two_heads import average
+    from attnsim.verify import reference_attention
+    from attnsim.verify.claims import two_heads_approx
+
+    def by_estimator(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return average.estimate(q, k, v, np.arange(len(q)), len(q))
+
+    monkeypatch.setattr(reference_attention, "softmax_attention", by_estimator)
+    monkeypatch.setattr(two_heads_approx, "softmax_attention", by_estimator)
+    params, _, roots = SIDES["two_heads.thm_4_1"]
+    _, overlap, _ = traced("two_heads.thm_4_1", params, roots)
+    assert "sim/two_heads/average.py:estimate" in overlap

@@ -30,6 +30,7 @@ from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, TinTConfigEr
 from attnsim.sim.tint.network import build_tint
 from attnsim.sim.tint.network_size import count as count_network
 from attnsim.theory.formulas import as_number, evaluate
+from attnsim.verify.claims.tint import NETWORK_COUNT
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import loglog_fit
 from attnsim.verify.tint_size import case_configs, size_values
@@ -179,7 +180,7 @@ def check_size_growth(ctx: CheckContext) -> Measurement:
     reused, _ = growth_table(p["aux"], p["layers"], p["steps"], reuse=True, only_steps=p["steps"])
     # independent: totals counted from the built networks' arrays against the claim's size formulas
     return Measurement(agree=None, counts={"per_unit": per_unit, "base": base},
-                       derived=values, reasons=reasons, evidence="independent",
+                       derived=values, reasons=reasons, evidence="independent", reference=NETWORK_COUNT,
                        extra={"aux": aux.name, "table": {f"{n},{s}": v for (n, s), v in table.items()},
                               "reused": {f"{n},{s}": v for (n, s), v in reused.items()}})
 

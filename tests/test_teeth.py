@@ -14,8 +14,6 @@ from attnsim.verify.teeth import ClaimTeeth, TwinResult, plan, run_teeth, run_tw
 from attnsim.verify.twins import KINDS, Twin, all_twins
 
 CLAIM = "two_heads.lemma_3_3"  # the fastest Two Heads check
-# Claims whose construction twins are still to come; `attnsim teeth` reports each as having no teeth.
-AWAITING_CONSTRUCTION_TWIN = {"tint.size", "tint.under_2b", "tint.rebuttal_size_growth"}
 
 
 def _teeth_cli(*args: str) -> int:
@@ -50,7 +48,7 @@ def test_quick_runs_a_construction_twin_not_the_first_by_name(monkeypatch):
     monkeypatch.setitem(twins_mod._TWINS, (CLAIM, "aaa_formula"),
                         Twin(CLAIM, "aaa_formula", "breaks nothing", nullcontext, kind="formula"))
     for claim, (_, (t,)) in plan(select_claims(None), quick=True).items():
-        assert t.kind == "construction" or claim in AWAITING_CONSTRUCTION_TWIN, f"{claim}: --quick runs {t.name}"
+        assert t.kind == "construction", f"{claim}: --quick runs {t.name} ({t.kind})"
     assert plan([CLAIM], quick=True)[CLAIM][1][0].name != "aaa_formula"
 
 
@@ -60,7 +58,7 @@ def test_every_twin_declares_a_kind_and_every_claim_has_a_construction_twin():
     with pytest.raises(ValueError, match="kind"):
         Twin(CLAIM, "x", "y", nullcontext, kind="vague")
     built = {t.claim for t in twins if t.kind == "construction"}
-    assert not [c for c in select_claims(None) if c not in built and c not in AWAITING_CONSTRUCTION_TWIN]
+    assert not [c for c in select_claims(None) if c not in built]
 
 
 def test_fewer_than_two_variants_is_no_teeth(monkeypatch):

@@ -57,7 +57,8 @@ SHARED = {
     # the construction's own parameters, read by the checker to count its resources
     "sim/anna/message_code.py:MessageCode.block": "the code's block length (counted as the dimension)",
     "sim/anna/message_code.py:MessageCode.width": "the code's width (counted as the dimension)",
-    "sim/anna/mpc_to_anna.py:RelayPlan.tokens": "the relay's token count (counted)",
+    "sim/anna/relay_routing.py:RelayPlan.tokens": "the relay's token count (counted)",
+    "sim/anna/relay_routing.py:RelayPlan.capacity": "the relay's capacity per layer (counted)",
     "sim/tint/modules.py:Geometry.": "TinT's geometry (its width and prefixes)",
     "sim/tint/configs.py:": "the auxiliary model's and TinT's configuration (widths, heads)",
     "sim/tint/cases.py:": "the named TinT case (its tokens and configuration)",

@@ -29,6 +29,11 @@ def test_every_measurement_a_checker_builds_declares_its_evidence():
     assert len(calls) >= 30  # the checkers' measurements, found by the walk
     missing = [where for where, call in calls if "evidence" not in {kw.arg for kw in call.keywords}]
     assert not missing, f"Measurement(...) without evidence=: {missing}"
+    unnamed = [where for where, call in calls
+               if any(kw.arg == "evidence" and getattr(kw.value, "value", None) == "independent"
+                      for kw in call.keywords)
+               and "reference" not in {kw.arg for kw in call.keywords}]
+    assert not unnamed, f"Measurement(evidence='independent') without reference=: {unnamed}"
 
 
 def test_an_independent_measurement_without_evidence_or_reference_is_refused():

@@ -89,7 +89,7 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "anna.alg_2": ({"N": 16, "seeds": 2}, "reference", (_LSH,)),
     "anna.thm_5_2": ({"examples": 5, "mechanism": "ema"}, "reference", ("attnsim.sim.anna.tasks:match2_labels",)),
     "anna.khop": ({"strings": 2}, "reference", ("attnsim.sim.anna.tasks:hop_labels",)),
-    "anna.thm_b_2": ({"k": 1}, "reference", ("attnsim.sim.anna.tasks:hop_labels",)),
+    "anna.def_ema": ({"N": 64}, "construction", ("attnsim.sim.anna.attention:ema",)),
     "anna.lemma_d_2": ({"N": 100}, "construction", ("attnsim.sim.anna.mpc_lowrank:lowrank_mpc",)),
     "anna.prop_e_3": ({"L": 3}, "construction", ("attnsim.sim.anna.transformer:AnnaTransformer.__call__",)),
     **{c: ({"N": 32, "layers": 1, "eps1": 0.5}, "reference", ("attnsim.sim.anna.anna_stack:run_stack",))

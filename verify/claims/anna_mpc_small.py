@@ -235,6 +235,7 @@ def check_def_ema(ctx: CheckContext) -> Measurement:
     ops = ledger.total("compare")
     return Measurement(
         agree=same, error_bits=math.inf if same else 0.0, evidence="independent",
+        reference="numpy: every query compared with every key (the definition)",
         counts={"time": ops}, counts_by_tag=ledger.by_tag("compare"),
         reasons=[] if same else ["sorted exact matching differs from comparing every query with every key"],
         extra={"key_comparisons": ops, "per_dNlogN": ops / (d * N * math.log(N))},

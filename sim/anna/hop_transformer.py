@@ -1,4 +1,6 @@
-"""Induction heads and k-hop as ANNA-transformers built from attention layers (anna.thm_5_4, anna.thm_5_6).
+"""Induction heads and k-hop as ANNA-transformers built from attention layers, our own construction.
+
+Claims anna.thm_5_4_direct and anna.thm_5_6_direct (the paper's route is :mod:`attnsim.sim.anna.hop_route`).
 
 Positions are 0-based and follow :mod:`attnsim.sim.anna.tasks`: sigma(i) = 1 + (the last t < i with
 w_t = w_i), or the sink. Every layer is exact-match attention (EMA) or Algorithm 1 at r = 0 with
@@ -174,7 +176,7 @@ def _trie_layers(N: int, fan: int, mech: Mechanism) -> list[Layer]:
 
 
 def induction_transformer(N: int, fan: int, mech: Mechanism) -> AnnaTransformer:
-    """The 1-hop ANNA-transformer for strings of length N (anna.thm_5_4): D + 1 layers."""
+    """The 1-hop ANNA-transformer for strings of length N (anna.thm_5_4_direct): D + 1 layers."""
     def set_pointer(x: np.ndarray, outs: list[np.ndarray]) -> np.ndarray:
         y = x.copy()
         y[:, PA] = _sigma_pointer(x)
@@ -188,7 +190,7 @@ def induction_transformer(N: int, fan: int, mech: Mechanism) -> AnnaTransformer:
 
 
 def khop_transformer(N: int, k: int, fan: int, mech: Mechanism) -> AnnaTransformer:
-    """The k-hop ANNA-transformer (anna.thm_5_6): D + 2 + floor(log2 k) layers."""
+    """The k-hop ANNA-transformer (anna.thm_5_6_direct): D + 2 + floor(log2 k) layers."""
     require(isinstance(k, int) and k >= 1, "k", f"must be a positive integer, got {k!r}")
     layers = _trie_layers(N, fan, mech)
     last = layers[-1]

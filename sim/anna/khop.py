@@ -34,7 +34,7 @@ from attnsim.sim.anna.mpc_sort import sample_sort
 from attnsim.sim.anna.tasks import SINK
 from attnsim.sim.ledger import Ledger
 
-_TOKEN_WORDS = 16  # per token and round: its state (7 words) + at most two messages (6 + 3 words)
+TOKEN_WORDS = 16  # per token and round: its state (7 words) + at most two messages (6 + 3 words)
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
     N = len(s)
     require(N >= 2, "N", f"need at least 2 letters, got {N}")
     require(isinstance(k, (int, np.integer)) and k >= 0, "k", f"must be a non-negative integer, got {k!r}")
-    b = memory // _TOKEN_WORDS
-    require(b >= 1, "s", f"local memory {memory} is below {_TOKEN_WORDS} words (one token's state and messages)")
+    b = memory // TOKEN_WORDS
+    require(b >= 1, "s", f"local memory {memory} is below {TOKEN_WORDS} words (one token's state and messages)")
     P = -(-N // b)
     mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver, place=place)
 

@@ -17,9 +17,9 @@ CASES = {
     "thm_c_1_larger": ("anna.thm_c_1", {"N": 256, "layers": 1, "eps1": 0.75, "s_scale": 40.0}),
     "lemma_c_2_half": ("anna.lemma_c_2", {"N": 1024}),
     "lemma_c_2_three_quarters": ("anna.lemma_c_2", {"N": 4096, "eps1": 0.75}),
-    "thm_5_4": ("anna.thm_5_4", {"N": 64}),
-    "thm_5_6_k32": ("anna.thm_5_6", {"N": 64, "k": 32}),
-    "thm_5_6_k5_alg1": ("anna.thm_5_6", {"N": 48, "k": 5, "mechanism": "alg1"}),
+    "thm_5_4": ("anna.thm_5_4_direct", {"N": 64}),
+    "thm_5_6_k32": ("anna.thm_5_6_direct", {"N": 64, "k": 32}),
+    "thm_5_6_k5_alg1": ("anna.thm_5_6_direct", {"N": 48, "k": 5, "mechanism": "alg1"}),
 }
 
 
@@ -55,8 +55,8 @@ def test_the_machine_count_is_within_the_bound_as_n_grows(records):
     ("anna.thm_4_2", {"c": 120.0}, "--c"),
     ("anna.thm_4_2", {"lsh": "pstable"}, "--lsh"),
     ("anna.thm_c_1", {"eps1": 1.5}, "--eps, --eps1"),
-    ("anna.thm_5_6", {"eps": 0.9}, "--eps, --eps1"),
-    ("anna.thm_5_4", {"mechanism": "softmax"}, "--mechanism"),
+    ("anna.thm_5_6_direct", {"eps": 0.9}, "--eps, --eps1"),
+    ("anna.thm_5_4_direct", {"mechanism": "softmax"}, "--mechanism"),
 ])
 def test_bad_parameters_are_usage_errors(claim, params, flag):
     with pytest.raises(UsageError, match=f"^{flag}"):
@@ -68,4 +68,4 @@ def test_report_section_tables_and_plot(records, tmp_path):
     md = anna_small_memory_section(list(records.values()) + extra, tmp_path, True)
     assert "`anna.thm_4_2`: rounds, machines and load" in md and "| 2 | 0.5 | hyperplane | 32 |" in md
     assert (tmp_path / "plots" / "anna_small_thm_c_1_machines.png").stat().st_size > 1000
-    assert "| `anna.thm_5_6` | 64 | 32 |" in md and "| — | 0.75 | sort only | 4096 |" in md
+    assert "| `anna.thm_5_6_direct` | 64 | 32 |" in md and "| — | 0.75 | sort only | 4096 |" in md

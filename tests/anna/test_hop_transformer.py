@@ -1,4 +1,4 @@
-"""Induction heads and k-hop as ANNA-transformers (anna.thm_5_4, anna.thm_5_6): exact answers, counted layers."""
+"""Our direct induction-heads and k-hop ANNA-transformers (anna.thm_5_4_direct, anna.thm_5_6_direct): exact, counted."""
 
 from __future__ import annotations
 

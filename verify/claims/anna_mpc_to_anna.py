@@ -91,7 +91,7 @@ def _protocol(ctx: CheckContext, name: str) -> tuple[Callable[..., ProtocolRun],
     return partial(fn, x, machines=P, memory=memory), [(int(v),) for v in np.sort(x)]
 
 
-def _run(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: list[tuple[int, ...]],
+def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: list[tuple[int, ...]],
          tag: str) -> Measurement:
     """Direct run, transformer run, comparison and counts (shared by Thm 4.1 and Thm 4.4)."""
     N, eps1 = ctx.params["N"], ctx.params["eps1"]
@@ -188,7 +188,7 @@ def _thm_4_1(ctx: CheckContext) -> Measurement:
     """Run an MPC protocol directly and inside the EMA transformer; outputs must be equal exactly."""
     name = ctx.params["protocol"]
     protocol, reference = _protocol(ctx, name)
-    m = _run(ctx, protocol, reference, tag=ctx.claim.split(".")[1])
+    m = run_in_transformer(ctx, protocol, reference, tag=ctx.claim.split(".")[1])
     m.extra["protocol"] = name
     return m
 
@@ -215,7 +215,7 @@ def _thm_4_4(ctx: CheckContext) -> Measurement:
     layers = _lowrank_layers(rng, L, d, rank)
     want = [tuple(int(v) for v in row) for row in lowrank_reference(X, layers, mod)]
     protocol = partial(lowrank_protocol, X, layers, modulus=mod, machines=P, memory=_memory_for(ctx))
-    m = _run(ctx, protocol, want, tag=ctx.claim.split(".")[1])
+    m = run_in_transformer(ctx, protocol, want, tag=ctx.claim.split(".")[1])
     m.derived["depth"] = L
     m.extra.update({"depth": L, "rank": rank, "d": d})
     return m

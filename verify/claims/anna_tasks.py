@@ -1,5 +1,6 @@
-"""Checkers for induction heads and k-hop as ANNA-transformers: anna.thm_5_4 and anna.thm_5_6.
+"""Checkers for our direct induction-heads and k-hop ANNA-transformers: anna.thm_5_4_direct, anna.thm_5_6_direct.
 
+These are our own construction, not the paper's route (that is :mod:`attnsim.verify.claims.anna_hop_route`).
 Each runs the transformer of :mod:`attnsim.sim.anna.hop_transformer` (EMA or Algorithm 1 at r = 0)
 on generated strings (the generator of :func:`attnsim.sim.anna.tasks.hop_string`, no two equal
 neighbours) over several alphabet sizes up to N/8 = O(N), and compares every answer with the
@@ -79,7 +80,7 @@ def _run(ctx: CheckContext, k: int | None) -> Measurement:
     )
 
 
-@checker("anna.thm_5_4", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2), *_COMMON],
+@checker("anna.thm_5_4_direct", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2), *_COMMON],
          grid=lambda quick: [{"N": n} for n in ((16, 64) if quick else (16, 64, 256, 1024))],
          growth_grid=size_grid("N", (16, 32, 64, 128), (16, 64, 256, 1024)))
 def check_thm_5_4(ctx: CheckContext) -> Measurement:
@@ -93,7 +94,7 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": n, "k": k} for n in (64, 256, 1024) for k in (1, 2, 3, 5, 8, 16, 32)]
 
 
-@checker("anna.thm_5_6", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2),
+@checker("anna.thm_5_6_direct", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2),
                                                   Param("k", int, 8, "hops", minimum=1), *_COMMON],
          grid=_khop_grid, growth_grid=size_grid("k", (1, 2, 8, 32), N=64))
 def check_thm_5_6(ctx: CheckContext) -> Measurement:

@@ -1,4 +1,4 @@
-"""Broken twins of anna.thm_5_4 and anna.thm_5_6 (checkers in verify/claims/anna_tasks.py)."""
+"""Broken twins of anna.thm_5_4_direct and anna.thm_5_6_direct (checkers in verify/claims/anna_tasks.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from attnsim.verify.claims import anna_tasks
 from attnsim.verify.twins import twin
 
 
-@twin("anna.thm_5_4", "descend_leftmost",
+@twin("anna.thm_5_4_direct", "descend_leftmost",
       "the trie descent moves to the leftmost child holding the letter, not the rightmost",
       params={"N": 64}, kind="construction")
 @contextmanager
@@ -38,7 +38,7 @@ def _descend_leftmost() -> Iterator[None]:
         yield
 
 
-@twin("anna.thm_5_4", "trie_level_short", "the position trie has one level too few, so its top never covers the string",
+@twin("anna.thm_5_4_direct", "trie_level_short", "the position trie is a level short: its top never covers the string",
       params={"N": 64}, kind="construction")
 @contextmanager
 def _trie_level_short() -> Iterator[None]:
@@ -47,7 +47,7 @@ def _trie_level_short() -> Iterator[None]:
         yield
 
 
-@twin("anna.thm_5_6", "low_bit_dropped", "pointer doubling skips the lowest binary digit of k",
+@twin("anna.thm_5_6_direct", "low_bit_dropped", "pointer doubling skips the lowest binary digit of k",
       params={"N": 64, "k": 5}, kind="construction")
 @contextmanager
 def _low_bit_dropped() -> Iterator[None]:
@@ -61,7 +61,7 @@ def _low_bit_dropped() -> Iterator[None]:
         yield
 
 
-@twin("anna.thm_5_6", "wide_buckets", "Algorithm 1 with buckets 50 wide, so distinct positions and letters "
+@twin("anna.thm_5_6_direct", "wide_buckets", "Algorithm 1 with buckets 50 wide, so distinct positions and letters "
       "collide (their averages read as integers)", params={"N": 64, "k": 32, "mechanism": "alg1"}, kind="construction")
 @contextmanager
 def _wide_buckets() -> Iterator[None]:
@@ -75,7 +75,7 @@ def _wide_buckets() -> Iterator[None]:
         yield
 
 
-@twin("anna.thm_5_6", "sink_shifted", "pointer values lose their +1 shift, so the sink and position 0 are confused",
+@twin("anna.thm_5_6_direct", "sink_shifted", "pointer values lose their +1 shift: the sink and position 0 are confused",
       params={"N": 64, "k": 32}, kind="construction")
 @contextmanager
 def _sink_shifted() -> Iterator[None]:

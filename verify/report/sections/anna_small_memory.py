@@ -1,5 +1,6 @@
 """Report material for MPC simulating ANNA/EMA in small memory (anna.thm_4_2, anna.thm_c_1, the sort of
-anna.lemma_c_2) and for induction heads / k-hop as ANNA-transformers (anna.thm_5_4, anna.thm_5_6).
+anna.lemma_c_2) and for induction heads / k-hop as ANNA-transformers (anna.thm_5_4, anna.thm_5_6 by the
+paper's route; anna.thm_5_4_direct, anna.thm_5_6_direct, our direct construction).
 
 For every (L, eps') of the sweep: rounds, machines and the largest load against s, each beside our
 exact formula and the paper's bound, and a log-log plot of machines against N with fitted
@@ -63,7 +64,8 @@ def _machine_plot(claim: str, groups: dict[tuple, list[dict[str, Any]]], out_dir
 
 
 def _hop_table(records: list[dict[str, Any]]) -> list[str]:
-    rs = [r for r in records if r["claim"] in ("anna.thm_5_4", "anna.thm_5_6") and r.get("counts")]
+    hops = ("anna.thm_5_4", "anna.thm_5_6", "anna.thm_5_4_direct", "anna.thm_5_6_direct")
+    rs = [r for r in records if r["claim"] in hops and r.get("counts")]
     if not rs:
         return []
     md = ["#### Induction heads and k-hop as ANNA-transformers: layers against the bounds", "",
@@ -71,7 +73,7 @@ def _hop_table(records: list[dict[str, Any]]) -> list[str]:
           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rs, key=lambda r: (r["claim"], r["params"]["N"], r["params"].get("k", 1))):
         c, p, b = r["counts"], r["predicted"], r["bounds"]
-        md.append(f"| `{r['claim']}` | {r['params']['N']} | {r['params'].get('k', 1)} | {r['extra'].get('fan')} | "
+        md.append(f"| `{r['claim']}` | {r['params']['N']} | {r['params'].get('k', 1)} | {r['extra'].get('fan', '—')} | "
                   f"{c.get('layers')} | {_fmt(p.get('layers'))} | {_fmt(b.get('layers', {}).get('value'))} | "
                   f"{c.get('heads')} | {_fmt(b.get('heads', {}).get('value'))} | {'yes' if r['agree'] else 'NO'} | "
                   f"{r['verdict']} |")

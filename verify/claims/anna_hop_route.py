@@ -1,0 +1,64 @@
+"""Checkers for Thm 5.4 (induction heads) and Thm 5.6 (k-hop) by the paper's route: anna.thm_5_4, anna.thm_5_6.
+
+App. F.2 turns Lemma F.3's and Thm F.4's MPC protocols into ANNA-transformers with Thm 4.1. Each
+check runs :func:`attnsim.sim.anna.hop_route.hop_route_protocol` at local memory
+s = 2^round(eps log2 N) < N twice, directly and inside the EMA transformer of anna.thm_4_1 (through
+:func:`attnsim.verify.claims.anna_mpc_to_anna.run_in_transformer`), and compares the transformer's N
+answers with the direct sequential k-hop answer (:func:`attnsim.sim.anna.tasks.hop_labels`, an
+independent reference). Layers, heads and width come off the ledger; formulas and the paper's
+layer bounds are in paper_refs/anna.toml.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.anna.hop_route import hop_route_protocol
+from attnsim.sim.anna.tasks import hop_labels, hop_string
+from attnsim.verify.claims.anna_mpc_to_anna import EXACT, run_in_transformer
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+
+_PARAMS = [
+    Param("N", int, 1024, "string length (a power of two)", minimum=16),
+    Param("alphabet", int, 4, "letters (at most N)", minimum=2),
+    Param("eps", float, 0.75, "memory exponent: s = 2^round(eps log2 N) words per machine, below N", minimum=0.01),
+    Param("eps1", float, 0.95, "eps' in (eps, 1): heads N^((eps'-eps)/4), width N^eps'", minimum=0.01),
+    Param("heads_scale", float, 1.0, "constant in front of N^((eps'-eps)/4) heads", minimum=0.01),
+]
+
+
+def _check(ctx: CheckContext, hops: int) -> Measurement:
+    N, alphabet = ctx.params["N"], ctx.params["alphabet"]
+    if alphabet > N:
+        raise UsageError(f"--alphabet: at most N = {N} letters, got {alphabet}")
+    s = 1 << round(ctx.params["eps"] * (N.bit_length() - 1))
+    if not 32 <= s < N:
+        raise UsageError(f"--eps: s = 2^round(eps log2 N) = {s} must lie in [32, N) (two tokens of 16 words, s < N)")
+    text = hop_string(np.random.default_rng(ctx.seed), N, alphabet)
+    protocol = partial(hop_route_protocol, text, hops=hops, memory=s)
+    m = run_in_transformer(ctx, protocol, [(int(v),) for v in hop_labels(text, hops)], tag=ctx.claim.split(".")[1])
+    m.derived["k"] = hops
+    m.extra.update({"hops": hops, "alphabet": alphabet, "s_below_N": s < N})
+    return m
+
+
+@checker("anna.thm_5_4", numerics=EXACT, params=_PARAMS,
+         grid=lambda quick: [{"N": n} for n in ((256, 1024) if quick else (256, 1024, 4096))])
+def check_thm_5_4(ctx: CheckContext) -> Measurement:
+    """Induction heads: Lemma F.3's protocol at s < N inside Thm 4.1's transformer, exact on every position."""
+    return _check(ctx, 1)
+
+
+def _khop_grid(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 256, "k": k} for k in (2, 8, 32)]
+    return [{"N": n, "k": k} for n in (256, 1024) for k in (2, 4, 8, 16, 32)] + [{"N": 4096, "k": 32}]
+
+
+@checker("anna.thm_5_6", numerics=EXACT, params=[*_PARAMS, Param("k", int, 8, "hops", minimum=1)], grid=_khop_grid)
+def check_thm_5_6(ctx: CheckContext) -> Measurement:
+    """k-hop: Thm F.4's protocol at s < N inside Thm 4.1's transformer, exact on every position."""
+    return _check(ctx, ctx.params["k"])

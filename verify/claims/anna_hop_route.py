@@ -46,7 +46,8 @@ def _check(ctx: CheckContext, hops: int) -> Measurement:
 
 
 @checker("anna.thm_5_4", numerics=EXACT, params=_PARAMS,
-         grid=lambda quick: [{"N": n} for n in ((256, 1024) if quick else (256, 1024, 4096))])
+         grid=lambda quick: [{"N": n} for n in ((512, 1024) if quick else (512, 1024, 4096))],
+         growth_grid=lambda quick: [{"N": n} for n in (512, 1024, 2048, 4096)])
 def check_thm_5_4(ctx: CheckContext) -> Measurement:
     """Induction heads: Lemma F.3's protocol at s < N inside Thm 4.1's transformer, exact on every position."""
     return _check(ctx, 1)
@@ -54,11 +55,12 @@ def check_thm_5_4(ctx: CheckContext) -> Measurement:
 
 def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 256, "k": k} for k in (2, 8, 32)]
-    return [{"N": n, "k": k} for n in (256, 1024) for k in (2, 4, 8, 16, 32)] + [{"N": 4096, "k": 32}]
+        return [{"N": 512, "k": k} for k in (2, 8, 32)]
+    return [{"N": n, "k": k} for n in (512, 1024) for k in (2, 4, 8, 16, 32)] + [{"N": 4096, "k": 32}]
 
 
-@checker("anna.thm_5_6", numerics=EXACT, params=[*_PARAMS, Param("k", int, 8, "hops", minimum=1)], grid=_khop_grid)
+@checker("anna.thm_5_6", numerics=EXACT, params=[*_PARAMS, Param("k", int, 8, "hops", minimum=1)], grid=_khop_grid,
+         growth_grid=lambda quick: [{"N": 512, "k": k} for k in ((1, 2, 4, 8) if quick else (1, 2, 4, 8, 16, 32))])
 def check_thm_5_6(ctx: CheckContext) -> Measurement:
     """k-hop: Thm F.4's protocol at s < N inside Thm 4.1's transformer, exact on every position."""
     return _check(ctx, ctx.params["k"])

@@ -105,7 +105,7 @@ class SlidingWindow(Mask):
 
     def __post_init__(self) -> None:
         if self.r < 1:
-            raise AttnsimError(f"--window: r must be >= 1, got {self.r}")
+            raise AttnsimError(f"r must be >= 1, got {self.r}", param="window")
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -130,9 +130,9 @@ class Sink(Mask):
 
     def __post_init__(self) -> None:
         if self.s < 1:
-            raise AttnsimError(f"--sinks: s must be >= 1, got {self.s}")
+            raise AttnsimError(f"s must be >= 1, got {self.s}", param="sinks")
         if self.r < 1:
-            raise AttnsimError(f"--window: r must be >= 1, got {self.r}")
+            raise AttnsimError(f"r must be >= 1, got {self.r}", param="window")
 
     @property
     def name(self) -> str:  # type: ignore[override]

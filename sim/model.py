@@ -45,9 +45,9 @@ class TransformerSpec:
     def __post_init__(self) -> None:
         for name, v, lo in (("N", self.N, 1), ("d", self.d, 1), ("H", self.H, 1), ("L", self.L, 1)):
             if not isinstance(v, (int, np.integer)) or v < lo:
-                raise AttnsimError(f"--{name}: must be an integer >= {lo}, got {v!r}")
+                raise AttnsimError(f"must be an integer >= {lo}, got {v!r}", param=name)
         if self.d % self.H:
-            raise AttnsimError(f"--H: the number of heads H={self.H} must divide d={self.d}")
+            raise AttnsimError(f"the number of heads H={self.H} must divide d={self.d}", param="H")
 
     @property
     def m(self) -> int:

@@ -55,13 +55,13 @@ class OracleSpec:
             if v < 1:
                 raise AttnsimError(f"oracle {name} must be >= 1, got {v}")
         if self.length_convention not in LENGTH_CONVENTIONS:
-            raise AttnsimError(f"--length: must be one of {LENGTH_CONVENTIONS}, got {self.length_convention!r}")
+            raise AttnsimError(f"must be one of {LENGTH_CONVENTIONS}, got {self.length_convention!r}", param="length")
 
     @staticmethod
     def block_size(M: int, convention: str) -> int:
         """Real tokens per block when a synthetic token must fit: M (paper) or M - 1 (strict)."""
         if convention not in LENGTH_CONVENTIONS:
-            raise AttnsimError(f"--length: must be one of {LENGTH_CONVENTIONS}, got {convention!r}")
+            raise AttnsimError(f"must be one of {LENGTH_CONVENTIONS}, got {convention!r}", param="length")
         return M if convention == "paper" else M - 1
 
     @staticmethod

@@ -46,7 +46,7 @@ class RoPE:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise AttnsimError(f"--rope: must be one of {KINDS}, got {self.kind!r}")
+            raise AttnsimError(f"must be one of {KINDS}, got {self.kind!r}", param="rope")
 
     def _cos_sin(self, p: int, k: int, width: int) -> tuple[Any, Any]:
         if self.kind == "quarter":

@@ -204,5 +204,5 @@ def test_the_callers_input_is_not_changed():
 
 def test_threads_must_be_positive():
     spec, weights, X = _case(32, 4, 1, 1, seed=1)
-    with pytest.raises(AttnsimError, match="--threads"):
+    with pytest.raises(AttnsimError, match="^threads: "):
         simulate(spec, weights, X, _oracle(spec, 8), b=8, threads=0)

@@ -44,7 +44,7 @@ def test_names_choose_grid_and_base(name, z, grid):
 
 @pytest.mark.parametrize("name", ["exact:64:1", "exact:64:1/2", "fraction:64:x", "exact:64:0"])
 def test_bad_base_names_the_parameter(name):
-    with pytest.raises(NumericsError, match="--numerics.*base z"):
+    with pytest.raises(NumericsError, match="^numerics: .*base z"):
         get_numerics(name)
 
 

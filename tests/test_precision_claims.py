@@ -161,7 +161,7 @@ def test_window_and_unknown_claims_are_refused_by_name() -> None:
         make_setup(32, 8, claim="two_heads.thm_4_1")
     from attnsim.sim.errors import PreconditionError
 
-    with pytest.raises(PreconditionError, match="--window/--sinks"):
+    with pytest.raises(PreconditionError, match="^window/sinks: "):
         make_setup(32, 8, claim="two_heads.thm_5_1", window=6, sinks=2)
 
 

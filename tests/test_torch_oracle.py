@@ -112,14 +112,14 @@ def test_causal_oracle_and_batching_match_numpy():
 
 
 def test_bad_configuration_is_refused():
-    with pytest.raises(AttnsimError, match="--numerics"):
+    with pytest.raises(AttnsimError, match="^numerics: "):
         TorchOracle(OracleSpec(max_len=4), get_numerics("exact", 0))
-    with pytest.raises(AttnsimError, match="--dtype"):
+    with pytest.raises(AttnsimError, match="^dtype: "):
         TorchOracle(OracleSpec(max_len=4), NM, dtype="float16")
-    with pytest.raises(AttnsimError, match="--max-batch"):
+    with pytest.raises(AttnsimError, match="^max-batch: "):
         TorchOracle(OracleSpec(max_len=4), NM, max_batch=0)
     if not torch.cuda.is_available():
-        with pytest.raises(AttnsimError, match="--device"):
+        with pytest.raises(AttnsimError, match="^device: "):
             TorchOracle(OracleSpec(max_len=4), NM, device="cuda")
 
 

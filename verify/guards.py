@@ -198,7 +198,7 @@ def format_option(name: str | None, option: str) -> None:
     try:
         get_numerics(name)
     except NumericsError as exc:
-        raise UsageError(f"{option}: {str(exc).removeprefix('--numerics: ')}") from None
+        raise UsageError(f"{option}: {exc.message}") from None
 
 
 def positive(minimum: int = 1, **values: int) -> None:

@@ -87,5 +87,5 @@ def get_backend(name: str = "numpy") -> BatchBackend:
     from attnsim.sim.errors import AttnsimError
 
     if name not in BACKENDS:
-        raise AttnsimError(f"--backend: must be one of {sorted(BACKENDS)}, got {name!r}")
+        raise AttnsimError(f"must be one of {sorted(BACKENDS)}, got {name!r}", param="backend")
     return BACKENDS[name]()

@@ -223,7 +223,7 @@ def _threads(threads: int | None, backend: str) -> int:
     if threads is None:
         return len(os.sched_getaffinity(0)) if backend == "numpy" and hasattr(os, "sched_getaffinity") else 1
     if threads < 1:
-        raise AttnsimError(f"--threads: must be >= 1, got {threads}")
+        raise AttnsimError(f"must be >= 1, got {threads}", param="threads")
     return threads
 
 
@@ -244,11 +244,11 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
     workers = _threads(threads, backend)
     nm = oracle.nm
     if nm.name != "float64":
-        raise AttnsimError(f"--numerics: the batched engine runs float64 only, got {nm.name}")
+        raise AttnsimError(f"the batched engine runs float64 only, got {nm.name}", param="numerics")
     require(preconditions(spec, oracle, b, "fused"))
     if spec.N % b:
-        raise AttnsimError(f"--N: the batched causal engine needs full blocks, N divisible by b; got N={spec.N}, "
-                           f"b={b} (attnsim.sim.two_heads.causal.simulate handles a partial last block)")
+        raise AttnsimError(f"the batched causal engine needs full blocks, N divisible by b; got N={spec.N}, "
+                           f"b={b} (attnsim.sim.two_heads.causal.simulate handles a partial last block)", param="N")
     weights.validate(spec)
     be = get_backend(backend)
     X = apply_token_map(nm, oracle, weights.phi, nm.array(X, "X"), b, "input_mlp")

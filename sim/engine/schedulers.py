@@ -47,7 +47,7 @@ class Serial:
         self.backend = get_backend(backend)
         self.threads = threads if threads is not None else max(1, min(os.cpu_count() or 1, 8))
         if self.threads < 1:
-            raise AttnsimError(f"--threads: must be >= 1, got {self.threads}")
+            raise AttnsimError(f"must be >= 1, got {self.threads}", param="threads")
 
     def run(self, items: Iterable[Item], arrays: Mapping[str, np.ndarray],
             causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]:
@@ -107,9 +107,9 @@ class DaskScheduler:
         try:
             from distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover
-            raise AttnsimError("--scheduler: dask.distributed is not installed") from None
+            raise AttnsimError("dask.distributed is not installed", param="scheduler") from None
         if workers < 1:
-            raise AttnsimError(f"--workers: must be >= 1, got {workers}")
+            raise AttnsimError(f"must be >= 1, got {workers}", param="workers")
         if chunk < 1:
             raise AttnsimError(f"chunk: must be >= 1, got {chunk}")
         self.backend, self.chunk = backend, chunk
@@ -123,9 +123,9 @@ class DaskScheduler:
             elif address.startswith("tcp://"):
                 self.client = Client(address, timeout=timeout)
             else:
-                raise AttnsimError(f"--scheduler: expected serial, local or tcp://HOST:PORT, got {address!r}")
+                raise AttnsimError(f"expected serial, local or tcp://HOST:PORT, got {address!r}", param="scheduler")
         except OSError as e:
-            raise AttnsimError(f"--scheduler: cannot reach Dask scheduler {address!r}: {e}") from None
+            raise AttnsimError(f"cannot reach Dask scheduler {address!r}: {e}", param="scheduler") from None
 
     def run(self, items: Iterable[Item], arrays: Mapping[str, np.ndarray],
             causal: bool = False) -> Iterator[tuple[Any, np.ndarray]]:

@@ -28,8 +28,8 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
     """T(X) from batched oracle calls (float64 only)."""
     nm = oracle.nm
     if nm.name != "float64":
-        raise AttnsimError(f"--numerics: the batched engine runs float64 only, got {nm.name}; "
-                           f"use attnsim.sim.two_heads.worst_case.simulate for other numerics")
+        raise AttnsimError(f"the batched engine runs float64 only, got {nm.name}; "
+                           f"use attnsim.sim.two_heads.worst_case.simulate for other numerics", param="numerics")
     if getattr(spec, "rope", None) is not None:
         raise AttnsimError("rope: the batched engine has no rotary embeddings; "
                            "use attnsim.sim.two_heads.worst_case.simulate")

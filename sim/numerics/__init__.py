@@ -43,12 +43,12 @@ def register_backend(kind: str, factory: Callable[[str | None, int], Numerics]) 
 def _int_arg(kind: str, arg: str | None, default: int | None) -> int:
     if arg is None:
         if default is None:
-            raise NumericsError(f"--numerics: {kind} needs an argument, e.g. {kind}:200")
+            raise NumericsError(f"{kind} needs an argument, e.g. {kind}:200", param="numerics")
         return default
     try:
         return int(arg)
     except ValueError:
-        raise NumericsError(f"--numerics: {kind}:{arg}: expected an integer after the colon") from None
+        raise NumericsError(f"{kind}:{arg}: expected an integer after the colon", param="numerics") from None
 
 
 def _rational(kind: str, arg: str | None, seed: int) -> Numerics:
@@ -76,7 +76,7 @@ register_backend("mp", lambda arg, seed: MP(_int_arg("mp", arg, None)))
 
 def _float64(arg: str | None, seed: int) -> Numerics:
     if arg is not None:
-        raise NumericsError("--numerics: float64 takes no argument")
+        raise NumericsError("float64 takes no argument", param="numerics")
     return Float64()
 
 
@@ -94,6 +94,6 @@ def get_numerics(name: str, seed: int = 0) -> Numerics:
     """The backend called ``name`` (see the table above); ``seed`` fixes the exact base z."""
     kind, _, arg = name.partition(":")
     if kind not in _BACKENDS:
-        raise NumericsError(f"--numerics: unknown numerics {name!r}; choose one of "
-                            f"{', '.join(sorted(_BACKENDS))} (e.g. exact, mp:200, float64)")
+        raise NumericsError(f"unknown numerics {name!r}; choose one of "
+                            f"{', '.join(sorted(_BACKENDS))} (e.g. exact, mp:200, float64)", param="numerics")
     return _BACKENDS[kind](arg or None, seed)

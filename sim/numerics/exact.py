@@ -63,8 +63,8 @@ def parse_base(text: str | None, seed: int, kind: str = "exact") -> Fraction | N
     except (ValueError, ZeroDivisionError):
         z = None
     if z is None or z <= 1:
-        raise NumericsError(f"--numerics: {kind}:D:{text}: the base z must be 'seeded' or a rational > 1 "
-                            f"(e.g. {kind}:64:2, {kind}:64:3/2)")
+        raise NumericsError(f"{kind}:D:{text}: the base z must be 'seeded' or a rational > 1 "
+                            f"(e.g. {kind}:64:2, {kind}:64:3/2)", param="numerics")
     return z
 
 

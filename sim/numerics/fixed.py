@@ -48,7 +48,7 @@ class FixedWidth(Numerics):
                  seed: int = 0) -> None:
         """Arithmetic in format ``fmt`` with accumulator ``acc``, the given rounding and overflow rules."""
         if rounding not in ROUNDINGS:
-            raise NumericsError(f"--numerics: {name}: rounding must be one of {ROUNDINGS}, got {rounding!r}")
+            raise NumericsError(f"{name}: rounding must be one of {ROUNDINGS}, got {rounding!r}", param="numerics")
         self.name, self.fmt, self.acc = name, fmt, acc
         self.rounding, self.overflow = rounding, overflow
         self.bits = fmt.bits
@@ -205,7 +205,7 @@ def make_fixed_width(family: str, arg: str | None, seed: int) -> FixedWidth:
     """The backend ``family:arg`` (family ``float`` or ``fixed``); see the module docstring."""
     if not arg:
         example = "float:bf16" if family == "float" else "fixed:q16.16"
-        raise NumericsError(f"--numerics: {family} needs a format, e.g. {example}")
+        raise NumericsError(f"{family} needs a format, e.g. {example}", param="numerics")
     head, *opts = arg.split(":")
     fmt = parse_format(family, head)
     acc, rounding, overflow = fmt, "rne", "raise"
@@ -217,6 +217,6 @@ def make_fixed_width(family: str, arg: str | None, seed: int) -> FixedWidth:
         elif opt.startswith("acc="):
             acc = parse_format(family, opt[4:])
         else:
-            raise NumericsError(f"--numerics: {family}:{arg}: unknown option {opt!r}; options are "
-                                f"{', '.join(ROUNDINGS)}, sat, raise, acc=FMT")
+            raise NumericsError(f"{family}:{arg}: unknown option {opt!r}; options are "
+                                f"{', '.join(ROUNDINGS)}, sat, raise, acc=FMT", param="numerics")
     return FixedWidth(f"{family}:{arg}", fmt, acc, rounding, overflow, seed)

@@ -204,11 +204,12 @@ def parse_format(family: str, text: str) -> Format:
     if family == "float":
         m = _FLOAT_RE.match(FLOAT_NAMES.get(text, text))
         if not m:
-            raise NumericsError(f"--numerics: float:{text}: expected one of {', '.join(FLOAT_NAMES)} or E.M "
-                                "(exponent.mantissa bits, e.g. float:8.7; suffix fn for the e4m3fn convention)")
+            raise NumericsError(f"float:{text}: expected one of {', '.join(FLOAT_NAMES)} or E.M "
+                                "(exponent.mantissa bits, e.g. float:8.7; suffix fn for the e4m3fn convention)",
+                                param="numerics")
         return FloatFormat(int(m.group(1)), int(m.group(2)), bool(m.group(3)))
     m = _FIXED_RE.match(text)
     if not m:
-        raise NumericsError(f"--numerics: fixed:{text}: expected qI.F (I integer bits including the sign, "
-                            "F fraction bits), e.g. fixed:q16.16")
+        raise NumericsError(f"fixed:{text}: expected qI.F (I integer bits including the sign, "
+                            "F fraction bits), e.g. fixed:q16.16", param="numerics")
     return FixedFormat(int(m.group(1)), int(m.group(2)))

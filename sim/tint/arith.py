@@ -190,10 +190,10 @@ def get_arith(name: str, oracle_bits: int = 24) -> Arith:
         try:
             bits = int(name[3:])
         except ValueError:
-            raise ArithError(f"--numerics: expected mp:<bits>, got {name!r}") from None
+            raise ArithError(f"expected mp:<bits>, got {name!r}", param="numerics") from None
         if bits < 16:
-            raise ArithError(f"--numerics: mp precision must be >= 16 bits, got {bits}")
+            raise ArithError(f"mp precision must be >= 16 bits, got {bits}", param="numerics")
         ctx = mpmath.MPContext()
         ctx.prec = bits
         return Arith(name, "mp", ctx)
-    raise ArithError(f"--numerics: TinT runs in exact, mp:<bits> or float64; got {name!r}")
+    raise ArithError(f"TinT runs in exact, mp:<bits> or float64; got {name!r}", param="numerics")

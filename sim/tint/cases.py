@@ -44,5 +44,5 @@ CASES: dict[str, Case] = {c.name: c for c in (
 def case(name: str) -> Case:
     """The case called ``name``; an error lists the known ones."""
     if name not in CASES:
-        raise TinTConfigError(f"--case: unknown TinT case {name!r}; known: {', '.join(CASES)}")
+        raise TinTConfigError(f"unknown TinT case {name!r}; known: {', '.join(CASES)}", param="case")
     return CASES[name]

@@ -116,7 +116,7 @@ def check(aux: AuxConfig, tint: TinTConfig) -> None:
     reasons = validate(aux, tint)
     if reasons:
         name, why = reasons[0]
-        raise TinTConfigError(f"--{name}: {why}")
+        raise TinTConfigError(why, param=name)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -145,7 +145,7 @@ LISTED = ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "opt-125m", "opt-1.3b"
 def published(name: str, **tint_overrides: object) -> tuple[AuxConfig, TinTConfig]:
     """The published aux config and the README TinT settings, optionally overridden."""
     if name not in PUBLISHED:
-        raise TinTConfigError(f"--aux: unknown auxiliary model {name!r}; known: {', '.join(PUBLISHED)}")
+        raise TinTConfigError(f"unknown auxiliary model {name!r}; known: {', '.join(PUBLISHED)}", param="aux")
     aux, tint = PUBLISHED[name]
     return aux, replace(tint, **tint_overrides)  # type: ignore[arg-type]
 

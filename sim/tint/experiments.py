@@ -207,7 +207,7 @@ def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: in
     rng = np.random.default_rng(seed)
     draw = lambda *s: ar.array(np.round(rng.standard_normal(s) * 8) / 8)  # noqa: E731
     if K < 1 or D % K:
-        raise TinTConfigError(f"--K: the number of prefixes K = {K} must divide D = {D}")
+        raise TinTConfigError(f"the number of prefixes K = {K} must divide D = {D}", param="K")
     geo = Geometry(D, K, T=n, H_sim=1, aux_heads=1, activation="relu", eta=ar.scalar(eta))
     W, b, x, dy = draw(D, D), draw(D), draw(n, D), draw(n, D)
     r = Runner.of(ar, geo, n, n_train)
@@ -259,4 +259,4 @@ def nonlinear_module(ar: Arith, c: Case, which: str) -> tuple[np.ndarray, np.nda
         hat = am.normalize(ar, h)[0]
         got = r(ln_fd_backward(ar, geo), g, None, np.concatenate([hat, h], axis=1))[0]
         return got, (am.normalize(ar, h + g * eps)[0] - hat) / eps
-    raise ValueError(f"--which: unknown module {which!r}")
+    raise TinTConfigError(f"unknown module {which!r}", param="which")

@@ -86,7 +86,7 @@ class Problem:
 def problem(D: int, seed: int, n: int = 6, n_train: int = 4) -> Problem:
     """A width-``D`` MLP regression problem with ``n`` tokens, ``n_train`` of them trained on."""
     if D < 1:
-        raise TinTConfigError(f"--D: the model width must be >= 1, got {D}")
+        raise TinTConfigError(f"the model width must be >= 1, got {D}", param="D")
     cfg = MLPConfig(D=D, T=n, activation="gelu_new", K=1, H_sim=1)
     w, x, target = init_mlp(cfg, get_arith("float64"), seed, n)
     return Problem(cfg, w, x, target, n_train)
@@ -129,9 +129,9 @@ def _row(name: str, eps: float, passes: int, est: np.ndarray, g: np.ndarray) -> 
 def compare(p: Problem, eps_list: list[float], samples: int, seed: int) -> tuple[list[Row], Ledger]:
     """One row per (estimator, eps)."""
     if samples < 2:
-        raise TinTConfigError(f"--samples: need >= 2 random directions for a variance, got {samples}")
+        raise TinTConfigError(f"need >= 2 random directions for a variance, got {samples}", param="samples")
     if not eps_list or min(eps_list) <= 0:
-        raise TinTConfigError(f"--eps: every step must be > 0, got {eps_list}")
+        raise TinTConfigError(f"every step must be > 0, got {eps_list}", param="eps")
     g = p.gradient()
     rng = np.random.default_rng(seed)
     led = Ledger()

@@ -63,18 +63,19 @@ class MLPConfig:
 def validate(cfg: MLPConfig) -> None:
     """Raise TinTConfigError naming the first parameter TinT cannot be built for."""
     if cfg.D < 1 or cfg.T < 1:
-        raise TinTConfigError(f"--D / --T: must be >= 1, got D = {cfg.D}, T = {cfg.T}")
+        raise TinTConfigError(f"must be >= 1, got D = {cfg.D}, T = {cfg.T}", param="D/T")
     if cfg.activation not in ACTIVATIONS:
-        raise TinTConfigError(f"--activation: {cfg.activation!r} is not one of {', '.join(ACTIVATIONS)}")
+        raise TinTConfigError(f"{cfg.activation!r} is not one of {', '.join(ACTIVATIONS)}", param="activation")
     if cfg.K < 1 or cfg.D % cfg.K:
-        raise TinTConfigError(f"--K: the number of prefixes K = {cfg.K} must divide D = {cfg.D}")
+        raise TinTConfigError(f"the number of prefixes K = {cfg.K} must divide D = {cfg.D}", param="K")
     H = (cfg.D // cfg.K + 1) * cfg.D
     if cfg.H_sim < 1 or H % cfg.H_sim or cfg.D % (H // cfg.H_sim):
-        raise TinTConfigError(f"--H_sim: must divide the width (D/K + 1) D = {H} with head dim dividing D = {cfg.D}")
+        raise TinTConfigError(f"must divide the width (D/K + 1) D = {H} with head dim dividing D = {cfg.D}",
+                              param="H_sim")
     if cfg.steps < 1:
-        raise TinTConfigError(f"--steps: SGD steps must be >= 1, got {cfg.steps}")
+        raise TinTConfigError(f"SGD steps must be >= 1, got {cfg.steps}", param="steps")
     if cfg.fd_scale < 1:
-        raise TinTConfigError(f"--fd_scale: must be >= 1, got {cfg.fd_scale}")
+        raise TinTConfigError(f"must be >= 1, got {cfg.fd_scale}", param="fd_scale")
 
 
 def geometry(cfg: MLPConfig) -> Geometry:
@@ -227,9 +228,9 @@ def run_mlp(t: MLPTinT, w: MLPWeights, x: np.ndarray, target: np.ndarray, n_trai
     """TinT's forward -> (loss gradient outside) -> backward + descent -> forward, ``steps`` times."""
     n = len(x)
     if not 1 <= n <= t.cfg.T:
-        raise TinTConfigError(f"--n: {n} tokens, but TinT was built for T = {t.cfg.T} positions")
+        raise TinTConfigError(f"{n} tokens, but TinT was built for T = {t.cfg.T} positions", param="n")
     if not 1 <= n_train <= n:
-        raise TinTConfigError(f"--n_train: must be in 1..{n}, got {n_train}")
+        raise TinTConfigError(f"must be in 1..{n}, got {n_train}", param="n_train")
     r = Runner.of(t.ar, t.geo, n, n_train)
     s = mlp_prefix_sets(t, w)
     block, first_outputs = t.first, None

@@ -124,13 +124,12 @@ def run(t: TinT, w: am.Weights, ids: np.ndarray, n_train: int, softmax_eps: Any 
     ar, aux = t.ar, t.aux
     n, n_sim = len(ids), t.cfg.simulated(aux)
     if not 1 <= n <= aux.positions:
-        raise TinTConfigError(f"--ids: {n} tokens, but the auxiliary model has {aux.positions} positions")
+        raise TinTConfigError(f"{n} tokens, but the auxiliary model has {aux.positions} positions", param="ids")
     if not 2 <= n_train <= n:
-        raise TinTConfigError(
-            f"--n_train: the training part needs 2..{n} tokens (one loss term at least), got {n_train}"
-        )
+        raise TinTConfigError(f"the training part needs 2..{n} tokens (one loss term at least), got {n_train}",
+                              param="n_train")
     if t.cfg.steps and not t.backward_blocks:
-        raise TinTConfigError("--count_only: a TinT built for counting cannot run")
+        raise TinTConfigError("a TinT built for counting cannot run", param="count_only")
     start = aux.layers - n_sim
     r = Runner.of(ar, t.geo, n, n_train, softmax_eps)
     sets, lnf = prefix_sets(t, w), _lnf_set(t, w)

@@ -26,7 +26,7 @@ class TorchBackend:
         except ImportError:  # pragma: no cover - exercised only without the extra
             raise AttnsimError("the torch backend needs PyTorch: pip install -e '.[torch]'") from None
         if dtype not in ("float64", "float32"):
-            raise AttnsimError(f"--dtype: must be float64 or float32, got {dtype!r}")
+            raise AttnsimError(f"must be float64 or float32, got {dtype!r}", param="dtype")
         self._torch, self._dtype, self._device = torch, getattr(torch, dtype), device
 
     def _t(self, a: np.ndarray):

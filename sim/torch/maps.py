@@ -190,8 +190,8 @@ def head_selectors(dh: int, scale: float) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def _float64(nm: Numerics, x: Array) -> np.ndarray:
     if nm.name != "float64" or x.dtype != np.float64:
-        raise AttnsimError(f"--numerics: imported torch models run in float64 only (layer norm and GELU "
-                           f"are not rational), got {nm.name}")
+        raise AttnsimError(f"imported torch models run in float64 only (layer norm and GELU "
+                           f"are not rational), got {nm.name}", param="numerics")
     return x
 
 

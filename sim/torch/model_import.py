@@ -201,7 +201,7 @@ def from_gpt2(model: Any, N: int) -> ImportedModel:
     if cfg is None or getattr(cfg, "model_type", None) != "gpt2":
         raise AttnsimError(f"module: expected a Hugging Face GPT-2 model, got {type(model).__name__}")
     if N > cfg.n_positions:
-        raise AttnsimError(f"--N: {N} exceeds the model's n_positions = {cfg.n_positions}")
+        raise AttnsimError(f"{N} exceeds the model's n_positions = {cfg.n_positions}", param="N")
     if cfg.activation_function not in ("gelu_new", "gelu_pytorch_tanh", "relu"):
         raise AttnsimError(f"module: activation {cfg.activation_function!r} is not supported")
     gpt = gpt.double().eval()
@@ -230,5 +230,5 @@ def import_module(module: Any, N: int, mask: Mask | None = None) -> ImportedMode
     if isinstance(module, torch.nn.TransformerEncoderLayer):
         return from_encoder_layer(module, N, mask)
     if mask is not None and not isinstance(mask, Causal):
-        raise AttnsimError("--mask: GPT-2 is causal; no other mask can be given")
+        raise AttnsimError("GPT-2 is causal; no other mask can be given", param="mask")
     return from_gpt2(module, N)

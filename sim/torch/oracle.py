@@ -54,13 +54,13 @@ class TorchOracle(Oracle):
         except ImportError:  # pragma: no cover - exercised only without the extra
             raise AttnsimError("the torch oracle needs PyTorch: pip install -e '.[torch]'") from None
         if self.dtype not in DTYPES:
-            raise AttnsimError(f"--dtype: must be one of {DTYPES}, got {self.dtype!r}")
+            raise AttnsimError(f"must be one of {DTYPES}, got {self.dtype!r}", param="dtype")
         if self.nm.name != "float64":
-            raise AttnsimError(f"--numerics: the torch oracle runs in float64 numerics only, got {self.nm.name}")
+            raise AttnsimError(f"the torch oracle runs in float64 numerics only, got {self.nm.name}", param="numerics")
         if self.max_batch < 1:
-            raise AttnsimError(f"--max-batch: must be >= 1, got {self.max_batch}")
+            raise AttnsimError(f"must be >= 1, got {self.max_batch}", param="max-batch")
         if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise AttnsimError(f"--device: {self.device} requested but no GPU is available")
+            raise AttnsimError(f"{self.device} requested but no GPU is available", param="device")
         self._torch = torch
 
     def run(self, calls: Iterable[OracleCall]) -> list[Array]:

@@ -48,7 +48,7 @@ class Instance:
 def code_length(n: int) -> int:
     """The smallest even r >= 2 with C(r, r/2) >= n."""
     if n < 1:
-        raise AttnsimError(f"--N: need at least one instance, got n = {n}")
+        raise AttnsimError(f"need at least one instance, got n = {n}", param="N")
     r = 2
     while comb(r, r // 2) < n:
         r += 2
@@ -76,7 +76,7 @@ def small_products(nm: Numerics, oracle: Oracle, inst: Instance) -> tuple[Array,
 def simulate(instances: Sequence[Instance], oracle: Oracle, B: float) -> Array:
     """Every instance's attention output, stacked (N × d), from one oracle call."""
     if not instances:
-        raise AttnsimError("--N: need at least one instance")
+        raise AttnsimError("need at least one instance", param="N")
     nm = oracle.nm
     shapes = {(i.X.shape, i.WQ.shape, i.WK.shape, i.WV.shape) for i in instances}
     if len(shapes) != 1:

@@ -67,7 +67,7 @@ def generate(n: int, d0: int, r: int, rng: np.random.Generator, yes: bool) -> Ga
     Far rows are drawn by rejection; when B leaves no room for a far vector, B is drawn again.
     """
     if n < 1 or d0 < 1 or not 1 <= r < d0:
-        raise AttnsimError(f"--radius: need n >= 1, d0 >= 1 and 1 <= r < d0; got n={n}, d0={d0}, r={r}")
+        raise AttnsimError(f"need n >= 1, d0 >= 1 and 1 <= r < d0; got n={n}, d0={d0}, r={r}", param="radius")
     close = rng.random(n) < 0.5 if yes else np.zeros(n, dtype=bool)
     if yes and not close.any():
         close[rng.integers(n)] = True
@@ -87,8 +87,8 @@ def generate(n: int, d0: int, r: int, rng: np.random.Generator, yes: bool) -> Ga
             A0[i] = a
         else:
             return GapInstance(A0, B0, r)
-    raise AttnsimError(f"--radius: could not place vectors at distance > r={r} from {n} random vectors "
-                       f"in d0={d0} bits; lower r or raise d0")
+    raise AttnsimError(f"could not place vectors at distance > r={r} from {n} random vectors "
+                       f"in d0={d0} bits; lower r or raise d0", param="radius")
 
 
 def brute_force(inst: GapInstance) -> np.ndarray:

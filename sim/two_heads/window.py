@@ -69,8 +69,9 @@ def chunk_size(b: int, r: int, s: int, M: int) -> int:
     C = b - s - r
     if C < 1:
         raise PreconditionError(
-            f"--window/--sinks: window r={r} plus sinks s={s} leave no query per chunk: need s + r < {b} "
-            f"real tokens per oracle call (M={M}); the window and sinks must be smaller than the block")
+            f"window r={r} plus sinks s={s} leave no query per chunk: need s + r < {b} "
+            f"real tokens per oracle call (M={M}); the window and sinks must be smaller than the block",
+            param="window/sinks")
     return C
 
 

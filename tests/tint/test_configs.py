@@ -32,14 +32,14 @@ def test_bad_configs_raise_a_clear_error(aux, cfg, param: str) -> None:
 
 
 def test_post_ln_opt_350m_is_refused_by_the_size_command() -> None:
-    with pytest.raises(TinTConfigError, match="--prenorm: opt-350m is post-LN"):
+    with pytest.raises(TinTConfigError, match="^prenorm: opt-350m is post-LN"):
         tint_size_command("opt-350m")
 
 
 def test_unknown_aux_and_numerics_are_refused() -> None:
-    with pytest.raises(TinTConfigError, match="--aux"):
+    with pytest.raises(TinTConfigError, match="^aux: "):
         published("llama")
-    with pytest.raises(ArithError, match="--numerics"):
+    with pytest.raises(ArithError, match="^numerics: "):
         get_arith("bf16")
     assert isinstance(TinTConfigError("x"), ValueError)
 
@@ -55,9 +55,9 @@ def test_bad_sequences_are_refused() -> None:
 
     t = build(TINY, TINY_TINT, F64)
     w = am.init_weights(TINY, F64, 0)
-    with pytest.raises(TinTConfigError, match="--ids"):
+    with pytest.raises(TinTConfigError, match="^ids: "):
         run(t, w, np.arange(TINY.positions + 1) % TINY.vocab, 4)
-    with pytest.raises(TinTConfigError, match="--n_train"):
+    with pytest.raises(TinTConfigError, match="^n_train: "):
         run(t, w, np.arange(5), 1)
-    with pytest.raises(TinTConfigError, match="--count_only"):
+    with pytest.raises(TinTConfigError, match="^count_only: "):
         run(build(TINY, TINY_TINT, get_arith("count"), count_only=True), w, np.arange(5), 3)

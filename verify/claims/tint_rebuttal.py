@@ -170,7 +170,7 @@ def check_size_growth(ctx: CheckContext) -> Measurement:
     try:
         table, aux = growth_table(p["aux"], p["layers"], p["steps"])
     except TinTConfigError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.message, param=exc.param) from None
     base, per_unit, off = fit_line(table)
     reasons = [f"(n_sim, steps) = {k}: total {table[k]:,} is off the line base + per_unit * n_sim * steps" for k in off]
     if len(table) < 3 or per_unit == 0:

@@ -9,12 +9,13 @@ import sys
 
 import numpy as np
 import pytest
+from limits import limit
 
 CLI = [sys.executable, "-m", "attnsim.verify.cli"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=limit(300))
 
 
 def test_check_json_record_keys():

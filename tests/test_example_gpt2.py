@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from limits import limit
 
 pytest.importorskip("transformers", reason="the torch extra is not installed (pip install -e '.[torch]')")
 
@@ -17,7 +18,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpt2_long_context.
 @pytest.mark.parametrize("path", [[], ["--batched"]])
 def test_example_runs_and_agrees(path):
     out = subprocess.run([sys.executable, str(EXAMPLE), "--N", "96", "--M", "32", "--layers", "2", "--embd", "32",
-                          "--heads", "2", *path], capture_output=True, text=True, timeout=300)
+                          "--heads", "2", *path], capture_output=True, text=True, timeout=limit(300))
     assert out.returncode == 0, out.stderr
     calls = re.search(r"oracle calls: (\d+)", out.stdout)
     assert calls and int(calls.group(1)) == 3 * 3 * 2 * 2  # n² per head and layer, n = 96/32

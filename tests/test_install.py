@@ -10,6 +10,8 @@ import tomllib
 import venv
 from pathlib import Path
 
+from limits import limit
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -38,7 +40,7 @@ def test_non_editable_install_imports_everything(tmp_path):
     Path(inner_site, "outer_env.pth").write_text("\n".join(sorted(outer)) + "\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(ROOT)], check=True, env=env,
-                   timeout=600, capture_output=True)
+                   timeout=limit(600), capture_output=True)
     code = ("import attnsim.sim.numerics, attnsim.sim.two_heads, attnsim.sim.anna, attnsim.sim.tint, "
             "attnsim.theory, attnsim.verify.cli, attnsim.paper_refs as p, attnsim;"
             f"assert attnsim.__file__.startswith({str(env_dir)!r}), attnsim.__file__;"

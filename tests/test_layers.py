@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from limits import limit
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -33,7 +35,7 @@ def test_import_contracts_hold(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=limit(300),
     )
     out = p.stdout + p.stderr
     assert p.returncode == 0, out

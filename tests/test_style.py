@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from limits import limit
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # What a reader of the repository cannot follow: our notes' section marks, the design notes, issue numbers.
@@ -18,7 +20,7 @@ _SUFFIXES = {".py", ".md", ".toml"}
 
 def test_ruff_check_is_clean() -> None:
     p = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)
+                       timeout=limit(300))
     assert p.returncode == 0, p.stdout + p.stderr
 
 

@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 import pytest
+from limits import limit
 from rich.console import Console
 
 from attnsim.verify.registry import UsageError
@@ -91,7 +92,7 @@ def test_killed_process_loses_no_finished_record(tmp_path):
                 os.kill(os.getpid(), signal.SIGKILL)
         sweep(pts, cache={str(tmp_path / "c")!r}, chunk_size=3, on_task=kill, console=Console(file=io.StringIO()))
     """)
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=limit(120))
     assert p.returncode == -9, p.stderr
     pts = points()
     assert len(list((tmp_path / "c").rglob("*.json"))) == 6

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from limits import limit
 
 from attnsim.sim.masks import Causal, Full, Sink, SlidingWindow
 from attnsim.verify.report import flex_blocks
@@ -48,5 +49,5 @@ def test_bench_function_and_cli():
     r = torch_sdpa_ratio(N=128, M=32, d=8, repeats=1, engine="torch-oracle")
     assert r["ratio"] > 0 and r["error_bits"] >= 40 and r["engine"] == "torch-oracle"
     p = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "bench", "--torch", "--N", "0"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=limit(300))
     assert p.returncode == 2 and "--N" in p.stderr + p.stdout and "Traceback" not in p.stderr

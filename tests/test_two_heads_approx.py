@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from limits import limit
 
 import attnsim.sim.two_heads.average as average
 from attnsim.paper_refs import get as get_claim
@@ -164,7 +165,7 @@ def test_cli_needle_prints_reasons_not_a_traceback():
 
     p = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "check", CLAIM, "--N", "256", "--M", "32",
                         "--seeds", "10", "--eps", "0.5", "--input", "needle"], capture_output=True, text=True,
-                       timeout=300)
+                       timeout=limit(300))
     assert p.returncode == 1 and "Traceback" not in p.stdout + p.stderr
     out = " ".join(p.stdout.split())
     assert "assumption violated" in out and "C = " in out and "Clopper-Pearson" in out

@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from limits import limit
 
 import attnsim.sim.two_heads.causal as causal
 import attnsim.sim.two_heads.multi_layer as multi_layer
@@ -229,7 +230,7 @@ def test_unmasked_jobs_of_different_lengths_are_refused():
 
 def test_cli_window_error_is_one_line():
     p = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "check", "two_heads.thm_5_1", "--M", "5",
-                        "--window", "5"], capture_output=True, text=True, timeout=300)
+                        "--window", "5"], capture_output=True, text=True, timeout=limit(300))
     assert p.returncode == 2
     assert p.stderr.startswith("error:") and "r=5" in p.stderr and "M=5" in p.stderr
     assert "Traceback" not in p.stderr

@@ -1,7 +1,24 @@
-"""The claims of the three papers, as data.
+"""The claims of the papers, as data: the one place that lists the papers and their symbols.
 
-Each ``<paper>.toml`` beside this file holds a ``[paper]`` table and a list ``[[claims]]``.
-Schema of one claim (validated by :func:`load`; a wrong file raises :class:`SchemaError`)::
+Each ``<paper>.toml`` beside this file holds a ``[paper]`` table and a list ``[[claims]]``; the papers
+are those files, in the order of their ``[paper] order`` key, then the papers other installed packages
+register under the entry-point group ``attnsim.papers`` (name: the paper id, value: the package that
+holds ``<paper>.toml``; docs/extending.md). The paper table (validated by :func:`load`)::
+
+    [paper]
+    title = "..."
+    citation = "..."
+    order = 1                           # position among the built-in papers
+    modules = ["pkg.checks"]            # optional: modules that register the paper's checkers and twins
+    sections = ["pkg.report:section"]   # optional: report sections, after the paper's claims
+    [paper.symbols]                     # optional: how formulas print a symbol (theory/notation.py)
+    Hp = { text = "H′", latex = "H'" }
+    fused = { flag = ["paper scheme", "fused scheme"] }   # a 0/1 flag, printed as cases
+    [[paper.findings]]                  # optional: what checking found, one line, and where it shows
+    text = "..."
+    link = "two_heads.lemma_3_1"        # a claim id or a report heading's anchor
+
+Schema of one claim (a wrong file raises :class:`SchemaError`)::
 
     [[claims]]
     id = "two_heads.lemma_3_1"          # "<paper>.<result>", unique
@@ -13,6 +30,10 @@ Schema of one claim (validated by :func:`load`; a wrong file raises :class:`Sche
     construction = "attnsim.sim.two_heads.blocks"   # optional: the module that realises it
     limit = "n"                         # the variable that goes to infinity for containment checks
     stated = ["eps", "eps1"]            # optional: parameters the statement fixes (constants as n grows)
+    no_checker = "..."                  # without a checker: why, in one line (restated claims say extra.restated_as)
+    reconstructed = "..."               # optional: what we had to fill in, one line (the reasoning in docs/)
+    weakened = "..."                    # optional: what we check is weaker than the statement, one line
+    docs = "reconstructions.md"         # optional: the docs/ page with the reasoning
 
     definitions_from = "two_heads.thm_1_1"  # optional: start from that claim's definitions (same paper),
                                            # so a formula several claims share is written once
@@ -35,11 +56,13 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, replace
-from importlib import resources
+from functools import lru_cache
+from importlib import metadata, resources
 from typing import Any
 
 KINDS = ("theorem", "lemma", "corollary", "claim", "proposition", "definition", "lower_bound", "rebuttal")
-PAPERS = ("two_heads", "anna", "tint")
+ENTRY_POINTS = "attnsim.papers"
+"""The entry-point group through which another package registers a paper (docs/extending.md)."""
 
 
 class SchemaError(ValueError):
@@ -74,20 +97,46 @@ class Claim:
     definitions: dict[str, str] = field(default_factory=dict)
     resources: dict[str, Resource] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    no_checker: str = ""
+    reconstructed: str = ""
+    weakened: str = ""
+    docs: str = ""
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """How a formula symbol prints: plain text, LaTeX, or (a 0/1 flag) the names of its two cases."""
+    name: str
+    text: str
+    latex: str
+    flag: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something checking a paper found, in one line, and the claim id or report anchor where it shows."""
+    text: str
+    link: str
 
 
 @dataclass(frozen=True)
 class Paper:
-    """One paper: its identity, citation and claims."""
+    """One paper: its identity, citation, claims, symbols, findings, and the modules that check it."""
     id: str
     title: str
     citation: str
     claims: tuple[Claim, ...]
+    symbols: dict[str, Symbol] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+    modules: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
 
 
 _REQUIRED = ("id", "label", "kind", "statement")
+_LINES = ("no_checker", "reconstructed", "weakened", "docs")
 _KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "stated", "definitions",
-                           "definitions_from", "resources", "extra"}
+                           "definitions_from", "resources", "extra", *_LINES}
+_PAPER_KEYS = {"id", "title", "citation", "order", "modules", "sections", "symbols", "findings"}
 _RESOURCE_KEYS = {"bound", "exact", "note", "constant", "calibrated_at", "stated_by"}
 
 
@@ -132,34 +181,53 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
     if not isinstance(stated, list) or not all(isinstance(a, str) for a in stated):
         raise SchemaError(f"{where}: stated must be a list of parameter names")
     res = {name: _resource(name, r, where) for name, r in raw.get("resources", {}).items()}
+    bad = [k for k in _LINES if not isinstance(raw.get(k, ""), str) or "\n" in raw.get(k, "")]
+    if bad:
+        raise SchemaError(f"{where}: {', '.join(bad)} must be one line of text")
     return Claim(
         id=cid, paper=paper, label=raw["label"], kind=raw["kind"], statement=raw["statement"].strip(),
         assumptions=tuple(assumptions), implemented=bool(raw.get("implemented", False)),
         construction=raw.get("construction"), limit=raw.get("limit", "n"), stated=tuple(stated),
         definitions=dict(definitions), resources=res, extra=dict(raw.get("extra", {})),
+        **{k: raw.get(k, "") for k in _LINES},
     )
 
 
-def load(paper: str) -> Paper:
-    """Load and validate ``<paper>.toml``."""
-    if paper not in PAPERS:
-        raise SchemaError(f"--paper: unknown paper {paper!r}; known: {', '.join(PAPERS)}")
-    try:
-        text = resources.files(__name__).joinpath(f"{paper}.toml").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return Paper(paper, paper, "", ())
+def _symbols(raw: Any, where: str) -> dict[str, Symbol]:
+    if not isinstance(raw, dict):
+        raise SchemaError(f"{where}: [paper.symbols] must map names to tables")
+    out = {}
+    for name, spec in raw.items():
+        flag = spec.get("flag") if isinstance(spec, dict) else None
+        if not isinstance(spec, dict) or set(spec) - {"text", "latex", "flag"} or (
+                flag is not None and (len(flag) != 2 or not all(isinstance(f, str) for f in flag))):
+            raise SchemaError(f"{where}: symbol {name!r} takes text, latex and flag = [case 0, case 1]")
+        out[name] = Symbol(name, spec.get("text", name), spec.get("latex", spec.get("text", name)),
+                           tuple(flag) if flag else None)
+    return out
+
+
+def _paper(paper: str, text: str) -> Paper:
     data = tomllib.loads(text)
     meta = data.get("paper", {})
+    where = f"{paper}.toml"
     if not isinstance(meta.get("title"), str):
-        raise SchemaError(f"{paper}.toml: [paper] needs a title")
+        raise SchemaError(f"{where}: [paper] needs a title")
+    if set(meta) - _PAPER_KEYS:
+        raise SchemaError(f"{where}: [paper] has unknown keys {sorted(set(meta) - _PAPER_KEYS)}")
     raw = data.get("claims", [])
-    claims = tuple(_claim(paper, c, f"{paper}.toml claim #{i + 1}") for i, c in enumerate(raw))
+    claims = tuple(_claim(paper, c, f"{where} claim #{i + 1}") for i, c in enumerate(raw))
     ids = [c.id for c in claims]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
-        raise SchemaError(f"{paper}.toml: duplicate claim ids {sorted(dup)}")
+        raise SchemaError(f"{where}: duplicate claim ids {sorted(dup)}")
+    findings = meta.get("findings", [])
+    if not all(isinstance(f, dict) and set(f) == {"text", "link"} for f in findings):
+        raise SchemaError(f"{where}: each [[paper.findings]] needs text and link")
     parents = {c["id"]: c["definitions_from"] for c in raw if "definitions_from" in c}
-    return Paper(paper, meta["title"], meta.get("citation", ""), _inherit(paper, claims, parents))
+    return Paper(paper, meta["title"], meta.get("citation", ""), _inherit(paper, claims, parents),
+                 _symbols(meta.get("symbols", {}), where), tuple(Finding(f["text"], f["link"]) for f in findings),
+                 tuple(meta.get("modules", ())), tuple(meta.get("sections", ())))
 
 
 def _inherit(paper: str, claims: tuple[Claim, ...], parents: dict[str, Any]) -> tuple[Claim, ...]:
@@ -179,9 +247,50 @@ def _inherit(paper: str, claims: tuple[Claim, ...], parents: dict[str, Any]) -> 
     return tuple(replace(c, definitions=resolved(c.id, ())) if c.id in parents else c for c in claims)
 
 
+@lru_cache(maxsize=1)
+def _sources() -> dict[str, Any]:
+    """Paper id -> the package whose ``<id>.toml`` holds it: this one's files by ``order``, then entry points."""
+    here = resources.files(__name__)
+    builtin = sorted((tomllib.loads(f.read_text(encoding="utf-8")).get("paper", {}).get("order", 999), f.name[:-5])
+                     for f in here.iterdir() if f.name.endswith(".toml"))
+    out: dict[str, Any] = {name: here for _, name in builtin}
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        if ep.name not in out:
+            out[ep.name] = ep.value
+    return out
+
+
+def papers() -> tuple[str, ...]:
+    """Every paper id: the built-in papers in their order, then those registered by entry points."""
+    return tuple(_sources())
+
+
+@lru_cache(maxsize=None)
+def load(paper: str) -> Paper:
+    """Load and validate ``<paper>.toml`` (built in, or from the package its entry point names)."""
+    sources = _sources()
+    if paper not in sources:
+        raise SchemaError(f"--paper: unknown paper {paper!r}; known: {', '.join(sources)}")
+    where = sources[paper]
+    folder = resources.files(where) if isinstance(where, str) else where
+    return _paper(paper, folder.joinpath(f"{paper}.toml").read_text(encoding="utf-8"))
+
+
 def all_claims() -> dict[str, Claim]:
     """Every claim of every paper, by id."""
-    return {c.id: c for p in PAPERS for c in load(p).claims}
+    return {c.id: c for p in papers() for c in load(p).claims}
+
+
+def symbols(paper: str | None = None) -> dict[str, Symbol]:
+    """How each formula symbol prints: ``paper``'s own, or every paper's (earlier papers win a clash)."""
+    out: dict[str, Symbol] = {}
+    for p in reversed([paper] if paper else papers()):
+        out.update(load(p).symbols)
+    return out
+
+
+PAPERS = papers()
+"""The paper ids at import time (:func:`papers`)."""
 
 
 def get(claim_id: str) -> Claim:

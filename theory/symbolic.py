@@ -32,6 +32,7 @@ import sympy as sp
 
 from attnsim.paper_refs import Claim
 from attnsim.theory.formulas import FormulaError, expand_definitions, parse, symbol
+from attnsim.theory.notation import bound_text, latex, latex_cases, text_cases
 
 TIGHT, LOOSE, OUTSIDE = "tight", "within bound (not tight)", "outside bound"
 BOUND_ONLY, EXACT_ONLY = "bound only (no exact count)", "exact count only (no bound)"
@@ -71,14 +72,15 @@ class ResourceTheory:
         return [k for k, v in self.factors.items() if v in ("grows", "cannot bound")]
 
     def latex(self) -> dict[str, str]:
-        """Bound, exact count and statement as LaTeX."""
+        """Bound, exact count and statement as LaTeX (a scheme's flags as cases, :mod:`.notation`)."""
+        paper = self.claim.split(".")[0]
         out = {}
         if self.bound is not None:
-            out["bound"] = rf"O\left({tex(self.bound)}\right)"
+            out["bound"] = latex_cases(self.bound, paper, wrap=r"O\left({}\right)")
         if self.exact is not None:
-            out["exact"] = tex(self.exact)
+            out["exact"] = latex_cases(self.exact, paper)
         if self.leading_constant is not None:
-            out["leading_constant"] = tex(self.leading_constant)
+            out["leading_constant"] = latex_cases(self.leading_constant, paper)
         if self.bound is not None and self.exact is not None:
             rel = r"\in" if self.finite else r"\notin"
             out["statement"] = (rf"\mathrm{{{latex_name(self.resource)}}} = {out['exact']} {rel} {out['bound']}"
@@ -88,6 +90,17 @@ class ResourceTheory:
             out["statement"] = rf"\mathrm{{{latex_name(self.resource)}}} \in {out['bound']}"
         return out
 
+    def text(self) -> dict[str, str]:
+        """Bound, exact count and leading constant in plain text (:mod:`.notation`)."""
+        paper = self.claim.split(".")[0]
+        out = {}
+        if self.bound is not None:
+            out["bound"] = bound_text(self.bound, paper)
+        for key, expr in (("exact", self.exact), ("leading_constant", self.leading_constant)):
+            if expr is not None:
+                out[key] = text_cases(expr, paper)
+        return out
+
     def as_dict(self) -> dict[str, Any]:
         """The analysis as a JSON-ready dict."""
         return {
@@ -95,7 +108,7 @@ class ResourceTheory:
             "bound": _s(self.bound), "exact": _s(self.exact), "leading_constant": _s(self.leading_constant),
             "verdict": self.verdict, "factors": dict(self.factors), "factors_exact": self.factors_exact,
             "growing_factors": self.growing_factors,
-            "note": self.note, "latex": self.latex(),
+            "note": self.note, "latex": self.latex(), "text": self.text(),
         }
 
 
@@ -108,14 +121,9 @@ def latex_name(name: str) -> str:
     return name.replace("_", r"\_")
 
 
-_GREEK = {"eps": r"\varepsilon", "delta": r"\delta", "psi": r"\psi", "Hp": "H'", "Lp": "L'"}
-
-
 def tex(expr: sp.Expr) -> str:
-    """LaTeX with the papers' names: eps as \\varepsilon, Hp as H', other long names upright."""
-    names = {s: _GREEK.get(s.name, s.name if len(s.name) == 1 else rf"\mathrm{{{latex_name(s.name)}}}")
-             for s in expr.free_symbols if isinstance(s, sp.Symbol)}
-    return sp.latex(expr, symbol_names=names)
+    """LaTeX with the papers' names (:func:`attnsim.theory.notation.latex`)."""
+    return latex(expr)
 
 
 def _smooth(expr: sp.Expr) -> sp.Expr:
@@ -262,4 +270,4 @@ def claim_theory(claim: Claim) -> dict[str, ResourceTheory]:
 
 def definitions_latex(claim: Claim) -> list[str]:
     """``n = \\lceil N/b \\rceil``-style lines for the claim's derived symbols."""
-    return [f"{tex(symbol(k))} = {tex(parse(v))}" for k, v in claim.definitions.items()]
+    return [f"{tex(symbol(k))} = {latex_cases(parse(v), claim.paper)}" for k, v in claim.definitions.items()]

@@ -17,6 +17,7 @@ from attnsim.paper_refs import get as get_claim
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
+from attnsim.theory.notation import at
 from attnsim.verify.cost import MAX_BITS
 from attnsim.verify.guards import check_run
 from attnsim.verify.guards import format_option as guard_numerics
@@ -159,7 +160,9 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             bounds[name] = bound_entry(res, claim.definitions, values, m.counts.get(name), size, reasons)
         c = contained(claim, name)
         if c is not None:
-            containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var}
+            containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var,
+                                 "leading_constant_here": at(c.leading_constant, values, claim.paper)
+                                 if c.leading_constant is not None else None}
             if not c.finite:
                 reasons.append(f"{name}: exact count {c.exact} is not O({c.bound}) as {c.limit_var} grows")
     if chk.numerics:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import pytest
+from limits import limit
 
 from attnsim.verify.cli.app import app, main
 
@@ -52,7 +53,7 @@ BAD = [
     "precision two_heads.lemma_3_1 --M abc",
     "precision two_heads.lemma_3_1 --N a,b",
     "precision two_heads.lemma_3_1 --format xml",
-    "precision two_heads.lemma_3_1 --format-family wide",
+    "precision two_heads.lemma_3_1 --family wide",
     "precision two_heads.lemma_3_1 --input huge",
     "precision two_heads.lemma_3_1 --constructions foo",
     "precision two_heads.lemma_3_1 --M 1",
@@ -86,7 +87,7 @@ BAD = [
 
 
 def run(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=limit(120))
 
 
 def test_enough_bad_invocations_across_every_command():

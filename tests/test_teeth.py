@@ -29,7 +29,7 @@ def test_every_two_heads_claim_has_two_twins_of_different_names():
 
 
 def test_cli_on_one_claim_catches_every_variant(capsys):
-    assert _teeth_cli(CLAIM, "--json") == 0
+    assert _teeth_cli(CLAIM, "--json", "-") == 0
     out = json.loads(capsys.readouterr().out)
     (c,) = out["claims"]
     assert c["claim"] == CLAIM and c["ok"] and c["caught"] == c["run"] == c["registered"] >= 2

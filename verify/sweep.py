@@ -173,14 +173,19 @@ def _chunks(items: list, size: int) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def _serial(chunks: list, cache_root: str | None, workers: int, scheduler: str | None) -> Iterator[list]:
+Task = Callable[[list, "str | None"], list]  # a picklable function of (chunk, cache root) -> results
+
+
+def _serial(chunks: list, cache_root: str | None, workers: int, scheduler: str | None,
+            task: Task = run_chunk) -> Iterator[list]:
     for chunk in chunks:
-        yield run_chunk(chunk, cache_root)
+        yield task(chunk, cache_root)
 
 
-def _processes(chunks: list, cache_root: str | None, workers: int, scheduler: str | None) -> Iterator[list]:
+def _processes(chunks: list, cache_root: str | None, workers: int, scheduler: str | None,
+               task: Task = run_chunk) -> Iterator[list]:
     pool = worker_pool(workers)
-    pending = {pool.submit(run_chunk, chunk, cache_root) for chunk in chunks}
+    pending = {pool.submit(task, chunk, cache_root) for chunk in chunks}
     try:
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -192,15 +197,17 @@ def _processes(chunks: list, cache_root: str | None, workers: int, scheduler: st
     pool.shutdown(wait=True)
 
 
-def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | None) -> Iterator[list]:
+def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | None,
+          task: Task = run_chunk) -> Iterator[list]:
     """Dask's loggers stay silent throughout (an interrupt or a lost worker is the sweep's own one line)."""
     import distributed  # noqa: F401 - its loggers exist (and have their levels) before they are silenced
 
     with _quiet_dask_logs():
-        yield from _dask_quiet(chunks, cache_root, workers, scheduler)
+        yield from _dask_quiet(chunks, cache_root, workers, scheduler, task)
 
 
-def _dask_quiet(chunks: list, cache_root: str | None, workers: int, scheduler: str | None) -> Iterator[list]:
+def _dask_quiet(chunks: list, cache_root: str | None, workers: int, scheduler: str | None,
+                task: Task = run_chunk) -> Iterator[list]:
     """The embedded LocalCluster has one single-threaded worker process per worker, started by fork
     where the platform has it: forked workers inherit the loaded checkers (a spawned worker would
     import sympy and every construction again, several seconds each), SIGINT ignored (the report
@@ -226,7 +233,7 @@ def _dask_quiet(chunks: list, cache_root: str | None, workers: int, scheduler: s
         client.run(die_with_parent, os.getpid())  # a killed report takes its workers with it, silently
     _ignore_abandoned_gathers(client)
     try:
-        futures = [client.submit(run_chunk, chunk, cache_root, pure=False) for chunk in chunks]
+        futures = [client.submit(task, chunk, cache_root, pure=False) for chunk in chunks]
         try:
             yield from _dask_results(client, futures)
         finally:
@@ -336,6 +343,15 @@ def _dask_results(client: Any, futures: list) -> Iterator[list]:
 
 
 _RUNNERS = {"serial": _serial, "processes": _processes, "dask": _dask}
+
+
+def run_tasks(task: Task, chunks: list[list], *, executor: str = "serial", workers: int | None = None,
+              scheduler: str | None = None) -> Iterator[list]:
+    """``task(chunk, None)`` for every chunk on the sweep's executors, results as they finish (other work
+    than checks, e.g. the broken twins of :mod:`attnsim.verify.teeth`, shares the sweep's pools)."""
+    if executor not in EXECUTORS:
+        raise UsageError(f"--executor: must be one of {', '.join(EXECUTORS)}; got {executor!r}")
+    return _RUNNERS[executor](chunks, None, check_workers(workers), scheduler, task)
 
 
 def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | None = None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, fields
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -145,7 +146,9 @@ def select_claims(selected: Sequence[str] | None) -> list[str]:
     for name in selected:
         hits = [c for c in checkers if c == name or c.startswith(name + ".")]
         if not hits:
-            raise UsageError(f"CLAIM: no checker for {name!r} (a claim id or a paper: two_heads, anna, tint)")
+            from attnsim.paper_refs import papers
+
+            raise UsageError(f"CLAIM: no checker for {name!r} (a claim id or a paper: {', '.join(papers())})")
         out += [c for c in hits if c not in out]
     return out
 
@@ -167,20 +170,31 @@ def plan(claims: Sequence[str], quick: bool = False) -> dict[str, tuple[int, lis
     return {c: (len(ts), [t for t in [quick_twin(ts)] if t is not None]) for c, ts in by_claim.items()}
 
 
+def run_twin_chunk(keys: list[tuple[str, str]], _cache: str | None = None, seed: int = 0) -> list[TwinResult]:
+    """A task of the sweep's executors: the twins named by (claim, name)."""
+    twins = {(t.claim, t.name): t for t in all_twins()}
+    return [run_twin(twins[key], seed) for key in keys]
+
+
 def run_teeth(claims: Sequence[str], quick: bool = False, seed: int = 0,
-              on_twin: Callable[[TwinResult], None] | None = None) -> list[ClaimTeeth]:
-    """Run the planned twins of ``claims``; ``on_twin`` hears each result as it comes."""
+              on_twin: Callable[[TwinResult], None] | None = None, *, executor: str = "serial",
+              workers: int | None = None, scheduler: str | None = None) -> list[ClaimTeeth]:
+    """Run the planned twins of ``claims`` on one of the sweep's executors (:func:`attnsim.verify.sweep.run_tasks`);
+    ``on_twin`` hears each result as it comes; results in plan order."""
+    from attnsim.verify.sweep import run_tasks
+
     built = {c: sum(t.kind == "construction" for t in all_twins() if t.claim == c) for c in claims}
-    out = []
-    for claim, (registered, twins) in plan(claims, quick).items():
-        results = []
-        for t in twins:
-            r = run_twin(t, seed)
-            results.append(r)
+    planned = plan(claims, quick)
+    keys = [(t.claim, t.name) for _, twins in planned.values() for t in twins]
+    task = run_twin_chunk if seed == 0 else partial(run_twin_chunk, seed=seed)
+    done: dict[tuple[str, str], TwinResult] = {}
+    for results in run_tasks(task, [[k] for k in keys], executor=executor, workers=workers, scheduler=scheduler):
+        for r in results:
+            done[(r.claim, r.name)] = r
             if on_twin is not None:
                 on_twin(r)
-        out.append(ClaimTeeth(claim, registered, tuple(results), built[claim]))
-    return out
+    return [ClaimTeeth(claim, registered, tuple(done[(t.claim, t.name)] for t in twins), built[claim])
+            for claim, (registered, twins) in planned.items()]
 
 
 def save(results: Sequence[ClaimTeeth], path: Path | str, version: str, quick: bool) -> None:

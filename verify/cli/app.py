@@ -70,6 +70,13 @@ def one_line(message: str) -> str:
     return " ".join(str(message).split())
 
 
+def cli_message(e: AttnsimError) -> str:
+    """The error in the command line's words: the parameter it names becomes its flag (``--window: ...``)."""
+    if e.param:
+        return one_line(f"{'/'.join('--' + p for p in e.param.split('/'))}: {e.message}")
+    return one_line(str(e))
+
+
 def _usage_message(e: Exception) -> str:
     text = one_line(e.format_message())  # type: ignore[attr-defined]
     ctx = getattr(e, "ctx", None)
@@ -119,12 +126,12 @@ def main(argv: Optional[list[str]] = None) -> None:
             fail_os(BrokenPipeError(errno.EPIPE, "Broken pipe"))
         raise
     except ResumableError as e:
-        print(f"error: {one_line(str(e))}", file=sys.stderr)
+        print(f"error: {cli_message(e)}", file=sys.stderr)
         sys.exit(RESUMABLE_EXIT)
     except OSError as e:  # the file system or a stream refused; one line naming the path
         fail_os(e)
     except AttnsimError as e:
-        print(f"error: {one_line(str(e))}", file=sys.stderr)
+        print(f"error: {cli_message(e)}", file=sys.stderr)
         sys.exit(2)
     except usage as e:
         if type(e).__name__ == "NoArgsIsHelpError":  # ``attnsim`` alone, or a group without a command

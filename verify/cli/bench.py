@@ -12,9 +12,11 @@ import typer
 from attnsim.verify.cli.options import (
     check_format,
     check_json_path,
+    emit,
     format_option,
     is_terminal,
     json_option,
+    quick_option,
     render_rows,
     write_json,
 )
@@ -111,7 +113,7 @@ ENGINES = ("engine", "torch-oracle")
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` command to ``app``."""
     @app.command("bench")
-    def bench(quick: bool = typer.Option(False, "--quick", help="one size per figure"),
+    def bench(quick: bool = quick_option("one size per figure"),
               repeats: Optional[int] = typer.Option(None, min=1, max=1000,
                                                     help="runs per timing (median; default 5, 3 with --torch)"),
               dask: bool = typer.Option(True, help="include the Dask figure"),
@@ -154,8 +156,9 @@ def register(app: typer.Typer) -> None:
             table_rows = rows(rec)
             title = f"attnsim bench (medians of {repeats} runs, {rec['machine']['cpus']} CPUs)"
         if fmt == "json":
-            write_json(rec, "-")
-        elif fmt == "table" and is_terminal():
+            if json_out != "-":
+                write_json(rec, "-")
+        elif fmt == "table" and is_terminal() and json_out != "-":
             from rich.markup import escape
             from rich.table import Table
 
@@ -166,5 +169,5 @@ def register(app: typer.Typer) -> None:
                 table.add_row(*(escape(c) for c in r))
             Console().print(table)
         else:
-            print(render_rows(("figure", "value", "detail"), table_rows, fmt))
+            emit(render_rows(("figure", "value", "detail"), table_rows, fmt), json_out)
         write_json(rec, json_out)

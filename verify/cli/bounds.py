@@ -11,34 +11,27 @@ from typing import Any, Optional
 
 import typer
 
-from attnsim.verify.cli.options import check_format, format_option, json_option, write_json
+from attnsim.verify.cli.options import (
+    check_format,
+    check_json_path,
+    emit,
+    format_option,
+    json_option,
+    paper_option,
+    write_json,
+)
 from attnsim.verify.registry import UsageError
 
 FORMATS = ("md", "tex", "json")
 
 
 def render_md(rows: list[dict[str, Any]]) -> str:
-    """The bounds table as Markdown."""
+    """The bounds as Markdown: per claim, the same theory block as the report's claim section."""
+    from attnsim.verify.report.build import theory_lines
+
     out = ["# attnsim bounds", ""]
     for c in rows:
-        out += [f"## {c['label']} — `{c['id']}`", ""]
-        if c["definitions"]:
-            out += ["Definitions: " + ", ".join(f"${d}$" for d in c["definitions_latex"]), ""]
-        out += ["| resource | bound | exact count | leading constant | verdict | factors |",
-                "|---|---|---|---|---|---|"]
-        for name, r in c["resources"].items():
-            factors = ", ".join(f"{k}: {v}" for k, v in r["factors"].items()) or "—"
-            out.append(f"| {name} | O({r['bound'] or '—'}) | {r['exact'] or '—'} | {r['leading_constant'] or '—'} "
-                       f"| {r['verdict']} | {factors} |")
-        out.append("")
-        for name, r in c["resources"].items():
-            if "statement" in r["latex"]:
-                out.append(f"$$ {r['latex']['statement']} $$")
-        for cond in c.get("conditions", []):
-            out.append(f"- condition `{cond['source']}` solved for {cond['variable']}: ${cond['latex']}$")
-        if "minimum" in c:
-            out.append(f"- together: ${c['minimum']['latex']}$")
-        out.append("")
+        out += [f"## {c['label']} — `{c['id']}`", "", *theory_lines(c)]
     return "\n".join(out)
 
 
@@ -63,21 +56,22 @@ def render_tex(rows: list[dict[str, Any]]) -> str:
 def register(app: typer.Typer) -> None:
     """Add the ``bounds`` command to ``app``."""
     @app.command()
-    def bounds(paper: Optional[str] = typer.Option(None, help="two_heads, anna or tint (default: all)"),
+    def bounds(paper: Optional[str] = paper_option(),
                fmt: str = format_option(FORMATS, "md"),
                json_out: Optional[str] = json_option()) -> None:
         """Every claim's bound, exact count, leading constant and containment verdict, with LaTeX."""
-        from attnsim.paper_refs import PAPERS
+        from attnsim.paper_refs import papers
         from attnsim.theory.catalog import catalog
 
         check_format(fmt, FORMATS)
-        if paper is not None and paper not in PAPERS:
-            raise UsageError(f"--paper: unknown paper {paper!r}; known: {', '.join(PAPERS)}")
+        check_json_path(json_out)
+        if paper is not None and paper not in papers():
+            raise UsageError(f"--paper: unknown paper {paper!r}; known: {', '.join(papers())}")
         rows = catalog(paper)
         if fmt == "json":
-            print(json.dumps(rows, indent=2))
+            emit(json.dumps(rows, indent=2, ensure_ascii=False), json_out)
         elif fmt == "tex":
-            print(render_tex(rows), end="")
+            emit(render_tex(rows).rstrip("\n"), json_out)
         else:
-            print(render_md(rows))
+            emit(render_md(rows), json_out)
         write_json(rows, json_out)

@@ -16,10 +16,11 @@ from attnsim.verify.cli.options import (
     check_format,
     check_json_path,
     format_option,
-    is_terminal,
+    human_stream,
     json_option,
-    pretty_formula,
+    max_memory_option,
     render_rows,
+    seed_option,
     write_json,
 )
 from attnsim.verify.limits import CHECK_SECONDS
@@ -79,13 +80,18 @@ def format_params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items() if v is not None)
 
 
-def print_record(r: dict[str, Any]) -> None:
-    """The record as a short text block and a resource table (counts, exact formula, bound, ratio)."""
+def print_record(r: dict[str, Any], file: Any = None) -> None:
+    """The record as a short text block and a resource table (counts, exact formula, bound, ratio), on
+    ``file`` (default stdout); formulas in the notation of :mod:`attnsim.theory.notation`."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from attnsim.theory.notation import at, bound_text, number
+
+    console = Console(file=file)
+    paper = r["claim"].split(".")[0]
+    values = {**r["params"], **((r.get("extra") or {}).get("derived") or {})}
     bits = r["error_bits"]
     bits_s = "" if bits is None else (" (exact)" if bits == math.inf else f" ({bits:.1f} bits)")
     agree = {True: "exact" if bits == math.inf else f"yes{bits_s}", False: f"NO{bits_s}", None: "n/a"}[r["agree"]]
@@ -102,13 +108,14 @@ def print_record(r: dict[str, Any]) -> None:
     for name in sorted(set(r["counts"]) | set(r["predicted"]) | set(r["bounds"])):
         b = r["bounds"].get(name, {})
         cont = r["containment"].get(name, {})
-        measured = r["counts"].get(name, "")
-        bound = f"O({pretty_formula(b['formula'])}) = {b.get('value', '?')}" if b.get("formula") else ""
+        measured = r["counts"].get(name)
+        bound = f"{bound_text(b['formula'], paper)} = {number(b.get('value'))}" if b.get("formula") else "—"
         value = b.get("value")
-        ratio = f"{measured / value:.3g}" if isinstance(measured, (int, float)) and value else ""
-        rows.append([str(c) for c in (name, measured, r["predicted"].get(name, ""), bound, ratio,
-                                      pretty_formula(cont.get("leading_constant", "")), cont.get("verdict", ""))])
-    if is_terminal():
+        ratio = number(measured / value) if isinstance(measured, (int, float)) and value else "—"
+        lead = cont.get("leading_constant_here") or cont.get("leading_constant")
+        rows.append([str(c) for c in (name, number(measured), number(r["predicted"].get(name)), bound, ratio,
+                                      at(lead, values, paper) if lead else "—", cont.get("verdict") or "—")])
+    if console.is_terminal:
         table = Table(show_header=True, caption="measured / bound: the constant the paper's O(·) hides at this size")
         for col in header:
             table.add_column(col)
@@ -135,14 +142,12 @@ def register(app: typer.Typer) -> None:
     def check(ctx: typer.Context,
               claim: Optional[str] = typer.Argument(None, help="claim id, e.g. two_heads.lemma_3_1"),
               numerics: Optional[str] = typer.Option(None, help="exact, fraction, symbolic, mp:BITS, float64, ..."),
-              seed: int = typer.Option(0, min=0, max=2 ** 32 - 1, help="seed of every random choice"),
+              seed: int = seed_option(),
               min_bits: Optional[float] = typer.Option(None, help="bits of agreement required (approximate numerics)"),
               fmt: str = format_option(FORMATS, "table"),
               json_out: Optional[str] = json_option(),
               list_params: bool = typer.Option(False, "--list-params", help="list the claim's parameters and exit"),
-              max_memory: Optional[str] = typer.Option(
-                  None, "--max-memory", help="refuse runs estimated to need more (e.g. 4G, 25%; default: half the "
-                  "available memory)"),
+              max_memory: Optional[str] = max_memory_option(),
               max_time: Optional[str] = typer.Option(
                   None, "--max-time", help="refuse runs estimated to take longer (e.g. 600, 10min, 2h; default 10min)"),
               show_help: bool = typer.Option(False, "--help", "-h", help="this help; with CLAIM, also the claim's "
@@ -183,9 +188,9 @@ def register(app: typer.Typer) -> None:
             record = run_check(claim, raw, numerics, seed, min_bits)
             bar.advance()
         text = dumps(record, indent=2)
-        if fmt == "json":
+        if fmt == "json" and json_out != "-":
             print(text)
-        else:
-            print_record(record)
+        elif fmt != "json":
+            print_record(record, human_stream(json_out))
         write_json(record, json_out, text)
         raise typer.Exit(0 if record["verdict"] == "pass" else 1)

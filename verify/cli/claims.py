@@ -6,16 +6,20 @@ not a terminal (a pipe, a file) each claim is one tab-separated line, so ``grep`
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 import typer
 
 from attnsim.verify.cli.options import (
     check_format,
+    check_json_path,
+    emit,
     format_option,
+    human_stream,
     is_terminal,
     json_option,
-    pretty_formula,
+    paper_option,
     render_rows,
     write_json,
 )
@@ -27,42 +31,49 @@ HEADER = ("id", "label", "kind", "checker", "calls bound")
 
 def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
     """One dictionary per claim of ``paper`` (all papers when None), in the papers' order."""
-    from attnsim.paper_refs import PAPERS, load
+    from attnsim.paper_refs import load, papers
+    from attnsim.theory.notation import bound_text, text_cases
     from attnsim.verify.registry import all_checkers
 
-    if paper is not None and paper not in PAPERS:
-        raise UsageError(f"--paper: unknown paper {paper!r}; known: {', '.join(PAPERS)}")
+    if paper is not None and paper not in papers():
+        raise UsageError(f"--paper: unknown paper {paper!r}; known: {', '.join(papers())}")
     checkers = all_checkers()
     rows = []
-    for p in [paper] if paper else list(PAPERS):
+    for p in [paper] if paper else list(papers()):
         for c in load(p).claims:
             rows.append({"id": c.id, "label": c.label, "kind": c.kind, "checker": c.id in checkers,
                          "out_of_scope": c.extra.get("out_of_scope"),
                          "statement": c.statement,
                          "bounds": {k: r.bound for k, r in c.resources.items() if r.bound},
-                         "exact": {k: r.exact for k, r in c.resources.items() if r.exact}})
+                         "exact": {k: r.exact for k, r in c.resources.items() if r.exact},
+                         "text": {k: {"bound": bound_text(r.bound, p) if r.bound else None,
+                                      "exact": text_cases(r.exact, p) if r.exact else None}
+                                  for k, r in c.resources.items()}})
     return rows
 
 
 def table_cells(r: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """The row of the table: id, label, kind, whether it runs, and the calls bound as O(...)."""
-    calls = r["bounds"].get("calls")
+    calls = r["text"].get("calls", {}).get("bound")
     return (r["id"], r["label"], r["kind"], "yes" if r["checker"] else "out of scope" if r["out_of_scope"] else "-",
-            f"O({pretty_formula(calls)})" if calls else "")
+            calls or "")
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``claims`` command to ``app``."""
     @app.command()
-    def claims(paper: Optional[str] = typer.Option(None, help="two_heads, anna or tint (default: all)"),
+    def claims(paper: Optional[str] = paper_option(),
                fmt: str = format_option(FORMATS, "table"),
                json_out: Optional[str] = json_option()) -> None:
         """List the registered claims: id, label, kind, whether a checker runs it, and its calls bound."""
         check_format(fmt, FORMATS)
+        check_json_path(json_out)
         rows = claim_rows(paper)
         if fmt == "json":
-            write_json(rows, "-")
-        elif fmt == "table" and is_terminal():
+            import json
+
+            emit(json.dumps(rows, indent=2), json_out)
+        elif fmt == "table" and is_terminal() and human_stream(json_out) is sys.stdout:
             from rich.console import Console
             from rich.markup import escape
             from rich.table import Table
@@ -75,5 +86,5 @@ def register(app: typer.Typer) -> None:
                 table.add_row(*(escape(c) for c in table_cells(r)))
             Console().print(table)
         else:
-            print(render_rows(HEADER, [table_cells(r) for r in rows], fmt))
+            emit(render_rows(HEADER, [table_cells(r) for r in rows], fmt), json_out)
         write_json(rows, json_out)

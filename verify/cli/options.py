@@ -1,15 +1,23 @@
 """The option vocabulary every command shares, so that one name means one thing everywhere.
 
-* ``--format NAME``: what a command prints on stdout. The names are the same in every command:
-  ``table`` (a terminal table; tab-separated lines when stdout is not a terminal), ``md``, ``tex``,
-  ``csv`` and ``json``, each where it applies (:data:`FORMATS`).
-* ``--json PATH``: also write the command's full record as JSON to PATH (``-``: to stdout, which is the
-  same as ``--format json``).
-* ``--seeds K``: how many independent seeded runs (a claim parameter wherever a check repeats).
+* ``--format NAME``: only which printed format a command uses. The names are the same in every
+  command: ``table`` (a terminal table; tab-separated lines when stdout is not a terminal), ``md``,
+  ``tex``, ``csv`` and ``json``, each where it applies (:data:`FORMATS`).
+* ``--json PATH|-``: write the command's full record as JSON to PATH. With ``-`` the JSON goes to
+  stdout and nothing else does: the printed format goes to stderr (:func:`human_stream`).
+* ``--seeds K``: how many independent seeded runs (a claim parameter wherever a check repeats);
+  ``--seed S``: the seed of every random choice.
 * ``--scheduler WHERE``: where independent work runs (:data:`SCHEDULERS`): ``serial`` in this process,
   ``processes`` a local process pool, ``local`` a Dask LocalCluster, or ``tcp://HOST:PORT`` a running
-  Dask scheduler; ``--workers`` says how many.
+  Dask scheduler; ``--workers K`` says how many tasks run at once (threads in this process under
+  ``serial``, worker processes otherwise).
+* ``--quick``: the command's small size (a flag; there is no ``--no-quick``).
 * ``--out DIR``: the folder a command writes into.
+* ``--max-memory SIZE``: refuse work estimated to need more.
+
+:data:`VOCABULARY` holds the help of each shared option; every command builds them with the
+functions below, and a test walks every command and fails on a name used with another meaning or a
+record-producing command without ``--json``.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, TextIO
 
 import typer
 
@@ -27,6 +35,17 @@ from attnsim.verify.registry import UsageError
 
 FORMATS = ("table", "md", "tex", "csv", "json")
 SCHEDULERS = ("serial", "processes", "local", "tcp://HOST:PORT")
+VOCABULARY = {
+    "--json": "write the full record as JSON to PATH; with -, to stdout and nothing else (the printed "
+              "format goes to stderr)",
+    "--workers": "how many tasks run at once: threads under --scheduler serial, worker processes otherwise "
+                 "(default: {default})",
+    "--seed": "seed of every random choice",
+    "--quick": "small sizes: {what}",
+    "--max-memory": "refuse work estimated to need more (e.g. 4G, 25%; default: half the available memory)",
+    "--out": "the folder written",
+}
+"""The help of every option that more than one command takes (``{...}``: filled per command)."""
 
 
 def format_option(choices: Sequence[str], default: str) -> Any:
@@ -43,9 +62,45 @@ def check_format(value: str, choices: Sequence[str]) -> str:
 
 
 def json_option() -> Any:
-    """The ``--json PATH`` option (``-`` for stdout)."""
-    return typer.Option(None, "--json", metavar="PATH|-",
-                        help="also write the full record as JSON to PATH (- : stdout)")
+    """The ``--json PATH|-`` option (``-``: stdout, and the printed format moves to stderr)."""
+    return typer.Option(None, "--json", metavar="PATH|-", help=VOCABULARY["--json"])
+
+
+def paper_option() -> Any:
+    """The ``--paper ID`` option; its help names the papers ``attnsim.paper_refs`` knows."""
+    from attnsim.paper_refs import papers
+
+    return typer.Option(None, "--paper", help=f"one of: {', '.join(papers())} (default: all)")
+
+
+def workers_option(default: Any, default_text: str) -> Any:
+    """The ``--workers K`` option: how many tasks run at once under the chosen scheduler."""
+    return typer.Option(default, "--workers", help=VOCABULARY["--workers"].format(default=default_text))
+
+
+def seed_option() -> Any:
+    """The ``--seed S`` option."""
+    return typer.Option(0, "--seed", min=0, max=2 ** 32 - 1, help=VOCABULARY["--seed"])
+
+
+def quick_option(what: str) -> Any:
+    """The ``--quick`` flag (no ``--no-quick``); ``what`` says what the small size is."""
+    return typer.Option(False, "--quick", help=VOCABULARY["--quick"].format(what=what))
+
+
+def max_memory_option() -> Any:
+    """The ``--max-memory SIZE`` option."""
+    return typer.Option(None, "--max-memory", help=VOCABULARY["--max-memory"])
+
+
+def human_stream(json_out: Optional[str]) -> TextIO:
+    """Where the printed format goes: stderr when ``--json -`` owns stdout, else stdout."""
+    return sys.stderr if json_out == "-" else sys.stdout
+
+
+def emit(text: str, json_out: Optional[str]) -> None:
+    """Print ``text`` (the printed format) on :func:`human_stream`."""
+    print(text, file=human_stream(json_out))
 
 
 def scheduler_option(default: str, choices: Sequence[str] = SCHEDULERS) -> Any:
@@ -104,11 +159,6 @@ def render_rows(header: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) 
         lines += [" & ".join(map(tex_escape, r)) + r" \\" for r in cells]
         return "\n".join(lines + [r"\bottomrule", r"\end{tabular}"])
     return "\n".join("\t".join(r) for r in [list(header)] + cells)
-
-
-def pretty_formula(formula: Any) -> str:
-    """A sympy string as a reader writes it: ``n**2*H`` becomes ``n^2·H``."""
-    return str(formula).replace("**", "^").replace("*", "·")
 
 
 def is_terminal() -> bool:

@@ -3,7 +3,7 @@
 Example::
 
     attnsim precision two_heads.lemma_3_1 --N 64,256,1024,4096 --M 32
-    attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --format-family fixed --target 2^-12
+    attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --family fixed --target 2^-12
     attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --blocks-format float:fp32 --decode float:fp32
     attnsim precision two_heads.thm_3_5 --N 64,256,1024 --M 32
     attnsim precision two_heads.thm_5_1 --N 64,256,1024,4096 --M 32 --window 8 --sinks 2
@@ -22,7 +22,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from attnsim.verify.cli.options import check_format, check_json_path, format_option, json_option, write_json
+from attnsim.verify.cli.options import (
+    check_format,
+    check_json_path,
+    format_option,
+    human_stream,
+    json_option,
+    max_memory_option,
+    seed_option,
+    write_json,
+)
 from attnsim.verify.registry import INT_MAX, UsageError
 
 # Kept literal so that ``attnsim --help`` need not import the numerics; a test holds them equal to
@@ -65,13 +74,14 @@ def register(app: typer.Typer) -> None:
         N: str = typer.Option("64,256,1024,4096", "--N", help="comma-separated sequence lengths"),
         M: int = typer.Option(32, "--M", min=2, max=INT_MAX, help="oracle length (block size)"),
         target: str = typer.Option("2^-10", help="row-wise relative error to stay below, e.g. 2^-10"),
-        format_family: str = typer.Option("float", help="float (E.M, mantissa searched) or fixed (qI.F)"),
+        format_family: str = typer.Option("float", "--family", help="number format family: float (E.M, mantissa "
+                                                                      "searched) or fixed (qI.F)"),
         exp_bits: int = typer.Option(8, help="float family: exponent bits E"),
         int_bits: Optional[int] = typer.Option(None, help="fixed family: integer bits I (default: sized from the run)"),
         options: str = typer.Option("", help="format options, e.g. rz, sr, sat, acc=8.23 (colon-separated)"),
         constructions: str = typer.Option(",".join(CONSTRUCTIONS), help="paper, fused, direct"),
         d: int = typer.Option(4, "--d", min=1, max=INT_MAX, help="embedding dimension"),
-        seed: int = typer.Option(0, min=0, max=2 ** 32 - 1, help="seed of the random model and input"),
+        seed: int = seed_option(),
         input_kind: str = typer.Option("random", "--input", help="random (entries in [-1, 1]) or large (integers "
                                                                   "up to 4: large scores, large A)"),
         sample_blocks: int = typer.Option(16, min=0, max=INT_MAX, help="query blocks sampled per N (0: all)"),
@@ -86,8 +96,7 @@ def register(app: typer.Typer) -> None:
                                             help="two_heads.thm_5_1: attention sinks s (default 1)"),
         fmt: str = format_option(("table", "json"), "table"),
         json_out: Optional[str] = json_option(),
-        max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse studies estimated to need more "
-                                                 "(e.g. 4G, 25%; default: half the available memory)"),
+        max_memory: Optional[str] = max_memory_option(),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
         from attnsim.sim.numerics import backend_kind
@@ -102,7 +111,7 @@ def register(app: typer.Typer) -> None:
         if claim not in CLAIMS:
             raise UsageError(f"CLAIM: precision sweeps run {', '.join(CLAIMS)}; got {claim!r}")
         if format_family not in FAMILIES:
-            raise UsageError(f"--format-family: must be one of {', '.join(FAMILIES)}, got {format_family!r}")
+            raise UsageError(f"--family: must be one of {', '.join(FAMILIES)}, got {format_family!r}")
         if M < 2:
             raise UsageError(f"--M: must be >= 2, got {M}")
         if input_kind not in ("random", "large"):
@@ -147,13 +156,13 @@ def register(app: typer.Typer) -> None:
 
         text = dumps(result, indent=1)
         write_json(result, json_out, text)
-        if as_json:
+        if as_json and json_out != "-":
             print(text)
-            return
-        print_result(result)
+        elif not as_json:
+            print_result(result, Console(file=human_stream(json_out)))
 
 
-def print_result(result: dict) -> None:
+def print_result(result: dict, console: Console = console) -> None:
     """Print a precision study: bits needed per N, the fit and the verdict."""
     b = result["bits"]
     win = f", window r={b['window']}, sinks s={b['sinks']}" if result["claim"] == "two_heads.thm_5_1" else ""

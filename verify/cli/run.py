@@ -10,9 +10,13 @@ from attnsim.verify.cli.options import (
     check_format,
     check_json_path,
     check_scheduler,
+    emit,
     format_option,
     json_option,
+    max_memory_option,
     scheduler_option,
+    seed_option,
+    workers_option,
     write_json,
 )
 from attnsim.verify.registry import INT_MAX
@@ -30,14 +34,13 @@ def register(app: typer.Typer) -> None:
             H: int = typer.Option(1, "--H", min=1, max=INT_MAX, help="heads"),
             scheme: str = typer.Option("fused", help="fused (one call per block pair) or paper (two)"),
             scheduler: str = scheduler_option("serial", RUN_SCHEDULERS),
-            workers: int = typer.Option(2, help="threads (serial) or Dask worker processes (local)"),
+            workers: int = workers_option(2, "2"),
             check_rows: int = typer.Option(0, "--check-rows", min=0, max=INT_MAX,
                                            help="rows checked against direct attention"),
-            seed: int = typer.Option(0, min=0, max=2 ** 32 - 1, help="seed of the random model and the checked rows"),
+            seed: int = seed_option(),
             fmt: str = format_option(("table", "json"), "table"),
             json_out: Optional[str] = json_option(),
-            max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse runs estimated to need more "
-                                                     "(e.g. 4G, 25%; default: half the available memory)")) -> None:
+            max_memory: Optional[str] = max_memory_option()) -> None:
         """Simulate one float64 layer of length N from oracle calls in O(N·M) memory; report time, memory, calls."""
         check_format(fmt, ("table", "json"))
         check_scheduler(scheduler, RUN_SCHEDULERS)
@@ -58,13 +61,15 @@ def register(app: typer.Typer) -> None:
             bar.advance()
         write_json(rec, json_out)
         if fmt == "json":
-            write_json(rec, "-")
+            if json_out != "-":
+                write_json(rec, "-")
             return
-        print(f"two_heads.lemma_3_1 ({rec['scheme']} scheme), one layer: N={N} M={M} d={d} H={H}")
-        print(f"  {rec['oracle']}")
-        print(f"  calls {rec['calls']} in {rec['rounds']} round(s); scheduler {scheduler} ({workers} workers)")
-        print(f"  time {rec['seconds']:.2f} s; peak RSS {rec['peak_rss_mib']:.0f} MiB "
-              f"(direct attention's scores alone: {rec['direct_scores_gib']:.2f} GiB)")
+        lines = [f"two_heads.lemma_3_1 ({rec['scheme']} scheme), one layer: N={N} M={M} d={d} H={H}",
+                 f"  {rec['oracle']}",
+                 f"  calls {rec['calls']} in {rec['rounds']} round(s); scheduler {scheduler} ({workers} workers)",
+                 f"  time {rec['seconds']:.2f} s; peak RSS {rec['peak_rss_mib']:.0f} MiB "
+                 f"(direct attention's scores alone: {rec['direct_scores_gib']:.2f} GiB)"]
         if check_rows:
-            print(f"  checked {check_rows} sampled rows against direct attention (long double): "
-                  f"min {rec['min_error_bits']:.1f} bits, median {rec['median_error_bits']:.1f} bits")
+            lines.append(f"  checked {check_rows} sampled rows against direct attention (long double): "
+                         f"min {rec['min_error_bits']:.1f} bits, median {rec['median_error_bits']:.1f} bits")
+        emit("\n".join(lines), json_out)

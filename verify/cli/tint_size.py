@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from attnsim.sim.tint.configs import LISTED
-from attnsim.verify.cli.options import check_format, format_option
+from attnsim.verify.cli.options import check_format, check_json_path, emit, format_option, json_option, write_json
 from attnsim.verify.registry import INT_MAX
 
 
@@ -22,10 +24,16 @@ def register(app: typer.Typer) -> None:
         H_sim: int = typer.Option(0, "--H-sim", min=0, max=INT_MAX, help="TinT attention heads (0: default)"),
         fmt: str = format_option(("md", "tex", "json"), "md"),
         verify_build: bool = typer.Option(False, help="also build the TinT network (shapes only) and count its arrays"),
+        json_out: Optional[str] = json_option(),
     ) -> None:
         """TinT parameter count per module type and in total, from the sympy formulas."""
+        import json
+
         from attnsim.verify.tint_size import tint_size_command
 
         check_format(fmt, ("md", "tex", "json"))
-        text = tint_size_command(aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim, fmt, verify_build)
-        print(text.rstrip("\n"))
+        check_json_path(json_out)
+        args = (aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim)
+        emit(tint_size_command(*args, fmt, verify_build).rstrip("\n"), json_out)
+        if json_out is not None:
+            write_json(json.loads(tint_size_command(*args, "json", verify_build)), json_out)

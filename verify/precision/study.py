@@ -108,7 +108,7 @@ def make_family(kind: str, setup: Setup, exp_bits: int = 8, int_bits: int | None
                 options: str = "") -> Family:
     """float: E = exp_bits; fixed: I = int_bits, or sized from a wide run (peak |value| plus sign and 1)."""
     if kind not in FAMILIES:
-        raise UsageError(f"--format-family: must be one of {', '.join(FAMILIES)}, got {kind!r}")
+        raise UsageError(f"--family: must be one of {', '.join(FAMILIES)}, got {kind!r}")
     if kind == "float":
         return Family(kind, exp_bits, options)
     if int_bits is None:

@@ -11,6 +11,7 @@ import subprocess
 
 import matplotlib.pyplot as plt
 import pytest
+from limits import limit
 from rich.console import Console
 
 from attnsim.paper_refs import all_claims
@@ -79,7 +80,8 @@ def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
     probe = tmp_path / "probe.html"
     probe.write_text(page.replace("</body>", PROBE))
     p = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
-                        "--virtual-time-budget=10000", probe.as_uri()], capture_output=True, text=True, timeout=90)
+                        "--virtual-time-budget=10000", probe.as_uri()], capture_output=True, text=True,
+                       timeout=limit(90))
     m = re.search(r'<pre id="probe">(.*?)</pre>', p.stdout, re.S)
     assert m, p.stderr[-2000:]
     seen = json.loads(html.unescape(m.group(1)))
@@ -128,7 +130,7 @@ def test_markdown_converter_pieces(tmp_path):
 
 
 
-def test_tables_show_bounds_as_math_and_only_parameters_that_differ():
+def test_tables_show_bounds_in_one_notation_and_only_parameters_that_differ():
     import math
 
     from attnsim.paper_refs import get as get_claim
@@ -137,7 +139,8 @@ def test_tables_show_bounds_as_math_and_only_parameters_that_differ():
 
     summary = claim_summary(get_claim("two_heads.lemma_3_1"))
     theory = "\n".join(theory_lines(summary))
-    assert "**" not in theory and r"$O\left(n^{2}\right)$" in theory
+    assert "**" not in theory and "| calls | O(n²) | 2·n² (paper scheme); n² (fused scheme) |" in theory
+    assert r"O\left(n^{2}\right)" in theory and "fused" not in theory.split("$$")[1].replace("fused scheme", "")
     defaults = claim_defaults("two_heads.lemma_3_1")
     base = {"numerics": "exact", "seed": 0, "counts": {"calls": 1}, "predicted": {"calls": 1}, "bounds": {},
             "verdict": "pass", "agree": True, "error_bits": math.inf, "claim": "two_heads.lemma_3_1"}
@@ -147,4 +150,4 @@ def test_tables_show_bounds_as_math_and_only_parameters_that_differ():
     assert "`M=4`" in table[0]  # shared by every row: said once
     rows = [line.split(" | ")[0] for line in table if line.startswith("| N=")]
     assert rows == ["| N=16", "| N=32, scheme=fused"]
-    assert "[`two_heads.lemma_3_1`](#two_heads.lemma_3_1)" in "\n".join(summary_table(records))
+    assert "| [Lemma 3.1](#two_heads.lemma_3_1) | `two_heads.lemma_3_1` |" in "\n".join(summary_table(records))

@@ -24,20 +24,23 @@ from typing import Any
 
 from rich.console import Console
 
-from attnsim.paper_refs import PAPERS, load
+from attnsim.paper_refs import load, papers
+from attnsim.theory.notation import number
 from attnsim.verify.cache import SET_ASIDE
 from attnsim.verify.progress import progress
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.records import split_varying
 from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
+from attnsim.verify.report.front import front_page
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.section_cache import cached_section
-from attnsim.verify.report.sections import SECTIONS, growth
+from attnsim.verify.report.sections import growth, paper_sections
 from attnsim.verify.sweep import Point, atomic_write, code_version, grid, sweep
 from attnsim.verify.sweep import run_point as _run_point
 from attnsim.verify.teeth import MIN_TWINS, run_teeth
 from attnsim.verify.teeth import load as load_teeth
+from attnsim.verify.teeth import plan as plan_teeth
 from attnsim.verify.teeth import save as save_teeth
 
 __all__ = ["write_report", "run_point", "atomic_write", "records_csv", "claim_section"]
@@ -52,9 +55,12 @@ def run_point(claim: str, params: dict[str, Any], numerics: str | None, seed: in
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return "inf" if v == float("inf") else f"{v:.4g}"
-    return "" if v is None else str(v)
+    """A number as it means something (:func:`attnsim.theory.notation.number`); nothing as a dash."""
+    return number(v)
+
+
+def _csv_cell(v: Any) -> str:
+    return "" if v is None else "inf" if v == float("inf") else str(v)
 
 
 def _agreement(r: dict[str, Any]) -> str:
@@ -63,7 +69,7 @@ def _agreement(r: dict[str, Any]) -> str:
         return "n/a"
     if bits in (float("inf"), "inf"):
         return "exact"
-    return f"{'yes' if agree else 'NO'} ({_fmt(bits)} bits)"
+    return f"{'yes' if agree else 'NO'} ({number(bits, 'bits')})"
 
 
 def _params(r: dict[str, Any], defaults: dict[str, Any] | None = None) -> str:
@@ -121,23 +127,23 @@ def measured_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> li
     return lines
 
 
-def _math(tex: str | None) -> str:
-    """``$tex$`` for a table cell (a dash when there is none)."""
-    return "$" + tex.replace("|", r"\vert ") + "$" if tex else "—"
-
-
 def theory_lines(summary: dict[str, Any]) -> list[str]:
+    """A claim's theory as markdown: definitions, a table per resource in the plain-text notation of
+    :mod:`attnsim.theory.notation` (``attnsim bounds --format md`` prints the same table), its LaTeX
+    statements, and solved side conditions."""
+    from attnsim.theory.notation import factors_text
+
     lines = []
     if summary["definitions_latex"]:
         lines += ["Definitions: " + ", ".join(f"${d}$" for d in summary["definitions_latex"]), ""]
     if summary["resources"]:
-        lines += ["| resource | bound | exact count (our scheme) | leading constant | containment | factors |",
+        lines += ["| resource | bound | exact count | leading constant | verdict | factors |",
                   "|---|---|---|---|---|---|"]
         for name, t in summary["resources"].items():
-            factors = ", ".join(f"{k}: {v}" for k, v in t["factors"].items()) or "—"
-            tex = t.get("latex", {})
-            cells = [_math(tex.get(k)) for k in ("bound", "exact", "leading_constant")]
-            lines.append(f"| {name} | {cells[0]} | {cells[1]} | {cells[2]} | {t['verdict']} | {factors} |")
+            text = t["text"]
+            cells = [text.get(k, "—").replace("|", "/") for k in ("bound", "exact", "leading_constant")]
+            lines.append(f"| {name} | {cells[0]} | {cells[1]} | {cells[2]} | {t['verdict']} "
+                         f"| {factors_text(t['factors'], summary['paper'])} |")
         lines.append("")
         lines += [f"$$ {t['latex']['statement']} $$" for t in summary["resources"].values()
                   if "statement" in t["latex"]]
@@ -222,12 +228,17 @@ def _teeth_cell(teeth: dict[str, dict[str, Any]] | None, cid: str) -> tuple[str,
 
 
 def summary_table(records: list[dict[str, Any]], teeth: dict[str, dict[str, Any]] | None = None) -> list[str]:
-    """One row per claim that ran: checks, passed, evidence, broken variants caught, verdict (failing last).
+    """One row per claim that ran, in the papers' order: result, checks, passed, evidence, broken variants
+    caught, verdict (failing last).
 
     A claim fails when a check fails or when its check lets a broken variant pass (or it has fewer than
     two); a passing claim whose checks are self-consistency or sanity evidence says so.
     """
-    claims = list(dict.fromkeys(r["claim"] for r in records))
+    from attnsim.paper_refs import all_claims
+
+    known = all_claims()
+    order = {cid: i for i, cid in enumerate(known)}
+    claims = sorted(dict.fromkeys(r["claim"] for r in records), key=lambda c: order.get(c, len(order)))
     rows = []
     for cid in claims:
         rs = [r for r in records if r["claim"] == cid]
@@ -237,21 +248,27 @@ def summary_table(records: list[dict[str, Any]], teeth: dict[str, dict[str, Any]
         good = ok == len(rs) and teeth_ok
         weak = [k for k in kinds if k != "independent"]
         verdict = ("pass" + (f" ({', '.join(weak)})" if weak else "")) if good else "fail"
-        rows.append((not good, f"| [`{cid}`](#{cid}) | {len(rs)} | {ok} | {', '.join(kinds)} | {cell} | {verdict} |"))
+        label = known[cid].label if cid in known else cid
+        rows.append((not good, f"| [{label}](#{cid}) | `{cid}` | {len(rs)} | {ok} | {', '.join(kinds)} | {cell} "
+                               f"| {verdict} |"))
     rows.sort(key=lambda r: r[0])
-    return ["| claim | checks | passed | evidence | broken variants caught | verdict |", "|---|---|---|---|---|---|",
-            *[r[1] for r in rows], ""] if rows else []
+    return ["| result | claim | checks | passed | evidence | broken variants caught | verdict |",
+            "|---|---|---|---|---|---|---|", *[r[1] for r in rows], ""] if rows else []
 
 
-def teeth_pass(out: Path, claims: list[str], quick: bool, console: Console) -> dict[str, dict[str, Any]]:
-    """The broken variants of ``claims``, run once per code version and kept in OUT/.cache."""
+def teeth_pass(out: Path, claims: list[str], quick: bool, console: Console, *, executor: str = "serial",
+               workers: int | None = None, scheduler: str | None = None) -> dict[str, dict[str, Any]]:
+    """The broken variants of ``claims``, run once per code version on the sweep's executor (with
+    progress) and kept in OUT/.cache."""
     key = hashlib.sha256(f"{code_version()} {quick} {' '.join(claims)}".encode()).hexdigest()[:16]
     path = out / ".cache" / f"teeth-{key}.json"
     cached = load_teeth(path, key)
     if cached is not None:
         return cached
-    console.print(f"broken variants ({'one per claim' if quick else 'all'}) ...")
-    results = run_teeth(claims, quick)
+    total = sum(len(twins) for _, twins in plan_teeth(claims, quick).values())
+    with progress(console, f"broken variants ({'one per claim' if quick else 'all'}, {executor})", total) as bar:
+        results = run_teeth(claims, quick, on_twin=lambda r: bar.advance(now=r.claim), executor=executor,
+                            workers=workers, scheduler=scheduler)
     save_teeth(results, path, key, quick)
     return {c.claim: c.as_dict() for c in results}
 
@@ -263,26 +280,32 @@ def records_csv(records: list[dict[str, Any]]) -> str:
     w.writerow(CSV_COLUMNS)
     for r in records:
         w.writerow([json.dumps(r.get(c), sort_keys=True) if c in ("params", "reasons", "counts", "predicted")
-                    else _fmt(r.get(c)) for c in CSV_COLUMNS])
+                    else _csv_cell(r.get(c)) for c in CSV_COLUMNS])
     return buf.getvalue()
 
 
 def write_report(out: Path, quick: bool = False, console: Console | None = None, *, executor: str = "processes",
                  workers: int | None = None, scheduler: str | None = None, cache: Path | None | bool = True,
-                 teeth: bool = True) -> list[dict[str, Any]]:
+                 teeth: bool = True, summary: Console | None = None,
+                 paper: str | None = None) -> list[dict[str, Any]]:
     """Run the sweep, write the files, return the failing records (a claim whose broken variant passed
     adds a failing record of its own).
 
     ``cache=True`` keeps records under ``out/.cache`` (a rerun recomputes nothing that finished);
     a path puts them there; ``False``/``None`` computes everything afresh. ``teeth``: run every claim's
-    broken variants (one per claim when ``quick``), cached per code version in ``out/.cache``.
+    broken variants (one per claim when ``quick``), cached per code version in ``out/.cache``. Progress
+    goes to ``console``, the closing summary to ``summary`` (default: ``console``). ``paper``: only that
+    paper's claims and sections (default: every paper).
     """
     console = console or Console()
+    summary = summary or console
     out = Path(out)
     aside_before = len(SET_ASIDE)
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
-    result = sweep(grid(quick=quick), executor=executor, workers=workers, scheduler=scheduler, cache=cache_dir,
-                   console=console)
+    chosen = [paper] if paper else list(papers())
+    mine = [c for c in all_checkers() if c.split(".")[0] in chosen]
+    result = sweep(grid(mine, quick=quick) if mine else [], executor=executor, workers=workers, scheduler=scheduler,
+                   cache=cache_dir, console=console)
     records = result.records
     out.mkdir(parents=True, exist_ok=True)
     parts = [split_varying(r) for r in records]  # what varies run to run goes beside, not into, checks.*
@@ -293,7 +316,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
          for r, (_, m) in zip(records, parts) if m], indent=1))
     failed = [r for r in records if r["verdict"] != "pass"]
     claims = [c for c in dict.fromkeys(r["claim"] for r in records) if c in all_checkers()]
-    bitten = teeth_pass(out, claims, quick, console) if teeth else None
+    bitten = (teeth_pass(out, claims, quick, console, executor=executor, workers=workers, scheduler=scheduler)
+              if teeth else None)
     toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
                  for cid, t in (bitten or {}).items() if not t["ok"]]
     grown = growth.growth_pass(claims, quick, executor=executor, workers=workers, scheduler=scheduler,
@@ -301,7 +325,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
-    md = ["# attnsim report", "",
+    loaded = [load(p) for p in chosen]
+    md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten), "## Checks", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
           f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}."
           + aside, "", evidence_counts(records), "", growth.verdict_line(grown), ""]
@@ -313,10 +338,9 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
     md += summary_table(records + ungrown, bitten)
     failed += toothless + ungrown
-    papers = [load(p) for p in PAPERS]
-    total = sum(len(pr.claims) + len(SECTIONS.get(pr.id, ())) for pr in papers)
+    total = sum(len(pr.claims) + len(paper_sections(pr.id)) for pr in loaded)
     with progress(console, "report sections", total) as bar:
-        for pr in papers:
+        for pr in loaded:
             paper_records = [r for r in records if r["claim"].startswith(pr.id + ".")]
             if not pr.claims and not paper_records:
                 continue
@@ -327,7 +351,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                                          enabled=cache_dir is not None))
                 md.append(growth.claim_growth(claim.id, grown, out))
                 bar.advance(now=claim.id)
-            for section in SECTIONS.get(pr.id, ()):
+            for section in paper_sections(pr.id):
                 name = f"{section.__module__.rsplit('.', 1)[-1]}.{section.__qualname__}"
                 md.append(cached_section(out, name, quick, paper_records,
                                          lambda: section(paper_records, out, quick), enabled=cache_dir is not None))
@@ -341,15 +365,15 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
                           enabled=cache_dir is not None)
     atomic_write(out / "report.html", html)
-    console.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed "
+    summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed "
                   f"({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
     aside = len(SET_ASIDE) - aside_before  # records, sections and teeth passes
     if aside:
-        console.print(f"{aside} cache entries set aside (renamed *.bad) and recomputed")
+        summary.print(f"{aside} cache entries set aside (renamed *.bad) and recomputed")
     for claim in dict.fromkeys(r["claim"] for r in failed):
         bad = [r for r in failed if r["claim"] == claim]
-        console.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "
+        summary.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "
                       f"{bad[0].get('numerics')}: {'; '.join(bad[0]['reasons'])}", soft_wrap=True)
     return failed

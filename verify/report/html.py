@@ -4,7 +4,7 @@ Markdown is rendered by markdown-it-py (CommonMark plus pipe tables). LaTeX in `
 ``$$...$$`` becomes MathML (latex2mathml, offline: the page loads no scripts, fonts or styles from
 anywhere), which browsers draw natively. Every heading gets an ``id`` — a claim's heading, which ends
 in its id in backticks, gets that id and ``data-claim="<id>"`` — and a table of contents of the
-second- and third-level headings follows the title. Images are read relative to the report folder
+second- and third-level headings follows the front page. Images are read relative to the report folder
 and inlined as base64 (``data-src`` keeps the file name).
 """
 
@@ -42,6 +42,8 @@ pre { background: #f4f4f4; padding: 0.6rem; overflow-x: auto; }
 math { font-size: 1.05em; } math[display="block"] { margin: 0.6rem 0; overflow-x: auto; }
 figure { margin: 1rem 0; text-align: center; } img { max-width: 100%; height: auto; }
 .pass { color: #17702a; font-weight: 600; } .fail { color: #b00020; font-weight: 600; }
+.weak { color: #8a5a00; font-weight: 600; }
+.front { border: 1px solid #ccd; background: #f7f8fc; padding: 0.2rem 1.2rem 0.6rem; margin: 1rem 0; }
 """
 
 
@@ -131,29 +133,31 @@ def _number_headings(tokens: list) -> list[tuple[int, str, str]]:
 
 
 def _toc(md: MarkdownIt, heads: list[tuple[int, str, str]]) -> str:
-    """A nested ordered list of links to the level-2 and level-3 headings."""
-    out, depth = ['<nav class="toc" id="contents"><strong>Contents</strong>'], 1
+    """An ordered list of links to the level-2 headings, each holding (inside its ``<li>``) the ordered
+    list of its level-3 headings."""
+    items: list[tuple[str, list[str]]] = []
     for level, ident, text in heads:
-        if level not in (2, 3):
-            continue
-        want = level - 1
-        while depth < want:
-            out.append("<ol>")
-            depth += 1
-        while depth > want:
-            out.append("</ol>")
-            depth -= 1
-        if len(out) == 1:
-            out.append("<ol>")
-        out.append(f'<li><a href="#{html.escape(ident)}">{md.renderInline(text)}</a></li>')
-    out += ["</ol>"] * depth + ["</nav>"]
-    return "\n".join(out) if len(out) > 3 else ""
+        link = f'<a href="#{html.escape(ident)}">{md.renderInline(text)}</a>'
+        if level == 2:
+            items.append((link, []))
+        elif level == 3:
+            if not items:
+                items.append(("", []))
+            items[-1][1].append(f"<li>{link}</li>")
+    if not items:
+        return ""
+    out = ['<nav class="toc" id="contents"><strong>Contents</strong>', "<ol>"]
+    for link, children in items:
+        inner = "\n".join(["<ol>", *children, "</ol>"]) if children else ""
+        out.append(f"<li>{link}{inner}</li>")
+    return "\n".join(out + ["</ol>", "</nav>"])
 
 
 def markdown_to_html(md_text: str, base: Path, toc: bool = False) -> str:
     """The body HTML of ``md_text``; images are read relative to ``base`` and inlined.
 
-    With ``toc``, a table of contents is placed after the first level-1 heading (or at the top).
+    With ``toc``, a table of contents is placed before the first level-2 heading: what precedes it (the
+    title and the report's front page) comes first.
     """
     text, maths = _protect_math(md_text)
     md = _parser(base)
@@ -161,10 +165,12 @@ def markdown_to_html(md_text: str, base: Path, toc: bool = False) -> str:
     heads = _number_headings(tokens)
     body = md.renderer.render(tokens, md.options, {})
     if toc and (nav := _toc(md, heads)):
-        cut = body.find("</h1>")
-        body = body[:cut + 5] + "\n" + nav + body[cut + 5:] if cut >= 0 else nav + body
+        cut = body.find("<h2")
+        body = body[:cut] + nav + "\n" + body[cut:] if cut >= 0 else body + nav
     body = re.sub(r"<p>(ATTNSIMMATH\d+Z)</p>", r"\1", body)
     body = _PLACEHOLDER.sub(lambda m: maths[int(m.group(1))], body)
+    body = re.sub(r"<td>pass \((self-consistency|sanity)\)</td>",
+                  r'<td><span class="weak">pass (\1)</span></td>', body)
     return re.sub(r"<td>(pass|fail)</td>", r'<td><span class="\1">\1</span></td>', body)
 
 

@@ -2,11 +2,13 @@
 
 Each section is a function ``section(records, out_dir, quick) -> markdown`` of one paper's records; it
 may write plots under ``out_dir / "plots"`` and tables under ``out_dir / "tables"``. The order in which
-the sections appear after a paper's claims is set here, in :data:`SECTIONS`, and nowhere else.
+the sections appear after a paper's claims is set here, in :data:`SECTIONS`, and nowhere else; a paper
+another package registers lists its own in ``[paper] sections`` (:func:`paper_sections`).
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -51,3 +53,12 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
         tint_rebuttal.tint_review_report,
     ),
 }
+
+
+def paper_sections(paper: str) -> tuple[Section, ...]:
+    """The sections of ``paper``: attnsim's own (:data:`SECTIONS`), then those its ``[paper] sections``
+    names as ``module:function``."""
+    from attnsim.paper_refs import load
+
+    own = [getattr(importlib.import_module(m), f) for m, _, f in (s.partition(":") for s in load(paper).sections)]
+    return SECTIONS.get(paper, ()) + tuple(own)

@@ -1,0 +1,140 @@
+"""The report's front page: per paper, what holds and on what evidence, before the table of contents.
+
+For each paper of ``attnsim.paper_refs``, in its order:
+
+- one line of counts: claims registered, with a checker, checked by this sweep, by the kind of
+  evidence their passes rest on, failing; proved for every size; the growth verdicts (a slot that a
+  provider fills);
+- a table of every claim by label, in the paper's order: its verdict and evidence, whether it is proved
+  for every size or checked at instances (and at which N), and a note — why it has no checker, what we
+  reconstructed, what we check that is weaker than the statement;
+- the reconstructions and weakenings, one line each, linking ``docs/``;
+- the findings (``[[paper.findings]]``), one line each, linking the report's section.
+
+Two optional providers fill what other parts of attnsim may know: :data:`PROOF_STATUS` names a
+function ``() -> {claim id: one-line status}`` of the claims proved for every size, and
+:data:`GROWTH_COUNTS` a function ``(records) -> {paper: {verdict: count}}``. When a provider is not
+installed, the front page says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+from attnsim.paper_refs import Claim, Paper
+from attnsim.verify.registry import EVIDENCE_KINDS
+
+PROOF_STATUS = "attnsim.verify.prove:proof_status"
+"""The provider of "proved for every size" (claim id -> one line)."""
+GROWTH_COUNTS = "attnsim.verify.growth:front_counts"
+"""The provider of growth verdict counts per paper (within / exceeds / unmeasured growth)."""
+
+
+def provider(spec: str) -> Callable[..., Any] | None:
+    """The function ``module:name`` names, or None when that module or function is not there."""
+    module, _, name = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+def weakest(kinds: set[str]) -> str:
+    """The weakest evidence kind of a claim's checks (independent > self-consistency > sanity)."""
+    return max(kinds, key=EVIDENCE_KINDS.index) if kinds else ""
+
+
+def claim_status(claim: Claim, records: list[dict[str, Any]], has_checker: bool,
+                 teeth: dict[str, dict[str, Any]] | None) -> tuple[str, str]:
+    """(verdict cell, evidence kind or "") of one claim on the front page."""
+    if not has_checker:
+        restated = claim.extra.get("restated_as")
+        return (f"checked as [`{restated}`](#{restated})" if restated else "no checker"), ""
+    if not records:
+        return "not run by this sweep", ""
+    failed = sum(r["verdict"] != "pass" for r in records)
+    t = (teeth or {}).get(claim.id)
+    if failed or (t is not None and not t["ok"]):
+        why = f"{failed} of {len(records)} checks fail" if failed else "a broken variant passed"
+        return f"fail ({why})", ""
+    kind = weakest({r.get("evidence", "independent") for r in records})
+    return ("pass" if kind == "independent" else f"pass ({kind})"), kind
+
+
+def sizes(records: list[dict[str, Any]]) -> str:
+    """The sequence lengths a claim was checked at, as ``N = 16…64`` (or the number of instances)."""
+    ns = sorted({r["params"]["N"] for r in records if isinstance(r.get("params", {}).get("N"), int)})
+    if not ns:
+        return f"{len(records)} instance{'s' * (len(records) != 1)}"
+    return f"N = {ns[0]}" if len(ns) == 1 else f"N = {ns[0]}…{ns[-1]} ({len(ns)} sizes)"
+
+
+def _docs_link(claim: Claim) -> str:
+    """`` (docs/<page>)``, a link to the page when this attnsim runs from a source tree that holds it."""
+    if not claim.docs:
+        return ""
+    page = Path(__file__).resolve().parents[2] / "docs" / claim.docs.partition("#")[0]
+    if page.is_file():
+        anchor = f"#{claim.docs.partition('#')[2]}" if "#" in claim.docs else ""
+        return f" ([docs/{claim.docs}]({page.as_uri()}{anchor}))"
+    return f" (docs/{claim.docs})"
+
+
+def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
+                teeth: dict[str, dict[str, Any]] | None, proved: dict[str, str],
+                growth: dict[str, int] | None) -> list[str]:
+    """The front-page block of one paper (markdown)."""
+    rows, kinds, failing, checked = [], {k: 0 for k in EVIDENCE_KINDS}, 0, 0
+    for claim in paper.claims:
+        mine = [r for r in records if r["claim"] == claim.id]
+        verdict, kind = claim_status(claim, mine, claim.id in checkers, teeth)
+        checked += bool(mine)
+        failing += verdict.startswith("fail")
+        if kind:
+            kinds[kind] += 1
+        size = proved.get(claim.id) or (f"at instances: {sizes(mine)}" if mine else "—")
+        note = (claim.no_checker if claim.id not in checkers else "") or "; ".join(
+            f"{what}: {line}" for what, line in (("reconstructed", claim.reconstructed), ("weakened", claim.weakened))
+            if line)
+        rows.append(f"| [{claim.label}](#{claim.id}) | {verdict} | {size} | {note.replace('|', '/') or '—'} |")
+    with_checker = sum(c.id in checkers for c in paper.claims)
+    counts = ", ".join(f"{n} {k}" for k, n in kinds.items())
+    proof = (f"{sum(c.id in proved for c in paper.claims)} proved for every size" if proved
+             else "proved for every size: no prover installed, every check is at instances")
+    growth_line = (", ".join(f"{n} {v}" for v, n in growth.items()) if growth is not None
+                   else "not measured by this report")
+    lines = [f"#### {paper.title} (`{paper.id}`)", "",
+             f"{len(paper.claims)} claims registered, {with_checker} with a checker, {checked} checked by this "
+             f"sweep: passing on {counts} evidence; {failing} failing. {proof[0].upper()}{proof[1:]}. "
+             f"Growth verdicts: {growth_line}.", "",
+             "| result | verdict | for every size / at instances | note |", "|---|---|---|---|", *rows, ""]
+    changed = [c for c in paper.claims if c.reconstructed or c.weakened]
+    if changed:
+        lines += ["Reconstructed or weakened:", ""]
+        lines += [f"- [{c.label}](#{c.id}): " + "; ".join(
+            f"{what} — {line}" for what, line in (("reconstructed", c.reconstructed), ("weakened", c.weakened))
+            if line) + _docs_link(c) for c in changed]
+        lines.append("")
+    if paper.findings:
+        lines += ["Findings:", ""]
+        lines += [f"- {f.text} ([{f.link}](#{f.link}))" for f in paper.findings]
+        lines.append("")
+    return lines
+
+
+def front_page(papers: list[Paper], records: list[dict[str, Any]], checkers: set[str],
+               teeth: dict[str, dict[str, Any]] | None) -> list[str]:
+    """The front page (markdown, no level-2 heading: the table of contents follows it)."""
+    status = provider(PROOF_STATUS)
+    proved: dict[str, str] = status() if status is not None else {}
+    counts = provider(GROWTH_COUNTS)
+    growth: dict[str, dict[str, int]] | None = counts(records) if counts is not None else None
+    lines = ["What holds, per paper: a claim passes when every check of it passes and its check rejects its "
+             "broken variants; *independent* evidence compares with a reference computed another way, "
+             "*self-consistency* holds our code against our own formula, *sanity* is a necessary condition.", ""]
+    for paper in papers:
+        lines += paper_block(paper, [r for r in records if r["claim"].startswith(paper.id + ".")], checkers, teeth,
+                             proved, None if growth is None else growth.get(paper.id, {}))
+    return lines

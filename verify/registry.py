@@ -252,10 +252,16 @@ def checker(
 
 
 def _load_all() -> None:
+    """Import every checker module: attnsim's own, then those each paper's ``[paper] modules`` names
+    (a paper another package registers, docs/extending.md)."""
+    from attnsim.paper_refs import load, papers
     from attnsim.verify import claims
 
     for mod in pkgutil.iter_modules(claims.__path__):
         importlib.import_module(f"{claims.__name__}.{mod.name}")
+    for paper in papers():
+        for name in load(paper).modules:
+            importlib.import_module(name)
 
 
 def all_checkers() -> dict[str, Checker]:

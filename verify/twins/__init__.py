@@ -84,7 +84,9 @@ def twin(claim: str, name: str, what: str, *, kind: str, params: dict[str, Any] 
 def all_twins() -> list[Twin]:
     """Every registered twin, sorted by claim then name."""
     import attnsim.verify.twins as pkg
+    from attnsim.verify.registry import all_checkers
 
     for mod in pkgutil.iter_modules(pkg.__path__):
         importlib.import_module(f"{pkg.__name__}.{mod.name}")
+    all_checkers()  # a paper's own modules register its twins beside its checkers
     return [_TWINS[k] for k in sorted(_TWINS)]

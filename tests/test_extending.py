@@ -1,0 +1,43 @@
+"""A new paper touches few places: the lists that name packages, modules and papers are derived, or
+checked complete here."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from attnsim.paper_refs import load, papers
+from attnsim.verify.registry import all_checkers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _modules(folder: str, package: str, skip: set[str]) -> set[str]:
+    names = {p.stem for p in (ROOT / folder).glob("*.py")} | {p.name for p in (ROOT / folder).iterdir()
+                                                           if (p / "__init__.py").is_file()}
+    return {f"{package}.{n}" for n in names - {"__init__"} - skip}
+
+
+def _contract(name_start: str) -> set[str]:
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (c,) = [c for c in cfg if c["name"].startswith(name_start)]
+    return set(c["source_modules"])
+
+
+def test_the_cli_contract_lists_every_verify_module() -> None:
+    listed = _contract("verify imports the CLI")
+    assert _modules("verify", "attnsim.verify", {"cli"}) <= listed
+
+
+def test_the_torch_contract_lists_every_other_sim_module() -> None:
+    listed = _contract("the torch wing is optional")
+    assert _modules("sim", "attnsim.sim", {"torch"}) <= listed
+
+
+def test_papers_come_from_paper_refs_and_every_claim_without_a_checker_says_why() -> None:
+    ids = papers()
+    assert ids[:3] == ("two_heads", "anna", "tint")
+    checkers = all_checkers()
+    silent = [c.id for p in ids for c in load(p).claims
+              if c.id not in checkers and not (c.no_checker or c.extra.get("restated_as"))]
+    assert not silent, f"claims without a checker and without a reason: {silent}"

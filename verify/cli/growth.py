@@ -19,8 +19,9 @@ from attnsim.verify.cli.options import (
     check_json_path,
     format_option,
     json_option,
-    pretty_formula,
+    quick_option,
     render_rows,
+    seed_option,
     write_json,
 )
 
@@ -34,10 +35,12 @@ def _num(v: float | None) -> str:
 
 def rows(results: list) -> list[list[str]]:
     """One row per bounded resource (the ``table``, ``md`` and ``csv`` formats)."""
+    from attnsim.theory.notation import bound_text
+
     out = []
     for g in results:
         interval = "—" if g.low is None else f"[{g.low:.3g}, {g.high:.3g}]"
-        out.append([g.resource, f"O({pretty_formula(g.bound)})", g.size_var, " ".join(f"{s:g}" for s in g.sizes),
+        out.append([g.resource, bound_text(g.bound), g.size_var, " ".join(f"{s:g}" for s in g.sizes),
                     " ".join(f"{r:.3g}" for r in g.ratios), _num(g.slope), interval,
                     g.verdict + ("" if g.ok else f" ({g.why})"), g.guard])
     return out
@@ -47,8 +50,8 @@ def register(app: typer.Typer) -> None:
     """Add the ``growth`` command to ``app``."""
     @app.command()
     def growth(claim: str = typer.Argument(..., help="claim id (attnsim claims lists them)"),
-               quick: bool = typer.Option(False, "--quick", help="the small growth grid"),
-               seed: int = typer.Option(0, help="seed of every random choice"),
+               quick: bool = quick_option("the small growth grid"),
+               seed: int = seed_option(),
                fmt: str = format_option(FORMATS, "table"),
                json_out: Optional[str] = json_option()) -> int:
         """Judge each bounded resource of CLAIM by growth: the log-log slope of measured / bound over a

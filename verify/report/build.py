@@ -36,7 +36,7 @@ from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.sections import growth, paper_sections
-from attnsim.verify.sweep import Point, atomic_write, code_version, grid, sweep
+from attnsim.verify.sweep import Point, atomic_write, code_version, grid, run_tasks, sweep
 from attnsim.verify.sweep import run_point as _run_point
 from attnsim.verify.teeth import MIN_TWINS, run_teeth
 from attnsim.verify.teeth import load as load_teeth
@@ -181,6 +181,19 @@ def claim_section(claim: Any, records: list[dict[str, Any]], out: Path | None = 
             lines += [f"![{claim.id} error](plots/{claim.id}_error.png)", ""]
         atomic_write(out / "tables" / f"{claim.id}.tex", latex_table(summary, records))
     return "\n".join(lines)
+
+
+def claim_sections(items: list[tuple[str, bool, str, list[dict[str, Any]], bool]],
+                   _cache: str | None = None) -> list[tuple[str, str]]:
+    """A task of the sweep's executors: (claim id, markdown) of each claim section (cached in OUT/.cache)."""
+    from attnsim.paper_refs import get as get_claim
+
+    done = []
+    for out, quick, claim_id, records, enabled in items:
+        claim = get_claim(claim_id)
+        done.append((claim_id, cached_section(Path(out), claim_id, quick, records,
+                                              lambda: claim_section(claim, records, Path(out)), enabled=enabled)))
+    return done
 
 
 def latex_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
@@ -339,6 +352,14 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     md += summary_table(records + ungrown, bitten)
     failed += toothless + ungrown
     total = sum(len(pr.claims) + len(paper_sections(pr.id)) for pr in loaded)
+    enabled = cache_dir is not None
+    jobs = [[(str(out), quick, c.id, [r for r in records if r["claim"] == c.id], enabled)] for pr in loaded
+            for c in pr.claims]
+    claim_md: dict[str, str] = {}
+    with progress(console, f"claim sections ({executor})", len(jobs)) as bar:
+        for done in run_tasks(claim_sections, jobs, executor=executor, workers=workers, scheduler=scheduler):
+            claim_md.update(done)
+            bar.advance(len(done), now=done[-1][0] if done else None)
     with progress(console, "report sections", total) as bar:
         for pr in loaded:
             paper_records = [r for r in records if r["claim"].startswith(pr.id + ".")]
@@ -346,15 +367,12 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                 continue
             md += [f"## {pr.title}", "", f"_{pr.citation}_", ""]
             for claim in pr.claims:
-                mine = [r for r in records if r["claim"] == claim.id]
-                md.append(cached_section(out, claim.id, quick, mine, lambda: claim_section(claim, mine, out),
-                                         enabled=cache_dir is not None))
-                md.append(growth.claim_growth(claim.id, grown, out))
-                bar.advance(now=claim.id)
-            for section in paper_sections(pr.id):
+                md += [claim_md[claim.id], growth.claim_growth(claim.id, grown, out)]
+            bar.advance(len(pr.claims))
+            for section in paper_sections(pr.id):  # in this process, one at a time: some sections time things
                 name = f"{section.__module__.rsplit('.', 1)[-1]}.{section.__qualname__}"
                 md.append(cached_section(out, name, quick, paper_records,
-                                         lambda: section(paper_records, out, quick), enabled=cache_dir is not None))
+                                         lambda: section(paper_records, out, quick), enabled=enabled))
                 bar.advance(now=name)
     if failed:
         md += ["## Failing checks", ""]

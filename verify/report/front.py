@@ -11,10 +11,10 @@ For each paper of ``attnsim.paper_refs``, in its order:
 - the reconstructions and weakenings, one line each, linking ``docs/``;
 - the findings (``[[paper.findings]]``), one line each, linking the report's section.
 
-Two optional providers fill what other parts of attnsim may know: :data:`PROOF_STATUS` names a
-function ``() -> {claim id: one-line status}`` of the claims proved for every size, and
-:data:`GROWTH_COUNTS` a function ``(records) -> {paper: {verdict: count}}``. When a provider is not
-installed, the front page says so instead of guessing.
+Two providers fill what other parts of attnsim know: :data:`PROOF_STATUS` names a function
+``() -> {claim id: one-line status}`` of the claims proved for every size, and :data:`GROWTH` the
+function that judges a claim's bounded resources by growth over records (here, this sweep's). When a
+provider is not installed, the front page says so instead of guessing.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from attnsim.verify.registry import EVIDENCE_KINDS
 
 PROOF_STATUS = "attnsim.verify.prove:proof_status"
 """The provider of "proved for every size" (claim id -> one line)."""
-GROWTH_COUNTS = "attnsim.verify.growth:front_counts"
-"""The provider of growth verdict counts per paper (within / exceeds / unmeasured growth)."""
+GROWTH = ("attnsim.verify.growth:judge_claim", "attnsim.verify.growth:verdict_counts")
+"""The providers of growth verdicts (within / exceeds / unmeasured growth) and of their counts."""
 
 
 def provider(spec: str) -> Callable[..., Any] | None:
@@ -78,7 +78,7 @@ def _docs_link(claim: Claim) -> str:
     page = Path(__file__).resolve().parents[2] / "docs" / claim.docs.partition("#")[0]
     if page.is_file():
         anchor = f"#{claim.docs.partition('#')[2]}" if "#" in claim.docs else ""
-        return f" ([docs/{claim.docs}]({page.as_uri()}{anchor}))"
+        return f" ([docs/{page.name}]({page.as_uri()}{anchor}))"
     return f" (docs/{claim.docs})"
 
 
@@ -103,8 +103,8 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
     counts = ", ".join(f"{n} {k}" for k, n in kinds.items())
     proof = (f"{sum(c.id in proved for c in paper.claims)} proved for every size" if proved
              else "proved for every size: no prover installed, every check is at instances")
-    growth_line = (", ".join(f"{n} {v}" for v, n in growth.items()) if growth is not None
-                   else "not measured by this report")
+    growth_line = (", ".join(f"{n} {v}" for v, n in growth.items()) + " over this sweep's sizes (`attnsim growth "
+                   "CLAIM` runs a claim's growth sweep)" if growth is not None else "not judged (no growth module)")
     lines = [f"#### {paper.title} (`{paper.id}`)", "",
              f"{len(paper.claims)} claims registered, {with_checker} with a checker, {checked} checked by this "
              f"sweep: passing on {counts} evidence; {failing} failing. {proof[0].upper()}{proof[1:]}. "
@@ -129,12 +129,19 @@ def front_page(papers: list[Paper], records: list[dict[str, Any]], checkers: set
     """The front page (markdown, no level-2 heading: the table of contents follows it)."""
     status = provider(PROOF_STATUS)
     proved: dict[str, str] = status() if status is not None else {}
-    counts = provider(GROWTH_COUNTS)
-    growth: dict[str, dict[str, int]] | None = counts(records) if counts is not None else None
     lines = ["What holds, per paper: a claim passes when every check of it passes and its check rejects its "
              "broken variants; *independent* evidence compares with a reference computed another way, "
              "*self-consistency* holds our code against our own formula, *sanity* is a necessary condition.", ""]
     for paper in papers:
-        lines += paper_block(paper, [r for r in records if r["claim"].startswith(paper.id + ".")], checkers, teeth,
-                             proved, None if growth is None else growth.get(paper.id, {}))
+        mine = [r for r in records if r["claim"].startswith(paper.id + ".")]
+        lines += paper_block(paper, mine, checkers, teeth, proved, growth_counts(mine))
     return lines
+
+
+def growth_counts(records: list[dict[str, Any]]) -> dict[str, int] | None:
+    """Bounded resources of the claims in ``records`` counted by growth verdict over these records
+    (None when attnsim has no growth module)."""
+    judge, counts = (provider(spec) for spec in GROWTH)
+    if judge is None or counts is None:
+        return None
+    return counts([g for cid in dict.fromkeys(r["claim"] for r in records) for g in judge(cid, records)])

@@ -54,7 +54,7 @@ def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
     from attnsim.verify.report import build as report_mod
     from attnsim.verify.sweep import grid
 
-    monkeypatch.setattr(report_mod, "grid", lambda quick: grid(["two_heads.lemma_3_1"], quick=quick))
+    monkeypatch.setattr(report_mod, "grid", lambda claims, quick: grid(["two_heads.lemma_3_1"], quick=quick))
     out = tmp_path / "rep"
     failed = write_report(out, quick=True, console=QUIET, executor="processes", workers=2, cache=False)
     assert failed == []

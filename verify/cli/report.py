@@ -22,7 +22,7 @@ from attnsim.verify.cli.options import (
     write_json,
 )
 
-QUICK_SECONDS = "measured: 75 s on 2 cores with two other jobs running"
+QUICK_SECONDS = "measured: 17.7 min on 2 cores under load 12, i.e. with about ten other jobs running"
 """What ``--quick`` took when last measured, and where (said in the help, not hoped for)."""
 
 

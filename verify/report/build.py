@@ -120,8 +120,9 @@ def measured_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> li
         for n in res:
             b = r.get("bounds", {}).get(n) or {}
             ratio = f" (×{b['ratio']:.3g} {b.get('constant', 'fitted')})" if b.get("ratio") is not None else ""
-            cells.append(f"{_fmt(r.get('counts', {}).get(n))} / {_fmt(r.get('predicted', {}).get(n))} / "
-                         f"{_fmt(b.get('value'))}{ratio}")
+            unit = "bytes" if n.endswith("bytes") else None
+            cells.append(f"{number(r.get('counts', {}).get(n), unit)} / {number(r.get('predicted', {}).get(n), unit)}"
+                         f" / {number(b.get('value'), unit)}{ratio}")
         cells += [_agreement(r), shown_verdict(r)]
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     return lines
@@ -317,8 +318,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
     chosen = [paper] if paper else list(papers())
     mine = [c for c in all_checkers() if c.split(".")[0] in chosen]
-    result = sweep(grid(mine, quick=quick) if mine else [], executor=executor, workers=workers, scheduler=scheduler,
-                   cache=cache_dir, console=console)
+    points = grid(None, quick=quick) if paper is None else grid(mine, quick=quick) if mine else []
+    result = sweep(points, executor=executor, workers=workers, scheduler=scheduler, cache=cache_dir, console=console)
     records = result.records
     out.mkdir(parents=True, exist_ok=True)
     parts = [split_varying(r) for r in records]  # what varies run to run goes beside, not into, checks.*

@@ -88,9 +88,11 @@ def log_axes(ax: Any, x: bool = True, y: bool = True) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
-def formula_text(formula: Any) -> str:
-    """A sympy formula as a reader writes it in a title: ``n**2*H`` becomes ``n^2·H``."""
-    return str(formula).replace("**", "^").replace("*", "·")
+def formula_text(formula: Any, paper: str | None = None) -> str:
+    """A bound in a title, in the notation of :mod:`attnsim.theory.notation` (``O(n²·H/(H′·L′))``)."""
+    from attnsim.theory.notation import bound_text
+
+    return bound_text(formula, paper)
 
 
 def _num(v: Any) -> float | None:
@@ -184,7 +186,7 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
         ax.set_ylabel(res)
         bound = summary["resources"][res]["bound"]
         scale = f"{c:.3g} × " if c else ""
-        ax.set_title(f"{res}: {scale}O({formula_text(bound)})" if bound else f"{res} (exact count only)")
+        ax.set_title(f"{res}: {scale}{formula_text(bound, summary['paper'])}" if bound else f"{res} (exact count only)")
         handles.update({lab: h for h, lab in zip(*ax.get_legend_handles_labels()) if lab not in handles})
     # one legend for every panel, below them: the series are the same in each
     widest = max(len(label) for label in handles)

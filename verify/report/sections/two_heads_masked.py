@@ -106,7 +106,7 @@ def plot(claim_id: str, groups: list[list[dict[str, Any]]], path: Path) -> None:
     claim = get_claim(claim_id)
     ax.set_xlabel("N/M")
     ax.set_ylabel("oracle calls")
-    ax.set_title(f"{claim.label}: calls vs N/M (bound O({formula_text(claim.resources['calls'].bound)}))")
+    ax.set_title(f"{claim.label}: calls vs N/M (bound {formula_text(claim.resources['calls'].bound, claim.paper)})")
     legend(ax)
     ax2.set_xlabel("N/M")
     ax2.set_ylabel(f"calls / (N/M)^{k}")

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 
 def _leading_constants(records: list[dict]) -> list[str]:
-    """Per claim with a call count: measured calls / bound value at its largest swept N."""
+    """Per claim with a call count: measured calls / bound value at its largest swept N, and the theory's
+    leading constant at the record's parameters."""
+    from attnsim.theory.notation import number
+
     best: dict[str, dict] = {}
     for r in records:
         bound = (r.get("bounds") or {}).get("calls", {}).get("value")
@@ -19,11 +22,13 @@ def _leading_constants(records: list[dict]) -> list[str]:
     ]
     for claim, r in sorted(best.items()):
         bound = r["bounds"]["calls"]["value"]
-        lead = (r.get("containment") or {}).get("calls", {}).get("leading_constant", "—")
+        cont = (r.get("containment") or {}).get("calls", {})
+        lead = cont.get("leading_constant_here") or cont.get("leading_constant") or "—"
         params = ", ".join(
             f"{k}={v}" for k, v in r["params"].items() if k in ("N", "M", "H", "L", "Hp", "Lp", "scheme")
         )
-        rows.append(f"| `{claim}` | {params} | {r['calls']} | {bound} | {r['calls'] / bound:.3g} | {lead} |")
+        rows.append(f"| `{claim}` | {params} | {r['calls']} | {number(bound)} | {number(r['calls'] / bound)} "
+                    f"| {lead} |")
     return rows
 
 def questions_from_review(records: list[dict], out_dir, quick: bool) -> str:

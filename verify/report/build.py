@@ -31,7 +31,7 @@ from attnsim.verify.progress import progress
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.records import split_varying
 from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
-from attnsim.verify.report.front import front_page
+from attnsim.verify.report.front import front_page, proof_status_of
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.section_cache import cached_section
@@ -340,7 +340,9 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
     loaded = [load(p) for p in chosen]
-    md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten), "## Checks", "",
+    proved = proof_status_of(out if cache_dir is not None else None, quick)
+    md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten, proved, grown),
+          "## Checks", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
           f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}."
           + aside, "", evidence_counts(records), "", growth.verdict_line(grown), ""]

@@ -11,34 +11,28 @@ For each paper of ``attnsim.paper_refs``, in its order:
 - the reconstructions and weakenings, one line each, linking ``docs/``;
 - the findings (``[[paper.findings]]``), one line each, linking the report's section.
 
-Two providers fill what other parts of attnsim know: :data:`PROOF_STATUS` names a function
-``() -> {claim id: one-line status}`` of the claims proved for every size, and :data:`GROWTH` the
-function that judges a claim's bounded resources by growth over records (here, this sweep's). When a
-provider is not installed, the front page says so instead of guessing.
+What is proved for every size comes from ``attnsim prove`` (:mod:`attnsim.verify.prove.status`, run
+once per code version and cached beside the records); the growth verdicts from the report's growth pass
+(:mod:`attnsim.verify.report.sections.growth`).
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Mapping, Sequence
 
 from attnsim.paper_refs import Claim, Paper
+from attnsim.verify.growth import VERDICTS, ResourceGrowth
 from attnsim.verify.registry import EVIDENCE_KINDS
-
-PROOF_STATUS = "attnsim.verify.prove:proof_status"
-"""The provider of "proved for every size" (claim id -> one line)."""
-GROWTH = ("attnsim.verify.growth:judge_claim", "attnsim.verify.growth:verdict_counts")
-"""The providers of growth verdicts (within / exceeds / unmeasured growth) and of their counts."""
+from attnsim.verify.sweep import code_version
 
 
-def provider(spec: str) -> Callable[..., Any] | None:
-    """The function ``module:name`` names, or None when that module or function is not there."""
-    module, _, name = spec.partition(":")
-    try:
-        return getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        return None
+def proof_status_of(out: Path | None, quick: bool) -> dict[str, str]:
+    """Each claim's status from ``attnsim prove`` (run once per code version, cached under ``out``)."""
+    from attnsim.verify.prove.status import proof_results, proof_status
+
+    results = proof_results(out, code_version(), quick)
+    return {cid: proof_status(cid, results) for cid in results}
 
 
 def weakest(kinds: set[str]) -> str:
@@ -83,8 +77,8 @@ def _docs_link(claim: Claim) -> str:
 
 
 def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
-                teeth: dict[str, dict[str, Any]] | None, proved: dict[str, str],
-                growth: dict[str, int] | None) -> list[str]:
+                teeth: dict[str, dict[str, Any]] | None, proved: Mapping[str, str],
+                growth: dict[str, int]) -> list[str]:
     """The front-page block of one paper (markdown)."""
     rows, kinds, failing, checked = [], {k: 0 for k in EVIDENCE_KINDS}, 0, 0
     for claim in paper.claims:
@@ -94,17 +88,18 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
         failing += verdict.startswith("fail")
         if kind:
             kinds[kind] += 1
-        size = proved.get(claim.id) or (f"at instances: {sizes(mine)}" if mine else "—")
+        status = proved.get(claim.id, "")
+        size = status if status.startswith("proved") or status.startswith("proof failed") else (
+            f"at instances: {sizes(mine)}" if mine else "—")
         note = (claim.no_checker if claim.id not in checkers else "") or "; ".join(
             f"{what}: {line}" for what, line in (("reconstructed", claim.reconstructed), ("weakened", claim.weakened))
             if line)
         rows.append(f"| [{claim.label}](#{claim.id}) | {verdict} | {size} | {note.replace('|', '/') or '—'} |")
     with_checker = sum(c.id in checkers for c in paper.claims)
     counts = ", ".join(f"{n} {k}" for k, n in kinds.items())
-    proof = (f"{sum(c.id in proved for c in paper.claims)} proved for every size" if proved
-             else "proved for every size: no prover installed, every check is at instances")
-    growth_line = (", ".join(f"{n} {v}" for v, n in growth.items()) + " over this sweep's sizes (`attnsim growth "
-                   "CLAIM` runs a claim's growth sweep)" if growth is not None else "not judged (no growth module)")
+    n_proved = sum(proved.get(c.id, "") == "proved for every size" for c in paper.claims)
+    proof = f"{n_proved} proved for every size (`attnsim prove`), the others checked at instances"
+    growth_line = ", ".join(f"{n} {v}" for v, n in growth.items()) + " bounded resources (`attnsim growth CLAIM`)"
     lines = [f"#### {paper.title} (`{paper.id}`)", "",
              f"{len(paper.claims)} claims registered, {with_checker} with a checker, {checked} checked by this "
              f"sweep: passing on {counts} evidence; {failing} failing. {proof[0].upper()}{proof[1:]}. "
@@ -125,23 +120,15 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
 
 
 def front_page(papers: list[Paper], records: list[dict[str, Any]], checkers: set[str],
-               teeth: dict[str, dict[str, Any]] | None) -> list[str]:
-    """The front page (markdown, no level-2 heading: the table of contents follows it)."""
-    status = provider(PROOF_STATUS)
-    proved: dict[str, str] = status() if status is not None else {}
+               teeth: dict[str, dict[str, Any]] | None, proved: Mapping[str, str],
+               grown: Mapping[str, Sequence[ResourceGrowth]]) -> list[str]:
+    """The front page (markdown, no level-2 heading: the table of contents follows it). ``proved``: each
+    claim's proof status; ``grown``: each claim's growth verdicts."""
     lines = ["What holds, per paper: a claim passes when every check of it passes and its check rejects its "
              "broken variants; *independent* evidence compares with a reference computed another way, "
              "*self-consistency* holds our code against our own formula, *sanity* is a necessary condition.", ""]
     for paper in papers:
         mine = [r for r in records if r["claim"].startswith(paper.id + ".")]
-        lines += paper_block(paper, mine, checkers, teeth, proved, growth_counts(mine))
+        verdicts = [g.verdict for cid, rs in grown.items() if cid.startswith(paper.id + ".") for g in rs]
+        lines += paper_block(paper, mine, checkers, teeth, proved, {v: verdicts.count(v) for v in VERDICTS})
     return lines
-
-
-def growth_counts(records: list[dict[str, Any]]) -> dict[str, int] | None:
-    """Bounded resources of the claims in ``records`` counted by growth verdict over these records
-    (None when attnsim has no growth module)."""
-    judge, counts = (provider(spec) for spec in GROWTH)
-    if judge is None or counts is None:
-        return None
-    return counts([g for cid in dict.fromkeys(r["claim"] for r in records) for g in judge(cid, records)])

@@ -340,7 +340,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
     loaded = [load(p) for p in chosen]
-    proved = proof_status_of(out if cache_dir is not None else None, quick)
+    proved = proof_status_of(out if cache_dir is not None else None, quick, [c.id for p in loaded for c in p.claims])
     md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten, proved, grown),
           "## Checks", "",
           f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "

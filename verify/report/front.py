@@ -27,10 +27,14 @@ from attnsim.verify.registry import EVIDENCE_KINDS
 from attnsim.verify.sweep import code_version
 
 
-def proof_status_of(out: Path | None, quick: bool) -> dict[str, str]:
-    """Each claim's status from ``attnsim prove`` (run once per code version, cached under ``out``)."""
+def proof_status_of(out: Path | None, quick: bool, claims: Sequence[str]) -> dict[str, str]:
+    """The status ``attnsim prove`` gives each of ``claims`` (run once per code version, cached under
+    ``out``; not run when no claim of ``claims`` has a call plan to prove)."""
+    from attnsim.verify.prove.claims import CLAIMS
     from attnsim.verify.prove.status import proof_results, proof_status
 
+    if not set(claims) & set(CLAIMS):
+        return {}
     results = proof_results(out, code_version(), quick)
     return {cid: proof_status(cid, results) for cid in results}
 

@@ -103,6 +103,15 @@ class TextPrinter(StrPrinter):
     def _print_floor(self, expr: sp.Expr) -> str:
         return f"⌊{self._print(expr.args[0])}⌋"
 
+    def _print_Abs(self, expr: sp.Expr) -> str:
+        return f"abs({self._print(expr.args[0])})"  # not |x|: a bar would split a markdown table cell
+
+    def _print_Min(self, expr: sp.Expr) -> str:
+        return f"min({', '.join(self._print(a) for a in expr.args)})"
+
+    def _print_Max(self, expr: sp.Expr) -> str:
+        return f"max({', '.join(self._print(a) for a in expr.args)})"
+
     def _print_Rational(self, expr: sp.Rational) -> str:
         return f"{expr.p}/{expr.q}" if expr.q != 1 else str(expr.p)
 
@@ -210,5 +219,15 @@ def factors_text(factors: Mapping[str, str], paper: str | None = None) -> str:
     """A resource's per-symbol factor verdicts with the papers' names; flags are left out (their values
     are the cases of the formula) — an em dash when nothing is left."""
     table = _table(paper)
-    shown = [f"{_text_name(k, table)}: {v}" for k, v in factors.items() if not (k in table and table[k].flag)]
+
+    def verdict(v: str) -> str:  # "bounded (-> 4 - 2*fused)": the limit in this notation too
+        head, arrow, rest = v.partition("(-> ")
+        if not arrow or not rest.endswith(")"):
+            return v
+        try:
+            return f"{head}(→ {text_cases(rest[:-1], paper)})"
+        except FormulaError:
+            return v
+
+    shown = [f"{_text_name(k, table)}: {verdict(v)}" for k, v in factors.items() if not (k in table and table[k].flag)]
     return ", ".join(shown) or "—"

@@ -216,6 +216,13 @@ def analyse(claim: Claim, resource: str) -> ResourceTheory:
                     tuple(sorted({**claim.definitions, **growth(claim)}.items())), res.note)
 
 
+def analysed_form(claim: Claim, formula: str) -> sp.Expr:
+    """``formula`` as :func:`analyse` holds it (definitions and growth substituted except the limit
+    variable): the form ``claims``, ``bounds`` and the report print."""
+    defs = {**claim.definitions, **growth(claim)}
+    return expression(Claim(claim.id, claim.paper, "", "claim", "", limit=claim.limit, definitions=defs), formula)
+
+
 def growth(claim: Claim) -> dict[str, str]:
     """How the quantities a checker derives (a code length, say) grow with the limit variable, from the
     claim's ``[claims.extra.growth]``: substituted for the asymptotic analysis only, so that such a

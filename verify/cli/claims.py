@@ -33,6 +33,7 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
     """One dictionary per claim of ``paper`` (all papers when None), in the papers' order."""
     from attnsim.paper_refs import load, papers
     from attnsim.theory.notation import bound_text, text_cases
+    from attnsim.theory.symbolic import analysed_form
     from attnsim.verify.registry import all_checkers
 
     if paper is not None and paper not in papers():
@@ -46,8 +47,8 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
                          "statement": c.statement,
                          "bounds": {k: r.bound for k, r in c.resources.items() if r.bound},
                          "exact": {k: r.exact for k, r in c.resources.items() if r.exact},
-                         "text": {k: {"bound": bound_text(r.bound, p) if r.bound else None,
-                                      "exact": text_cases(r.exact, p) if r.exact else None}
+                         "text": {k: {"bound": bound_text(analysed_form(c, r.bound), p) if r.bound else None,
+                                      "exact": text_cases(analysed_form(c, r.exact), p) if r.exact else None}
                                   for k, r in c.resources.items()}})
     return rows
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from limits import limit
 
 from attnsim.verify.registry import RESUMABLE_EXIT
 
@@ -36,13 +37,13 @@ def _one_line(p: subprocess.CompletedProcess) -> str:
 
 def test_stdout_full():
     with open("/dev/full", "w") as full:
-        p = subprocess.run([*CLI, "claims"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        p = subprocess.run([*CLI, "claims"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=limit(120))
     assert p.returncode == 1 and "stdout" in _one_line(p)
 
 
 def test_closed_stdout_is_one_line():
     p = subprocess.run(["sh", "-c", 'exec "$0" -m attnsim.verify.cli claims >&-', sys.executable],
-                       stderr=subprocess.PIPE, text=True, timeout=120)
+                       stderr=subprocess.PIPE, text=True, timeout=limit(120))
     assert p.returncode == 1 and "stdout: closed" in _one_line(p)
 
 
@@ -53,7 +54,7 @@ def test_broken_pipe_ends_quietly():
     proc.stdout.close()
     err = proc.stderr.read().decode()
     proc.stderr.close()
-    assert proc.wait(timeout=120) == 0 and err == ""
+    assert proc.wait(timeout=limit(120)) == 0 and err == ""
 
 
 def test_ascii_output_encoding_falls_back_to_escapes():
@@ -77,7 +78,7 @@ def test_interrupt_is_one_line(tmp_path: Path):
                             stdout=subprocess.DEVNULL, text=True, cwd=tmp_path)
     time.sleep(8)  # past start-up, well before the end of this exact run (minutes)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=limit(60))
     lines = [line for line in err.strip().splitlines() if not _PROGRESS.match(line)]
     assert proc.returncode == 130 and lines == ["interrupted"] and "Traceback" not in err
 
@@ -88,7 +89,7 @@ def test_sigterm_is_one_line(tmp_path: Path):
                             stdout=subprocess.DEVNULL, text=True, cwd=tmp_path)
     time.sleep(8)
     proc.terminate()
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=limit(60))
     lines = [line for line in err.strip().splitlines() if not _PROGRESS.match(line)]
     assert proc.returncode == 143 and lines == ["terminated"] and "Traceback" not in err
 
@@ -161,7 +162,7 @@ def test_local_dask_report_stops_in_one_line(tmp_path: Path, how: str):
         os.killpg(proc.pid, signum)
     else:
         proc.send_signal(signum)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=limit(120))
     _, alive = psutil.wait_procs(workers, timeout=10)
     for p in alive:
         p.kill()
@@ -241,7 +242,7 @@ def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
         for p in psutil.Process(w.pid).children(recursive=True) + [psutil.Process(w.pid)]:
             p.kill()
         killed = time.monotonic()
-        _, err = run.communicate(timeout=60)
+        _, err = run.communicate(timeout=limit(60))
         assert time.monotonic() - killed < 60
         assert run.returncode == RESUMABLE_EXIT, err
         lines = err.strip().splitlines()

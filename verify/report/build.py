@@ -59,6 +59,14 @@ def _fmt(v: Any) -> str:
     return number(v)
 
 
+def _constant(b: dict[str, Any]) -> str:
+    """What a measured/bound ratio is held against: the paper's constant, a frozen one, or none."""
+    c = b.get("C")
+    if c is None or b.get("constant") in (None, "none"):
+        return ""
+    return f"; C = {number(c)}, {'the paper' if b.get('constant') == 'paper' else 'frozen'}"
+
+
 def _csv_cell(v: Any) -> str:
     return "" if v is None else "inf" if v == float("inf") else str(v)
 
@@ -119,7 +127,7 @@ def measured_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> li
         cells = [_params(r, skip) or "—", str(r.get("numerics")), str(r.get("seed"))]
         for n in res:
             b = r.get("bounds", {}).get(n) or {}
-            ratio = f" (×{b['ratio']:.3g} {b.get('constant', 'fitted')})" if b.get("ratio") is not None else ""
+            ratio = f" (×{number(b['ratio'])}{_constant(b)})" if b.get("ratio") is not None else ""
             unit = "bytes" if n.endswith("bytes") else None
             cells.append(f"{number(r.get('counts', {}).get(n), unit)} / {number(r.get('predicted', {}).get(n), unit)}"
                          f" / {number(b.get('value'), unit)}{ratio}")

@@ -95,7 +95,9 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
         status = proved.get(claim.id, "")
         size = status if status.startswith("proved") or status.startswith("proof failed") else (
             f"at instances: {sizes(mine)}" if mine else "—")
-        note = (claim.no_checker if claim.id not in checkers else "") or "; ".join(
+        scope = claim.extra.get("out_of_scope")
+        note = (f"out of scope: {scope}" if scope and claim.id not in checkers else "") or (
+            claim.no_checker if claim.id not in checkers else "") or "; ".join(
             f"{what}: {line}" for what, line in (("reconstructed", claim.reconstructed), ("weakened", claim.weakened))
             if line)
         rows.append(f"| [{claim.label}](#{claim.id}) | {verdict} | {size} | {note.replace('|', '/') or '—'} |")

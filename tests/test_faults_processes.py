@@ -47,6 +47,13 @@ def test_closed_stdout_is_one_line():
     assert p.returncode == 1 and "stdout: closed" in _one_line(p)
 
 
+def test_check_prints_tab_separated_lines_off_a_terminal():
+    p = subprocess.run([*CLI, "check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "resource\tmeasured\texact count" in p.stdout
+    assert not set("│┃┏━─╭") & set(p.stdout), p.stdout
+
+
 def test_broken_pipe_ends_quietly():
     """A reader that stops after 10 bytes of a 200 kB output: status 0 and nothing on stderr."""
     proc = subprocess.Popen([*CLI, "bounds", "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)

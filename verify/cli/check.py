@@ -123,7 +123,7 @@ def print_record(r: dict[str, Any], file: Any = None) -> None:
             table.add_row(*(escape(c) for c in row))
         console.print(table)
     else:  # off a terminal: tab-separated lines, as every command prints its tables there
-        console.print(render_rows(header, rows, "table"), markup=False, highlight=False)
+        print(render_rows(header, rows, "table"), flush=True)  # rich would expand the tabs and wrap the lines
     if r["calls_by_tag"]:
         console.print("  by tag: " + ", ".join(f"{k}={v}" for k, v in r["calls_by_tag"].items()), markup=False)
     notes = (r.get("extra") or {}).get("notes")

@@ -37,7 +37,7 @@ def check_block_mean(ctx: CheckContext) -> Measurement:
                        evidence="independent")
 
 
-@twin(CLAIM, "last_block_dropped", "the blocks stop one block early")
+@twin(CLAIM, "last_block_dropped", "the blocks stop one block early", kind="construction")
 @contextmanager
 def _last_block_dropped() -> Iterator[None]:
     real = construction.blocks
@@ -49,7 +49,7 @@ def _last_block_dropped() -> Iterator[None]:
 
 
 @twin(CLAIM, "unweighted_combination", "block means are averaged without their block sizes as weights",
-      params={"N": 7, "M": 4})
+      kind="construction", params={"N": 7, "M": 4})
 @contextmanager
 def _unweighted() -> Iterator[None]:
     real = construction.block_mean
@@ -65,7 +65,7 @@ def _unweighted() -> Iterator[None]:
         construction.block_mean = real
 
 
-@twin(CLAIM, "call_counted_twice", "the oracle counts each call twice")
+@twin(CLAIM, "call_counted_twice", "the oracle counts each call twice", kind="ledger")
 @contextmanager
 def _counted_twice() -> Iterator[None]:
     real = construction.MeanOracle.__call__

@@ -34,7 +34,7 @@ def check_block_mean(ctx: CheckContext) -> Measurement:
     want = sum(xs, Fraction(0)) / N
     return Measurement(agree=got == want, error_bits=float("inf") if got == want else 0.0,
                        counts={"calls": oracle.calls}, counts_by_tag={"block_mean": oracle.calls},
-                       evidence="independent")
+                       evidence="independent", reference="sum(xs) / N over the whole input (no blocks, no oracle)")
 
 
 @twin(CLAIM, "last_block_dropped", "the blocks stop one block early", kind="construction")

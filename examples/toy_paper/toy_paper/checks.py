@@ -22,7 +22,12 @@ def _grid(quick: bool) -> list[dict]:
     return [dict(N=N, M=4) for N in ((7, 16) if quick else (7, 16, 33, 64))]
 
 
-@checker(CLAIM, numerics=("exact",), default_numerics="exact", grid=_grid, params=[
+def _growth_grid(quick: bool) -> list[dict]:
+    """Four sizes over 8x: enough for a growth verdict on the call count (attnsim growth)."""
+    return [dict(N=N, M=4) for N in (16, 32, 64, 128)]
+
+
+@checker(CLAIM, numerics=("exact",), default_numerics="exact", grid=_grid, growth_grid=_growth_grid, params=[
     Param("N", int, 16, "how many numbers", minimum=1), Param("M", int, 4, "oracle length", minimum=1)])
 def check_block_mean(ctx: CheckContext) -> Measurement:
     """Proposition 1: block means combined by block sizes equal the mean, in ceil(N/M) calls."""

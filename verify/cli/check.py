@@ -123,7 +123,8 @@ def print_record(r: dict[str, Any], file: Any = None) -> None:
             table.add_row(*(escape(c) for c in row))
         console.print(table)
     else:  # off a terminal: tab-separated lines, as every command prints its tables there
-        print(render_rows(header, rows, "table"), flush=True)  # rich would expand the tabs and wrap the lines
+        # rich would expand the tabs and wrap the lines; the printed format's stream, stderr under --json -
+        print(render_rows(header, rows, "table"), file=console.file, flush=True)
     if r["calls_by_tag"]:
         console.print("  by tag: " + ", ".join(f"{k}={v}" for k, v in r["calls_by_tag"].items()), markup=False)
     notes = (r.get("extra") or {}).get("notes")

@@ -16,15 +16,15 @@ F64 = get_arith("float64")
 
 
 @pytest.mark.parametrize("aux,cfg,param", [
-    (TINY, replace(TINY_TINT, K=3), "--K"),                          # D = 8 not divisible by K = 3
-    (replace(TINY, heads=3), TINY_TINT, "--heads"),                  # 3 heads do not divide D = 8
-    (replace(TINY, prenorm=False), TINY_TINT, "--prenorm"),          # post-LN
-    (TINY, replace(TINY_TINT, K=4), "--K"),                          # S = 2 < 3
-    (TINY, replace(TINY_TINT, H_sim=7), "--H_sim"),                  # does not divide the width 40
-    (TINY, replace(TINY_TINT, H_sim=40), "--H_sim"),                 # TinT head dim 1 < aux head dim 4
-    (TINY, replace(TINY_TINT, n_sim=3), "--n_sim"),
-    (TINY, replace(TINY_TINT, steps=0), "--steps"),
-    (replace(TINY, activation="swiglu"), TINY_TINT, "--activation"),
+    (TINY, replace(TINY_TINT, K=3), "^K: "),                          # D = 8 not divisible by K = 3
+    (replace(TINY, heads=3), TINY_TINT, "^heads: "),                  # 3 heads do not divide D = 8
+    (replace(TINY, prenorm=False), TINY_TINT, "^prenorm: "),          # post-LN
+    (TINY, replace(TINY_TINT, K=4), "^K: "),                          # S = 2 < 3
+    (TINY, replace(TINY_TINT, H_sim=7), "^H_sim: "),                  # does not divide the width 40
+    (TINY, replace(TINY_TINT, H_sim=40), "^H_sim: "),                 # TinT head dim 1 < aux head dim 4
+    (TINY, replace(TINY_TINT, n_sim=3), "^n_sim: "),
+    (TINY, replace(TINY_TINT, steps=0), "^steps: "),
+    (replace(TINY, activation="swiglu"), TINY_TINT, "^activation: "),
 ])
 def test_bad_configs_raise_a_clear_error(aux, cfg, param: str) -> None:
     with pytest.raises(TinTConfigError, match=param):

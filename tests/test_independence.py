@@ -106,7 +106,8 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "anna.lemma_b_6": ({"N": 50, "block": 7}, "construction",
                        ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.readout",)),
     **{c: ({"N": 64}, "construction", ("attnsim.sim.anna.transformer:AnnaTransformer.__call__",))
-       for c in ("anna.thm_5_4", "anna.thm_5_6")},
+       for c in ("anna.thm_5_4_direct", "anna.thm_5_6_direct")},
+    **{c: ({"N": 256}, "construction", _RELAY) for c in ("anna.thm_5_4", "anna.thm_5_6")},
     **{c: ({}, "construction", _TINT) for c in ("tint.linear_forward", "tint.linear_backward", "tint.linear_descent",
                                                  "tint.act_forward")},
     "tint.thm_2_5": ({}, "construction", ("attnsim.sim.tint.linear_attention:softmax_simulation",)),

@@ -48,9 +48,11 @@ class FloatFormat:
 
     def __post_init__(self) -> None:
         if not 2 <= self.exp_bits <= 11:
-            raise NumericsError(f"float:{self.label}: exponent bits must be in 2..11, got {self.exp_bits}")
+            raise NumericsError(f"float:{self.label}: exponent bits must be in 2..11, got {self.exp_bits}",
+                                param="numerics")
         if not 1 <= self.man_bits <= 52:
-            raise NumericsError(f"float:{self.label}: mantissa bits must be in 1..52, got {self.man_bits}")
+            raise NumericsError(f"float:{self.label}: mantissa bits must be in 1..52, got {self.man_bits}",
+                                param="numerics")
 
     @property
     def label(self) -> str:
@@ -127,10 +129,10 @@ class FixedFormat:
 
     def __post_init__(self) -> None:
         if self.int_bits < 1 or self.frac_bits < 0:
-            raise NumericsError(f"fixed:{self.label}: need I >= 1 (the sign bit) and F >= 0")
+            raise NumericsError(f"fixed:{self.label}: need I >= 1 (the sign bit) and F >= 0", param="numerics")
         if self.int_bits + self.frac_bits > 53:
             raise NumericsError(f"fixed:{self.label}: I + F = {self.int_bits + self.frac_bits} exceeds the 53 bits "
-                                "a float64 carrier holds exactly")
+                                "a float64 carrier holds exactly", param="numerics")
 
     @property
     def label(self) -> str:

@@ -108,15 +108,16 @@ import sys
 import attnsim.verify.report.build as build
 from attnsim.verify.sweep import grid
 claims = ["two_heads.lemma_3_3", "two_heads.cor_3_2", "anna.khop", "two_heads.lemma_3_1"]
-build.grid = lambda quick=False: grid(claims, quick=True)
-build.SECTIONS = {}
+build.grid = lambda _chosen=None, quick=False: grid(claims, quick=True)
+build.paper_sections = lambda _paper: []
 from attnsim.verify.cli.app import main
 sys.argv = ["attnsim", "report", "--quick", *sys.argv[1:]]
 main()
 """
 
 
-def _small_report(*args: str, cwd: Path, timeout: float = 150, env: dict | None = None) -> subprocess.CompletedProcess:
+def _small_report(*args: str, cwd: Path, timeout: float = limit(150),
+                  env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", SMALL_REPORT, *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})})
 

@@ -354,6 +354,19 @@ def run_tasks(task: Task, chunks: list[list], *, executor: str = "serial", worke
     return _RUNNERS[executor](chunks, None, check_workers(workers), scheduler, task)
 
 
+def _reachable(scheduler: str) -> None:
+    """Refuse a ``tcp://HOST:PORT`` scheduler that accepts no connection within :data:`CONNECT_SECONDS`."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(scheduler)
+    try:
+        socket.create_connection((where.hostname or "", where.port or 0), timeout=CONNECT_SECONDS).close()
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--scheduler: cannot reach {scheduler} within {CONNECT_SECONDS} s "
+                         f"({type(exc).__name__})") from None
+
+
 def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | None = None,
           scheduler: str | None = None, cache: Path | str | None = None, chunk_size: int | None = None,
           console: Console | None = None, on_task: TaskHook | None = None) -> SweepResult:
@@ -380,6 +393,8 @@ def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | N
         else:
             todo.append((key, point))
     cached = len(results)
+    if scheduler and todo:
+        _reachable(scheduler)  # before the progress starts: an unreachable scheduler is one line, no progress
     size = chunk_size or max(1, math.ceil(len(todo) / (4 * workers)))
     chunks = _chunks(todo, size)
     cache_root = str(store.root) if store else None

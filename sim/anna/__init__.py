@@ -16,7 +16,6 @@ One idea per module:
 * ``anna_stack``   -- L-layer ANNA-transformers on Algorithm 1 and their reference run
 * ``mpc_small``    -- MPC simulating L ANNA layers in memory N^eps' (anna.thm_4_2 = Thm C.3)
 * ``mpc_lowrank``  -- low-rank attention by tree summation (anna.lemma_d_2)
-* ``ema_routing``  -- EMA layers delivering MPC rounds (anna.thm_b_2)
 * ``message_code`` -- Lemma B.4's sparse code: up to alpha averaged messages decode (anna.lemma_b_4)
 * ``mpc_to_anna``  -- the transformer running an MPC protocol (anna.thm_4_1, Lemmas B.5, B.6)
 * ``mpc_protocols``-- bitonic sort, prefix sums, k-hop, sample sort, L-layer low rank (anna.thm_4_1, anna.thm_4_4)

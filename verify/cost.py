@@ -229,11 +229,10 @@ _TWO_HEADS_EXACT = Model(
     time=(T(2, N=2, d=1, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2, H=1, L=1)))
 
 _TINT_CASE = Model({"halvings": 4}, mem=(T(20),), time=(T(10, halvings=1),))
-_ANNA_MPC = Model({"N": 1024, "P": 64, "k": 5, "alphabet": 4, "relay_slack": 4},
-                  mem=(T(8, N=1, k=1),), time=(T(20, N=1, k=1, relay_slack=1),), nm=None)
-_ANNA_MPC_DEPTH = Model({"N": 1024, "depth": 2, "d": 3, "rank": 2, "relay_slack": 4},
-                        mem=(T(8, N=1, d=1, rank=1),), time=(T(20, N=1, depth=1, d=1, rank=1, relay_slack=1),),
-                        nm=None)
+_ANNA_MPC = Model({"N": 1024, "P": 64, "k": 5, "alphabet": 4},
+                  mem=(T(8, N=1, k=1),), time=(T(20, N=1, k=1),), nm=None)
+_ANNA_MPC_DEPTH = Model({"N": 1024, "depth": 2, "d": 3, "rank": 2},
+                        mem=(T(8, N=1, d=1, rank=1),), time=(T(20, N=1, depth=1, d=1, rank=1),), nm=None)
 _ANNA_LSH = Model({"N": 64, "m": 8, "seeds": 200}, mem=(T(4, N=2, m=1),), time=(T(40, N=2, m=1, seeds=1),), nm=None)
 _ANNA_BLOCKS = Model({"N": 1024, "block": 16, "words": 3}, mem=(T(4, N=1, words=1),),
                      time=(T(20, N=1, words=1),), nm=None)

@@ -89,7 +89,7 @@ def print_record(r: dict[str, Any], file: Any = None) -> None:
 
     from attnsim.theory.notation import at, bound_text, number
 
-    console = Console(file=file)
+    console = Console(file=file, soft_wrap=True)  # a long reference name stays on its line
     paper = r["claim"].split(".")[0]
     values = {**r["params"], **((r.get("extra") or {}).get("derived") or {})}
     bits = r["error_bits"]

@@ -27,9 +27,12 @@ WATCHDOG_SECONDS = 1.0
 def die_with_parent(parent: int) -> None:
     """Pool initializer: end this process when ``parent`` exits (signal from the kernel, else a watchdog),
     silently, and leave Ctrl-C to the parent (a terminal sends SIGINT to every process of the group; the
-    parent stops its workers itself, so theirs would only print tracebacks)."""
+    parent stops its workers itself, so theirs would only print tracebacks); SIGTERM ends a worker at once."""
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # A fork inherits the parent's SIGTERM handler, which raises an exception: a worker told to stop
+        # would catch it as its task's failure, print a traceback and take the next queued task.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     except ValueError:  # not the main thread (a Dask worker's task): the fork inherited the parent's choice
         pass
     armed = False

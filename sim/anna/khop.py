@@ -2,13 +2,17 @@
 
 Input: a string s of N letters, token i on machine i // b (b tokens per machine).
 
-1-hop (Lemma F.3), 9 rounds:
+1-hop (Lemma F.3), 3 rounds plus the sort's:
   1. each machine sends its first letter to the previous machine, so every token knows s[i+1];
-  2-7. the items (s[i], i, s[i+1]) are sorted by (letter, position) (:func:`sample_sort`; the
-     pair is one word letter*N + i, words being Theta(log N) bits);
-  8. each machine sends its last item to the next machine; an item whose sorted predecessor
+  2. the items (s[i], i, s[i+1]) are sorted by (letter, position) (the sort key letter*N + i is one
+     word, words being Theta(log N) bits). The default sort is :func:`letter_sort`: the items start
+     in position order (token i on machine i // b), so a *stable* sort by the letter alone puts them
+     in (letter, position) order; it is the LSD radix sort of :mod:`attnsim.sim.anna.mpc_radix` on
+     the letter, passes = ceil(log_f |Sigma|) passes of 2 ceil(log_f P) + 1 rounds with radix and
+     tree fan-in f = max(2, floor(sqrt(s) / 3)), so it runs at any s >= 36 words, s < N included;
+  3. each machine sends its last item to the next machine; an item whose sorted predecessor
      (letter', j, next') has letter' = s[i] gets sigma(i) = j + 1 with letter next';
-  9. the result goes to token i's machine, and the inverse pointer i to sigma(i)'s machine.
+  4. the result goes to token i's machine, and the inverse pointer i to sigma(i)'s machine.
 
 k-hop (Theorem F.4) by pointer doubling, one round per bit of k. Token i holds the forward
 pointer f = sigma^(2^l)(i), its inverse g = sigma^(-2^l)(i) and the partial answer
@@ -18,19 +22,22 @@ a <- a(f(i)) when bit l of k is 1. sigma is injective off the sink (App. F.2), s
 sends and receives at most two messages. [Deviation] The paper's step asks and answers in two
 rounds; keeping the inverse pointer halves that: floor(log2 k) + 1 doubling rounds.
 
-Total: 9 + 1 + floor(log2 k) rounds for k >= 1, 9 for k = 0 (no doubling, the answer is s[i]).
+Total: 4 + passes (2 D + 1) + floor(log2 k) rounds for k >= 1 with the default sort (D = ceil(log_f P)),
+one fewer for k = 0 (no doubling, the answer is s[i]). For a fixed alphabet and s = Theta(N^eps) that
+is O(1/eps) + O(log k), the count Thm F.4 states; an alphabet of N^a letters takes O(a / eps) passes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import isqrt
 from typing import Callable
 
 import numpy as np
 
 from attnsim.sim.anna.errors import require
 from attnsim.sim.anna.mpc import MPC, Deliver, Place, Record
-from attnsim.sim.anna.mpc_sort import sample_sort
+from attnsim.sim.anna.mpc_radix import radix_sort
 from attnsim.sim.anna.tasks import SINK
 from attnsim.sim.ledger import Ledger
 
@@ -48,14 +55,32 @@ class KHopRun:
 
 
 Sorter = Callable[..., None]
+"""Sorts the 1-hop items: ``sort(mpc, machines, key, block, record_words=, key_words=)`` (as :func:`letter_sort`)."""
+MIN_MEMORY = 36  # words: the default sort's radix and fan-in f = floor(sqrt(s) / 3) is at least 2
 
 
-def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None,
-             deliver: Deliver | None = None, place: Place | None = None, sort: Sorter = sample_sort) -> KHopRun:
+def radix_fan(memory: int) -> int:
+    """f = max(2, floor(sqrt(s) / 3)): the radix and the fan-in of the sort's histogram trees."""
+    return max(2, isqrt(memory) // 3)
+
+
+def letter_sort(alphabet: int) -> Sorter:
+    """The stable LSD radix sort of the items by their letter (field 3) over ``alphabet`` letters (module docstring)."""
+
+    def sort(mpc: MPC, machines: range, key: Callable, block: int, **_: int) -> None:
+        f = radix_fan(mpc.s)
+        radix_sort(mpc, machines, lambda r: r[3], key_bound=alphabet, base=f, fan=f, per_machine=block,
+                   label="1hop.sort")
+
+    return sort
+
+
+def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None, deliver: Deliver | None = None,
+             place: Place | None = None, sort: Sorter | None = None, alphabet: int | None = None) -> KHopRun:
     """Run k-hop on an MPC machine with local memory ``memory`` words (``deliver``, ``place``: see :class:`MPC`).
 
-    ``sort`` sorts the 1-hop items; it takes :func:`sample_sort`'s arguments (another sort may need
-    less memory than the one-level sample sort's order of P^2 words).
+    ``sort`` sorts the 1-hop items by their key (letter, position); by default :func:`letter_sort`
+    over ``alphabet`` letters (default: the largest letter + 1), which needs ``memory`` >= 36.
     """
     s = np.asarray(s, dtype=np.int64)
     N = len(s)
@@ -63,6 +88,13 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
     require(isinstance(k, (int, np.integer)) and k >= 0, "k", f"must be a non-negative integer, got {k!r}")
     b = memory // TOKEN_WORDS
     require(b >= 1, "s", f"local memory {memory} is below {TOKEN_WORDS} words (one token's state and messages)")
+    if sort is None:
+        require(memory >= MIN_MEMORY, "s", f"local memory {memory} is below {MIN_MEMORY} words (the sort's radix "
+                                           "floor(sqrt(s) / 3) must be at least 2)")
+        letters = int(s.max(initial=0)) + 1
+        require(int(s.min()) >= 0 and (alphabet is None or letters <= alphabet), "alphabet",
+                f"letters must lie in 0..{(alphabet or letters) - 1}")
+        sort = letter_sort(alphabet or letters)
     P = -(-N // b)
     mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver, place=place)
 

@@ -1,4 +1,4 @@
-"""MPC sorting by one-level regular sample sort (used by the protocols of App. C and F; Lemma C.2).
+"""MPC sorting by one-level regular sample sort (Lemma C.2 where s >= P^2; the ``samplesort`` protocol of anna.thm_4_1).
 
 Records to sort carry a sort key (a tuple of words, unique per record) given by ``key``. They sit
 on the machines of ``machines`` (a range), at most ``block`` records per machine. Afterwards the

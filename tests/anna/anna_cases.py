@@ -31,13 +31,13 @@ MATCH2_CASES = [
     Case("single_token", dict(N=1, modulus=5)),
 ]
 
-KHOP_CASES = [Case(f"k{k}", dict(N=100, k=k, s=256)) for k in range(1, 17)]
+KHOP_CASES = [Case(f"k{k}_s{s}", dict(N=100, k=k, s=s)) for s in (64, 256) for k in (1, 2, 3, 5, 8, 13, 16)]
 
 CHECKER_CASES = [
     Case("thm_5_2_small", dict(claim="anna.thm_5_2", N=12, modulus=37, examples=10)),
     Case("alg_1_small", dict(claim="anna.alg_1", N=16, seeds=5)),
     Case("alg_2_small", dict(claim="anna.alg_2", N=16, seeds=3)),
-    Case("khop_small", dict(claim="anna.khop", N=40, k=5, s=256, strings=2)),
+    Case("khop_small", dict(claim="anna.khop", N=64, k=5, strings=2)),
     Case("thm_4_2_small", dict(claim="anna.thm_4_2", N=32, r=0.1, c=14.0, mv=2, s_scale=40.0)),
     Case("lemma_d_2_small", dict(claim="anna.lemma_d_2", N=300)),
     Case("prop_e_3_fails", dict(claim="anna.prop_e_3", N=27, B=3, L=2)),

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.khop import khop_mpc
-from attnsim.sim.anna.mpc import MPCLimitError
 from attnsim.sim.anna.tasks import SINK, hop_labels, hop_pointers, hop_string, sigma
 from attnsim.sim.ledger import Ledger
 
@@ -44,16 +43,22 @@ def strings():
     return [hop_string(rng, 100, 4) for _ in range(3)]
 
 
+# rounds - floor(log2 k) = 4 + passes (2 D + 1) for N = 100 tokens, 16 words each, and 4 letters:
+# s = 64 (below N): 4 tokens a machine, 25 machines, radix 2: 2 passes, D = 5;
+# s = 256: 7 machines, radix 5: 1 pass, D = 2
+ROUNDS_BEYOND_LOG_K = {64: 4 + 2 * 11, 256: 4 + 5}
+
+
 @pytest.mark.parametrize("case", KHOP_CASES, ids=lambda c: c.name)
 def test_khop_mpc_correct_in_log_k_rounds(case, strings):
-    k = case.params["k"]
+    k, memory = case.params["k"], case.params["s"]
     for s in strings:
         led = Ledger()
-        run = khop_mpc(s, k, memory=case.params["s"], ledger=led)
+        run = khop_mpc(s, k, memory=memory, ledger=led, alphabet=4)
         assert np.array_equal(run.labels, hop_labels(s, k))
         assert run.rounds == led.rounds("mpc_round")
-        assert run.rounds - (k.bit_length() - 1) == 10  # floor(log2 k) + O(1), the O(1) being 10
-        assert max(e.amount for e in led.entries if e.kind == "mpc_load") <= case.params["s"]
+        assert run.rounds - (k.bit_length() - 1) == ROUNDS_BEYOND_LOG_K[memory]
+        assert max(e.amount for e in led.entries if e.kind == "mpc_load") <= memory
 
 
 def test_zero_hops_is_the_string_itself():
@@ -65,5 +70,7 @@ def test_too_little_memory_is_refused():
     s = hop_string(np.random.default_rng(1), 100)
     with pytest.raises(AnnaInputError, match="^s:"):
         khop_mpc(s, 3, memory=8)
-    with pytest.raises((AnnaInputError, MPCLimitError)):
-        khop_mpc(s, 3, memory=64)
+    with pytest.raises(AnnaInputError, match="^s:"):
+        khop_mpc(s, 3, memory=32)  # two tokens a machine, but the sort's radix floor(sqrt(32) / 3) is 1
+    with pytest.raises(AnnaInputError, match="^alphabet:"):
+        khop_mpc(s, 3, memory=64, alphabet=2)

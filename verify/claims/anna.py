@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from attnsim.sim.anna.attention import anna_linear_memory, anna_tables
 from attnsim.sim.anna.constraints import RationalWeights, check_anna
 from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
-from attnsim.sim.anna.khop import khop_mpc
+from attnsim.sim.anna.khop import MIN_MEMORY as KHOP_MIN_MEMORY
+from attnsim.sim.anna.khop import khop_mpc, radix_fan
 from attnsim.sim.anna.lsh import FAMILIES, draw_tables
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
 from attnsim.sim.anna.reformer import adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model
@@ -39,7 +40,7 @@ from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import proof_parameters
 from attnsim.verify import lsh_reference
-from attnsim.verify.claims.anna_mpc_small import memory_words
+from attnsim.verify.claims.anna_mpc_small import max_load, memory_words, regime
 from attnsim.verify.guards import private_hypothesis_storage
 from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
@@ -237,38 +238,59 @@ def check_alg_2(ctx: CheckContext) -> Measurement:
 
 # ---------------------------------------------------------------- Theorem F.4: k-hop on the MPC machine
 
+KHOP_MEMORY = ({"eps1": 0.5, "s_scale": 6.0}, {"eps1": 0.75, "s_scale": 2.0})
+"""s = ceil(s_scale N^eps1) below N from N = 64 on at eps1 = 1/2 and from N = 32 on at eps1 = 3/4."""
+
+
+def _khop_grid(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": n, "k": k, "strings": 2, **mem} for mem in KHOP_MEMORY for n, k in ((128, 3), (256, 16))]
+    small = [{"N": n, "k": k, **mem} for mem in KHOP_MEMORY for n in (256, 512, 1024, 2048) for k in (1, 5, 16)]
+    return small + [{"N": 100, "k": k, "eps1": 0.5, "s_scale": 25.6} for k in (1, 2, 5, 16)]  # large memory
+
+
 @checker("anna.khop", numerics=EXACT, params=[
-    Param("N", int, 100, "string length", minimum=2),
+    Param("N", int, 1024, "string length", minimum=2),
     Param("k", int, 16, "number of hops", minimum=1),
-    Param("s", int, 256, "local memory per machine, words", minimum=16),
+    Param("eps1", float, 0.5, "memory exponent: s = ceil(s_scale N^eps1) words per machine", minimum=0.01),
+    Param("s_scale", float, 6.0, "constant in front of N^eps1", minimum=0.01),
     Param("alphabet", int, 4, "letters", minimum=2),
-    Param("strings", int, 20, "random strings", minimum=1),
-], grid=lambda quick: [{"k": k, "strings": 3 if quick else 20} for k in ((1, 2, 5, 16) if quick else range(1, 17))])
+    Param("strings", int, 4, "random strings", minimum=1),
+], grid=_khop_grid, growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 512, 1024, 2048, 4096), k=16, s_scale=12.0,
+                                          strings=2))
 def check_khop(ctx: CheckContext) -> Measurement:
-    """k-hop by pointer doubling on the referee MPC machine, against the sequential generator."""
-    N, k, s, A, n = (ctx.params[x] for x in ("N", "k", "s", "alphabet", "strings"))
+    """k-hop by pointer doubling on the referee MPC machine at s = ceil(s_scale N^eps1), against the direct answer."""
+    N, k, A, n = (ctx.params[x] for x in ("N", "k", "alphabet", "strings"))
+    if not 0 < ctx.params["eps1"] < 1:
+        raise UsageError(f"--eps1: the memory exponent must lie in (0, 1), got {ctx.params['eps1']}")
+    s = memory_words(ctx)
+    if s < KHOP_MIN_MEMORY:
+        raise UsageError(f"--s_scale: s = {s} words is below the protocol's minimum of {KHOP_MIN_MEMORY}")
+    if A > N:
+        raise UsageError(f"--alphabet: at most N = {N} letters, got {A}")
     rng = np.random.default_rng(ctx.seed)
     wrong, rounds, machines, load = 0, set(), set(), 0
     ledger = Ledger()
     for _ in range(n):
         text = hop_string(rng, N, A)
         ledger = Ledger()
-        run = khop_mpc(text, k, memory=s, ledger=ledger)
+        run = khop_mpc(text, k, memory=s, ledger=ledger, alphabet=A)
         wrong += not np.array_equal(run.labels, hop_labels(text, k))
         rounds.add(ledger.rounds("mpc_round"))
         machines.add(ledger.total("mpc_machine"))
-        load = max(load, max(e.amount for e in ledger.entries if e.kind == "mpc_load"))
+        load = max(load, max_load(ledger))
     reasons = [f"wrong k-hop answer on {wrong} of {n} strings"] if wrong else []
     if load > s:  # held here too, not only by the MPC machine
         reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")
-    if len(rounds) != 1:
-        reasons.append(f"round count varies between strings: {sorted(rounds)}")
+    for what, seen in (("round", rounds), ("machine", machines)):
+        if len(seen) != 1:
+            reasons.append(f"{what} count varies between strings: {sorted(seen)}")
     return Measurement(
         evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
-        counts={"rounds": max(rounds)}, counts_by_tag=ledger.by_tag("mpc_round"), rounds=max(rounds),
-        reasons=reasons,
-        extra={"machines": max(machines), "max_words_received": load, "strings": n,
+        counts={"rounds": max(rounds), "machines": max(machines), "max_load": load},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=max(rounds), reasons=reasons,
+        extra={"s": s, "regime": regime(s, N), "fan": radix_fan(s), "max_words_received": load, "strings": n,
                "rounds_minus_floor_log2_k": max(rounds) - (k.bit_length() - 1)},
     )
 

@@ -39,7 +39,8 @@ def memory_words(ctx: CheckContext) -> int:
     return int(as_number(evaluate("s", get_claim(ctx.claim).definitions, ctx.params)))
 
 
-def _max_load(ledger: Ledger) -> int:
+def max_load(ledger: Ledger) -> int:
+    """The most words any machine received in one round, read off the ledger."""
     return max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
 
 
@@ -49,7 +50,8 @@ LARGE_MEMORY = {"s_scale": 40.0}
 """Extra points with s >= N (one machine could hold every token), labelled ``regime`` in their records."""
 
 
-def _regime(s: int, N: int) -> str:
+def regime(s: int, N: int) -> str:
+    """The label every small-memory record carries: whether s lies below N."""
     return "small memory (s < N)" if s < N else "large memory (s >= N)"
 
 
@@ -99,7 +101,7 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     run = anna_stack_mpc(stack, states, memory=s, ledger=ledger)
     per_layer = [a.same_as(b) for a, b in zip(run.layers, want)]
     same = all(per_layer) and len(per_layer) == L and run.states == want_states
-    load = _max_load(ledger)
+    load = max_load(ledger)
     reasons = [] if same else [f"MPC output differs from Algorithm 1 (layers agreeing: {per_layer})"]
     if load > s:
         reasons.append(f"a machine received {load} words > s = {s}")
@@ -111,7 +113,7 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
         reasons=reasons,
-        extra={**derived, "p1": p1, "p2": p2, "rho_source": sens.how, "regime": _regime(s, N), "ell": pp.ell,
+        extra={**derived, "p1": p1, "p2": p2, "rho_source": sens.how, "regime": regime(s, N), "ell": pp.ell,
                "z": pp.z, "s": s, "fan": plan.fan,
                "items_per_machine": plan.per_machine, "tokens_per_machine": plan.tokens_per_machine,
                "token_machines": plan.token_machines, "sort_machines": plan.sort_machines,
@@ -153,7 +155,7 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
     run = anna_stack_mpc(stack, states, memory=s, ledger=ledger)
     per_layer = [a.same_as(b) for a, b in zip(run.layers, want)]
     same = all(per_layer) and len(per_layer) == L and run.states == want_states
-    load = _max_load(ledger)
+    load = max_load(ledger)
     reasons = [] if same else [f"MPC output differs from exact-match attention (layers agreeing: {per_layer})"]
     if load > s:
         reasons.append(f"a machine received {load} words > s = {s}")
@@ -166,7 +168,7 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
                 "work": work},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived={"mv": mv},
         reasons=reasons,
-        extra={"s": s, "regime": _regime(s, N), "fan": plan.fan, "sort_machines": plan.sort_machines,
+        extra={"s": s, "regime": regime(s, N), "fan": plan.fan, "sort_machines": plan.sort_machines,
                "token_machines": plan.token_machines,
                "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "max_words_received": load,
                "work_per_dNlogN": work / (L * d * N * math.log(N)),
@@ -203,7 +205,7 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     reasons = [] if in_order else ["the machines' records, read in machine order, are not sorted"]
     if loads[:-1] != [per] * (P - 1):
         reasons.append(f"machines do not hold exactly {per} records each after the sort")
-    load = _max_load(ledger)
+    load = max_load(ledger)
     if load > s:
         reasons.append(f"a machine received {load} words > s = {s}")
     return Measurement(

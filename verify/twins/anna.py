@@ -18,8 +18,9 @@ from unittest import mock
 
 import numpy as np
 
-from attnsim.sim.anna import attention
+from attnsim.sim.anna import attention, khop, mpc_radix
 from attnsim.sim.anna.lsh import code_keys as _code_keys
+from attnsim.sim.anna.mpc_tree import levels
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.claims import anna as anna_claims
 from attnsim.verify.lsh_sensitivity import sensitivity
@@ -145,18 +146,19 @@ def _match2_formula() -> Iterator[None]:
 
 # ---------------------------------------------------------------- Theorem F.4: k-hop
 
-@twin("anna.khop", "one_hop_short", "pointer doubling answers k - 1 hops", params={"strings": 3}, kind="construction")
+_KHOP = {"N": 256, "strings": 2}  # s = 96 < N
+
+
+@twin("anna.khop", "one_hop_short", "pointer doubling answers k - 1 hops", params=_KHOP, kind="construction")
 @contextmanager
 def _khop_short() -> Iterator[None]:
     with wrapped(f"{_C}.khop_mpc", args=lambda text, k, **kw: ((text, max(1, k - 1)), kw)):
         yield
 
 
-@twin("anna.khop", "round_dropped", "the ledger drops the entries of round 0", params={"strings": 3}, kind="ledger")
+@twin("anna.khop", "round_dropped", "the ledger drops the entries of round 0", params=_KHOP, kind="ledger")
 @contextmanager
 def _khop_ledger() -> Iterator[None]:
-    from attnsim.sim.ledger import Ledger
-
     original = Ledger.record
 
     def record(self: Ledger, kind: str, tag: str, **kw: Any) -> Any:
@@ -164,16 +166,53 @@ def _khop_ledger() -> Iterator[None]:
             return None
         return original(self, kind, tag, **kw)
 
-    from unittest import mock
     with mock.patch.object(Ledger, "record", record):
         yield
 
 
 @twin("anna.khop", "machine_limit_quadrupled", "the MPC machine admits 4 s words a round and the protocol uses them",
-      params={"strings": 3}, kind="oracle-limit")
+      params=_KHOP, kind="oracle-limit")
 @contextmanager
 def _khop_limit() -> Iterator[None]:
     with wrapped(f"{_C}.khop_mpc", args=lambda text, k, memory, **kw: ((text, k), {**kw, "memory": 4 * memory})):
+        yield
+
+
+@twin("anna.khop", "letter_sort_unstable", "the sort by letter ranks a machine's items of equal letter in reverse, "
+      "so equal letters lose their position order", params=_KHOP, kind="construction")
+@contextmanager
+def _khop_unstable() -> Iterator[None]:
+    real = mpc_radix.tree_scan
+
+    def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
+        return real(mpc, leaves, fan, monoid, summary,
+                    lambda m, mem, pre, suf: apply(m, mem[::-1], pre, suf), label=label)
+
+    with mock.patch.object(mpc_radix, "tree_scan", scan):
+        yield
+
+
+@twin("anna.khop", "letter_pass_short", "the sort by letter makes one radix pass fewer than 32 letters need "
+      "in base f = 3", params={**_KHOP, "alphabet": 32}, kind="construction")
+@contextmanager
+def _khop_pass_short() -> Iterator[None]:
+    with mock.patch.object(mpc_radix, "radix_passes", lambda bound, base: max(1, levels(bound, base) - 1)):
+        yield
+
+
+@twin("anna.khop", "tokens_per_machine_halved", "the protocol packs s/32 tokens per machine instead of s/16, "
+      "using twice the machines the formula counts", params=_KHOP, kind="construction")
+@contextmanager
+def _khop_sparse() -> Iterator[None]:
+    with mock.patch.object(khop, "TOKEN_WORDS", 2 * khop.TOKEN_WORDS):
+        yield
+
+
+@twin("anna.khop", "rounds_formula_plus_one", "the exact round count is read one too high", params=_KHOP,
+      kind="formula")
+@contextmanager
+def _khop_formula() -> Iterator[None]:
+    with formula_shifted("anna.khop", "rounds"):
         yield
 
 

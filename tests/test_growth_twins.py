@@ -25,6 +25,7 @@ def test_a_growth_twin_is_caught_by_the_growth_verdict():
     (t,) = [t for t in all_twins() if t.claim == CLAIM and t.name == PREFIX + "oracle_dim"]
     r = run_twin(t)
     assert r.outcome == "caught" and "growth verdict exceeds" in r.reason
+    assert r.constant_factor == "within"  # the same verdict does not fail the resource times a constant
 
 
 def test_a_constant_factor_does_not_fail_a_big_o_bound():

@@ -10,7 +10,7 @@ import pytest
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify import twins as twins_mod
 from attnsim.verify.report.build import summary_table
-from attnsim.verify.teeth import ClaimTeeth, TwinResult, plan, run_teeth, run_twin, select_claims
+from attnsim.verify.teeth import ClaimTeeth, TwinResult, plan, run_teeth, run_twin, select_claims, summary
 from attnsim.verify.twins import KINDS, Twin, all_twins
 
 CLAIM = "two_heads.lemma_3_3"  # the fastest Two Heads check
@@ -107,6 +107,23 @@ def test_a_claim_caught_only_by_refusals_has_no_teeth():
     refused_construction = ClaimTeeth(CLAIM, 2, (r("a", "refused", "construction"), r("b", "caught", "ledger")), 1)
     assert not refused_construction.ok and "a (refused)" in refused_construction.problem
     assert not ClaimTeeth(CLAIM, 2, (r("b", "caught", "ledger"),), 0).ok
+
+
+def test_summary_counts_caught_and_refused_apart_and_names_what_is_missing():
+    from attnsim.verify.growth import bounded_resources
+
+    first, *rest = bounded_resources(CLAIM)
+    twins = (TwinResult(CLAIM, "a", "x", "referee", "refused", "r"),
+             TwinResult(CLAIM, "b", "x", "construction", "missed", "r"),
+             TwinResult(CLAIM, f"growth:{first}", "x", "growth", "caught", "r", constant_factor="exceeds"))
+    s = summary([ClaimTeeth(CLAIM, 3, twins, 1)])
+    assert (s["twins"], s["caught"], s["refused"]) == (3, 1, 1)
+    assert s["not_caught"] == [f"{CLAIM}:b (missed)"] and s["without_teeth"] == [CLAIM]
+    assert s["growth_twins"] == s["growth_caught"] == 1 and s["bounded_resources"] == 1 + len(rest)
+    assert s["without_growth_twin"] == [f"{CLAIM}:{r}" for r in rest]
+    assert s["constant_factor_failed"] == [f"{CLAIM}:{first}"] and not s["caught_only_by_refusals"]
+    only = ClaimTeeth(CLAIM, 2, twins[:1] * 2, 1)
+    assert summary([only])["caught_only_by_refusals"] == [CLAIM]
 
 
 def test_unknown_claim_is_a_usage_error():

@@ -6,6 +6,10 @@ them, solves each for M (the smallest M that satisfies it) and evaluates that mi
 constants a checker measured (``attnsim.sim.two_heads.assumptions``). The checker only compares
 the oracle length M with these minima; it never writes the formulas itself.
 
+The claim's ``assumptions`` state the same conditions as the paper prints them (``M >= 8 C^4 log(40 N)/eps^2``,
+paper notation); :func:`statement_mismatches` solves those too and holds each ``min_M`` entry against them, so a
+condition mistranscribed in either place (an exponent, a dropped term) fails the check that reads it.
+
 Logarithms are natural (the Hoeffding bounds the conditions come from are in e-base).
 """
 
@@ -70,3 +74,34 @@ def smallest_eps(claim: Claim, values: Mapping[str, float]) -> dict[str, float]:
         vals = [float(e.subs(subs)) for e in sols]
         out[cond.name] = min((v for v in vals if v > 0), default=float("inf"))
     return out
+
+
+_PROBES = ({"C": 1.3, "D": 0.7, "N": 1000.0, "d": 3.0, "eps": 0.4},
+           {"C": 2.9, "D": 0.2, "N": 77.0, "d": 11.0, "eps": 1.7})
+"""Two points at which the minima of the two transcriptions must agree (a name not listed here takes 2.5)."""
+
+
+def _at(expr: sp.Expr) -> tuple[float, ...]:
+    return tuple(float(expr.subs({s: p.get(s.name, 2.5) for s in expr.free_symbols})) for p in _PROBES)
+
+
+def statement_mismatches(claim: Claim) -> list[str]:
+    """Failing reasons where ``[claims.extra.min_M]`` and the statement's ``M >= ...`` assumptions (paper notation)
+    disagree: each condition of either must have an equal one (the same minimum M at every probe) in the other."""
+    stated = tuple(a for a in claim.assumptions if a.lstrip().startswith("M >="))
+    return list(_mismatches(tuple((c.text, c.min_M) for c in conditions(claim)), stated))
+
+
+@lru_cache(maxsize=None)
+def _mismatches(given: tuple[tuple[str, sp.Expr], ...], stated: tuple[str, ...]) -> tuple[str, ...]:
+    theirs = [(text, _at(solve(text, "M", paper_notation=True).lower)) for text in stated]
+    ours = [(text, _at(lower)) for text, lower in given]
+
+    def same(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        return all(abs(x - y) <= 1e-9 * max(abs(x), abs(y)) for x, y in zip(a, b))
+
+    out = [f"minimum-M condition {text!r} (paper_refs min_M) equals none of the statement's "
+           f"({'; '.join(stated) or 'none stated'})" for text, v in ours if not any(same(v, w) for _, w in theirs)]
+    out += [f"the statement's condition {text!r} has no equal in paper_refs min_M"
+            for text, w in theirs if not any(same(v, w) for _, v in ours)]
+    return tuple(out)

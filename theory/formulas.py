@@ -16,6 +16,7 @@ FUNCTIONS: dict[str, Any] = {
     "ceiling": sp.ceiling, "ceil": sp.ceiling, "floor": sp.floor, "log": sp.log, "log2": lambda x: sp.log(x, 2),
     "sqrt": sp.sqrt, "exp": sp.exp, "binomial": sp.binomial, "Max": sp.Max, "Min": sp.Min,
     "Piecewise": sp.Piecewise, "Abs": sp.Abs, "pi": sp.pi, "E": sp.E, "oo": sp.oo,
+    "sign": sp.sign,  # a limit that diverges prints as oo*sign(...): a record reads it back (leading constant)
 }
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -229,9 +229,9 @@ def calibrate(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -
     return float(f"{math.ceil(raw / step) * step:.3g}"), size
 
 
-def judge_twin(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0) -> tuple[str, str]:
-    """(outcome, reason) of a growth twin: the claim's quick growth sweep run in this process with
-    ``breaks()`` applied, ``caught`` when ``resource`` is judged ``exceeds``, else ``missed``."""
+def judge_broken(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0) -> ResourceGrowth:
+    """The growth verdict of ``resource`` over the claim's quick growth sweep run in this process with
+    ``breaks()`` applied."""
     import io
 
     from rich.console import Console
@@ -240,5 +240,11 @@ def judge_twin(claim_id: str, resource: str, breaks: Callable[[], Any], seed: in
 
     with breaks():
         records = sweep(growth_points(claim_id, True, seed), console=Console(file=io.StringIO())).records
-    g = judge(claim_id, resource, records)
+    return judge(claim_id, resource, records)
+
+
+def judge_twin(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0) -> tuple[str, str]:
+    """(outcome, reason) of a growth twin (:func:`judge_broken`): ``caught`` when ``resource`` is judged
+    ``exceeds``, else ``missed``."""
+    g = judge_broken(claim_id, resource, breaks, seed)
     return ("caught" if g.verdict == "exceeds" else "missed"), f"growth verdict {g.verdict}: {g.why}"

@@ -9,6 +9,9 @@ limit), and such a twin bites only when refused (a referee that lets it through 
 other twin bites only when caught. A claim has teeth (:attr:`ClaimTeeth.ok`) when it has at least
 :data:`MIN_TWINS` twins, one of them a construction twin, every twin that ran bites, and at least one
 was caught by the verdict (never by refusals alone). ``quick`` runs one construction twin per claim.
+A growth twin (a resource inflated by a factor that grows with N) is also run with a constant factor in its
+place (``constant_factor``): where the paper states no constant, a verdict that fails that too judges the
+constant rather than the growth, and the growth twin counts as missed.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class TwinResult:
     outcome: str
     reason: str
     seconds: float = 0.0
+    constant_factor: str = ""  # a growth twin's contrast: the growth verdict on the resource x a constant
 
     @property
     def caught(self) -> bool:
@@ -66,15 +70,19 @@ def run_twin(t: Twin, seed: int = 0) -> TwinResult:
     """Run ``t.claim``'s check with ``t``'s break applied and say how the run ended."""
     start = time.perf_counter()
 
-    def result(outcome: str, reason: str) -> TwinResult:
-        return TwinResult(t.claim, t.name, t.what, t.kind, outcome, reason, round(time.perf_counter() - start, 2))
+    def result(outcome: str, reason: str, flat: str = "") -> TwinResult:
+        return TwinResult(t.claim, t.name, t.what, t.kind, outcome, reason, round(time.perf_counter() - start, 2), flat)
 
     try:
-        if t.kind == "growth":  # judged by the growth verdict over the claim's quick growth sweep
+        if t.kind == "growth":  # the growth verdict over the claim's quick growth sweep, and a constant's contrast
             from attnsim.verify.growth import judge_twin
-            from attnsim.verify.twins.growth import resource_of
+            from attnsim.verify.twins.growth import CONSTANT, constant_contrast, resource_of
 
-            return result(*judge_twin(t.claim, resource_of(t.name), t.breaks, seed))
+            outcome, why = judge_twin(t.claim, resource_of(t.name), t.breaks, seed)
+            flat = constant_contrast(t.claim, resource_of(t.name), seed) or ""
+            if flat == "exceeds":  # the verdict fails a constant factor too: it tests the constant, not the growth
+                outcome, why = "missed", f"x{CONSTANT:g} (a constant) is judged exceeds too; {why}"
+            return result(outcome, why, flat)
         with t.breaks():
             record = run_check(t.claim, dict(t.params), t.numerics, seed)
     except (AttnsimError, AssertionError) as exc:
@@ -195,6 +203,29 @@ def run_teeth(claims: Sequence[str], quick: bool = False, seed: int = 0,
                 on_twin(r)
     return [ClaimTeeth(claim, registered, tuple(done[(t.claim, t.name)] for t in twins), built[claim])
             for claim, (registered, twins) in planned.items()]
+
+
+def summary(results: Sequence[ClaimTeeth]) -> dict[str, Any]:
+    """What a teeth pass shows in figures: twins run, caught and refused apart, those not caught; every bounded
+    resource's growth twin and whether it was caught; the constant-factor contrasts (none may fail a bound whose
+    constant the paper does not state); the claims caught only by refusals."""
+    from attnsim.verify.growth import bounded_resources
+    from attnsim.verify.twins.growth import resource_of
+
+    ran = [r for c in results for r in c.results]
+    growth = [r for r in ran if r.kind == "growth"]
+    have = {(r.claim, resource_of(r.name)) for r in growth}
+    bounded = [(c.claim, n) for c in results for n in bounded_resources(c.claim)]
+    return {"twins": len(ran), "caught": sum(r.caught for r in ran), "refused": sum(r.refused for r in ran),
+            "not_caught": [f"{r.claim}:{r.name} ({r.outcome})" for r in ran if not r.bites],
+            "bounded_resources": len(bounded), "growth_twins": len(growth),
+            "growth_caught": sum(r.caught for r in growth),
+            "without_growth_twin": [f"{c}:{n}" for c, n in bounded if (c, n) not in have],
+            "constant_factor_run": sum(bool(r.constant_factor) for r in growth),
+            "constant_factor_failed": [f"{r.claim}:{resource_of(r.name)}" for r in growth
+                                       if r.constant_factor == "exceeds"],
+            "caught_only_by_refusals": [c.claim for c in results if c.results and not c.caught],
+            "without_teeth": [c.claim for c in results if not c.ok]}
 
 
 def save(results: Sequence[ClaimTeeth], path: Path | str, version: str, quick: bool) -> None:

@@ -1,7 +1,8 @@
 """Checkers of the approximate Two Heads results and the lower bound.
 
 * ``two_heads.thm_4_1`` — measures C and D on the input (``sim.two_heads.assumptions``), asks theory
-  whether M meets both minimum-M conditions (``theory.average_case``, formulas from paper_refs),
+  whether M meets both minimum-M conditions (``theory.average_case``, formulas from paper_refs, held
+  against the statement's own ``M >= ...`` conditions: a transcription that differs is a failing reason),
   runs the construction through the oracle for the first seed's permutation (the counts) and the
   vectorised estimator for every seed (the success rate), and cross-checks the two on that seed.
   The promise "every row within eps with probability >= 0.9" is established when the 95%
@@ -33,7 +34,7 @@ from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads import average, converse, hardness
 from attnsim.sim.two_heads.assumptions import measure
 from attnsim.sim.two_heads.worst_case import simulate as worst_case_simulate
-from attnsim.theory.average_case import conditions, minimum_M, smallest_eps
+from attnsim.theory.average_case import conditions, minimum_M, smallest_eps, statement_mismatches
 from attnsim.theory.formulas import evaluate
 from attnsim.theory.lower_bound import conditional_bound, information_bound
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
@@ -127,7 +128,7 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
     row_fail = float(sw.row_fail_fraction.mean())
     eps90 = float(np.quantile(sw.max_error, promised))
 
-    reasons = []
+    reasons = statement_mismatches(claim)
     texts = {c.name: c.text for c in conditions(claim)}
     for name, good in holds.items():
         if not good:
@@ -229,6 +230,7 @@ def thm_4_1_layers(ctx: CheckContext) -> Measurement:
     elif not reasons and lo < promised:
         reasons.append(f"success rate {ok}/{K}: the 95% Clopper-Pearson interval [{lo:.3f}, {hi:.3f}] does not "
                        f"establish the promised {promised} (more --seeds may)")
+    reasons += statement_mismatches(claim)
     if cross > 1e-9:
         reasons.append(f"the oracle path and the vectorised estimator differ on the same tau (relative {cross:.3g})")
     led = oracle.ledger

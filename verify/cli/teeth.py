@@ -37,6 +37,9 @@ def _tag(r: TwinResult) -> str:
 
 
 def _print(results: list[ClaimTeeth], seconds: float, console: Console) -> None:
+    from attnsim.verify.teeth import summary
+    from attnsim.verify.twins.growth import CONSTANT
+
     for c in results:
         mark = "[green]ok[/green]" if c.ok else "[red]FAIL[/red]"
         console.print(f"{mark} [bold]{c.claim}[/bold]: {c.caught} caught, {c.refused} refused of {len(c.results)} "
@@ -44,13 +47,24 @@ def _print(results: list[ClaimTeeth], seconds: float, console: Console) -> None:
         for r in c.results:
             console.print(f"    {_tag(r)} {r.name} [{r.kind}] ({r.seconds:.1f} s): {r.what}", highlight=False)
             console.print(f"        reason: {r.reason[:300]}", markup=False, highlight=False)
-    twins = sum(len(c.results) for c in results)
-    caught = sum(c.caught for c in results)
-    refused = sum(c.refused for c in results)
-    missed = twins - sum(c.bitten for c in results)
-    bad = [c.claim for c in results if not c.ok]
-    console.print(f"{len(results)} claims, {twins} broken variants: {caught} caught, {refused} refused, "
-                  f"{missed} not caught, in {seconds:.0f} s" + (f"; without teeth: {', '.join(bad)}" if bad else ""))
+    s = summary(results)
+    bad, missed = s["without_teeth"], s["not_caught"]
+    console.print(f"{len(results)} claims, {s['twins']} broken variants: {s['caught']} caught, {s['refused']} "
+                  f"refused, {len(missed)} not caught, in {seconds:.0f} s"
+                  + (f"; without teeth: {', '.join(bad)}" if bad else ""))
+    if missed:
+        console.print(f"not caught: {', '.join(missed)}", markup=False, highlight=False)
+    unrun = s["without_growth_twin"]
+    console.print(f"growth twins: {s['growth_twins']} run for {s['bounded_resources']} bounded resources, "
+                  f"{s['growth_caught']} caught" + (f"; none run for {', '.join(unrun)}" if unrun else ""),
+                  markup=False, highlight=False)
+    flat = s["constant_factor_failed"]
+    console.print(f"constant factor (x{CONSTANT:g}) where the paper states no constant: {s['constant_factor_run']} "
+                  f"run, {len(flat)} judged exceeds" + (f" ({', '.join(flat)})" if flat else ""),
+                  markup=False, highlight=False)
+    only = s["caught_only_by_refusals"]
+    console.print(f"claims caught only by refusals: {', '.join(only) if only else 'none'}", markup=False,
+                  highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -67,7 +81,7 @@ def register(app: typer.Typer) -> None:
         declared refusal twin), and at least one caught by the check's verdict."""
         from attnsim.verify import guards
         from attnsim.verify.progress import progress
-        from attnsim.verify.teeth import plan, run_teeth, select_claims
+        from attnsim.verify.teeth import plan, run_teeth, select_claims, summary
 
         check_scheduler(scheduler)
         check_json_path(json_out)
@@ -82,5 +96,6 @@ def register(app: typer.Typer) -> None:
                                 scheduler=scheduler if scheduler.startswith("tcp://") else None)
         seconds = time.perf_counter() - start
         _print(results, seconds, Console(file=human_stream(json_out), soft_wrap=True))
-        write_json({"seconds": round(seconds, 1), "claims": [c.as_dict() for c in results]}, json_out)
+        write_json({"seconds": round(seconds, 1), "summary": summary(results),
+                    "claims": [c.as_dict() for c in results]}, json_out)
         return 0 if all(c.ok for c in results) else 1

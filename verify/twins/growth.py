@@ -73,6 +73,21 @@ def inflated(claim_id: str, resource: str, factor: Callable[[float], float], lif
         yield
 
 
+CONSTANT = 7.0
+"""The contrast's constant factor: a big-O bound whose constant the paper does not state must not fail on it."""
+
+
+def constant_contrast(claim_id: str, resource: str, seed: int = 0) -> str | None:
+    """The growth verdict of ``resource`` reported as measured x :data:`CONSTANT` (not lifted); None where the
+    paper states the bound's constant (a constant factor may then rightly fail it)."""
+    if get_claim(claim_id).resources[resource].stated_by:
+        return None
+    from attnsim.verify.growth import judge_broken
+
+    return judge_broken(claim_id, resource, lambda: inflated(claim_id, resource, lambda n: CONSTANT, lift=False),
+                        seed).verdict
+
+
 def resource_of(name: str) -> str:
     """The resource a growth twin's name inflates."""
     return name[len(PREFIX):]

@@ -46,19 +46,19 @@ def weak_codes() -> Any:
 
 # The identity permutation runs the claim's default (both minimum-M conditions hold) and must fail on the
 # success rate; the others run a cheaper size where the conditions also hold (eps = 2 on the bounded input).
-_CHEAP = {"N": 4096, "M": 512, "eps": 2.0, "seeds": 40, "input": "bounded"}
+CHEAP = {"N": 4096, "M": 512, "eps": 2.0, "seeds": 40, "input": "bounded"}
 _LAYERS = {"N": 8192, "M": 4096, "eps": 0.9, "seeds": 20, "H": 2, "L": 2}  # both conditions hold at eps < 1
 add("two_heads.thm_4_1", "last_layer_zero", "2 heads x 2 layers: the estimator's last layer outputs zero rows "
     "(relative error 1, a success at eps >= 1)", lambda: last_layer_zero(2, 2), _LAYERS, kind="construction")
 add("two_heads.thm_4_1", "estimator_halved", "the estimator returns half of every row (a wrong normaliser)",
-    estimator_halved, _CHEAP, kind="construction")
+    estimator_halved, CHEAP, kind="construction")
 add("two_heads.thm_4_1", "identity_permutation", "tau is the identity: each query block averages its own keys",
     lambda: wrapped(approx_checks.taus, lambda f, N, seed, count: [np.arange(N) for _ in range(count)]),
     kind="construction")
 add("two_heads.thm_4_1", "calls_formula_plus_one", "the exact count of calls is off by one",
-    lambda: formula_off("calls"), _CHEAP, kind="formula")
+    lambda: formula_off("calls"), CHEAP, kind="formula")
 add("two_heads.thm_4_1", "ledger_drops_lookup", "the ledger drops the first permutation lookup",
-    lambda: ledger_entry("lookup", 0), _CHEAP, kind="ledger")
+    lambda: ledger_entry("lookup", 0), CHEAP, kind="ledger")
 
 add("two_heads.thm_4_2", "weak_codes", "the codes are scaled by B/4, so other instances' keys leak in", weak_codes,
     kind="construction")

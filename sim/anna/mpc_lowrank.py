@@ -41,7 +41,7 @@ def lowrank_mpc(qp: object, kp: object, v: object, *, memory: int, ledger: Ledge
     N, r, mv = Q.shape[0], Q.shape[1], V.shape[1]
     tok_words, part_words = 2 + 2 * r + mv, 1 + r * mv
     b = (memory // 2) // tok_words
-    f = (memory // 2) // part_words
+    f = tree_fan(memory, memory - memory // 2, part_words)  # tokens keep one half, partials the other
     require(b >= 1 and f >= 2, "s", f"local memory {memory} is too small: need >= {2 * max(tok_words, 2 * part_words)} "
                                     f"words for rank {r} and value dimension {mv}")
     T = -(-N // b)
@@ -62,6 +62,18 @@ def lowrank_mpc(qp: object, kp: object, v: object, *, memory: int, ledger: Ledge
         for rec in (rec for rec in mem if rec[0] == "tok"):
             out[rec[1]] = np.array(rec[2:2 + r]) @ total
     return LowRankRun(out, mpc.rounds, T, f)
+
+
+def tree_fan(memory: int, held: int, part_words: int) -> int:
+    """Lemma D.2's tree arity floor(s / (r m)) as our machines store it: the partial matrices of
+    ``part_words`` = r m + 1 words (the matrix and a tag) that fit in the s words beside the ``held`` words
+    a machine keeps (its tokens).
+
+    Lemma D.2 sums the N matrices k'_i v_i^T on a floor(s/(r m))-ary tree, so the tree has
+    O(log N / log(s/(r m))) = O(1/(eps' - eps)) levels; any fan-in Theta(s/(r m)) keeps that depth, and
+    this one is at least floor(s / (2 (r m + 1))) whenever the tokens take at most half the memory.
+    """
+    return (memory - held) // part_words
 
 
 def tree_sweeps(mpc: MPC, f: int, T: int, *, label: str = "") -> None:

@@ -11,8 +11,9 @@ least power of two the protocol needs, so eps = log s / log N is a rational numb
 * ``sum``        -- inclusive prefix sums by an f-ary tree: up-sweep of subtree sums, down-sweep of
                     offsets, 2 ceil(log_f P) rounds.
 * ``khop``       -- k-hop by pointer doubling (:mod:`~attnsim.sim.anna.khop`) with the bitonic sort.
-* ``lowrank``    -- an L-layer low-rank-attention model, each layer by Lemma D.2's tree sums
-                    (:func:`~attnsim.sim.anna.mpc_lowrank.tree_sweeps`); see :func:`lowrank_reference`.
+* ``lowrank``    -- an L-layer low-rank-attention model, each layer by Lemma D.2's tree sums of fan-in
+                    about s / (r m) (:func:`~attnsim.sim.anna.mpc_lowrank.tree_sweeps`, ``tree_fan``);
+                    see :func:`lowrank_reference`.
 
 ``place`` and ``deliver`` are the MPC's hooks (:class:`~attnsim.sim.anna.mpc.MPC`): None runs the
 protocol directly, the hooks of :class:`~attnsim.sim.anna.mpc_to_anna.MPCTransformer` run it in the
@@ -29,7 +30,7 @@ import numpy as np
 from attnsim.sim.anna.errors import as_matrix, require
 from attnsim.sim.anna.khop import khop_mpc
 from attnsim.sim.anna.mpc import MPC, Deliver, Place, Record
-from attnsim.sim.anna.mpc_lowrank import tree_sweeps
+from attnsim.sim.anna.mpc_lowrank import tree_fan, tree_sweeps
 from attnsim.sim.anna.mpc_sort import sample_sort, sort_memory_needed
 from attnsim.sim.ledger import Ledger
 
@@ -257,10 +258,16 @@ def lowrank_reference(x: np.ndarray, layers: Sequence[LowRankLayer], modulus: in
     return out
 
 
-def lowrank_protocol(x: object, layers: Sequence[LowRankLayer], *, modulus: int, machines: int, fan_in: int = 4,
+def lowrank_protocol(x: object, layers: Sequence[LowRankLayer], *, modulus: int, machines: int,
                      memory: int | None = None, ledger: Ledger | None = None, place: Place | None = None,
                      deliver: Deliver | None = None) -> ProtocolRun:
-    """:func:`lowrank_reference` on the MPC machine: Lemma D.2's tree sums once per layer, one protocol."""
+    """:func:`lowrank_reference` on the MPC machine: Lemma D.2's tree sums once per layer, one protocol.
+
+    The trees have Lemma D.2's fan-in (:func:`~attnsim.sim.anna.mpc_lowrank.tree_fan`): every partial
+    matrix that fits beside a machine's b tokens, f = floor((s - b (2 + d)) / (1 + r d)), so each layer takes
+    2 ceil(log_f P) rounds, O(1/eps) for s = N^eps (a fixed fan-in would take rounds growing like log P).
+    Without ``memory``, s is the least power of two that leaves room for f = 2.
+    """
     X = as_matrix(x, "x")
     require(np.issubdtype(X.dtype, np.integer), "x", f"expected integers, got dtype {X.dtype}")
     N, d = X.shape
@@ -270,8 +277,9 @@ def lowrank_protocol(x: object, layers: Sequence[LowRankLayer], *, modulus: int,
     for i, lay in enumerate(layers):
         require(lay.wq.shape == (d, r) and lay.wk.shape == (d, r) and lay.wv.shape == (d, d), "layers",
                 f"layer {i} must have W^Q, W^K of shape ({d}, {r}) and W^V of shape ({d}, {d})")
-    require(isinstance(fan_in, int) and fan_in >= 2, "fan_in", f"must be an integer >= 2, got {fan_in!r}")
-    s = _memory(b * (2 + d) + fan_in * (1 + r * d) + 1, memory)
+    held, part = b * (2 + d), 1 + r * d
+    s = _memory(held + 2 * part, memory)
+    fan_in = tree_fan(s, held, part)
     mpc = MPC(machines, s, ledger=ledger, tag="lowrank", deliver=deliver, place=place)
     mpc.load({m: [("tok", i, *(int(v) for v in X[i])) for i in range(m * b, (m + 1) * b)] for m in range(machines)})
     for li, lay in enumerate(layers):

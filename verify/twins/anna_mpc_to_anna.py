@@ -1,7 +1,7 @@
 """Broken twins of the ANNA-simulates-MPC checkers (:mod:`attnsim.verify.claims.anna_mpc_to_anna`).
 
 Each twin patches one thing the check relies on -- the relay's delivery, its last move, the digit a
-move sets, the head a bundle rides, the code's payload size, a term of Lemma D.2's tree sum, the
+move sets, the head a bundle rides, the code's payload size, a term or the fan-in of Lemma D.2's tree sum, the
 code's validity test or its rows, an input/output slot, the ledger, the head count --
 and ``attnsim teeth`` expects the check to fail it.
 """
@@ -15,7 +15,7 @@ from unittest import mock
 
 import numpy as np
 
-from attnsim.sim.anna import mpc_lowrank, mpc_to_anna, relay_routing
+from attnsim.sim.anna import mpc_lowrank, mpc_protocols, mpc_to_anna, relay_routing
 from attnsim.sim.anna.message_code import DecodingError, MessageCode
 from attnsim.sim.anna.mpc_to_anna import MPCTransformer
 from attnsim.sim.anna.relay_routing import RelayPlan
@@ -149,7 +149,19 @@ def _tree_drops_last_part() -> Iterator[None]:
         yield
 
 
+@contextmanager
+def _tree_fan_in_4() -> Iterator[None]:
+    with mock.patch.object(mpc_protocols, "tree_fan", lambda memory, held, part_words: 4):
+        yield
+
+
+_FAN_PARAMS = {"N": 256, "P": 32, "eps": 0.875, "depth": 1}  # s = 128: Lemma D.2's fan-in is 12, two levels for 32
+
+
 for _claim in LOWRANK_CLAIMS:
+    twin(_claim, "tree_fan_in_4", "Lemma D.2's tree keeps fan-in 4 whatever the memory, so its depth grows like "
+         "log P where the lemma's floor(s/(r m))-ary tree stays O(1/eps) levels", params=_FAN_PARAMS,
+         kind="construction")(_tree_fan_in_4)
     twin(_claim, "tree_drops_last_part", "Lemma D.2's tree sum drops the last child's partial sum at every node",
          params=_LOWRANK_PARAMS, kind="construction")(_tree_drops_last_part)
     twin(_claim, "ledger_keeps_first_head_only", "the ledger records only head 0 of each relay layer",

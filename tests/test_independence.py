@@ -108,6 +108,8 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     **{c: ({"N": 64}, "construction", ("attnsim.sim.anna.transformer:AnnaTransformer.__call__",))
        for c in ("anna.thm_5_4_direct", "anna.thm_5_6_direct")},
     **{c: ({"N": 256}, "construction", _RELAY) for c in ("anna.thm_5_4", "anna.thm_5_6")},
+    "anna.cor_b_9": ({"protocol": "khop", "N": 64, "P": 64}, "construction",
+                     ("attnsim.sim.anna.mpc_direct:DirectTransformer.__call__", *_RELAY[1:])),
     **{c: ({}, "construction", _TINT) for c in ("tint.linear_forward", "tint.linear_backward", "tint.linear_descent",
                                                  "tint.act_forward")},
     "tint.thm_2_5": ({}, "construction", ("attnsim.sim.tint.linear_attention:softmax_simulation",)),

@@ -10,7 +10,7 @@ One idea per module:
 * ``tasks``        -- data generators and references: Match2, k-hop (generator semantics), SUM
 * ``mpc``          -- the referee MPC machine (refuses rounds over the s-word budget)
 * ``mpc_sort``     -- one-level sample sort on it (for Lemma C.2's uses)
-* ``khop``         -- 1-hop and k-hop by pointer doubling (anna.khop, Lemma F.3)
+* ``khop``         -- 1-hop and k-hop by pointer doubling, sorted by a stable radix sort on the letter (anna.khop)
 * ``mpc_tree``     -- f-ary scan trees hosted on the MPC machines (App. C's s/m-ary trees)
 * ``mpc_radix``    -- a multi-level radix sort for small memory (Lemma C.2's uses)
 * ``anna_stack``   -- L-layer ANNA-transformers on Algorithm 1 and their reference run
@@ -18,6 +18,7 @@ One idea per module:
 * ``mpc_lowrank``  -- low-rank attention by tree summation (anna.lemma_d_2)
 * ``message_code`` -- Lemma B.4's sparse code: up to alpha averaged messages decode (anna.lemma_b_4)
 * ``mpc_to_anna``  -- the transformer running an MPC protocol (anna.thm_4_1, Lemmas B.5, B.6)
+* ``mpc_direct``   -- Thm B.2's transformer, one layer per round, with ANNA heads (anna.cor_b_9)
 * ``mpc_protocols``-- bitonic sort, prefix sums, k-hop, sample sort, L-layer low rank (anna.thm_4_1, anna.thm_4_4)
 * ``reformer``     -- fixed-chunk Reformer, receptive fields and a failing SUM input (anna.prop_e_3)
 

@@ -30,6 +30,7 @@ The EMA output is the exact rational vector sums / count; :func:`decode` takes i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -107,6 +108,11 @@ class MessageCode:
             acc = (acc * row + digit) % self.base
         return acc
 
+    @lru_cache(maxsize=None)  # noqa: B019 -- the code is frozen and lives as long as its transformer
+    def buckets(self, sender: int) -> tuple[int, ...]:
+        """The bucket of ``sender`` in every row (:meth:`bucket`), computed once per sender."""
+        return tuple(self.bucket(sender, t) for t in range(self.rows))
+
     def encode_cells(self, sender: int, payload: list[int]) -> dict[tuple[int, int], np.ndarray]:
         """The non-zero buckets of one message's vector: (row, bucket) -> its first 3 + len(payload) numbers
         (the rest of the bucket is zero)."""
@@ -116,7 +122,7 @@ class MessageCode:
         require(all(abs(int(x)) <= _PAYLOAD_MAX for x in payload), "payload",
                 "numbers must lie within +-2^40 so that sums of q encodings stay exact in int64")
         block = np.array([1, sender, sender * sender, *payload], dtype=np.int64)
-        return {(t, self.bucket(sender, t)): block for t in range(self.rows)}
+        return {(t, b): block for t, b in enumerate(self.buckets(sender))}
 
     def encode(self, sender: int, payload: list[int]) -> np.ndarray:
         """The value vector of one message (integers, dimension :attr:`width`)."""
@@ -136,10 +142,10 @@ class MessageCode:
             return {}
         found: dict[int, list[int]] = {}
         for block in cells.values():
-            c, s1, s2 = (int(x) for x in block[:3])
-            if c == 0 or s1 * s1 != c * s2:
+            c, s1, s2 = (int(x) for x in block[:3].tolist())
+            if c == 0 or s1 * s1 != c * s2 or s1 // c in found:
                 continue
-            found.setdefault(s1 // c, [int(x) // c for x in block[3:]] + [0] * (self.block - len(block)))
+            found[s1 // c] = [int(x) // c for x in block[3:]] + [0] * (self.block - len(block))
         if len(found) != count:
             raise DecodingError(f"alpha: an average of {count} messages decoded to {len(found)} "
                                 f"(the code separates at most {self.alpha})")

@@ -75,7 +75,7 @@ def _heads(N: int, eps: Fraction, eps1: float, scale: float) -> int:
     return int(sp.ceiling(value))
 
 
-def _protocol(ctx: CheckContext, name: str) -> tuple[Callable[..., ProtocolRun], list[tuple[int, ...]]]:
+def protocol_case(ctx: CheckContext, name: str) -> tuple[Callable[..., ProtocolRun], list[tuple[int, ...]]]:
     """The protocol as a function of the MPC hooks, and the independent reference answer."""
     N, P = ctx.params["N"], ctx.params["P"]
     rng = np.random.default_rng(ctx.seed)
@@ -188,7 +188,7 @@ _THM_4_1_PARAMS = [Param("protocol", str, "sort", "the MPC protocol to execute",
 def _thm_4_1(ctx: CheckContext) -> Measurement:
     """Run an MPC protocol directly and inside the EMA transformer; outputs must be equal exactly."""
     name = ctx.params["protocol"]
-    protocol, reference = _protocol(ctx, name)
+    protocol, reference = protocol_case(ctx, name)
     m = run_in_transformer(ctx, protocol, reference, tag=ctx.claim.split(".")[1])
     m.extra["protocol"] = name
     return m

@@ -1,0 +1,43 @@
+"""Thm B.2's transformer with ANNA heads (anna.cor_b_9): one layer per round, Lemma B.4's code at alpha = s."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+from attnsim.sim.anna.mpc_direct import run_direct
+from attnsim.sim.anna.mpc_protocols import khop_protocol
+from attnsim.sim.anna.tasks import hop_labels, hop_string
+from attnsim.sim.anna.transformer import EMA, size_from_ledger
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.claims.anna_direct import direct_mechanism
+from attnsim.verify.teeth import run_twin
+from attnsim.verify.twins import all_twins
+
+TWINS = [t for t in all_twins() if t.claim == "anna.cor_b_9" and t.kind != "growth"]
+
+
+@pytest.mark.parametrize("mechanism", [direct_mechanism("alg1", 3), EMA()], ids=["alg1", "ema"])
+def test_khop_through_one_layer_per_round_with_averaged_messages(mechanism):
+    text = hop_string(np.random.default_rng(5), 64, 3)
+    protocol = partial(khop_protocol, text, hops=3, machines=64)
+    direct = protocol(ledger=Ledger())
+    ledger = Ledger()
+    run = run_direct(lambda **hooks: protocol(ledger=Ledger(), **hooks), inputs=64, machines=64, block=1,
+                     memory=direct.memory, mechanism=mechanism, ledger=ledger)
+    assert run.outputs == direct.vector() == [(int(v),) for v in hop_labels(text, 3)]
+    size = size_from_ledger(ledger)
+    assert size["layers"] == direct.rounds + 2 and size["heads"] == direct.memory == 16
+    assert run.max_alpha >= 2 and run.code.alpha == 16 and run.code.rows > 1  # the code's averaging is used
+
+
+def test_each_twin_kind_is_present():
+    assert {"construction", "ledger", "formula"} <= {t.kind for t in TWINS}
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=[t.name for t in TWINS])
+def test_twin_is_caught(twin):
+    result = run_twin(twin)
+    assert result.bites, result.reason

@@ -1,0 +1,87 @@
+"""Checker for Cor B.9 (Thm B.2's bounds for ANNA-transformers): anna.cor_b_9.
+
+A protocol of :mod:`attnsim.sim.anna.mpc_protocols` (bitonic sort, prefix sums, or k-hop) runs twice on
+the referee MPC machine: once delivering directly, once inside the transformer of
+:mod:`attnsim.sim.anna.mpc_direct` (one layer per round, s heads, Lemma B.4's code with alpha = s), whose
+every head is Algorithm 1 at r = 0 (ANNA) or EMA. The transformer's N outputs must equal the protocol's
+and the protocol's must equal an independent answer (numpy's sort or cumsum, the sequential k-hop
+generator). Layers, heads and width come off the ledger; the formulas and Thm B.2's bounds
+(L = R + 1, H = O(s), m = O(s^5 log N)) are in paper_refs/anna.toml.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from attnsim.sim.anna.lsh import PStableLSH
+from attnsim.sim.anna.message_code import DecodingError
+from attnsim.sim.anna.mpc_direct import run_direct
+from attnsim.sim.anna.transformer import EMA, LSHAttention, Mechanism, size_from_ledger
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.claims.anna_mpc_to_anna import EXACT, protocol_case
+from attnsim.verify.registry import CheckContext, Measurement, Param, checker
+
+_REFERENCES = {"sort": "numpy.sort", "sum": "numpy.cumsum", "khop": "attnsim.sim.anna.tasks.hop_labels"}
+
+
+def direct_mechanism(kind: str, seed: int) -> Mechanism:
+    """``"alg1"``: Algorithm 1 at r = 0 (one table of 4 p-stable hashes of width 1/1000 on the ids); or ``"ema"``."""
+    return EMA() if kind == "ema" else LSHAttention.draw(PStableLSH(1, 1e-3), 1, 4, seed)
+
+
+def _grid(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"protocol": "khop", "N": 128, "P": 128}]
+    return ([{"protocol": "khop", "N": 256, "P": 256, "k": k} for k in (1, 5)]
+            + [{"protocol": "sort", "N": n, "P": n // 2} for n in (64, 256)]
+            + [{"protocol": "sum", "N": 256, "P": 64}, {"protocol": "khop", "N": 128, "P": 128, "mechanism": "ema"}])
+
+
+@checker("anna.cor_b_9", numerics=EXACT, params=[
+    Param("protocol", str, "khop", "the MPC protocol to execute", choices=tuple(_REFERENCES)),
+    Param("N", int, 256, "input words (a power of two)", minimum=2),
+    Param("P", int, 256, "MPC machines (must divide N; a power of two for khop and sort)", minimum=1),
+    Param("eps", float, None, "memory exponent: s = 2^round(eps log2 N) (default: the least s the protocol needs)",
+          minimum=0.01),
+    Param("k", int, 5, "hops for --protocol khop", minimum=0),
+    Param("alphabet", int, 4, "letters for --protocol khop", minimum=2),
+    Param("mechanism", str, "alg1", "attention inside every head", choices=("alg1", "ema")),
+], grid=_grid, growth_grid=lambda quick: [{"protocol": "sort", "N": n, "P": n // 2} for n in (32, 64, 128, 256)])
+def check_cor_b_9(ctx: CheckContext) -> Measurement:
+    """Run a protocol directly and inside Thm B.2's transformer with ANNA heads; outputs must be equal exactly."""
+    name, N = ctx.params["protocol"], ctx.params["N"]
+    protocol, reference = protocol_case(ctx, name)
+    direct_ledger = Ledger()
+    direct = protocol(ledger=direct_ledger)
+    R, s = direct_ledger.rounds("mpc_round"), direct.memory
+    ledger = Ledger()
+    base = {"evidence": "independent", "reference": f"{_REFERENCES[name]} (and the protocol run directly)"}
+    try:
+        run = run_direct(lambda **hooks: protocol(ledger=Ledger(), **hooks), inputs=N, machines=direct.machines,
+                         block=direct.block, memory=s, mechanism=direct_mechanism(ctx.params["mechanism"], ctx.seed),
+                         ledger=ledger)
+    except DecodingError as exc:
+        return Measurement(**base, agree=False, error_bits=0.0, derived={"R": R, "s": s},
+                           counts={"decoding_failures": ledger.total("decode_failure")},
+                           reasons=[f"the transformer stopped: {exc}"])
+    reasons = []
+    if direct.vector() != reference:
+        reasons.append("the protocol run directly differs from the reference answer")
+    wrong = sum(a != b for a, b in zip(run.outputs, reference))
+    if wrong:
+        reasons.append(f"the transformer's output differs from the reference at {wrong} of {N} tokens")
+    size = size_from_ledger(ledger)
+    code = run.code
+    derived = {"R": R, "s": s, "T": code.rows, "B": code.base}
+    return Measurement(
+        **base, agree=not wrong, error_bits=math.inf if not wrong else 0.0,
+        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"]),
+                "decoding_failures": ledger.total("decode_failure")},
+        counts_by_tag=direct_ledger.by_tag("mpc_round"), rounds=R, derived=derived, reasons=reasons,
+        extra={**derived, "protocol": name, "P": direct.machines, "mechanism": ctx.params["mechanism"],
+               "code": {"alpha": code.alpha, "base": code.base, "rows": code.rows, "digits": code.digits,
+                        "width": code.width},
+               "max_alpha": run.max_alpha, "bundles_decoded": ledger.total("decode"),
+               "s_below_N": s < N, "qk_dim": size["qk_dim"], "value_dim": size["v_dim"]},
+    )

@@ -12,6 +12,7 @@ generator). Layers, heads and width come off the ledger; the formulas and Thm B.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from attnsim.sim.anna.lsh import PStableLSH
@@ -19,7 +20,7 @@ from attnsim.sim.anna.message_code import DecodingError
 from attnsim.sim.anna.mpc_direct import run_direct
 from attnsim.sim.anna.transformer import EMA, LSHAttention, Mechanism, size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.claims.anna_mpc_to_anna import EXACT, protocol_case
+from attnsim.verify.claims.anna_mpc_to_anna import EXACT, THM_4_1_PARAMS, protocol_case
 from attnsim.verify.registry import CheckContext, Measurement, Param, checker
 
 _REFERENCES = {"sort": "numpy.sort", "sum": "numpy.cumsum", "khop": "attnsim.sim.anna.tasks.hop_labels"}
@@ -38,14 +39,13 @@ def _grid(quick: bool) -> list[dict[str, Any]]:
             + [{"protocol": "sum", "N": 256, "P": 64}, {"protocol": "khop", "N": 128, "P": 128, "mechanism": "ema"}])
 
 
+_SHARED = {p.name: p for p in THM_4_1_PARAMS}  # the protocol's parameters, as anna.thm_4_1 has them
+
+
 @checker("anna.cor_b_9", numerics=EXACT, params=[
-    Param("protocol", str, "khop", "the MPC protocol to execute", choices=tuple(_REFERENCES)),
-    Param("N", int, 256, "input words (a power of two)", minimum=2),
-    Param("P", int, 256, "MPC machines (must divide N; a power of two for khop and sort)", minimum=1),
-    Param("eps", float, None, "memory exponent: s = 2^round(eps log2 N) (default: the least s the protocol needs)",
-          minimum=0.01),
-    Param("k", int, 5, "hops for --protocol khop", minimum=0),
-    Param("alphabet", int, 4, "letters for --protocol khop", minimum=2),
+    replace(_SHARED["protocol"], default="khop", choices=tuple(_REFERENCES)),
+    replace(_SHARED["N"], default=256), replace(_SHARED["P"], default=256),
+    *(_SHARED[name] for name in ("eps", "k", "alphabet")),
     Param("mechanism", str, "alg1", "attention inside every head", choices=("alg1", "ema")),
 ], grid=_grid, growth_grid=lambda quick: [{"protocol": "sort", "N": n, "P": n // 2} for n in (32, 64, 128, 256)])
 def check_cor_b_9(ctx: CheckContext) -> Measurement:

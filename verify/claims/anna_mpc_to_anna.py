@@ -179,7 +179,7 @@ def _thm_4_1_growth(quick: bool) -> list[dict[str, Any]]:
     return [sort_point(n) for n in ((64, 256, 1024, 4096) if quick else (256, 1024, 4096, 16384))]
 
 
-_THM_4_1_PARAMS = [Param("protocol", str, "sort", "the MPC protocol to execute", choices=PROTOCOLS),
+THM_4_1_PARAMS = [Param("protocol", str, "sort", "the MPC protocol to execute", choices=PROTOCOLS),
                    *_COMMON,
                    Param("k", int, 5, "hops for --protocol khop", minimum=0),
                    Param("alphabet", int, 4, "letters for --protocol khop", minimum=2)]
@@ -194,10 +194,10 @@ def _thm_4_1(ctx: CheckContext) -> Measurement:
     return m
 
 
-checker("anna.thm_4_1", numerics=EXACT, params=_THM_4_1_PARAMS, grid=_thm_4_1_grid,
+checker("anna.thm_4_1", numerics=EXACT, params=THM_4_1_PARAMS, grid=_thm_4_1_grid,
         growth_grid=_thm_4_1_growth)(_thm_4_1)
 for _claim in ("anna.thm_b_10", "anna.cor_b_14"):  # the same construction: one case each in the report's sweep
-    checker(_claim, numerics=EXACT, params=_THM_4_1_PARAMS, growth_grid=_thm_4_1_growth,
+    checker(_claim, numerics=EXACT, params=THM_4_1_PARAMS, growth_grid=_thm_4_1_growth,
             grid=lambda quick: [{"protocol": "khop", "N": 1024, "P": 64}])(_thm_4_1)
 
 

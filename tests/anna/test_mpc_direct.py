@@ -12,7 +12,9 @@ from attnsim.sim.anna.mpc_protocols import khop_protocol
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.sim.anna.transformer import EMA, size_from_ledger
 from attnsim.sim.ledger import Ledger
+from attnsim.verify.check import run_check
 from attnsim.verify.claims.anna_direct import direct_mechanism
+from attnsim.verify.report.sections.anna import anna_section
 from attnsim.verify.teeth import run_twin
 from attnsim.verify.twins import all_twins
 
@@ -41,3 +43,9 @@ def test_each_twin_kind_is_present():
 def test_twin_is_caught(twin):
     result = run_twin(twin)
     assert result.bites, result.reason
+
+
+def test_report_section_shows_the_averaging(tmp_path):
+    record = run_check("anna.cor_b_9", {"protocol": "khop", "N": 64, "P": 64}, None, 0)
+    md = anna_section([record], tmp_path, True)
+    assert "| khop (alg1) | 64 | 64 | 16 | 16 | 27 | 29 | 5440 | 16 x 17 | 2 | yes |" in md

@@ -110,6 +110,18 @@ def anna_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> st
                 f"{k.bit_length() - 1} | {c['rounds']} | {c['rounds'] - (k.bit_length() - 1)} | "
                 f"{'yes' if r['agree'] else 'NO'} |"
             )
+    routed = sorted((r for r in records if r["claim"] == "anna.cor_b_9" and "max_alpha" in r.get("extra", {})),
+                    key=lambda r: (r["extra"]["protocol"], r["params"]["N"]))
+    if routed:
+        md += ["", "#### Cor B.9: one ANNA layer per MPC round (Lemma B.3), Lemma B.4's code at alpha = s", "",
+               "| protocol | N | P | s | heads | R | layers | width | code rows x buckets | max alpha | correct |",
+               "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in routed:
+            e, c = r["extra"], r["counts"]
+            md.append(f"| {e['protocol']} ({e['mechanism']}) | {r['params']['N']} | {e['P']} | {e['s']} | "
+                      f"{c['heads']} | {e['R']} | {c['layers']} | {c['embedding_dim']} | "
+                      f"{e['code']['rows']} x {e['code']['base']} | {e['max_alpha']} | "
+                      f"{'yes' if r['agree'] else 'NO'} |")
     rho = next((r["extra"].get("rho") for r in records if r["claim"] == "anna.alg_1" and r.get("extra")), None)
     md += [""] + _scaling(records, out_dir, "anna.alg_1", "hash_evaluations", "hash evaluations",
                           f"1 + 3 rho = {_fmt(1 + 3 * rho) if rho is not None else '—'}")

@@ -246,7 +246,8 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
         return [{"N": n, "k": k, "strings": 2, **mem} for mem in KHOP_MEMORY for n, k in ((128, 3), (256, 16))]
     small = [{"N": n, "k": k, **mem} for mem in KHOP_MEMORY for n in (256, 512, 1024, 2048) for k in (1, 5, 16)]
-    return small + [{"N": 100, "k": k, "eps1": 0.5, "s_scale": 25.6} for k in (1, 2, 5, 16)]  # large memory
+    wide = [{"N": 1024, "k": 16, "alphabet": 128, **KHOP_MEMORY[0]}]  # |Sigma| = N/8: the letter sort takes 4 passes
+    return small + wide + [{"N": 100, "k": k, "eps1": 0.5, "s_scale": 25.6} for k in (1, 2, 5, 16)]  # large memory
 
 
 @checker("anna.khop", numerics=EXACT, params=[

@@ -41,8 +41,8 @@ def test_direct_attention_passed_as_the_simulation_is_caught():
 def test_reviewer_example_matches_the_toml_formulas(records):
     r = records[1]
     assert r["verdict"] == "pass", r["reasons"]
-    assert (r["counts"]["tables"], r["counts"]["z"]) == (40, 46)
-    assert r["predicted"] == {"tables": 40, "z": 46}
+    assert (r["counts"]["tables"], r["counts"]["z"]) == (41, 51)  # z sized for the union over the ell tables
+    assert r["predicted"] == {"tables": 41, "z": 51}
     e = r["extra"]["empirical"]
     assert e["runs"] == 5 and e["eta_ci95"][0] <= e["eta_proof_bound"]
 
@@ -68,7 +68,7 @@ def test_report_sections(records, tmp_path: Path):
     assert th.startswith("#### Does the simulation need only KV-cache memory?")
     assert an.startswith("### Questions from review — ANNA (memory and tables)")
     assert th.count("#### ") == 1 and an.count("\n#### ") == 2
-    assert "ℓ = 40 tables" in an and "Verdict: **holds**" in th
+    assert "ℓ = 41 tables" in an and "Verdict: **holds**" in th
 
 
 def test_bad_input_names_the_parameter():

@@ -58,9 +58,10 @@ class LSHParameters:
 
 
 @lru_cache(maxsize=None)
-def _formula(kind: str, name: str) -> sp.Expr:
-    """A formula of :data:`PROOF_CLAIM`: a definition (``def``), a resource's ``bound`` or ``exact``."""
-    claim = get(PROOF_CLAIM)
+def _formula(kind: str, name: str, claim_id: str = PROOF_CLAIM) -> sp.Expr:
+    """A formula of ``claim_id`` (default :data:`PROOF_CLAIM`, whose definitions the others inherit): a definition
+    (``def``), a resource's ``bound`` or ``exact``."""
+    claim = get(claim_id)
     if kind == "def":
         return parse(claim.definitions[name])
     return parse(getattr(claim.resources[name], kind))
@@ -102,8 +103,10 @@ def pstable_probabilities(radius: float, approx: float, width: float) -> tuple[f
     return vals[0], vals[1]
 
 
-def proof_parameters(n: int, prob_near: float, prob_far: float, failure: float | None = None) -> LSHParameters:
-    """z, ell and eta as the proof of Theorem A.1 chooses them: :data:`PROOF_CLAIM`'s formulas at this N.
+def proof_parameters(n: int, prob_near: float, prob_far: float, failure: float | None = None,
+                     claim: str = PROOF_CLAIM) -> LSHParameters:
+    """z, ell and eta as the proof of Theorem A.1 chooses them: :data:`PROOF_CLAIM`'s formulas at this N, or those
+    of ``claim``, which inherits them and may choose its own ``far_odds`` (the 1/p2^z that z is sized for).
 
     ``failure`` is delta (default: the claim's delta(N)). Needs 0 < p2 < p1 < 1; the theorem itself also
     needs rho < 1/3, which is reported (``rho``) but not enforced so that tables for c <= sqrt 3 can
@@ -115,21 +118,23 @@ def proof_parameters(n: int, prob_near: float, prob_far: float, failure: float |
         raise ValueError(f"p1, p2: need 0 < p2 < p1 < 1, got p1={prob_near}, p2={prob_far}")
     P1, P2 = sp.Float(prob_near, _DIGITS), sp.Float(prob_far, _DIGITS)
     vals: dict[str, object] = {"N": n, "rho": sp.log(1 / P1) / sp.log(1 / P2), "q2": 1 / P2 - 1}
-    d = _value(_formula("def", "delta"), vals) if failure is None else sp.Float(failure, _DIGITS)
+    d = _value(_formula("def", "delta", claim), vals) if failure is None else sp.Float(failure, _DIGITS)
     if not 0 < d < 1:
         raise ValueError(f"delta: must be in (0, 1), got {failure}")
     vals["delta"] = d
-    vals["z"] = int(_value(_formula("def", "z"), vals))
-    vals["ell"] = int(_value(_formula("def", "ell"), vals))
+    vals["far_odds"] = _value(_formula("def", "far_odds", claim), vals)
+    vals["z"] = int(_value(_formula("def", "z", claim), vals))
+    vals["ell"] = int(_value(_formula("def", "ell", claim), vals))
     return LSHParameters(
         N=n, p1=float(prob_near), p2=float(prob_far), delta=float(d), rho=float(_value(vals["rho"], {})),
-        z=vals["z"], ell=vals["ell"], eta_bound=float(_value(_formula("def", "eta_union"), vals)),
-        ell_asymptotic=float(_value(_formula("def", "ell_class"), vals)),
+        z=vals["z"], ell=vals["ell"], eta_bound=float(_value(_formula("def", "eta_union", claim), vals)),
+        ell_asymptotic=float(_value(_formula("def", "ell_class", claim), vals)),
         eta_asymptotic=float(_value(_formula("bound", "eta"), vals)),
     )
 
 
-def ideal_parameters(n: int, approx: float, prob_far: float = 0.5, failure: float | None = None) -> LSHParameters:
+def ideal_parameters(n: int, approx: float, prob_far: float = 0.5, failure: float | None = None,
+                     claim: str = PROOF_CLAIM) -> LSHParameters:
     """The proof's parameters for an ideal family with rho = 1/c^2 and a given p2 (so p1 = p2^rho).
 
     This is the reading of the paper's "rho = 1/c^2" tables (e.g. the rebuttal's c = 10, N = 16000):
@@ -140,4 +145,4 @@ def ideal_parameters(n: int, approx: float, prob_far: float = 0.5, failure: floa
     if not 0 < prob_far < 1:
         raise ValueError(f"p2: must be in (0, 1), got {prob_far}")
     prob_near = float(sp.N(sp.Float(prob_far, _DIGITS) ** (1 / sp.Float(approx, _DIGITS) ** 2), _DIGITS))
-    return proof_parameters(n, prob_near, prob_far, failure)
+    return proof_parameters(n, prob_near, prob_far, failure, claim)

@@ -29,6 +29,21 @@ def test_proof_parameters_meet_their_inequalities(N, r, c):
     assert pp.hash_evaluations == 2 * N * pp.ell * pp.z
 
 
+@pytest.mark.parametrize("c", [5.0, 10.0, 100.0])
+def test_the_rebuttals_z_brings_the_union_bound_to_the_stated_rate(c):
+    """anna.rebuttal_hash_tables sizes z for the union over the ell tables (p2^z <= 1/(10 N^3 L^(1/(1-rho))),
+    L = ln(N^2/delta)): its union bound stays within 2 N^(3 rho - 1) at every N, where anna.alg_1's z
+    (p2^z <= 1/(10 N^3)) leaves ell / (10 N), a log N above the rate, past 2 N^(3 rho - 1) by N = 10^6 at c = 10."""
+    for N in (1000, 16000, 10**6):
+        pp = ideal_parameters(N, c, claim="anna.rebuttal_hash_tables")
+        L = math.log(N**2 / pp.delta)
+        assert pp.p2 ** pp.z <= 1 / (10 * N**3 * L ** (1 / (1 - pp.rho))) < pp.p2 ** (pp.z - 1)
+        assert pp.ell - 1 < L / pp.p1 ** pp.z <= pp.ell
+        assert pp.eta_bound <= 2 * N ** (3 * pp.rho - 1)
+    literal = ideal_parameters(10**6, 10.0)
+    assert literal.eta_bound > 2 * 10 ** (6 * (3 * literal.rho - 1))
+
+
 def test_ideal_family_tables_grow_as_c_shrinks():
     """The reviewer's table: ell for N = 16000 and c in {1000, 10, 3, 2}."""
     ells = [ideal_parameters(16000, c).ell for c in (1000, 10, 3, 2)]

@@ -2,7 +2,8 @@
 memory-measuring helpers (``two_heads.rebuttal_kv_memory`` is in :mod:`.two_heads_memory`).
 
 * ``anna.rebuttal_hash_tables``: ell, z and the failure bound eta from the proof's formulas
-  (:func:`attnsim.theory.lsh.ideal_parameters`, rho = 1/c^2, p2 given) for the reviewer's grid, and the
+  (:func:`attnsim.theory.lsh.ideal_parameters`, rho = 1/c^2, p2 given; z sized by the claim's own far_odds so
+  that the union over the ell tables meets eta = O(N^(3 rho - 1))) for the reviewer's grid, and the
   empirical eta of Algorithm 1 at small N via the ``anna.alg_1`` checker.
 * ``anna.rebuttal_linear_memory``: peak memory words of Algorithm 2 (one table reused) and
   Algorithm 1 (ell tables) from their ledgers over a doubling sweep of N, both exponents fitted.
@@ -137,12 +138,12 @@ def check_hash_tables(ctx: CheckContext) -> Measurement:
         raise UsageError(f"--c: the approximation factor must be > 1, got {p['c']}")
     if not 0 < p["p2"] < 1:
         raise UsageError(f"--p2: must be in (0, 1), got {p['p2']}")
-    here = ideal_parameters(p["N"], p["c"], p["p2"])
+    here = ideal_parameters(p["N"], p["c"], p["p2"], claim=ctx.claim)
     ns = {"full": TABLE_NS, "reviewer": (p["N"],), "none": ()}[p["table"]]
     table = []
     for n in ns:
         for c in TABLE_CS:
-            q = ideal_parameters(n, c, p["p2"])
+            q = ideal_parameters(n, c, p["p2"], claim=ctx.claim)
             table.append({"N": n, "c": c, "rho": q.rho, "z": q.z, "ell": q.ell, "delta": q.delta,
                           "eta_bound": q.eta_bound, "ell_asymptotic": q.ell_asymptotic,
                           "hash_evaluations": q.hash_evaluations, "theorem_applies": q.rho < 1 / 3})

@@ -69,8 +69,10 @@ def anna_memory_section(records: list[dict], out_dir, quick: bool) -> str:
     if t is not None:
         ex, p = t["extra"], t["params"]
         md += [f"Constants used (the proof of Theorem A.1, `attnsim.theory.lsh`): ideal family ρ = 1/c², "
-               f"p2 = {p['p2']}, p1 = p2^ρ; z = ⌈log_(1/p2)(10N³)⌉, ℓ = ⌈ln(N²/δ)/p1^z⌉, δ = min(N^(3ρ−1), 1/10), "
-               "η ≤ ℓN²p2^z + N²(1−p1^z)^ℓ. The theorem needs ρ < 1/3 (c > √3); rows with ρ ≥ 1/3 are shown "
+               f"p2 = {p['p2']}, p1 = p2^ρ; z = ⌈log_(1/p2)(10N³·ln(N²/δ)^(1/(1−ρ)))⌉, ℓ = ⌈ln(N²/δ)/p1^z⌉, "
+               "δ = min(N^(3ρ−1), 1/10), η ≤ ℓN²p2^z + N²(1−p1^z)^ℓ. This z is what the proof's union over the ℓ "
+               "tables needs for its η = O(N^(3ρ−1)) (the proof's own 10N³ leaves a factor log N in η); it costs ℓ "
+               "a factor (log N)^(ρ/(1−ρ)). The theorem needs ρ < 1/3 (c > √3); rows with ρ ≥ 1/3 are shown "
                "for the arithmetic only.", "",
                f"The reviewer's example, c = {p['c']:g}, N = {p['N']}: **ℓ = {ex['ell']} tables, z = {ex['z']} "
                f"hashes per table, η ≤ {ex['eta_bound']:.3g}**; the asymptotic form N^(3ρ) log N gives "

@@ -4,7 +4,7 @@ the paper's constant cannot fail on a constant); a frozen constant fails a later
 
 from __future__ import annotations
 
-from attnsim.paper_refs import Resource, get
+from attnsim.paper_refs import Resource, all_claims, get
 from attnsim.verify.check import bound_entry
 from attnsim.verify.growth import bounded_resources, judge_twin
 from attnsim.verify.registry import all_checkers
@@ -57,13 +57,21 @@ def test_the_papers_constant_holds_at_every_size_and_no_constant_is_no_guard():
     assert e["guard"] == "no constant" and not why and e["ratio"] == 10**6 / 8
 
 
+def test_no_frozen_constant_stands_beside_an_exact_count():
+    """A resource with an exact count is decided by it and by the growth verdict; a constant fitted once and
+    frozen is for a bound without one (fails naming the resource that carries both)."""
+    both = [f"{cid}.{name}" for cid, c in all_claims().items() for name, r in c.resources.items()
+            if r.exact and r.calibrated_at is not None]
+    assert not both, f"frozen constants beside exact counts: {both}"
+
+
 def test_paper_refs_constants_are_frozen_or_stated_and_guard_a_resource_without_an_exact_count():
     c = get("anna.lemma_b_4").resources["dimension"]
     assert c.constant and c.calibrated_at and not c.exact
     assert get("anna.lemma_c_2").resources["max_load"].stated_by
     from attnsim.verify.growth import guard_summary
 
-    recs = [{"size": {"value": n}, "bounds": {"embedding_dim": {"guard": g}}}
-            for n, g in ((512, "at or below calibration size"), (1024, "within"), (2048, "exceeds"))]
-    assert guard_summary("anna.thm_4_1", "embedding_dim", recs) == "83 x bound (frozen at N = 512): exceeded at 2048"
-    assert guard_summary("anna.thm_4_1", "heads", recs) == "no constant"
+    recs = [{"size": {"value": n}, "bounds": {"work": {"guard": g}}}
+            for n, g in ((64, "at or below calibration size"), (1024, "within"), (2048, "exceeds"))]
+    assert guard_summary("anna.thm_c_1", "work", recs) == "97 x bound (frozen at N = 64): exceeded at 2048"
+    assert guard_summary("anna.thm_c_1", "machines", recs) == "no constant"

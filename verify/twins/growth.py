@@ -6,9 +6,10 @@ The factor is ``sqrt(n)``: a log factor (``1 + ln n``) is the smaller growth a b
 either, and the growth verdict catches it on a smooth sweep (tests), but four sizes of a ratio that moves in
 steps (a ceiling, a tree depth) leave an interval too wide to tell ``1 + ln n`` from noise. A resource
 measured below its bound is first lifted to the bound (``max(measured, C bound)``, C the resource's frozen or
-stated constant, 1 without one): inflating a count that sits far below its bound by less than the slack breaks
-nothing, so only the lifted count is a broken variant; and a width whose ratio to its bound wanders by 2x
-between sizes (a prime code base) would hide sqrt(n) over four sizes, so it is lifted to its guard's band.
+stated constant; without one, the largest measured / bound of the unbroken sweep, at least 1): inflating a count
+that sits far below its bound by less than the slack breaks nothing, so only the lifted count is a broken
+variant; and a count whose ratio to its bound wanders between sizes (a prime code base, a width whose ratio
+falls from 2 to 0.1 over the sweep) would hide sqrt(n) over four sizes, so it is lifted to that band.
 :func:`inflated` with a constant factor is the contrast the tests use: a constant must not fail a big-O bound
 whose constant the paper does not state.
 """
@@ -42,26 +43,49 @@ def _measure(fn: Callable[[CheckContext], Measurement], ctx: CheckContext) -> Me
 @contextmanager
 def inflated(claim_id: str, resource: str, factor: Callable[[float], float], lift: bool = True) -> Iterator[None]:
     """While active, ``claim_id``'s checker reports ``resource`` as ``max(measured, C * bound) * factor(size)``
-    with C the resource's constant in paper_refs (1 without one; ``lift=False``: ``measured * factor(size)``),
-    the size being the claim's limit variable."""
+    with C the resource's constant in paper_refs, else the band of the unbroken sweep (module docstring;
+    ``lift=False``: ``measured * factor(size)``), the size being the claim's limit variable."""
     from attnsim.verify import check
 
     claim = get_claim(claim_id)
     chk = all_checkers()[claim_id]
     bound = claim.resources[resource].bound or "0"
-    band = claim.resources[resource].constant or 1.0
+    bands: dict[int, float] = {}
+
+    def bound_at(ctx: CheckContext, m: Measurement) -> float:
+        return float(as_number(evaluate(bound, claim.definitions, check._formula_values(ctx.params, m.derived))))
+
+    def band(seed: int) -> float:
+        """C: the resource's constant in paper_refs, else the largest measured / bound over the unbroken quick
+        growth sweep (the measurements the sweep reuses from :func:`_measure`), at least 1."""
+        if claim.resources[resource].constant is not None:
+            return claim.resources[resource].constant
+        if seed not in bands:
+            from attnsim.verify.growth import growth_points
+
+            ratios = [1.0]
+            for pt in growth_points(claim_id, True, seed):
+                ctx = CheckContext(claim_id, chk.resolve(dict(pt.params)),
+                                   check.check_numerics(chk, pt.numerics, None), pt.seed, None)
+                try:
+                    m = _measure(chk.fn, ctx)
+                    if m.counts.get(resource) is not None:
+                        ratios.append(float(m.counts[resource]) / bound_at(ctx, m))
+                except Exception:  # noqa: BLE001 - a point that fails here fails in the sweep too, which records it
+                    continue
+            bands[seed] = max(ratios)
+        return bands[seed]
 
     def broken(ctx: CheckContext) -> Measurement:
         m = _measure(chk.fn, ctx)
         measured = m.counts.get(resource)
-        values = check._formula_values(ctx.params, m.derived)
-        size = check.record_size(claim, values)
+        size = check.record_size(claim, check._formula_values(ctx.params, m.derived))
         if measured is None or size is None:
             return m
         base = float(measured)
         if lift:
             try:
-                base = max(base, band * float(as_number(evaluate(bound, claim.definitions, values))))
+                base = max(base, band(ctx.seed) * bound_at(ctx, m))
             except FormulaError:
                 pass
         m.counts[resource] = base * factor(float(size))

@@ -65,7 +65,14 @@ def radix_fan(memory: int) -> int:
 
 
 def letter_sort(alphabet: int) -> Sorter:
-    """The stable LSD radix sort of the items by their letter (field 3) over ``alphabet`` letters (module docstring)."""
+    """The stable LSD radix sort of the items by their letter (field 3) over ``alphabet`` letters (module docstring).
+
+    Relation to Lemma C.2: the lemma sorts arbitrary keys in O(1/eps) rounds (Goodrich et al. 2011, a
+    pipelined BSP merge sort we have not reconstructed). Sorting general keys of c log N bits with
+    :mod:`attnsim.sim.anna.mpc_radix` takes about 2c/eps passes of O(1/eps) rounds, O(1/eps^2). Lemma F.3
+    needs less: its items are already in position order, so only the letter's ceil(log_f |Sigma|) digits
+    are sorted, one pass of O(1/eps) rounds for a fixed alphabet (docs/anna_small_memory.md).
+    """
 
     def sort(mpc: MPC, machines: range, key: Callable, block: int, **_: int) -> None:
         f = radix_fan(mpc.s)

@@ -12,6 +12,7 @@ L2, in bits (two_heads §1.1). Peak memory is the process's peak resident set si
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from attnsim.sim.engine.simulate import simulate
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights
 from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
+from attnsim.verify.dask_local import local_cluster, quiet_dask_logs
 from attnsim.verify.procs import peak_rss
 from attnsim.verify.registry import UsageError
 
@@ -84,14 +86,17 @@ def run_layer(N: int, M: int, d: int, *, H: int = 1, scheme: str = "fused", sche
     validate(N, M, d, H, check_rows, scheme, workers)
     spec, weights, X = random_layer(N, d, H, seed)
     oracle = Oracle(OracleSpec(M + 1, dim=2 * spec.m + 2), get_numerics("float64", seed))
-    sched = make_scheduler(scheduler, workers)
-    try:
+    with ExitStack() as stack:
+        if scheduler == "local":  # quiet on an interrupt; its workers die with this process (see dask_local)
+            sched = DaskScheduler(client=stack.enter_context(local_cluster(workers)))
+        else:
+            sched = make_scheduler(scheduler, workers)
+        if isinstance(sched, DaskScheduler):
+            stack.enter_context(quiet_dask_logs())
+            stack.callback(sched.close)
         t0 = time.perf_counter()
         Y = simulate(spec, weights, X, oracle, b=M, scheme=scheme, scheduler=sched)
         seconds = time.perf_counter() - t0
-    finally:
-        if isinstance(sched, DaskScheduler):
-            sched.close()
     led = oracle.ledger
     record: dict[str, Any] = {
         "N": N, "M": M, "d": d, "H": H, "scheme": scheme, "scheduler": scheduler, "workers": workers,

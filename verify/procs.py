@@ -5,7 +5,10 @@ through ctypes), so SIGKILL or SIGTERM of ``attnsim`` takes its workers with it.
 available a watchdog thread polls ``os.getppid()`` and ends the worker once the parent is gone.
 Interrupting the parent cancels what is queued and terminates the running workers instead of waiting
 for their chunks to finish; the workers ignore SIGINT themselves (a terminal's Ctrl-C reaches the whole
-process group), so an interrupt is the parent's one line, never a traceback per worker.
+process group) and die of SIGTERM without a word, so an interrupt is the parent's one line, never a
+traceback per worker. While workers are being started, SIGINT and SIGTERM are held
+(:func:`signals_deferred`): a worker is never born with the parent's handlers armed, and the parent
+loses no interrupt that lands meanwhile.
 """
 
 from __future__ import annotations
@@ -24,15 +27,22 @@ PR_SET_PDEATHSIG = 1
 WATCHDOG_SECONDS = 1.0
 
 
+HELD = (signal.SIGINT, signal.SIGTERM)
+"""The signals held while workers start, and set to a worker's own dispositions once it runs."""
+
+
 def die_with_parent(parent: int) -> None:
     """Pool initializer: end this process when ``parent`` exits (signal from the kernel, else a watchdog),
     silently, and leave Ctrl-C to the parent (a terminal sends SIGINT to every process of the group; the
-    parent stops its workers itself, so theirs would only print tracebacks); SIGTERM ends a worker at once."""
+    parent stops its workers itself, so theirs would only print tracebacks); SIGTERM ends a worker at once.
+    A worker forked while the parent held both signals (:func:`signals_deferred`) has them blocked until
+    here, where they are unblocked once their dispositions are set (a Ctrl-C that came meanwhile is dropped)."""
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         # A fork inherits the parent's SIGTERM handler, which raises an exception: a worker told to stop
         # would catch it as its task's failure, print a traceback and take the next queued task.
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
     except ValueError:  # not the main thread (a Dask worker's task): the fork inherited the parent's choice
         pass
     armed = False
@@ -54,17 +64,35 @@ def _watch(parent: int) -> None:
 
 
 @contextmanager
-def sigint_ignored() -> Iterator[None]:
-    """Ignore SIGINT in this (main) thread while worker processes are forked, so that they inherit it."""
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while worker processes start (or stop), then act on any that came.
+
+    Both are blocked in this (main) thread, so every thread started meanwhile (a Dask cluster's event
+    loop, the threads that fork its workers) and every process those fork inherit the block: a worker
+    never meets a Ctrl-C before :func:`die_with_parent` has set it to be ignored. A signal that reaches
+    this process meanwhile (this thread, or another thread that does not block it) is recorded instead
+    of raising in the middle of a half-started cluster, and raised again here once the block is lifted:
+    an interrupt at any moment is acted upon, never lost. Outside the main thread this does nothing.
+    """
+    caught: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        caught.append(signum)
+
     try:
-        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        before = {s: signal.signal(s, hold) for s in HELD if signal.getsignal(s) is not None}
     except ValueError:  # not the main thread: nothing to change
         yield
         return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, before)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a signal that came while blocked reaches ``hold`` here
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        if caught:
+            signal.raise_signal(caught[0])  # its own handler now: KeyboardInterrupt, or the command's SIGTERM
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:

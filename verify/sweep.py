@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import logging
 import math
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
-from contextlib import contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -37,9 +36,10 @@ from rich.console import Console
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.cache import Cache, atomic_write, point_key
+from attnsim.verify.dask_local import local_cluster, quiet_dask_logs
 from attnsim.verify.guards import check_workers
 from attnsim.verify.limits import out_of_memory
-from attnsim.verify.procs import die_with_parent, sigint_ignored, stop_pool, worker_pool
+from attnsim.verify.procs import signals_deferred, stop_pool, worker_pool
 from attnsim.verify.progress import progress
 from attnsim.verify.records import normalise
 from attnsim.verify.registry import NO_NUMERICS, ResumableError, UsageError, all_checkers
@@ -185,8 +185,9 @@ def _serial(chunks: list, cache_root: str | None, workers: int, scheduler: str |
 def _processes(chunks: list, cache_root: str | None, workers: int, scheduler: str | None,
                task: Task = run_chunk) -> Iterator[list]:
     pool = worker_pool(workers)
-    pending = {pool.submit(task, chunk, cache_root) for chunk in chunks}
     try:
+        with signals_deferred():  # the first submit forks the workers: none is born with Ctrl-C armed
+            pending = {pool.submit(task, chunk, cache_root) for chunk in chunks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -199,40 +200,22 @@ def _processes(chunks: list, cache_root: str | None, workers: int, scheduler: st
 
 def _dask(chunks: list, cache_root: str | None, workers: int, scheduler: str | None,
           task: Task = run_chunk) -> Iterator[list]:
-    """Dask's loggers stay silent throughout (an interrupt or a lost worker is the sweep's own one line)."""
-    import distributed  # noqa: F401 - its loggers exist (and have their levels) before they are silenced
+    """On the cluster at ``scheduler``, or on an embedded quiet LocalCluster (:mod:`attnsim.verify.dask_local`);
+    Dask's loggers stay silent throughout (an interrupt or a lost worker is the sweep's own one line)."""
+    from dask.distributed import Client
 
-    with _quiet_dask_logs():
-        yield from _dask_quiet(chunks, cache_root, workers, scheduler, task)
-
-
-def _dask_quiet(chunks: list, cache_root: str | None, workers: int, scheduler: str | None,
-                task: Task = run_chunk) -> Iterator[list]:
-    """The embedded LocalCluster has one single-threaded worker process per worker, started by fork
-    where the platform has it: forked workers inherit the loaded checkers (a spawned worker would
-    import sympy and every construction again, several seconds each), SIGINT ignored (the report
-    stops them) and silenced loggers; each asks the kernel to end it with the report."""
-    import multiprocessing
-
-    import dask
-    from dask.distributed import Client, LocalCluster
-
-    cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout=f"{CONNECT_SECONDS}s")
-        except (OSError, TimeoutError) as exc:
-            raise UsageError(f"--scheduler: cannot reach {scheduler} within {CONNECT_SECONDS} s "
-                             f"({type(exc).__name__})") from None
-    else:
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        with dask.config.set({"distributed.worker.multiprocessing-method": method}), sigint_ignored():
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.CRITICAL)
-        client = Client(cluster)
-        client.run(die_with_parent, os.getpid())  # a killed report takes its workers with it, silently
-    _ignore_abandoned_gathers(client)
-    try:
+    with ExitStack() as stack:
+        stack.enter_context(quiet_dask_logs())
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout=f"{CONNECT_SECONDS}s")
+            except (OSError, TimeoutError) as exc:
+                raise UsageError(f"--scheduler: cannot reach {scheduler} within {CONNECT_SECONDS} s "
+                                 f"({type(exc).__name__})") from None
+            stack.callback(_close_quietly, client)
+        else:
+            client = stack.enter_context(local_cluster(workers))
+        _ignore_abandoned_gathers(client)
         futures = [client.submit(task, chunk, cache_root, pure=False) for chunk in chunks]
         try:
             yield from _dask_results(client, futures)
@@ -241,13 +224,13 @@ def _dask_quiet(chunks: list, cache_root: str | None, workers: int, scheduler: s
                 client.cancel(futures)
             except Exception:  # a lost scheduler cannot cancel; nothing is left to cancel
                 pass
-    finally:
-        try:
-            client.close(timeout=CONNECT_SECONDS)
-        except Exception:  # closing a client whose scheduler is gone
-            pass
-        if cluster is not None:
-            cluster.close()
+
+
+def _close_quietly(client: Any) -> None:
+    try:
+        client.close(timeout=CONNECT_SECONDS)
+    except Exception:  # closing a client whose scheduler is gone
+        pass
 
 
 def _ignore_abandoned_gathers(client: Any) -> None:
@@ -270,26 +253,6 @@ def _ignore_abandoned_gathers(client: Any) -> None:
     loop.set_exception_handler(handler)
 
 
-@contextmanager
-def _quiet_dask_logs() -> Iterator[None]:
-    """Silence the client side's dask, tornado and asyncio loggers while a sweep runs.
-
-    When a worker dies, distributed logs its own recovery (``Couldn't gather … rescheduling``, the
-    traceback of a cancelled gather) on stderr; the sweep reports the outcome itself in one line
-    (:class:`ResumableError`), so those lines would only bury it. Levels are restored afterwards.
-    """
-    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in ("distributed", "tornado", "asyncio")]
-    loggers = [logging.getLogger(n) for n in {*names, "distributed", "tornado", "asyncio"}]
-    saved = [(lg, lg.level) for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        for lg, level in saved:
-            lg.setLevel(level)
-
-
 def _dask_results(client: Any, futures: list) -> Iterator[list]:
     """Results as they finish; a sweep with no live worker for :data:`NO_WORKER_SECONDS`, a lost scheduler
     or a worker killed repeatedly becomes a :class:`ResumableError` (what finished is already cached)."""
@@ -300,7 +263,7 @@ def _dask_results(client: Any, futures: list) -> Iterator[list]:
     from distributed.scheduler import KilledWorker
 
     lost = (KilledWorker, CancelledError, CommClosedError, OSError)
-    with _quiet_dask_logs():
+    with quiet_dask_logs():
         pending = set(futures)
         idle_since: float | None = None
         while pending:

@@ -96,13 +96,14 @@ class DaskScheduler:
     """Chunks of consecutive batches on a Dask cluster; outputs come back in submission order.
 
     ``address``: ``"local"`` starts a LocalCluster of ``workers`` single-threaded processes;
-    ``"tcp://host:port"`` connects to a running scheduler.
+    ``"tcp://host:port"`` connects to a running scheduler. ``client``: a client of a cluster that the
+    caller started and will close itself (``address`` is then ignored).
     """
 
     name = "dask"
 
     def __init__(self, address: str = "local", workers: int = 2, chunk: int = 2, backend: str = "numpy",
-                 in_flight: int | None = None, timeout: str = "2s") -> None:
+                 in_flight: int | None = None, timeout: str = "2s", client: Any = None) -> None:
         """Run batches on a Dask cluster (``local`` starts one), keeping at most ``in_flight`` pending."""
         try:
             from distributed import Client, LocalCluster
@@ -115,8 +116,11 @@ class DaskScheduler:
         self.backend, self.chunk = backend, chunk
         self.in_flight = in_flight or 2 * workers
         self._cluster = None
+        self._own_client = client is None
         try:
-            if address == "local":
+            if client is not None:
+                self.client = client
+            elif address == "local":
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                              dashboard_address=None)
                 self.client = Client(self._cluster)
@@ -156,8 +160,9 @@ class DaskScheduler:
             yield from zip(metas, outs)
 
     def close(self) -> None:
-        """Close the client and the local cluster, if one was started."""
-        self.client.close()
+        """Close the client and the local cluster, if this scheduler started them."""
+        if self._own_client:
+            self.client.close()
         if self._cluster is not None:
             self._cluster.close()
 

@@ -214,7 +214,7 @@ def _stop_at(cmd: list[str], how: str, moment: str, cwd: Path) -> tuple[int, lis
     for p in alive:
         p.kill()
     assert not alive, f"workers outlived their parent: {[p.pid for p in alive]}"
-    return proc.returncode, [line for line in err.strip().splitlines() if not PROGRESS.match(line)], err
+    return proc.returncode, [line for line in err.strip().splitlines() if not _PROGRESS.match(line)], err
 
 
 @pytest.mark.slow

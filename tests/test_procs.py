@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import signal
 
-from attnsim.verify.procs import worker_pool
+import pytest
+
+from attnsim.verify.procs import signals_deferred, worker_pool
 
 
 class _Stop(BaseException):
@@ -31,3 +34,33 @@ def test_worker_sigterm_is_default_under_a_raising_parent_handler() -> None:
             pool.shutdown(wait=True)
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_a_signal_held_while_workers_start_is_raised_afterwards_not_lost() -> None:
+    """SIGINT that lands while workers start is neither acted on in the middle (a half-started cluster) nor
+    dropped (the interrupt that a SIG_IGN window lost): it becomes KeyboardInterrupt once the block is lifted."""
+    reached_the_end = False
+    with pytest.raises(KeyboardInterrupt):
+        with signals_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            reached_the_end = True
+    assert reached_the_end
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def _dispositions() -> tuple[object, object, set]:
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    return signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), blocked
+
+
+def test_a_worker_forked_while_signals_are_held_ignores_sigint_and_blocks_nothing() -> None:
+    """A pool worker forked inside the hold is born with SIGINT and SIGTERM blocked; once it runs, SIGINT is
+    ignored, SIGTERM has its default action and nothing stays blocked."""
+    pool = worker_pool(1)
+    try:
+        with signals_deferred():
+            fut = pool.submit(_dispositions)
+        assert fut.result() == (signal.SIG_IGN, signal.SIG_DFL, set())
+    finally:
+        pool.shutdown(wait=True)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from itertools import count
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 from attnsim.verify.check import run_check
 from attnsim.verify.claims.rebuttal_memory import loglog_exponent, sweep
+from attnsim.verify.records import dumps, split_varying
 from attnsim.verify.registry import UsageError
 from attnsim.verify.report.sections.rebuttal_memory import anna_memory_section, two_heads_memory_section
 
@@ -84,3 +87,31 @@ def test_bad_input_names_the_parameter():
 
 def test_loglog_exponent_recovers_a_power():
     assert loglog_exponent([10, 20, 40], [3 * n**1.5 for n in (10, 20, 40)]) == pytest.approx(1.5)
+
+
+def _doubling_peaks(scale: int, shift: int) -> Callable[[Callable[[], Any]], int]:
+    """A stand-in for the tracemalloc peak: runs ``fn`` and says ``scale * 2^k + shift * k`` for the k-th size
+    of each sweep (a warm-up, then three doublings), so the memory verdict holds whatever the allocator did."""
+    calls = count()
+
+    def peak(fn: Callable[[], Any]) -> int:
+        fn()
+        k = next(calls) % 4
+        return scale * 2**k + shift * k
+
+    return peak
+
+
+def test_peak_bytes_that_differ_leave_the_deterministic_part_unchanged(monkeypatch):
+    """Peaks differ between processes (allocator state): every value computed from them must be declared
+    varying, so checks.json is byte-identical whichever executor ran the check."""
+    from attnsim.verify.claims import two_heads_memory
+
+    params = {"N": 256, "M": 16, "d": 8, "points": 3, "engine": 128, "direct": 128}
+    parts = []
+    for scale, shift in ((1000, 0), (1500, 70)):
+        monkeypatch.setattr(two_heads_memory, "peak_bytes", _doubling_peaks(scale, shift))
+        record = run_check("two_heads.rebuttal_kv_memory", params)
+        assert record["verdict"] == "pass", record["reasons"]
+        parts.append(split_varying(record))
+    assert parts[0][1] != parts[1][1] and dumps(parts[0][0]) == dumps(parts[1][0])

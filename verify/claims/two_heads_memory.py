@@ -187,7 +187,7 @@ def check_kv_memory(ctx: CheckContext) -> Measurement:
                        derived={"b": p["M"]}, reasons=reasons, extra=extra, varying=VARYING)
 
 
-VARYING = ("peak_bytes", "exponent", "bytes_per_token", "bound_ratio", "summary", "engine_peak_bytes",
-           "engine_exponent", "direct_peak_bytes", "direct_exponent")
+VARYING = ("peak_bytes", "exponent", "exponent_above_baseline", "bytes_per_token", "bound_ratio", "summary",
+           "engine_peak_bytes", "engine_exponent", "direct_peak_bytes", "direct_exponent")
 """Peak bytes (tracemalloc) and what is computed from them differ from run to run by allocator state; the
 verdict rests on the fitted exponent within its stated slack."""

@@ -112,9 +112,10 @@ def print_record(r: dict[str, Any], file: Any = None) -> None:
         bound = f"{bound_text(b['formula'], paper)} = {number(b.get('value'))}" if b.get("formula") else "—"
         value = b.get("value")
         ratio = number(measured / value) if isinstance(measured, (int, float)) and value else "—"
-        lead = cont.get("leading_constant_here") or cont.get("leading_constant")
+        general = cont.get("leading_constant")  # "leading_constant_here" is already evaluated and printed: not reparsed
+        lead = cont.get("leading_constant_here") or (at(general, values, paper) if general else "—")
         rows.append([str(c) for c in (name, number(measured), number(r["predicted"].get(name)), bound, ratio,
-                                      at(lead, values, paper) if lead else "—", cont.get("verdict") or "—")])
+                                      lead, cont.get("verdict") or "—")])
     if console.is_terminal:
         table = Table(show_header=True, caption="measured / bound: the constant the paper's O(·) hides at this size")
         for col in header:

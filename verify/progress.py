@@ -80,3 +80,28 @@ def progress(console: Console | None, label: str, total: int, every: float = EVE
         beat.join()
     if time.monotonic() - tracker.start >= every:
         console.print(tracker.line(), markup=False, highlight=False, soft_wrap=True)
+
+
+class Phases:
+    """Wall time of each phase of a long command (``attnsim report``): a line on ``console`` as each ends,
+    and :meth:`line` for the closing summary."""
+
+    def __init__(self, console: Console | None) -> None:
+        """Report each phase's time on ``console`` (stderr by default)."""
+        self.console = console or Console(stderr=True)
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        """Time the block as the phase ``name`` (times of a repeated name add up)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            took = time.perf_counter() - start
+            self.seconds[name] = self.seconds.get(name, 0.0) + took
+            self.console.print(f"phase {name}: {took:.1f} s", markup=False, highlight=False, soft_wrap=True)
+
+    def line(self) -> str:
+        """``name X s, ...`` in the order the phases ran."""
+        return ", ".join(f"{name} {s:.0f} s" for name, s in self.seconds.items())

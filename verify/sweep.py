@@ -169,6 +169,19 @@ class SweepResult:
 TaskHook = Callable[[int], None]  # called with the number of finished tasks after each task
 
 
+def _expected_seconds(item: tuple[str, Point]) -> float:
+    """The check's time by its claim's cost model (:func:`attnsim.verify.cost.estimate`; 0 where it has none):
+    only the order in which a pool takes the checks."""
+    from attnsim.verify.cost import estimate
+
+    point = item[1]
+    try:
+        params, numerics = resolved(point.claim, point.params, point.numerics)
+        return float(estimate(point.claim, params, numerics).seconds or 0.0)
+    except (AttnsimError, ArithmeticError, TypeError, ValueError):
+        return 0.0
+
+
 def _chunks(items: list, size: int) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
@@ -358,6 +371,9 @@ def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | N
     cached = len(results)
     if scheduler and todo:
         _reachable(scheduler)  # before the progress starts: an unreachable scheduler is one line, no progress
+    if executor == "processes" and chunk_size is None:  # one check a task, the costliest first: no long tail
+        todo.sort(key=_expected_seconds, reverse=True)
+        chunk_size = 1
     size = chunk_size or max(1, math.ceil(len(todo) / (4 * workers)))
     chunks = _chunks(todo, size)
     cache_root = str(store.root) if store else None

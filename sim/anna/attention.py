@@ -170,26 +170,62 @@ def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: s
     work is O(d N log N) (App. B): O(N log N) comparisons of d-word keys. Every key comparison of the
     searches is counted (ledger ``compare``, ``<tag>.search``); with ``count_sort`` the keys are
     merge-sorted with every key comparison counted too (``<tag>.sort``), otherwise numpy's lexsort
-    does it uncounted.
+    does it uncounted. The searches run for all queries at once on the rows' lexicographic ranks
+    (:func:`_ranks`), one halving step at a time, so they compare exactly as row-by-row searches would.
     Entries are compared exactly, so pass integers (or exactly representable floats).
     """
     qm, km, vm = qkv_inputs(q, k, v)
     ops = [0]
     order = _merge_sort([tuple(row) for row in km], ops) if count_sort else list(np.lexsort(km.T[::-1]))
     sort_ops = ops[0]
-    sorted_keys = [tuple(km[j]) for j in order]
-    sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
-    for i, row in enumerate(qm):
-        key = tuple(row)
-        lo, hi = _bisect(sorted_keys, key, ops, left=True), _bisect(sorted_keys, key, ops, left=False)
-        if hi > lo:
-            sums[i] = vm[np.asarray(order[lo:hi])].sum(axis=0)
-            counts[i] = hi - lo
+    order_arr = np.asarray(order, dtype=np.intp)
+    key_ranks, query_ranks = _ranks(km, qm)
+    sorted_ranks = key_ranks[order_arr]
+    lo = _bisect(sorted_ranks, query_ranks, ops, left=True)
+    hi = _bisect(sorted_ranks, query_ranks, ops, left=False)
+    sums = _run_sums(vm, order_arr, lo, hi)
+    counts = np.maximum(hi - lo, 0).astype(np.int64)
     if ledger is not None:
         if count_sort:
             ledger.record("compare", f"{tag}.sort", amount=sort_ops)
         ledger.record("compare", f"{tag}.search", amount=ops[0] - sort_ops)
     return Retrieval(sums, counts)
+
+
+def _ranks(km: np.ndarray, qm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer ranks of the key rows and the query rows in one lexicographic order: equal rows get equal
+    ranks and rank order is row order, so comparing ranks is comparing the rows (as tuples)."""
+    both = np.vstack([km, qm]) if km.dtype == qm.dtype else np.vstack([km.astype(object), qm.astype(object)])
+    ranks = np.zeros(both.shape[0], dtype=np.int64)
+    if both.shape[0] and both.shape[1]:
+        order = np.lexsort(both.T[::-1])
+        rows = both[order]
+        new = np.zeros(len(rows), dtype=bool)
+        new[1:] = np.asarray(rows[1:] != rows[:-1]).any(axis=1)
+        ranks[order] = np.cumsum(new)
+    return ranks[:km.shape[0]], ranks[km.shape[0]:]
+
+
+def _run_sums(vm: np.ndarray, order: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Row i: ``vm[order[lo_i:hi_i]].sum(axis=0)`` (0 where the run is empty). Integer values by differences
+    of prefix sums (the same integers, wrapping as ``sum`` does); other values run by run, each distinct
+    run summed once."""
+    sums = _zeros(len(lo), vm)
+    hit = np.flatnonzero(hi > lo)
+    if not len(hit):
+        return sums
+    if vm.dtype.kind in "iu":
+        prefix = np.cumsum(vm[order], axis=0)
+        prefix = np.vstack([np.zeros((1, vm.shape[1]), dtype=prefix.dtype), prefix])
+        sums[hit] = prefix[hi[hit]] - prefix[lo[hit]]
+        return sums
+    done: dict[tuple[int, int], np.ndarray] = {}
+    for i in hit:
+        run = (int(lo[i]), int(hi[i]))
+        if run not in done:
+            done[run] = vm[order[run[0]:run[1]]].sum(axis=0)
+        sums[i] = done[run]
+    return sums
 
 
 def _merge_sort(items: list[tuple], ops: list[int]) -> list[int]:
@@ -213,14 +249,19 @@ def _merge_sort(items: list[tuple], ops: list[int]) -> list[int]:
     return runs[0] if runs else []
 
 
-def _bisect(items: list[tuple], key: tuple, ops: list[int], *, left: bool) -> int:
-    """The first index whose item is >= key (``left``) or > key; one key comparison per halving, counted."""
-    lo, hi = 0, len(items)
-    while lo < hi:
+def _bisect(items: np.ndarray, keys: np.ndarray, ops: list[int], *, left: bool) -> np.ndarray:
+    """Per key: the first index whose item is >= key (``left``) or > key, by binary search over ``items``
+    for every key at once; one comparison per key per halving, counted in ops[0]."""
+    lo = np.zeros(len(keys), dtype=np.int64)
+    hi = np.full(len(keys), len(items), dtype=np.int64)
+    while True:
+        active = lo < hi
+        n_active = int(active.sum())
+        if not n_active:
+            return lo
+        ops[0] += n_active
         mid = (lo + hi) // 2
-        ops[0] += 1
-        if items[mid] < key or (not left and items[mid] == key):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+        at = items[np.minimum(mid, len(items) - 1)]
+        right = active & ((at < keys) | ((at == keys) if not left else False))
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(active & ~right, mid, hi)

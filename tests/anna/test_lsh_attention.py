@@ -137,3 +137,37 @@ def test_collision_counts_equal_the_pairwise_definition():
         cq, ck = code_keys(g.codes(q)), code_keys(g.codes(k))
         want += cq[:, None] == ck[None, :]
     assert np.array_equal(collision_counts(q, k, tables), want)
+
+
+def _row_searches(sorted_rows: list[tuple], key: tuple) -> tuple[int, int, int]:
+    """Both binary searches of one query over tuples, one comparison per halving: (lo, hi, comparisons)."""
+    found, ops = [], 0
+    for left in (True, False):
+        lo, hi = 0, len(sorted_rows)
+        while lo < hi:
+            mid, ops = (lo + hi) // 2, ops + 1
+            if sorted_rows[mid] < key or (not left and sorted_rows[mid] == key):
+                lo = mid + 1
+            else:
+                hi = mid
+        found.append(lo)
+    return found[0], found[1], ops
+
+
+@settings(deadline=None)
+@given(st.integers(0, 40), st.integers(0, 40), st.integers(1, 3), st.integers(1, 4), st.integers(0, 2**16),
+       st.sampled_from([np.int64, np.float64, object]))
+def test_ema_searches_all_queries_at_once_as_row_by_row_searches_do(nk, nq, d, alphabet, seed, dtype):
+    rng = np.random.default_rng(seed)
+    k, q = rng.integers(0, alphabet, size=(nk, d)), rng.integers(0, alphabet, size=(nq, d))
+    v = rng.integers(-9, 10, size=(nk, 2)).astype(dtype)
+    ledger = Ledger()
+    got = ema(q, k, v, ledger=ledger, tag="t")
+    order = np.lexsort(k.T[::-1])
+    rows = [tuple(k[j]) for j in order]
+    want_ops = 0
+    for i in range(nq):
+        lo, hi, ops = _row_searches(rows, tuple(q[i]))
+        want_ops += ops
+        assert got.counts[i] == hi - lo and (got.sums[i] == v[order[lo:hi]].sum(axis=0)).all()
+    assert ledger.by_tag("compare") == {"t.search": want_ops}

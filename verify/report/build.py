@@ -19,6 +19,7 @@ import csv
 import hashlib
 import io
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from rich.console import Console
 from attnsim.paper_refs import load, papers
 from attnsim.theory.notation import number
 from attnsim.verify.cache import SET_ASIDE
-from attnsim.verify.progress import progress
+from attnsim.verify.progress import Phases, progress
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.records import split_varying
 from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
@@ -44,6 +45,9 @@ from attnsim.verify.teeth import plan as plan_teeth
 from attnsim.verify.teeth import save as save_teeth
 
 __all__ = ["write_report", "run_point", "atomic_write", "records_csv", "claim_section"]
+
+SLOWEST = 3
+"""How many of the slowest report sections the closing summary names with their times."""
 
 CSV_COLUMNS = ("claim", "paper", "numerics", "seed", "params", "length_convention", "agree", "error_bits", "calls",
                "predicted_calls", "rounds", "counts", "predicted", "verdict", "reasons")
@@ -321,14 +325,20 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     """
     console = console or Console()
     summary = summary or console
+    phase = Phases(console)
+    slow: dict[str, float] = {}
     out = Path(out)
     aside_before = len(SET_ASIDE)
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
     chosen = [paper] if paper else list(papers())
     mine = [c for c in all_checkers() if c.split(".")[0] in chosen]
     points = grid(None, quick=quick) if paper is None else grid(mine, quick=quick) if mine else []
-    result = sweep(points, executor=executor, workers=workers, scheduler=scheduler, cache=cache_dir, console=console)
-    records = result.records
+    claims = [c for c in dict.fromkeys(p.claim for p in points) if c in all_checkers()]
+    grow = growth.points_of(claims, quick)  # in the checks' sweep: a point of both is computed once
+    with phase("checks and growth sweeps"):
+        result = sweep(points + grow, executor=executor, workers=workers, scheduler=scheduler, cache=cache_dir,
+                       console=console)
+    records = result.records[:len(points)]
     out.mkdir(parents=True, exist_ok=True)
     parts = [split_varying(r) for r in records]  # what varies run to run goes beside, not into, checks.*
     atomic_write(out / "checks.json", dumps_records([det for det, _ in parts], indent=1))
@@ -337,22 +347,24 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         [{k: r[k] for k in ("claim", "params", "numerics", "seed")} | {"measured": m}
          for r, (_, m) in zip(records, parts) if m], indent=1))
     failed = [r for r in records if r["verdict"] != "pass"]
-    claims = [c for c in dict.fromkeys(r["claim"] for r in records) if c in all_checkers()]
-    bitten = (teeth_pass(out, claims, quick, console, executor=executor, workers=workers, scheduler=scheduler)
-              if teeth else None)
+    with phase("broken variants"):
+        bitten = (teeth_pass(out, claims, quick, console, executor=executor, workers=workers, scheduler=scheduler)
+                  if teeth else None)
     toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
                  for cid, t in (bitten or {}).items() if not t["ok"]]
-    grown = growth.growth_pass(claims, quick, executor=executor, workers=workers, scheduler=scheduler,
-                               cache=cache_dir, console=console)
+    grown = growth.judged(claims, result.records[len(points):])
     ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
     loaded = [load(p) for p in chosen]
-    proved = proof_status_of(out if cache_dir is not None else None, quick, [c.id for p in loaded for c in p.claims])
+    with phase("proofs"):
+        proved = proof_status_of(out if cache_dir is not None else None, quick,
+                                 [c.id for p in loaded for c in p.claims])
     md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten, proved, grown),
           "## Checks", "",
-          f"{len(records)} checks ({result.computed} computed, {result.cached} from the cache), "
-          f"{len(records) - len(failed)} passed. Sweep: {'quick' if quick else 'default'}, executor {executor}."
+          f"{len(records)} checks, {len(grow)} points of growth sweeps ({result.computed} computed, "
+          f"{result.cached} from the cache; a point of both is computed once), {len(records) - len(failed)} passed. "
+          f"Sweep: {'quick' if quick else 'default'}, executor {executor}."
           + aside, "", evidence_counts(records), "", growth.verdict_line(grown), ""]
     if bitten is not None:
         twins = sum(t["run"] for t in bitten.values())
@@ -367,11 +379,11 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     jobs = [[(str(out), quick, c.id, [r for r in records if r["claim"] == c.id], enabled)] for pr in loaded
             for c in pr.claims]
     claim_md: dict[str, str] = {}
-    with progress(console, f"claim sections ({executor})", len(jobs)) as bar:
+    with phase("claim sections"), progress(console, f"claim sections ({executor})", len(jobs)) as bar:
         for done in run_tasks(claim_sections, jobs, executor=executor, workers=workers, scheduler=scheduler):
             claim_md.update(done)
             bar.advance(len(done), now=done[-1][0] if done else None)
-    with progress(console, "report sections", total) as bar:
+    with phase("report sections"), progress(console, "report sections", total) as bar:
         for pr in loaded:
             paper_records = [r for r in records if r["claim"].startswith(pr.id + ".")]
             if not pr.claims and not paper_records:
@@ -382,8 +394,10 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
             bar.advance(len(pr.claims))
             for section in paper_sections(pr.id):  # in this process, one at a time: some sections time things
                 name = f"{section.__module__.rsplit('.', 1)[-1]}.{section.__qualname__}"
+                start = time.perf_counter()
                 md.append(cached_section(out, name, quick, paper_records,
                                          lambda: section(paper_records, out, quick), enabled=enabled))
+                slow[name] = time.perf_counter() - start
                 bar.advance(now=name)
     if failed:
         md += ["## Failing checks", ""]
@@ -391,13 +405,17 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         md.append("")
     text = "\n".join(md)
     atomic_write(out / "report.md", text)
-    html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
-                          enabled=cache_dir is not None)
+    with phase("html"):
+        html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
+                              enabled=cache_dir is not None)
     atomic_write(out / "report.html", html)
     summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed "
                   f"({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
+    top = sorted(slow.items(), key=lambda kv: -kv[1])[:SLOWEST]
+    summary.print(f"phases: {phase.line()}; slowest report sections: "
+                  + ", ".join(f"{name} {s:.0f} s" for name, s in top), soft_wrap=True)
     aside = len(SET_ASIDE) - aside_before  # records, sections and teeth passes
     if aside:
         summary.print(f"{aside} cache entries set aside (renamed *.bad) and recomputed")

@@ -7,6 +7,8 @@ from contextlib import contextmanager
 from typing import Iterator
 from unittest import mock
 
+import numpy as np
+
 from attnsim.sim.anna import attention, mpc_radix, mpc_small
 from attnsim.sim.anna.mpc import MPC
 from attnsim.sim.anna.mpc_tree import levels
@@ -149,9 +151,9 @@ _EMA = {"N": 256}
 def _ema_search_past() -> Iterator[None]:
     real = attention._bisect
 
-    def bisect(items, key, ops, *, left):
-        out = real(items, key, ops, left=left)
-        return out if left else min(len(items), out + 1)
+    def bisect(items, keys, ops, *, left):
+        out = real(items, keys, ops, left=left)
+        return out if left else np.minimum(len(items), out + 1)
 
     with mock.patch.object(attention, "_bisect", bisect):
         yield

@@ -2,7 +2,8 @@
 measured / bound at each, the fitted log-log slope with its 95% interval and the verdict
 (:mod:`attnsim.verify.growth`), with a log-log plot of measured and bound against size.
 
-:func:`growth_pass` runs the sweeps (through the report's executor and cache); :func:`claim_growth` is the
+:func:`points_of` lists the sweeps' points (the report runs them with its checks), :func:`judged` judges their
+records and :func:`growth_pass` does both; :func:`claim_growth` is the
 markdown a claim's section ends with; :func:`verdict_line` is the summary's count of resources by verdict
 (for the front page); :func:`failing_rows` makes every resource that is not ``within`` a failing row of
 its claim.
@@ -15,19 +16,31 @@ from typing import Any, Sequence
 
 from attnsim.verify.growth import VERDICTS, ResourceGrowth, growth_points, judge_claim, verdict_counts
 from attnsim.verify.registry import all_checkers
-from attnsim.verify.sweep import sweep
+from attnsim.verify.sweep import Point, sweep
 
 Results = dict[str, list[ResourceGrowth]]
+
+
+def points_of(claims: Sequence[str], quick: bool) -> list[Point]:
+    """The growth sweeps of every claim in ``claims`` that has a checker, one list (the report runs it in the
+    same sweep as its checks, so a point both name is computed once)."""
+    checkers = all_checkers()
+    return [p for c in claims if c in checkers for p in growth_points(c, quick)]
+
+
+def judged(claims: Sequence[str], records: Sequence[dict[str, Any]]) -> Results:
+    """Every bounded resource of ``claims`` judged over ``records`` (their growth sweeps); claims with no
+    bounded resource are left out."""
+    checkers = all_checkers()
+    out = {c: judge_claim(c, records) for c in claims if c in checkers}
+    return {c: rs for c, rs in out.items() if rs}
 
 
 def growth_pass(claims: Sequence[str], quick: bool, **sweep_options: Any) -> Results:
     """Run the growth sweep of every claim in ``claims`` (one sweep, the report's ``sweep_options``) and judge
     every bounded resource; claims with no bounded resource are left out."""
-    checkers = all_checkers()
-    points = [p for c in claims if c in checkers for p in growth_points(c, quick)]
-    records = sweep(points, **sweep_options).records if points else []
-    out = {c: judge_claim(c, records) for c in claims if c in checkers}
-    return {c: rs for c, rs in out.items() if rs}
+    points = points_of(claims, quick)
+    return judged(claims, sweep(points, **sweep_options).records if points else [])
 
 
 def _row(g: ResourceGrowth) -> str:

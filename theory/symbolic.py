@@ -209,11 +209,28 @@ def _limit_or_upper(expr: sp.Expr, var: sp.Symbol) -> tuple[sp.Expr, bool]:
     return _limit(_upper(decided, var), var), True
 
 
+TheoryKey = tuple[str, str, "str | None", "str | None", str, tuple[tuple[str, str], ...], str]
+_KNOWN: dict[TheoryKey, ResourceTheory] = {}
+
+
+def theory_key(claim: Claim, resource: str) -> TheoryKey:
+    """Everything one resource's theory is derived from: ids, both formulas, the limit, definitions, note."""
+    res = claim.resources[resource]
+    return (claim.id, resource, res.bound, res.exact, claim.limit,
+            tuple(sorted({**claim.definitions, **growth(claim)}.items())), res.note)
+
+
 def analyse(claim: Claim, resource: str) -> ResourceTheory:
     """The symbolic theory of one resource (cached on the formulas, so edits to a TOML are seen)."""
-    res = claim.resources[resource]
-    return _analyse(claim.id, resource, res.bound, res.exact, claim.limit,
-                    tuple(sorted({**claim.definitions, **growth(claim)}.items())), res.note)
+    key = theory_key(claim, resource)
+    known = _KNOWN.get(key)
+    return known if known is not None else _analyse(*key)
+
+
+def remember(results: list[tuple[TheoryKey, ResourceTheory]]) -> None:
+    """Keep theories derived in another process (by :func:`analyse`, from the same key) for this one and the
+    processes it forks later, so that no worker derives them again."""
+    _KNOWN.update(results)
 
 
 def analysed_form(claim: Claim, formula: str) -> sp.Expr:

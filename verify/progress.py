@@ -7,6 +7,7 @@ log file, CI) it is a plain line every few seconds — ``label: done/total (perc
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -82,6 +83,12 @@ def progress(console: Console | None, label: str, total: int, every: float = EVE
         console.print(tracker.line(), markup=False, highlight=False, soft_wrap=True)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 class Phases:
     """Wall time of each phase of a long command (``attnsim report``): a line on ``console`` as each ends,
     and :meth:`line` for the closing summary."""
@@ -93,14 +100,16 @@ class Phases:
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
-        """Time the block as the phase ``name`` (times of a repeated name add up)."""
-        start = time.perf_counter()
+        """Time the block as the phase ``name`` (times of a repeated name add up); beside the wall time, the
+        CPU time of this process and of the worker processes that ended within the block (a pool's)."""
+        start, cpu = time.perf_counter(), _cpu()
         try:
             yield
         finally:
             took = time.perf_counter() - start
             self.seconds[name] = self.seconds.get(name, 0.0) + took
-            self.console.print(f"phase {name}: {took:.1f} s", markup=False, highlight=False, soft_wrap=True)
+            self.console.print(f"phase {name}: {took:.1f} s (CPU {_cpu() - cpu:.1f} s)", markup=False,
+                               highlight=False, soft_wrap=True)
 
     def line(self) -> str:
         """``name X s, ...`` in the order the phases ran."""

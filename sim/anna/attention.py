@@ -207,17 +207,22 @@ def _ranks(km: np.ndarray, qm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _run_sums(vm: np.ndarray, order: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Row i: ``vm[order[lo_i:hi_i]].sum(axis=0)`` (0 where the run is empty). Integer values by differences
-    of prefix sums (the same integers, wrapping as ``sum`` does); other values run by run, each distinct
-    run summed once."""
+    """Row i: ``vm[order[lo_i:hi_i]].sum(axis=0)`` (0 where the run is empty), each distinct run summed once.
+    Integer values: all runs in one ``reduceat`` (the same integers, wrapping as ``sum`` does); other values
+    run by run, in ``sum``'s own order."""
     sums = _zeros(len(lo), vm)
     hit = np.flatnonzero(hi > lo)
     if not len(hit):
         return sums
+    if vm.dtype.kind in "iu" and bool((hi[hit] - lo[hit] == 1).all()):  # every run one key: its row
+        sums[hit] = vm[order[lo[hit]]]
+        return sums
     if vm.dtype.kind in "iu":
-        prefix = np.cumsum(vm[order], axis=0)
-        prefix = np.vstack([np.zeros((1, vm.shape[1]), dtype=prefix.dtype), prefix])
-        sums[hit] = prefix[hi[hit]] - prefix[lo[hit]]
+        runs, which = np.unique(np.stack([lo[hit], hi[hit]], axis=1), axis=0, return_inverse=True)
+        lengths = runs[:, 1] - runs[:, 0]
+        starts = np.cumsum(lengths) - lengths
+        rows = np.repeat(runs[:, 0] - starts, lengths) + np.arange(int(lengths.sum()))
+        sums[hit] = np.add.reduceat(vm[order[rows]], starts, axis=0)[which.reshape(-1)]
         return sums
     done: dict[tuple[int, int], np.ndarray] = {}
     for i in hit:

@@ -28,6 +28,7 @@ from rich.console import Console
 from attnsim.paper_refs import load, papers
 from attnsim.theory.notation import number
 from attnsim.verify.cache import SET_ASIDE
+from attnsim.verify.check import warm_theory
 from attnsim.verify.progress import Phases, progress
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.records import split_varying
@@ -335,6 +336,9 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     points = grid(None, quick=quick) if paper is None else grid(mine, quick=quick) if mine else []
     claims = [c for c in dict.fromkeys(p.claim for p in points) if c in all_checkers()]
     grow = growth.points_of(claims, quick)  # in the checks' sweep: a point of both is computed once
+    loaded = [load(p) for p in chosen]
+    with phase("symbolic theory"):
+        warm_theory([c.id for pr in loaded for c in pr.claims], executor, workers)
     with phase("checks and growth sweeps"):
         result = sweep(points + grow, executor=executor, workers=workers, scheduler=scheduler, cache=cache_dir,
                        console=console)
@@ -356,7 +360,6 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
-    loaded = [load(p) for p in chosen]
     with phase("proofs"):
         proved = proof_status_of(out if cache_dir is not None else None, quick,
                                  [c.id for p in loaded for c in p.claims])

@@ -171,7 +171,9 @@ class MessageCode:
         :class:`DecodingError`, as :meth:`decode` does.
         """
         require(self.rows == 1 and self.base == 1, "alpha", "decode_rows is for the one-bucket code (alpha = 1)")
-        c, s1, s2 = (sums[:, t].astype(object) for t in range(3))
+        c, s1, s2 = (sums[:, t] for t in range(3))
+        if sums.dtype.kind not in "iu" or max(_peak(s1) ** 2, _peak(c) * _peak(s2)) >= 2 ** 62:
+            c, s1, s2 = (col.astype(object) for col in (c, s1, s2))  # products that int64 cannot hold
         bad = (counts > 0) & ((c == 0) | (s1 * s1 != c * s2) | (c != counts))
         if bad.any():
             raise DecodingError(f"alpha: an average of {int(counts[bad][0])} messages does not decode "
@@ -180,8 +182,16 @@ class MessageCode:
         senders = np.zeros(len(counts), dtype=np.int64)
         payloads = np.zeros((len(counts), self.delta), dtype=np.int64)
         senders[held] = sums[held, 1] // counts[held]
-        payloads[held] = sums[held, 3:] // counts[held, None]
+        if bool((counts[held] == 1).all()):  # each held row is one message: its payload as it is
+            payloads[held] = sums[held, 3:]
+        else:
+            payloads[held] = sums[held, 3:] // counts[held, None]
         return senders, payloads
+
+
+def _peak(col: np.ndarray) -> int:
+    """The largest magnitude in ``col`` as a Python int (0 when empty)."""
+    return int(np.abs(col).max()) if len(col) else 0
 
 
 def add_cells(total: dict[tuple[int, int], np.ndarray], cells: dict[tuple[int, int], np.ndarray]) -> None:

@@ -37,6 +37,7 @@ from attnsim.verify.report.front import front_page, proof_status_of
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.section_cache import cached_section
+from attnsim.verify.report.section_tasks import run_topic, section_chunk, section_name, topic_jobs
 from attnsim.verify.report.sections import growth, paper_sections
 from attnsim.verify.sweep import Point, atomic_write, code_version, grid, run_tasks, sweep
 from attnsim.verify.sweep import run_point as _run_point
@@ -197,16 +198,18 @@ def claim_section(claim: Any, records: list[dict[str, Any]], out: Path | None = 
     return "\n".join(lines)
 
 
-def claim_sections(items: list[tuple[str, bool, str, list[dict[str, Any]], bool]],
+def claim_sections(items: list[tuple[str, bool, str, list[dict[str, Any]], bool, list[Any]]],
                    _cache: str | None = None) -> list[tuple[str, str]]:
-    """A task of the sweep's executors: (claim id, markdown) of each claim section (cached in OUT/.cache)."""
+    """A task of the sweep's executors: (claim id, markdown) of each claim section (cached in OUT/.cache), its
+    growth table and plot after it (from the growth verdicts given)."""
     from attnsim.paper_refs import get as get_claim
 
     done = []
-    for out, quick, claim_id, records, enabled in items:
+    for out, quick, claim_id, records, enabled, judged in items:
         claim = get_claim(claim_id)
-        done.append((claim_id, cached_section(Path(out), claim_id, quick, records,
-                                              lambda: claim_section(claim, records, Path(out)), enabled=enabled)))
+        md = cached_section(Path(out), claim_id, quick, records, lambda: claim_section(claim, records, Path(out)),
+                            enabled=enabled)
+        done.append((claim_id, "\n".join([md, growth.claim_growth(claim_id, {claim_id: judged}, Path(out))])))
     return done
 
 
@@ -377,31 +380,27 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
     md += summary_table(records + ungrown, bitten)
     failed += toothless + ungrown
-    total = sum(len(pr.claims) + len(paper_sections(pr.id)) for pr in loaded)
     enabled = cache_dir is not None
-    jobs = [[(str(out), quick, c.id, [r for r in records if r["claim"] == c.id], enabled)] for pr in loaded
-            for c in pr.claims]
-    claim_md: dict[str, str] = {}
-    with phase("claim sections"), progress(console, f"claim sections ({executor})", len(jobs)) as bar:
-        for done in run_tasks(claim_sections, jobs, executor=executor, workers=workers, scheduler=scheduler):
-            claim_md.update(done)
-            bar.advance(len(done), now=done[-1][0] if done else None)
-    with phase("report sections"), progress(console, "report sections", total) as bar:
-        for pr in loaded:
-            paper_records = [r for r in records if r["claim"].startswith(pr.id + ".")]
-            if not pr.claims and not paper_records:
-                continue
-            md += [f"## {pr.title}", "", f"_{pr.citation}_", ""]
-            for claim in pr.claims:
-                md += [claim_md[claim.id], growth.claim_growth(claim.id, grown, out)]
-            bar.advance(len(pr.claims))
-            for section in paper_sections(pr.id):  # in this process, one at a time: some sections time things
-                name = f"{section.__module__.rsplit('.', 1)[-1]}.{section.__qualname__}"
-                start = time.perf_counter()
-                md.append(cached_section(out, name, quick, paper_records,
-                                         lambda: section(paper_records, out, quick), enabled=enabled))
-                slow[name] = time.perf_counter() - start
-                bar.advance(now=name)
+    shown = [pr for pr in loaded if pr.claims or any(r["claim"].startswith(pr.id + ".") for r in records)]
+    jobs = [[job] for job in topic_jobs([pr.id for pr in shown], out, quick, records, enabled, alone=False)]
+    jobs += [[("claim", pr.id, c.id, {"claim": (str(out), quick, c.id, [r for r in records if r["claim"] == c.id],
+                                                enabled, grown.get(c.id, []))})] for pr in shown for c in pr.claims]
+    parts: dict[Any, str] = {}
+    with phase("sections"), progress(console, f"claim and topic sections ({executor})", len(jobs)) as bar:
+        for done in run_tasks(section_chunk, jobs, executor=executor, workers=workers, scheduler=scheduler):
+            for kind, key, text, seconds in done:
+                parts[key] = text
+                if kind == "topic":
+                    slow[section_name(paper_sections(key[0])[key[1]])] = seconds
+            bar.advance(len(done), now=str(done[-1][1]) if done else None)
+    with phase("sections that time work"):
+        for _, paper_id, index, inputs in topic_jobs([pr.id for pr in shown], out, quick, records, enabled, alone=True):
+            start = time.perf_counter()
+            parts[(paper_id, index)] = run_topic(str(out), quick, paper_id, index, inputs["records"], enabled)
+            slow[section_name(paper_sections(paper_id)[index])] = time.perf_counter() - start
+    for pr in shown:
+        md += [f"## {pr.title}", "", f"_{pr.citation}_", "", *[parts[c.id] for c in pr.claims],
+               *[parts[(pr.id, i)] for i in range(len(paper_sections(pr.id)))]]
     if failed:
         md += ["## Failing checks", ""]
         md += [f"- `{r['claim']}` {r['params']} ({r.get('numerics')}): " + "; ".join(r["reasons"]) for r in failed]

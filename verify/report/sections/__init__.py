@@ -54,6 +54,9 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
     ),
 }
 
+ALONE: tuple[Section, ...] = (cost_model.cost_model_section,)
+"""Sections that time work: the report runs them in its own process, one at a time, after the others."""
+
 
 def paper_sections(paper: str) -> tuple[Section, ...]:
     """The sections of ``paper``: attnsim's own (:data:`SECTIONS`), then those its ``[paper] sections``

@@ -140,7 +140,8 @@ def in_fresh_process(target: Callable[..., Any], *args: Any) -> Any:
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     child = ctx.Process(target=_answer, args=(target, args, os.getpid(), results), daemon=True)
-    child.start()
+    with signals_deferred():  # born with Ctrl-C blocked until it ignores it (``_answer``)
+        child.start()
     try:
         while True:
             try:

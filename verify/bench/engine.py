@@ -48,6 +48,7 @@ from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads import worst_case
 from attnsim.verify.cases import random_case
+from attnsim.verify.dask_local import local_cluster
 from attnsim.verify.long_run import random_layer
 
 
@@ -193,7 +194,7 @@ def dask_figure(N: int, M: int, d: int, repeats: int, workers: int = 2) -> dict[
         return lambda: simulate(spec, weights, X, Oracle(OracleSpec(M + 1, dim=2 * d + 2), nm), b=M,
                                 scheme="fused", scheduler=sched)
 
-    with DaskScheduler("local", workers=workers) as dask:
+    with local_cluster(workers) as client, DaskScheduler(client=client) as dask:
         t = timed({"serial": sim(Serial(threads=workers)), "dask": sim(dask)}, repeats)
     return {"N": N, "M": M, "d": d, "workers": workers, "seconds": t, "dask/serial": t["dask"] / t["serial"]}
 

@@ -25,8 +25,9 @@ from attnsim.verify.registry import RESUMABLE_EXIT
 CLI = [sys.executable, "-m", "attnsim.verify.cli"]
 
 
-# A progress line (long work off a terminal, on stderr) may come before the error: it is not an error line.
-_PROGRESS = re.compile(r"^.+: \d+/\d+ \(\d+%\), [\d.]+ (s|min) elapsed")
+# A progress line (long work off a terminal, on stderr) or a phase's time may come before the error: neither is
+# an error line.
+_PROGRESS = re.compile(r"^(.+: \d+/\d+ \(\d+%\), [\d.]+ (s|min) elapsed|phase .+: [\d.]+ s \(CPU [\d.]+ s\)$)")
 
 
 def _one_line(p: subprocess.CompletedProcess) -> str:
@@ -116,7 +117,7 @@ main()
 """
 
 
-PROGRESS = re.compile(r"^[a-z ]+(\(.*\))?: \d+/\d+ \(\d+%\)")
+PROGRESS = re.compile(r"^([a-z ]+(\(.*\))?: \d+/\d+ \(\d+%\)|phase .+: [\d.]+ s \(CPU [\d.]+ s\)$)")
 
 
 def _small_report(*args: str, cwd: Path, timeout: float = limit(150),

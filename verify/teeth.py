@@ -10,8 +10,9 @@ other twin bites only when caught. A claim has teeth (:attr:`ClaimTeeth.ok`) whe
 :data:`MIN_TWINS` twins, one of them a construction twin, every twin that ran bites, and at least one
 was caught by the verdict (never by refusals alone). ``quick`` runs one construction twin per claim.
 A growth twin (a resource inflated by a factor that grows with N) is also run with a constant factor in its
-place (``constant_factor``): where the paper states no constant, a verdict that fails that too judges the
-constant rather than the growth, and the growth twin counts as missed.
+place (``constant_factor``): where the paper states no constant, a constant has the unbroken count's slope,
+so a verdict that fails it too says the resource outgrows its bound unbroken (a real failure, shown by
+``attnsim growth``); no break can show on top of it, and the growth twin counts as missed.
 """
 
 from __future__ import annotations
@@ -78,10 +79,13 @@ def run_twin(t: Twin, seed: int = 0) -> TwinResult:
             from attnsim.verify.growth import judge_twin
             from attnsim.verify.twins.growth import CONSTANT, constant_contrast, resource_of
 
-            outcome, why = judge_twin(t.claim, resource_of(t.name), t.breaks, seed)
-            flat = constant_contrast(t.claim, resource_of(t.name), seed) or ""
-            if flat == "exceeds":  # the verdict fails a constant factor too: it tests the constant, not the growth
-                outcome, why = "missed", f"x{CONSTANT:g} (a constant) is judged exceeds too; {why}"
+            res = resource_of(t.name)
+            outcome, why = judge_twin(t.claim, res, t.breaks, seed)
+            flat = constant_contrast(t.claim, res, seed) or ""
+            if flat == "exceeds":  # a constant has the unbroken slope: the resource outgrows its bound unbroken
+                outcome, why = "missed", (f"x{CONSTANT:g} (a constant) is judged exceeds too: {res} outgrows its bound "
+                                          f"unbroken (a failing growth verdict: attnsim growth {t.claim}), so no break "
+                                          f"can show; {why}")
             return result(outcome, why, flat)
         with t.breaks():
             record = run_check(t.claim, dict(t.params), t.numerics, seed)

@@ -4,7 +4,14 @@ counts by verdict, and a failing row for every resource that is not within."""
 from __future__ import annotations
 
 from attnsim.verify.growth import ResourceGrowth
-from attnsim.verify.report.sections.growth import claim_growth, counts, failing_rows, growth_pass, verdict_line
+from attnsim.verify.report.sections.growth import (
+    claim_growth,
+    counts,
+    failing_points,
+    failing_rows,
+    growth_pass,
+    verdict_line,
+)
 
 CLAIM = "two_heads.lemma_3_3"
 
@@ -27,3 +34,16 @@ def test_a_resource_that_is_not_within_is_a_failing_row():
     (row,) = failing_rows({CLAIM: [g]})
     assert row["claim"] == CLAIM and row["verdict"] == "fail" and "unmeasured growth" in row["reasons"][0]
     assert "Not within: `two_heads.lemma_3_3` calls (unmeasured growth)" in verdict_line({CLAIM: [g]})
+
+
+def test_a_growth_point_that_fails_its_own_check_is_a_failing_row_once():
+    def rec(n, verdict, why=()):
+        return {"claim": "c.x", "params": {"N": n}, "numerics": "exact", "seed": 0, "verdict": verdict,
+                "reasons": list(why)}
+    grid = [rec(8, "fail", ["calls: 9 != 8"])]
+    sweep = [rec(8, "fail", ["calls: 9 != 8"]), rec(16, "pass"), rec(32, "fail", ["calls: 33 != 32"]),
+             rec(32, "fail", ["calls: 33 != 32"])]
+    rows = failing_points(sweep, grid)
+    assert [r["params"] for r in rows] == [{"N": 32}]  # the grid's own failure is not counted twice
+    assert rows[0]["reasons"] == ["growth sweep point: calls: 33 != 32"]
+    assert failing_points([rec(16, "pass")], []) == []

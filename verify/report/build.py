@@ -361,6 +361,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                  for cid, t in (bitten or {}).items() if not t["ok"]]
     grown = growth.judged(claims, result.records[len(points):])
     ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
+    ungrown += growth.failing_points(result.records[len(points):], records)  # so does a point that failed
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
     with phase("proofs"):

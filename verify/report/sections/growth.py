@@ -82,6 +82,19 @@ def verdict_line(results: Results) -> str:
             + (f". Not within: {', '.join(bad)}." if bad else "."))
 
 
+def failing_points(records: Sequence[dict[str, Any]], grid_records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The growth sweep's records that failed their own check (a wrong output, a count, a bound at that size),
+    each once: a point that is also in the default grid is already a failing check there."""
+    seen = {(r["claim"], repr(r["params"]), r["numerics"], r["seed"]) for r in grid_records}
+    out: list[dict[str, Any]] = []
+    for r in records:
+        key = (r["claim"], repr(r["params"]), r["numerics"], r["seed"])
+        if r["verdict"] != "pass" and key not in seen:
+            seen.add(key)
+            out.append({**r, "reasons": [f"growth sweep point: {why}" for why in r["reasons"]]})
+    return out
+
+
 def failing_rows(results: Results) -> list[dict[str, Any]]:
     """A failing row per resource that is not ``within`` (its claim fails with it)."""
     return [{"claim": g.claim, "params": {"growth": g.resource}, "numerics": None, "verdict": "fail",

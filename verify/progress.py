@@ -17,6 +17,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 EVERY_S = 3.0
+_HUSH = threading.Lock()
+
+
+@contextmanager
+def hushed() -> Iterator[None]:
+    """No tracker's thread prints while this runs: a measurement of this process's allocations (tracemalloc
+    counts every thread's) must not count a progress line's, nor the first line's loading of rich's tables."""
+    with _HUSH:
+        yield
 
 
 def _seconds(s: float) -> str:
@@ -56,8 +65,9 @@ class Tracker:
 
     def _beat(self, stop: threading.Event) -> None:
         while not stop.wait(self.every):
-            doing = f" — {self.now}" if self.now else ""
-            self.console.print(self.line() + doing, markup=False, highlight=False, soft_wrap=True)
+            with _HUSH:
+                doing = f" — {self.now}" if self.now else ""
+                self.console.print(self.line() + doing, markup=False, highlight=False, soft_wrap=True)
 
 
 @contextmanager

@@ -13,6 +13,7 @@ The target exponents come from paper_refs (``[claims.extra] exponent``); a check
 
 from __future__ import annotations
 
+import gc
 import math
 import tracemalloc
 from typing import Any, Callable
@@ -26,6 +27,7 @@ from attnsim.sim.anna.tasks import clustered_sphere_points
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import evaluate
 from attnsim.theory.lsh import hyperplane_probabilities, ideal_parameters, proof_parameters
+from attnsim.verify.progress import hushed
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, get_checker, size_grid
 from attnsim.verify.stats import loglog_fit
 
@@ -64,18 +66,24 @@ def sweep(n_max: int, points: int) -> list[int]:
 
 
 def peak_bytes(fn: Callable[[], Any]) -> int:
-    """Peak live bytes (tracemalloc) while ``fn`` runs, above what was live before it started."""
+    """Peak live bytes (tracemalloc) while ``fn`` runs, above what was live before it started.
+
+    Cyclic garbage left by earlier work is collected first (otherwise the collector may free it in the middle
+    of ``fn`` or not), and no progress line is printed meanwhile (tracemalloc counts every thread's
+    allocations): the peak must not depend on what ran before in the process or beside it."""
+    gc.collect()
     was = tracemalloc.is_tracing()
-    if not was:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] - base
-    finally:
+    with hushed():
         if not was:
-            tracemalloc.stop()
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            fn()
+            return tracemalloc.get_traced_memory()[1] - base
+        finally:
+            if not was:
+                tracemalloc.stop()
 
 
 # ---------------------------------------------------------------- ANNA: hash tables in practice

@@ -20,7 +20,7 @@ def test_a_claims_growth_table_plot_and_counts(tmp_path):
     results = growth_pass([CLAIM, "two_heads.lower_bound"], True)
     assert list(results) == [CLAIM]  # a claim without a bounded resource has no growth rows
     md = claim_growth(CLAIM, results, tmp_path)
-    assert "| calls | O(jobs/(Hp*Lp)) | 4, 8, 16, 32 | 1, 1, 1, 1 | +0 | [+0, +0] | within | no constant |" in md
+    assert "| calls | O(jobs/(H′·L′)) | 4, 8, 16, 32 | 1, 1, 1, 1 | +0 | [+0, +0] | within | no constant |" in md
     assert (tmp_path / "plots" / f"{CLAIM}_growth.png").stat().st_size > 1000
     assert counts(results) == {"within": 3, "exceeds": 0, "unmeasured growth": 0}
     assert verdict_line(results) == ("Bounded resources by growth verdict: 3 within, 0 exceeds, "

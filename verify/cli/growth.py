@@ -40,7 +40,8 @@ def rows(results: list) -> list[list[str]]:
     out = []
     for g in results:
         interval = "—" if g.low is None else f"[{g.low:.3g}, {g.high:.3g}]"
-        out.append([g.resource, bound_text(g.bound), g.size_var, " ".join(f"{s:g}" for s in g.sizes),
+        out.append([g.resource, bound_text(g.bound, g.claim.split(".")[0]), g.size_var,
+                    " ".join(f"{s:g}" for s in g.sizes),
                     " ".join(f"{r:.3g}" for r in g.ratios), _num(g.slope), interval,
                     g.verdict + ("" if g.ok else f" ({g.why})"), g.guard])
     return out

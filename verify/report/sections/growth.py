@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from attnsim.theory.notation import bound_text
 from attnsim.verify.growth import VERDICTS, ResourceGrowth, growth_points, judge_claim, verdict_counts
 from attnsim.verify.registry import all_checkers
 from attnsim.verify.sweep import Point, sweep
@@ -49,7 +50,8 @@ def _row(g: ResourceGrowth) -> str:
     slope = "—" if g.slope is None else f"{g.slope:+.3g}"
     interval = "—" if g.low is None else f"[{g.low:+.3g}, {g.high:+.3g}]"
     verdict = g.verdict if g.ok else f"**{g.verdict}** ({g.why})"
-    return f"| {g.resource} | O({g.bound}) | {sizes} | {ratios} | {slope} | {interval} | {verdict} | {g.guard} |"
+    bound = bound_text(g.bound, g.claim.split(".")[0])  # the notation of every other table
+    return f"| {g.resource} | {bound} | {sizes} | {ratios} | {slope} | {interval} | {verdict} | {g.guard} |"
 
 
 def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> str:

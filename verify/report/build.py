@@ -394,7 +394,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                 if kind == "topic":
                     slow[section_name(paper_sections(key[0])[key[1]])] = seconds
             bar.advance(len(done), now=str(done[-1][1]) if done else None)
-    with phase("sections that time work"):
+    with phase("sections run alone"):
         for _, paper_id, index, inputs in topic_jobs([pr.id for pr in shown], out, quick, records, enabled, alone=True):
             start = time.perf_counter()
             parts[(paper_id, index)] = run_topic(str(out), quick, paper_id, index, inputs["records"], enabled)

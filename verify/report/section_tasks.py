@@ -2,7 +2,7 @@
 
 Every claim section and every topic section (:func:`attnsim.verify.report.sections.paper_sections`) runs in
 the executor's workers at once, the costliest kind first, each through the section cache
-(:func:`attnsim.verify.report.section_cache.cached_section`); the topic sections that time work
+(:func:`attnsim.verify.report.section_cache.cached_section`); the topic sections that time work or run torch
 (:data:`attnsim.verify.report.sections.ALONE`) run afterwards in the report's own process, one at a time,
 with nothing else of the report running.
 """

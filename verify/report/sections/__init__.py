@@ -54,8 +54,10 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
     ),
 }
 
-ALONE: tuple[Section, ...] = (cost_model.cost_model_section,)
-"""Sections that time work: the report runs them in its own process, one at a time, after the others."""
+ALONE: tuple[Section, ...] = (cost_model.cost_model_section, torch_models.torch_section)
+"""Sections the report runs in its own process, one at a time, after the others: those that time work, and
+those that run torch (a process forked after torch's OpenMP threads started waits forever at their barrier,
+so a pool worker forked from a process that had used torch, as a test's is, must not run it)."""
 
 
 def paper_sections(paper: str) -> tuple[Section, ...]:

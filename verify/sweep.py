@@ -330,7 +330,7 @@ def run_tasks(task: Task, chunks: list[list], *, executor: str = "serial", worke
     return _RUNNERS[executor](chunks, None, check_workers(workers), scheduler, task)
 
 
-def _reachable(scheduler: str) -> None:
+def reachable(scheduler: str) -> None:
     """Refuse a ``tcp://HOST:PORT`` scheduler that accepts no connection within :data:`CONNECT_SECONDS`."""
     import socket
     from urllib.parse import urlsplit
@@ -370,7 +370,7 @@ def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | N
             todo.append((key, point))
     cached = len(results)
     if scheduler and todo:
-        _reachable(scheduler)  # before the progress starts: an unreachable scheduler is one line, no progress
+        reachable(scheduler)  # before the progress starts: an unreachable scheduler is one line, no progress
     if executor == "processes" and chunk_size is None:  # one check a task, the costliest first: no long tail
         todo.sort(key=_expected_seconds, reverse=True)
         chunk_size = 1

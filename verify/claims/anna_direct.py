@@ -56,13 +56,14 @@ def check_cor_b_9(ctx: CheckContext) -> Measurement:
     direct = protocol(ledger=direct_ledger)
     R, s = direct_ledger.rounds("mpc_round"), direct.memory
     ledger = Ledger()
-    base = {"evidence": "independent", "reference": f"{_REFERENCES[name]} (and the protocol run directly)"}
+    ref_name = f"{_REFERENCES[name]} (and the protocol run directly)"
     try:
         run = run_direct(lambda **hooks: protocol(ledger=Ledger(), **hooks), inputs=N, machines=direct.machines,
                          block=direct.block, memory=s, mechanism=direct_mechanism(ctx.params["mechanism"], ctx.seed),
                          ledger=ledger)
     except DecodingError as exc:
-        return Measurement(**base, agree=False, error_bits=0.0, derived={"R": R, "s": s},
+        return Measurement(evidence="independent", reference=ref_name, agree=False, error_bits=0.0,
+                           derived={"R": R, "s": s},
                            counts={"decoding_failures": ledger.total("decode_failure")},
                            reasons=[f"the transformer stopped: {exc}"])
     reasons = []
@@ -75,7 +76,7 @@ def check_cor_b_9(ctx: CheckContext) -> Measurement:
     code = run.code
     derived = {"R": R, "s": s, "T": code.rows, "B": code.base}
     return Measurement(
-        **base, agree=not wrong, error_bits=math.inf if not wrong else 0.0,
+        evidence="independent", reference=ref_name, agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"]),
                 "decoding_failures": ledger.total("decode_failure")},
         counts_by_tag=direct_ledger.by_tag("mpc_round"), rounds=R, derived=derived, reasons=reasons,

@@ -39,7 +39,7 @@ from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.section_tasks import run_topic, section_chunk, section_name, topic_jobs
 from attnsim.verify.report.sections import growth, paper_sections
-from attnsim.verify.sweep import Point, atomic_write, code_version, grid, run_tasks, sweep
+from attnsim.verify.sweep import Point, atomic_write, code_version, grid, reachable, run_tasks, sweep
 from attnsim.verify.sweep import run_point as _run_point
 from attnsim.verify.teeth import MIN_TWINS, run_teeth
 from attnsim.verify.teeth import load as load_teeth
@@ -340,6 +340,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     claims = [c for c in dict.fromkeys(p.claim for p in points) if c in all_checkers()]
     grow = growth.points_of(claims, quick)  # in the checks' sweep: a point of both is computed once
     loaded = [load(p) for p in chosen]
+    if scheduler and "://" in scheduler:
+        reachable(scheduler)  # before any phase: an unreachable scheduler is one line, nothing else
     with phase("symbolic theory"):
         warm_theory([c.id for pr in loaded for c in pr.claims], executor, workers)
     with phase("checks and growth sweeps"):

@@ -26,6 +26,7 @@ from attnsim.verify.claims import anna as anna_claims
 from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
+from attnsim.verify.twins.anna_mpc_small import radix_ranks_reversed
 from attnsim.verify.twins.breaks import replaced
 
 _C = "attnsim.verify.claims.anna"
@@ -178,18 +179,8 @@ def _khop_limit() -> Iterator[None]:
         yield
 
 
-@twin("anna.khop", "letter_sort_unstable", "the sort by letter ranks a machine's items of equal letter in reverse, "
-      "so equal letters lose their position order", params=_KHOP, kind="construction")
-@contextmanager
-def _khop_unstable() -> Iterator[None]:
-    real = mpc_radix.tree_scan
-
-    def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
-        return real(mpc, leaves, fan, monoid, summary,
-                    lambda m, mem, pre, suf: apply(m, mem[::-1], pre, suf), label=label)
-
-    with mock.patch.object(mpc_radix, "tree_scan", scan):
-        yield
+twin("anna.khop", "letter_sort_unstable", "the sort by letter ranks a machine's items of equal letter in reverse, "
+     "so equal letters lose their position order", params=_KHOP, kind="construction")(radix_ranks_reversed)
 
 
 @twin("anna.khop", "letter_pass_short", "the sort by letter makes one radix pass fewer than 32 letters need "

@@ -111,10 +111,9 @@ def _sort_pass_short() -> Iterator[None]:
         yield
 
 
-@twin("anna.lemma_c_2", "unstable_pass", "each pass ranks a machine's records of equal digit in reverse order, "
-      "so a pass undoes the order the passes before it made", params={"N": 1024}, kind="construction")
 @contextmanager
-def _unstable_pass() -> Iterator[None]:
+def radix_ranks_reversed() -> Iterator[None]:
+    """The radix sort's scans rank a machine's records of equal key in reverse: the sort is no longer stable."""
     real = mpc_radix.tree_scan
 
     def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
@@ -123,6 +122,11 @@ def _unstable_pass() -> Iterator[None]:
 
     with mock.patch.object(mpc_radix, "tree_scan", scan):
         yield
+
+
+twin("anna.lemma_c_2", "unstable_pass", "each pass ranks a machine's records of equal digit in reverse order, "
+     "so a pass undoes the order the passes before it made", params={"N": 1024}, kind="construction")(
+    radix_ranks_reversed)
 
 
 @twin("anna.lemma_c_2", "ledger_drops_routing", "the ledger loses every routing round of the sort", params={"N": 1024},

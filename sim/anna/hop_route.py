@@ -2,49 +2,42 @@
 
 The MPC protocol of :func:`attnsim.sim.anna.khop.khop_mpc` (successor, sort by (letter, position),
 read the sorted predecessor, then one pointer-doubling round per binary digit of k) with local
-memory s < N, sorted by the constant-round radix sort of :mod:`attnsim.sim.anna.mpc_radix` (our
-stand-in for Lemma C.2's sort; its rounds do not grow with N). Run inside the EMA transformer of
-:mod:`attnsim.sim.anna.mpc_to_anna` it is the ANNA-transformer of Thm 5.4 / 5.6: Thm 4.1 applied
-to these protocols, as App. F.2 does.
+memory s < N. Run inside the EMA transformer of :mod:`attnsim.sim.anna.mpc_to_anna` it is the
+ANNA-transformer of Thm 5.4 / 5.6: Thm 4.1 applied to these protocols, as App. F.2 does.
 
-The radix and the fan-in of its histogram trees are f = max(2, floor(sqrt(s) / 3)) (the same
-choice as the small-memory protocols of :mod:`attnsim.sim.anna.mpc_small`): the keys are
-letter * N + position < |Sigma| N, so the sort takes ceil(log_f(|Sigma| N)) passes of
-2 ceil(log_f P) + 1 rounds, a constant in N for s = N^eps.
+The sort is :func:`attnsim.sim.anna.khop.letter_sort`: the items start in position order, so a stable
+LSD radix sort by the letter alone puts them in (letter, position) order. With radix and tree fan-in
+f = max(2, floor(sqrt(s) / 3)) it takes ceil(log_f |Sigma|) passes of 2 ceil(log_f P) + 1 rounds: one
+pass of O(1/eps) rounds for a fixed alphabet and s = N^eps, where a sort of the whole key
+letter * N + position (Lemma C.2 in general, by our radix sort) takes O(1/eps) passes
+(docs/anna_small_memory.md).
 """
 
 from __future__ import annotations
 
-from math import isqrt
-
 import numpy as np
 
-from attnsim.sim.anna.khop import TOKEN_WORDS, khop_mpc
-from attnsim.sim.anna.mpc import MPC, Deliver, Place
+from attnsim.sim.anna.errors import require
+from attnsim.sim.anna.khop import TOKEN_WORDS, khop_mpc, letter_sort
+from attnsim.sim.anna.mpc import Deliver, Place
 from attnsim.sim.anna.mpc_protocols import ProtocolRun
-from attnsim.sim.anna.mpc_radix import radix_sort
 from attnsim.sim.ledger import Ledger
 
 
-def radix_fan(memory: int) -> int:
-    """f = max(2, floor(sqrt(s) / 3)): the radix and the histogram trees' fan-in."""
-    return max(2, isqrt(memory) // 3)
+def hop_route_protocol(text: np.ndarray, *, hops: int, memory: int, alphabet: int | None = None,
+                       ledger: Ledger | None = None, place: Place | None = None,
+                       deliver: Deliver | None = None) -> ProtocolRun:
+    """k-hop (output i = the letter sigma^k(i) lands on, or the sink) on ceil(N / (s/16)) machines of s words.
 
-
-def hop_route_protocol(text: np.ndarray, *, hops: int, memory: int, ledger: Ledger | None = None,
-                       place: Place | None = None, deliver: Deliver | None = None) -> ProtocolRun:
-    """k-hop (output i = the letter sigma^k(i) lands on, or the sink) on ceil(N / (s/16)) machines of s words."""
+    ``alphabet``: the letters are 0 .. alphabet - 1 (default: the largest letter + 1); the letter sort
+    makes ceil(log_f alphabet) passes.
+    """
     letters = np.asarray(text, dtype=np.int64)
-    N = len(letters)
-    bound = (int(letters.max(initial=0)) + 1) * N
-    f = radix_fan(memory)
-
-    def sort(mpc: MPC, machines: range, key, block: int, **_: int) -> None:
-        radix_sort(mpc, machines, lambda r: key(r)[0], key_bound=bound, base=f, fan=f, per_machine=block,
-                   label="1hop.sort")
-
-    run = khop_mpc(letters, hops, memory=memory, ledger=ledger, deliver=deliver, place=place, sort=sort)
+    size = int(letters.max(initial=0)) + 1 if alphabet is None else alphabet
+    require(int(letters.min(initial=0)) >= 0 and int(letters.max(initial=0)) < size, "alphabet",
+            f"letters must lie in 0..{size - 1}")
+    run = khop_mpc(letters, hops, memory=memory, ledger=ledger, deliver=deliver, place=place,
+                   sort=letter_sort(size))
     outputs: dict[int, dict[int, tuple[int, ...]]] = {
         m: {r[1]: (int(r[5]),) for r in mem if r[0] == "state"} for m, mem in enumerate(run.memory)}
     return ProtocolRun(outputs, run.rounds, run.machines, memory, memory // TOKEN_WORDS)
-

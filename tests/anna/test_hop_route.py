@@ -1,12 +1,15 @@
-"""Induction heads and k-hop by the paper's route (anna.thm_5_4, anna.thm_5_6): the MPC protocol at s < N, directly
-and inside Thm 4.1's transformer, exact; a broken twin is caught."""
+"""Induction heads and k-hop by the paper's route (anna.thm_5_4, anna.thm_5_6): the MPC protocol at s < N, sorted by
+the stable letter sort, directly and inside Thm 4.1's transformer, exact; its layer count is the design's formula;
+broken twins are caught."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attnsim.sim.anna.hop_route import hop_route_protocol, radix_fan
+from attnsim.sim.anna.errors import AnnaInputError
+from attnsim.sim.anna.hop_route import hop_route_protocol
+from attnsim.sim.anna.khop import radix_fan
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.verify.check import run_check
 from attnsim.verify.registry import UsageError
@@ -22,10 +25,24 @@ def test_the_protocol_at_small_memory_equals_the_direct_answer(N, s, k):
     assert run.vector() == [(int(v),) for v in hop_labels(text, k)]
 
 
+def test_the_letter_sort_takes_one_pass_per_digit_of_the_letter():
+    # N = 64, s = 32: P = 32 machines, f = 2, histogram trees of depth 5; 3 letters take 2 passes of 11 rounds:
+    # 4 + 2 * 11 = 26 rounds for 1-hop, where a sort of the key letter * N + position (< 192) takes 8 passes
+    text = hop_string(np.random.default_rng(0), 64, 3)
+    assert hop_route_protocol(text, hops=1, memory=32).rounds == 26
+    assert hop_route_protocol(text, hops=1, memory=32, alphabet=64).rounds == 4 + 6 * 11
+
+
+def test_a_letter_outside_the_alphabet_is_refused():
+    with pytest.raises(AnnaInputError, match="^alphabet"):
+        hop_route_protocol(np.array([0, 1, 2, 3] * 16), hops=1, memory=32, alphabet=3)
+
+
 def test_thm_5_6_by_the_route_passes_with_its_formulas():
     rec = run_check("anna.thm_5_6", {"N": 64, "eps": 0.84, "k": 3, "alphabet": 3}, None, 0)
     assert rec["verdict"] == "pass", rec["reasons"]
-    assert rec["extra"]["s"] == 32 and rec["counts"]["layers"] == rec["extra"]["R"] * rec["extra"]["D"] ** 2 + 2
+    assert rec["extra"]["s"] == 32 and rec["extra"]["R"] == 4 + 2 * 11 + 1
+    assert rec["counts"]["layers"] == rec["predicted"]["layers"] == rec["extra"]["R"] * rec["extra"]["D"] ** 2 + 2
 
 
 def test_memory_at_or_above_n_is_a_usage_error():
@@ -33,6 +50,7 @@ def test_memory_at_or_above_n_is_a_usage_error():
         run_check("anna.thm_5_4", {"N": 64, "eps": 0.99}, None, 0)
 
 
-def test_the_short_sort_twin_is_caught():
-    twin = next(t for t in all_twins() if t.claim == "anna.thm_5_6" and t.name == "sort_pass_short")
+@pytest.mark.parametrize("name", ["letter_sort_unstable", "whole_key_passes"])
+def test_the_letter_sort_twins_are_caught(name):
+    twin = next(t for t in all_twins() if t.claim == "anna.thm_5_6" and t.name == name)
     assert run_twin(twin).caught

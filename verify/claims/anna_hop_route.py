@@ -1,8 +1,9 @@
 """Checkers for Thm 5.4 (induction heads) and Thm 5.6 (k-hop) by the paper's route: anna.thm_5_4, anna.thm_5_6.
 
 App. F.2 turns Lemma F.3's and Thm F.4's MPC protocols into ANNA-transformers with Thm 4.1. Each
-check runs :func:`attnsim.sim.anna.hop_route.hop_route_protocol` at local memory
-s = 2^round(eps log2 N) < N twice, directly and inside the EMA transformer of anna.thm_4_1 (through
+check runs :func:`attnsim.sim.anna.hop_route.hop_route_protocol` (sorting with the stable letter sort
+of :func:`attnsim.sim.anna.khop.letter_sort`) at local memory s = 2^round(eps log2 N) < N twice,
+directly and inside the EMA transformer of anna.thm_4_1 (through
 :func:`attnsim.verify.claims.anna_mpc_to_anna.run_in_transformer`), and compares the transformer's N
 answers with the direct sequential k-hop answer (:func:`attnsim.sim.anna.tasks.hop_labels`, an
 independent reference). Layers, heads and width come off the ledger; formulas and the paper's
@@ -38,7 +39,7 @@ def _check(ctx: CheckContext, hops: int) -> Measurement:
     if not 32 <= s < N:
         raise UsageError(f"--eps: s = 2^round(eps log2 N) = {s} must lie in [32, N) (two tokens of 16 words, s < N)")
     text = hop_string(np.random.default_rng(ctx.seed), N, alphabet)
-    protocol = partial(hop_route_protocol, text, hops=hops, memory=s)
+    protocol = partial(hop_route_protocol, text, hops=hops, memory=s, alphabet=alphabet)
     m = run_in_transformer(ctx, protocol, [(int(v),) for v in hop_labels(text, hops)], tag=ctx.claim.split(".")[1])
     m.derived["k"] = hops
     m.extra.update({"hops": hops, "alphabet": alphabet, "s_below_N": s < N})

@@ -1,37 +1,52 @@
 """Broken twins of Thm 5.4 / 5.6 by the paper's route (checkers in verify/claims/anna_hop_route.py).
 
-One twin breaks the protocol (the radix sort stops a pass early, so predecessors are read in the
-wrong order), the others the transformer (a round's last relay move dropped, one head fewer than
-the formula); the check must fail each.
+Two twins break the protocol's letter sort (it ranks a machine's items of equal letter in reverse, so
+equal letters leave position order; it makes one pass fewer than the alphabet needs), one the exact
+layer formula (it counts the passes of a sort of the whole key letter * N + position), the others the transformer (a round's
+last relay move dropped, one head fewer than the formula); the check must fail each.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+import dataclasses
+from contextlib import AbstractContextManager, contextmanager
+from typing import Callable, Iterator
 from unittest import mock
 
-from attnsim.sim.anna import hop_route
+from attnsim.paper_refs import get as get_claim
+from attnsim.sim.anna import mpc_radix
+from attnsim.sim.anna.mpc_tree import levels
 from attnsim.verify.twins import twin
+from attnsim.verify.twins.anna_mpc_small import radix_ranks_reversed
 from attnsim.verify.twins.anna_mpc_to_anna import _one_head_fewer, _relay_skips_last_move
 
-_PARAMS = {"N": 64, "eps": 0.84, "alphabet": 3}
+_PARAMS = {"N": 64, "eps": 0.84, "alphabet": 3}  # s = 32, f = 2: the letter sort takes two passes
 
 
 @contextmanager
-def _sort_pass_short() -> Iterator[None]:
-    original = hop_route.radix_sort
-
-    def radix_sort(mpc: Any, leaves: range, key: Any, *, key_bound: int, base: int, **kw: Any) -> int:
-        return original(mpc, leaves, key, key_bound=max(1, key_bound // base), base=base, **kw)
-
-    with mock.patch.object(hop_route, "radix_sort", radix_sort):
+def _letter_pass_short() -> Iterator[None]:
+    with mock.patch.object(mpc_radix, "radix_passes", lambda bound, base: max(1, levels(bound, base) - 1)):
         yield
 
 
+def _whole_key_passes(claim_id: str) -> Callable[[], AbstractContextManager[None]]:
+    @contextmanager
+    def broken() -> Iterator[None]:
+        claim = get_claim(claim_id)
+        wrong = dataclasses.replace(claim, definitions={**claim.definitions,
+                                                        "passes": "ceiling(log(alphabet*N)/log(f))"})
+        with mock.patch("attnsim.verify.check.get_claim", lambda cid: wrong if cid == claim_id else get_claim(cid)):
+            yield
+    return broken
+
+
 for _claim, _params in (("anna.thm_5_4", _PARAMS), ("anna.thm_5_6", {**_PARAMS, "k": 5})):
-    twin(_claim, "sort_pass_short", "the radix sort runs a pass too few: items leave (letter, position) order",
-         params=_params, kind="construction")(_sort_pass_short)
+    twin(_claim, "letter_sort_unstable", "the letter sort ranks a machine's items of equal letter in reverse: "
+         "equal letters leave position order", params=_params, kind="construction")(radix_ranks_reversed)
+    twin(_claim, "letter_pass_short", "the letter sort makes one radix pass fewer than 3 letters need in base 2",
+         params=_params, kind="construction")(_letter_pass_short)
+    twin(_claim, "whole_key_passes", "the exact layer formula counts the passes of a sort of the whole key "
+         "letter * N + position, not of the letter alone", params=_params, kind="formula")(_whole_key_passes(_claim))
     twin(_claim, "relay_skips_last_move", "the relay drops a round's last move, so words end a digit short of home",
          params=_params, kind="construction")(_relay_skips_last_move)
     twin(_claim, "one_head_fewer", "the relay gets ceiling(N^rho) - 1 heads, one below the exact formula",

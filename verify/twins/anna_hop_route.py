@@ -2,8 +2,9 @@
 
 Two twins break the protocol's letter sort (it ranks a machine's items of equal letter in reverse, so
 equal letters leave position order; it makes one pass fewer than the alphabet needs), one the exact
-layer formula (it counts the passes of a sort of the whole key letter * N + position), the others the transformer (a round's
-last relay move dropped, one head fewer than the formula); the check must fail each.
+layer formula (it counts the passes of a sort of the whole key letter * N + position), the others the
+transformer (a round's last relay move dropped, one head fewer than the formula); the check must fail
+each.
 """
 
 from __future__ import annotations

@@ -64,3 +64,27 @@ def test_a_worker_forked_while_signals_are_held_ignores_sigint_and_blocks_nothin
         assert fut.result() == (signal.SIG_IGN, signal.SIG_DFL, set())
     finally:
         pool.shutdown(wait=True)
+
+
+def _nap(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_stop_pool_leaves_no_manager_thread_to_race_the_exit_hook() -> None:
+    """After ``stop_pool`` the executor's manager thread has ended (its wake-up pipe closed by itself), so the
+    interpreter's exit hook cannot write to a pipe that thread is closing (``OSError: Bad file descriptor``)."""
+    from attnsim.verify.procs import stop_pool
+
+    with signals_deferred():
+        pool = worker_pool(2)
+    futures = [pool.submit(_nap, 30.0) for _ in range(4)]
+    while not all(p.is_alive() for p in pool._processes.values()) or len(pool._processes) < 2:
+        pass
+    manager = pool._executor_manager_thread
+    assert manager is not None and manager.is_alive()
+    stop_pool(pool)
+    assert not manager.is_alive()
+    assert all(f.cancelled() or f.done() for f in futures[2:])

@@ -101,14 +101,22 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel queued work and terminate running workers now (an interrupt must not wait for them)."""
+    """Cancel queued work and terminate running workers now (an interrupt must not wait for them).
+
+    The pool's manager thread is joined too: left running, it closes its wake-up pipe while the
+    interpreter's exit hook writes to it, and the process ends with ``OSError: Bad file descriptor``
+    printed after the command's own last line (seen when SIGTERM reached a report and its workers).
+    """
     procs = list(getattr(pool, "_processes", {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
             p.terminate()
     for p in procs:
         p.join(timeout=2)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def peak_rss() -> int:

@@ -77,37 +77,54 @@ class MPC:
             self._mark(m)
 
     def round(self, step: Step, *, label: str = "") -> None:
-        """Run one round: ``step(machine, memory)`` yields the machine's messages."""
+        """Run one round: ``step(machine, memory)`` yields the machine's messages.
+
+        One pass over the messages checks every limit, counts the loads and fills the inboxes (those of
+        direct delivery; a ``deliver`` hook gets the outboxes), so a round costs a few operations a message.
+        """
         r = self.rounds
-        where = f"{self.tag} round {r} ({label or 'unnamed'})"
-        outboxes: list[list[Message]] = [[] for _ in range(self.P)]
-        loads = [0] * self.P
-        for m in range(self.P):
-            if not self.memory[m] and m not in self._used:
+        name = label or "unnamed"
+        P, s, used = self.P, self.s, self._used
+        direct = self.deliver is direct_delivery
+        outboxes: list[list[Message]] = [[] for _ in range(P)]
+        inbox: list[list[Record]] = [[] for _ in range(P)]
+        loads = [0] * P
+        longest = 0
+        for m in range(P):
+            mem = self.memory[m]
+            if not mem and m not in used:
                 continue
-            out = [(dest, tuple(rec)) for dest, rec in step(m, self.memory[m])]
-            sent = sum(len(rec) for _, rec in out)
-            if sent > self.s:
-                raise MPCLimitError(f"{where}: machine {m} sends {sent} words > s = {self.s}")
-            for dest, rec in out:
-                self._check_machine(dest, f"round {r} ({label or 'unnamed'}): machine {m} sends to")
-                loads[dest] += len(rec)
+            out = [(dest, rec if type(rec) is tuple else tuple(rec)) for dest, rec in step(m, mem)]
+            sizes = [len(rec) for _, rec in out]
+            sent = sum(sizes)
+            if sent > s:
+                raise MPCLimitError(f"{self.tag} round {r} ({name}): machine {m} sends {sent} words > s = {s}")
+            if sizes:
+                longest = max(longest, max(sizes))
+            for (dest, rec), n in zip(out, sizes):
+                if type(dest) is not int or not 0 <= dest < P:
+                    self._check_machine(dest, f"round {r} ({name}): machine {m} sends to")
+                loads[dest] += n
+                if direct:
+                    inbox[dest].append(rec)
             outboxes[m] = out
-        worst = max(range(self.P), key=loads.__getitem__)
-        if loads[worst] > self.s:
-            raise MPCLimitError(f"{where}: machine {worst} receives {loads[worst]} words > s = {self.s}")
-        inbox = self.deliver(outboxes, r)
+        worst = max(range(P), key=loads.__getitem__)
+        if loads[worst] > s:
+            raise MPCLimitError(f"{self.tag} round {r} ({name}): machine {worst} receives {loads[worst]} words "
+                                f"> s = {s}")
+        if not direct:
+            inbox = self.deliver(outboxes, r)
         moved = sum(loads)
         self.memory = inbox
         for m, box in enumerate(inbox):
             if box:
                 self._mark(m)
         self.rounds += 1
-        self.ledger.record("mpc_round", f"{self.tag}.{label or 'round'}", round=r)
-        self.ledger.record("mpc_message", f"{self.tag}.{label or 'round'}", round=r, amount=moved)
-        self.ledger.record("mpc_load", f"{self.tag}.{label or 'round'}", round=r, amount=loads[worst])
-        longest = max((len(rec) for out in outboxes for _, rec in out), default=0)
-        self.ledger.record("mpc_record", f"{self.tag}.{label or 'round'}", round=r, amount=longest)
+        where = f"{self.tag}.{label or 'round'}"
+        self.ledger.record("mpc_round", where, round=r)
+        self.ledger.record("mpc_message", where, round=r, amount=moved)
+        self.ledger.record("mpc_load", where, round=r, amount=loads[worst])
+        self.ledger.record("mpc_record", where, round=r, amount=longest)
 
     def local(self, fn: Callable[[int, list[Record]], list[Record]]) -> None:
         """Local computation (free in MPC): replace each machine's memory by ``fn(machine, memory)``."""

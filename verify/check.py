@@ -8,8 +8,11 @@ exact formula, every exact formula is within the paper's bound, and the checker 
 
 from __future__ import annotations
 
+import copy
+import json
 import math
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from attnsim import __version__
 from attnsim.paper_refs import Claim, Resource
@@ -125,6 +128,40 @@ def check_numerics(chk: Checker, numerics: str | None, min_bits: float | None) -
     return numerics
 
 
+_SHARED: dict[str, Measurement] | None = None
+
+
+@contextmanager
+def measurements_shared() -> Iterator[None]:
+    """Within: checkers registered with the same ``shares`` name (one construction, :func:`attnsim.verify.registry.
+    checker`) measure each (parameters, numerics, seed) once; the other claims reuse a copy of that measurement
+    and build their own records from it, judged against their own claims. A sweep's task runs inside; the
+    broken variants never do (a patched run must measure afresh)."""
+    global _SHARED
+    before, _SHARED = _SHARED, {}
+    try:
+        yield
+    finally:
+        _SHARED = before
+
+
+def share_key(chk: Checker, params: dict[str, Any], numerics: str | None, seed: int,
+              min_bits: float | None = None) -> str | None:
+    """The key under which claims sharing ``chk``'s construction reuse one measurement (None: not shared)."""
+    if chk.shares is None:
+        return None
+    return json.dumps([chk.shares, params, numerics, seed, min_bits], sort_keys=True, default=repr)
+
+
+def _measure(chk: Checker, ctx: CheckContext) -> Measurement:
+    key = None if _SHARED is None else share_key(chk, ctx.params, ctx.numerics, ctx.seed, ctx.min_bits)
+    if key is None:
+        return chk.fn(ctx)
+    if key not in _SHARED:
+        _SHARED[key] = chk.fn(ctx)
+    return copy.deepcopy(_SHARED[key])
+
+
 def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str | None = None,
               seed: int = 0, min_bits: float | None = None) -> dict[str, Any]:
     """Run ``claim_id`` with parameters ``given`` (defaults filled in) and return its record."""
@@ -139,7 +176,7 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
     except KeyError:
         raise UsageError(f"CLAIM: {claim_id} has a checker but no entry in paper_refs") from None
     arm_backstop()  # the address-space limit follows what is loaded by now
-    m = chk.fn(CheckContext(claim_id, params, numerics, seed, min_bits))
+    m = _measure(chk, CheckContext(claim_id, params, numerics, seed, min_bits))
     values = _formula_values(params, m.derived)
     reasons = list(m.reasons)
     predicted: dict[str, Any] = {}

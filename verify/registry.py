@@ -197,6 +197,7 @@ class Checker:
     numerics: tuple[str, ...]
     default_numerics: str
     growth_grid: GridFn | None = None
+    shares: str | None = None
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``; a usage error lists the known ones."""
@@ -230,6 +231,7 @@ def checker(
     numerics: tuple[str, ...] = ("exact", "symbolic", "mp", "float64"),
     default_numerics: str = "exact",
     growth_grid: GridFn | None = None,
+    shares: str | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds; an empty
     tuple says the claim computes in none the user chooses (it counts): ``--numerics`` is then refused and
@@ -239,13 +241,23 @@ def checker(
     :mod:`attnsim.verify.growth`): at least 4 values of the claim's limit variable spanning at least 8x,
     everything else fixed, so that the log-log slope of measured / bound against size can be fitted.
     A point may pin ``numerics`` or ``seed`` as in ``grid``.
+
+    ``shares``: claims registered with the same name run one construction (the same function and
+    parameters, which registration enforces), so a sweep measures each (parameters, numerics, seed) once
+    for all of them (:func:`attnsim.verify.check.measurements_shared`); each claim's record is still
+    judged against its own entry in paper_refs.
     """
 
     def register(fn: CheckFn) -> CheckFn:
         if claim in _CHECKERS:
             raise RuntimeError(f"two checkers registered for {claim}")
+        for other in _CHECKERS.values():
+            if shares is not None and other.shares == shares and (other.fn is not fn
+                                                                  or other.params != tuple(params)):
+                raise RuntimeError(f"{claim} shares {shares!r} with {other.claim} but runs another function "
+                                   "or takes other parameters")
         _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics,
-                                   default_numerics if numerics else NO_NUMERICS, growth_grid)
+                                   default_numerics if numerics else NO_NUMERICS, growth_grid, shares)
         return fn
 
     return register

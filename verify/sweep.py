@@ -142,17 +142,21 @@ def run_point(point: Point) -> dict[str, Any]:
 
 
 def run_chunk(items: list[tuple[str, Point]], cache_root: str | None = None) -> list[tuple[str, dict[str, Any]]]:
-    """A task: several checks; each record is cached the moment it exists (when the cache is reachable)."""
+    """A task: several checks; each record is cached the moment it exists (when the cache is reachable).
+    Claims that share a construction measure it once in the task (:func:`_chunks` puts their points in one)."""
+    from attnsim.verify.check import measurements_shared
+
     cache = Cache(cache_root) if cache_root else None
     out = []
-    for key, point in items:
-        rec = run_point(point)
-        if cache is not None:
-            try:
-                cache.put(key, point.fields(), code_version(), rec)
-            except OSError:  # a remote worker without the driver's file system: the driver writes it
-                cache = None
-        out.append((key, rec))
+    with measurements_shared():
+        for key, point in items:
+            rec = run_point(point)
+            if cache is not None:
+                try:
+                    cache.put(key, point.fields(), code_version(), rec)
+                except OSError:  # a remote worker without the driver's file system: the driver writes it
+                    cache = None
+            out.append((key, rec))
     return out
 
 
@@ -182,8 +186,29 @@ def _expected_seconds(item: tuple[str, Point]) -> float:
         return 0.0
 
 
-def _chunks(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+def _shared_key(point: Point) -> str | None:
+    """The key of the measurement ``point`` shares with other claims' points (None: its own)."""
+    from attnsim.verify.check import share_key
+
+    chk = all_checkers().get(point.claim)
+    if chk is None or chk.shares is None:
+        return None
+    params, numerics = resolved(point.claim, point.params, point.numerics)
+    return share_key(chk, params, numerics, point.seed)
+
+
+def _chunks(items: list[tuple[str, Point]], size: int) -> list[list]:
+    """``items`` in tasks of about ``size`` checks, in order; the points of claims that share one measurement
+    (:func:`_shared_key`) join the task of the first of them, so it is made once."""
+    units: dict[Any, list] = {}
+    for n, item in enumerate(items):
+        units.setdefault(_shared_key(item[1]) or n, []).append(item)
+    chunks: list[list] = []
+    for unit in units.values():
+        if not chunks or len(chunks[-1]) >= size:
+            chunks.append([])
+        chunks[-1].extend(unit)
+    return chunks
 
 
 Task = Callable[[list, "str | None"], list]  # a picklable function of (chunk, cache root) -> results

@@ -193,15 +193,16 @@ def _thm_4_1(ctx: CheckContext) -> Measurement:
     """Run an MPC protocol directly and inside the EMA transformer; outputs must be equal exactly."""
     name = ctx.params["protocol"]
     protocol, reference = protocol_case(ctx, name)
-    m = run_in_transformer(ctx, protocol, reference, tag=ctx.claim.split(".")[1])
+    m = run_in_transformer(ctx, protocol, reference, tag="thm_4_1")
     m.extra["protocol"] = name
     return m
 
 
+# Thm B.10 and Cor B.14 are Thm 4.1's construction: a sweep measures a point the three share once (``shares``)
 checker("anna.thm_4_1", numerics=EXACT, params=THM_4_1_PARAMS, grid=_thm_4_1_grid,
-        growth_grid=_thm_4_1_growth)(_thm_4_1)
-for _claim in ("anna.thm_b_10", "anna.cor_b_14"):  # the same construction: one case each in the report's sweep
-    checker(_claim, numerics=EXACT, params=THM_4_1_PARAMS, growth_grid=_thm_4_1_growth,
+        growth_grid=_thm_4_1_growth, shares="anna.thm_4_1")(_thm_4_1)
+for _claim in ("anna.thm_b_10", "anna.cor_b_14"):  # one case each in the report's sweep (a point of Thm 4.1's)
+    checker(_claim, numerics=EXACT, params=THM_4_1_PARAMS, growth_grid=_thm_4_1_growth, shares="anna.thm_4_1",
             grid=lambda quick: [{"protocol": "khop", "N": 256 if quick else 1024, "P": 32 if quick else 64}])(_thm_4_1)
 
 
@@ -220,7 +221,7 @@ def _thm_4_4(ctx: CheckContext) -> Measurement:
     layers = _lowrank_layers(rng, L, d, rank)
     want = [tuple(int(v) for v in row) for row in lowrank_reference(X, layers, mod)]
     protocol = partial(lowrank_protocol, X, layers, modulus=mod, machines=P, memory=_memory_for(ctx))
-    m = run_in_transformer(ctx, protocol, want, tag=ctx.claim.split(".")[1])
+    m = run_in_transformer(ctx, protocol, want, tag="thm_4_4")
     m.derived["depth"] = L
     m.extra.update({"depth": L, "rank": rank, "d": d})
     return m
@@ -246,8 +247,8 @@ def _thm_4_4_growth(quick: bool) -> list[dict[str, Any]]:
             for n in (64, 256, 1024, 4096)]
 
 
-for _claim in ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1"):
-    checker(_claim, numerics=EXACT, params=_THM_4_4_PARAMS, growth_grid=_thm_4_4_growth,
+for _claim in ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1"):  # one construction: measured once per point
+    checker(_claim, numerics=EXACT, params=_THM_4_4_PARAMS, growth_grid=_thm_4_4_growth, shares="anna.thm_4_4",
             grid=lambda quick: [{"N": n, "P": grid_machines(n, "lowrank"), "depth": L}
                                 for n in ((256, 1024) if quick else (256, 1024, 4096)) for L in (1, 3)])(_thm_4_4)
 

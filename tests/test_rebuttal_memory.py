@@ -14,7 +14,7 @@ from attnsim.verify.records import dumps, split_varying
 from attnsim.verify.registry import UsageError
 from attnsim.verify.report.sections.rebuttal_memory import anna_memory_section, two_heads_memory_section
 
-KV = {"N": 1024, "M": 16, "d": 8, "points": 3, "engine": 512, "direct": 512}
+KV = {"N": 1024, "M": 16, "d": 8, "points": 5, "engine": 512, "direct": 512}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,8 @@ def test_streaming_memory_is_linear_and_direct_is_quadratic(records):
     assert 1.8 < r["extra"]["direct_exponent"] < 2.2
     assert 0.6 < r["extra"]["engine_exponent"] < 1.25
     assert r["bounds"]["peak_bytes"]["formula"] == "8*(N*d + M**2)"
-    assert len(r["extra"]["bound_ratio"]) == 3 and r["agree"]
+    assert len(r["extra"]["bound_ratio"]) == 5 and r["agree"]
+    assert r["extra"]["bits_at_each_N"] and min(r["extra"]["bits_at_each_N"]) >= r["extra"]["min_bits"]
 
 
 def test_direct_attention_passed_as_the_simulation_is_caught():
@@ -91,12 +92,12 @@ def test_loglog_exponent_recovers_a_power():
 
 def _doubling_peaks(scale: int, shift: int) -> Callable[[Callable[[], Any]], int]:
     """A stand-in for the tracemalloc peak: runs ``fn`` and says ``scale * 2^k + shift * k`` for the k-th size
-    of each sweep (a warm-up, then three doublings), so the memory verdict holds whatever the allocator did."""
+    of each sweep (a warm-up, then five doublings), so the memory verdict holds whatever the allocator did."""
     calls = count()
 
     def peak(fn: Callable[[], Any]) -> int:
         fn()
-        k = next(calls) % 4
+        k = next(calls) % 6
         return scale * 2**k + shift * k
 
     return peak
@@ -107,7 +108,7 @@ def test_peak_bytes_that_differ_leave_the_deterministic_part_unchanged(monkeypat
     varying, so checks.json is byte-identical whichever executor ran the check."""
     from attnsim.verify.claims import two_heads_memory
 
-    params = {"N": 256, "M": 16, "d": 8, "points": 3, "engine": 128, "direct": 128}
+    params = {"N": 256, "M": 16, "d": 8, "points": 5, "engine": 128, "direct": 128}
     parts = []
     for scale, shift in ((1000, 0), (1500, 70)):
         monkeypatch.setattr(two_heads_memory, "peak_bytes", _doubling_peaks(scale, shift))

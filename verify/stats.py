@@ -1,7 +1,8 @@
 """Line fits and binomial intervals: the one implementation every checker and report section uses.
 
 Both come from ``scipy.stats``: :func:`linear_fit` and :func:`loglog_fit` are least-squares lines
-(``linregress``, with the slope's Student-t interval: :meth:`LineFit.slope_interval`),
+(``linregress``, with the slope's Student-t interval: :meth:`LineFit.slope_interval`), :func:`least_squares`
+fits y to a sum of given terms (each coefficient with its Student-t interval: :meth:`TermsFit.interval`),
 :func:`binomial_interval` is a confidence interval for a proportion
 (``binomtest(k, n).proportion_ci``: Clopper-Pearson "exact" or Wilson score).
 """
@@ -74,6 +75,45 @@ def fitted_exponent(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     if len({x for x, _ in pts}) < 2:
         return None
     return loglog_fit([x for x, _ in pts], [y for _, y in pts]).slope
+
+
+@dataclass(frozen=True)
+class TermsFit:
+    """y ≈ Σ coefficients[i] · terms[i] by least squares over ``n`` points, each coefficient with its standard
+    error (``dof`` = n − number of terms degrees of freedom; NaN errors without any)."""
+
+    coefficients: tuple[float, ...]
+    stderr: tuple[float, ...]
+    dof: int
+
+    def interval(self, i: int, level: float = 0.95) -> tuple[float, float]:
+        """A two-sided ``level`` confidence interval of coefficient ``i`` (Student t, ``dof`` degrees of freedom);
+        NaN at both ends without a residual degree of freedom."""
+        if self.dof < 1:
+            return math.nan, math.nan
+        half = float(stats.t.ppf(0.5 + level / 2, self.dof)) * self.stderr[i]
+        return self.coefficients[i] - half, self.coefficients[i] + half
+
+
+def least_squares(terms: Sequence[Sequence[float]], ys: Sequence[float]) -> TermsFit:
+    """The least-squares coefficients of y against the columns ``terms`` (each as long as ``ys``; a constant
+    term is a column of ones). Columns are scaled to unit size before solving, so terms of very different
+    magnitude (1, N, N²) are solved as well as any."""
+    A, y = np.asarray(terms, dtype=float).T, np.asarray(ys, dtype=float)
+    if A.ndim != 2 or A.shape[0] != y.shape[0] or y.ndim != 1:
+        raise AttnsimError(f"least_squares: every term must be as long as ys ({y.shape}), got {A.shape}")
+    scale = np.abs(A).max(axis=0)
+    if not np.all(scale > 0):
+        raise AttnsimError("least_squares: a term is zero at every point")
+    B = A / scale
+    coef, *_ = np.linalg.lstsq(B, y, rcond=None)
+    dof = len(y) - A.shape[1]
+    if dof < 1:
+        return TermsFit(tuple(float(c) for c in coef / scale), (math.nan,) * A.shape[1], dof)
+    resid = y - B @ coef
+    cov = float(resid @ resid) / dof * np.linalg.pinv(B.T @ B)
+    err = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale
+    return TermsFit(tuple(float(c) for c in coef / scale), tuple(float(e) for e in err), dof)
 
 
 def binomial_interval(k: int, n: int, level: float = 0.95, method: str = "exact") -> tuple[float, float]:

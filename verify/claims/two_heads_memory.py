@@ -5,9 +5,12 @@ fixed vectors, O(N·d) like a KV cache. The construction measured is Lemma 3.1's
 online (:mod:`attnsim.sim.two_heads.streaming`): it holds one call's input and output and one query
 block's running sums at a time, O(N·d + M²) words beyond its input. Its peak live memory
 (``tracemalloc``; numpy reports its buffers to it) is measured over a doubling sweep of N at fixed M and
-d, and the exponent is held against the claimed one twice: fitted to the bytes, and fitted to the
-increments between doublings (peak = c0 + c1 N^a, so the baseline c0 cancels and an added N² term cannot
-hide under it). The bytes are held against the bound in paper_refs (the paper states no constant: the
+d. The exponent fitted to the bytes is held against the claimed one, and the bytes are fitted as
+c0 + c1·N + c2·N² by least squares (:func:`attnsim.verify.stats.least_squares`): the sweep fails when c2's 95%
+interval lies above 0, so an added N² term cannot hide under the baseline c0 (whose share flattens the bytes'
+own log-log exponent). That fit needs :data:`QUADRATIC_MIN_SIZES` sizes reaching the regime where the bytes grow
+linearly: below n = N/M of about 64 the interpreter's own bounded bookkeeping (measured: up to ~80 KB that stops
+growing by N = 3072 at M = 64) bends the curve upward, which a sweep that ends there would read as c2 > 0. The bytes are held against the bound in paper_refs (the paper states no constant: the
 record's ratio is our fitted constant). The output is compared at every N of the sweep with an
 independent softmax (:mod:`attnsim.verify.reference_attention`).
 
@@ -34,6 +37,7 @@ from attnsim.verify.claims.rebuttal_memory import claimed_exponent, loglog_expon
 from attnsim.verify.long_run import random_layer, run_layer
 from attnsim.verify.reference_attention import REFERENCE, relative_row_errors, softmax_attention
 from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
+from attnsim.verify.stats import least_squares
 
 EXPONENT_SLACK = 0.1
 """How far the streaming construction's fitted exponent may exceed the claimed 1."""
@@ -69,13 +73,20 @@ def fused_calls(N: int, M: int) -> int:
     return int(as_number(evaluate(claim.resources["calls"].exact, claim.definitions, values)))
 
 
-def increment_exponent(ns: list[int], peaks: list[int]) -> float | None:
-    """The exponent a of peak = c0 + c1 N^a over a doubling sweep: the log-log slope of the increments between
-    consecutive sizes, in which the baseline c0 cancels (None when the peak does not grow at every step)."""
-    steps = [b - a for a, b in zip(peaks, peaks[1:])]
-    if len(steps) < 2 or min(steps) <= 0:
+QUADRATIC_MIN_SIZES = 5
+"""Sizes the fit c0 + c1·N + c2·N² needs: two residual degrees of freedom, so c2's interval is not vacuous."""
+
+LEVEL = 0.95
+
+
+def quadratic_term(ns: list[int], peaks: list[int]) -> tuple[float, float, float] | None:
+    """(c2, low, high): the N² coefficient of peak = c0 + c1·N + c2·N² by least squares and its :data:`LEVEL`
+    interval; None with fewer than :data:`QUADRATIC_MIN_SIZES` sizes (no interval worth the name)."""
+    if len(set(ns)) < QUADRATIC_MIN_SIZES:
         return None
-    return loglog_exponent(ns[1:], steps)
+    fit = least_squares([[1.0] * len(ns), [float(n) for n in ns], [float(n) ** 2 for n in ns]], peaks)
+    low, high = fit.interval(2, LEVEL)
+    return fit.coefficients[2], low, high
 
 
 def stream_run(N: int, M: int, d: int, seed: int) -> tuple[int, np.ndarray, Oracle]:
@@ -110,7 +121,7 @@ def peak_sweep(path: str, ns: list[int], M: int, d: int, seed: int) -> tuple[lis
 
 def _kv_grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 2048, "M": 64, "d": 16, "points": 3, "engine": 1024, "direct": 1024}]
+        return [{"N": 4096, "M": 64, "d": 16, "points": 5, "engine": 1024, "direct": 1024}]
     return [{}]
 
 
@@ -136,7 +147,7 @@ def check_kv_memory(ctx: CheckContext) -> Measurement:
     else:
         peaks, fitted = peak_sweep(p["path"], ns, p["M"], p["d"], ctx.seed)
         runs = [stream_run(n, p["M"], p["d"], ctx.seed) for n in ns]
-    above = increment_exponent(ns, peaks)
+    above = quadratic_term(ns, peaks)
     claimed = claimed_exponent(ctx.claim)
     bound = get_claim(ctx.claim).resources["peak_bytes"].bound
     bounds = [float(as_number(evaluate(bound, {}, {"N": n, "M": p["M"], "d": p["d"]}))) for n in ns]
@@ -146,12 +157,12 @@ def check_kv_memory(ctx: CheckContext) -> Measurement:
         reasons.append(f"peak memory of the {p['path']} path: the fitted log-log exponent exceeds the "
                        f"claimed {claimed:g} (+{EXPONENT_SLACK} slack; its value is among the measurements)")
     if above is None:
-        reasons.append(f"peak memory of the {p['path']} path does not grow at every doubling (peaks among the "
-                       "measurements): the exponent above the baseline cannot be fitted")
-    elif above > claimed + EXPONENT_SLACK:
-        reasons.append(f"peak memory of the {p['path']} path above its baseline: the increments between doublings "
-                       f"grow with an exponent above the claimed {claimed:g} (+{EXPONENT_SLACK} slack; its value "
-                       "is among the measurements)")
+        reasons.append(f"peak memory of the {p['path']} path: {len(ns)} sizes cannot fit c0 + c1 N + c2 N² with an "
+                       f"interval ({QUADRATIC_MIN_SIZES} needed, --points)")
+    elif above[1] > 0:
+        reasons.append(f"peak memory of the {p['path']} path above its baseline: the N² coefficient of the fit "
+                       f"c0 + c1 N + c2 N² has its {LEVEL:.0%} interval above 0, a super-linear term (its value is "
+                       "among the measurements)")
     bits_at = [agreement_bits(n, p["d"], ctx.seed, Y) for n, (_, Y, _) in zip(ns, runs)]
     calls = [r[2].ledger.total("oracle") for r in runs]
     want = [fused_calls(n, p["M"]) for n in ns]
@@ -161,7 +172,7 @@ def check_kv_memory(ctx: CheckContext) -> Measurement:
     oracle = runs[0][2]
     extra: dict[str, Any] = {
         "path": p["path"], "N_sweep": ns, "peak_bytes": peaks, "exponent": fitted, "claimed_exponent": claimed,
-        "exponent_above_baseline": above, "bits_at_each_N": bits_at, "stream_calls_at_each_N": calls,
+        "quadratic_term": None if above is None else list(above), "bits_at_each_N": bits_at, "stream_calls_at_each_N": calls,
         "slack": EXPONENT_SLACK, "bytes_per_token": [pk / n for pk, n in zip(peaks, ns)],
         "bound_bytes": bounds, "bound_ratio": ratios, "min_bits": STREAM_MIN_BITS,
         "stream_calls": oracle.ledger.total("oracle"), "stream_rounds": oracle.ledger.rounds("oracle"),
@@ -169,8 +180,9 @@ def check_kv_memory(ctx: CheckContext) -> Measurement:
                     f"{fitted:.3f} (claimed {claimed:g} + {EXPONENT_SLACK})",
                     f"bound {bound} bytes: measured / bound = {', '.join(f'{r:.2f}' for r in ratios)} "
                     f"(the paper states no constant; this ratio is our fitted constant)",
-                    "exponent above the baseline (increments between doublings, c0 + c1 N^a): "
-                    + ("not fitted" if above is None else f"{above:.3f}"),
+                    "bytes fitted as c0 + c1 N + c2 N²: "
+                    + ("not fitted" if above is None else f"c2 = {above[0]:.3g} bytes/N², {LEVEL:.0%} interval "
+                                                           f"[{above[1]:.3g}, {above[2]:.3g}]"),
                     f"streamed output vs an independent softmax at every N: {', '.join(f'{b:.1f}' for b in bits_at)} "
                     f"bits "
                     f"(required {STREAM_MIN_BITS:g}); {oracle.ledger.total('oracle')} calls in "
@@ -188,7 +200,7 @@ def check_kv_memory(ctx: CheckContext) -> Measurement:
                        derived={"b": p["M"]}, reasons=reasons, extra=extra, varying=VARYING)
 
 
-VARYING = ("peak_bytes", "exponent", "exponent_above_baseline", "bytes_per_token", "bound_ratio", "summary",
+VARYING = ("peak_bytes", "exponent", "quadratic_term", "bytes_per_token", "bound_ratio", "summary",
            "engine_peak_bytes", "engine_exponent", "direct_peak_bytes", "direct_exponent")
 """Peak bytes (tracemalloc) and what is computed from them differ from run to run by allocator state; the
 verdict rests on the fitted exponent within its stated slack."""

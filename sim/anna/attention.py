@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -163,7 +164,7 @@ def collision_counts(q: object, k: object, hashes: Sequence[TableHash]) -> np.nd
 
 
 def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: str = "ema",
-        count_sort: bool = False) -> Retrieval:
+        count_sort: bool = False, rows: np.ndarray | None = None) -> Retrieval:
     """Exact-match attention (App. B): the mean of v_j over keys equal to q_i, or 0 if none.
 
     The keys are sorted lexicographically and each query is found by two binary searches, so the
@@ -171,18 +172,27 @@ def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: s
     searches is counted (ledger ``compare``, ``<tag>.search``); with ``count_sort`` the keys are
     merge-sorted with every key comparison counted too (``<tag>.sort``), otherwise numpy's lexsort
     does it uncounted. The searches run for all queries at once on the rows' lexicographic ranks
-    (:func:`_ranks`), one halving step at a time, so they compare exactly as row-by-row searches would.
+    (:func:`_ranks`) and count exactly the comparisons row-by-row searches make (:func:`_bisect`).
     Entries are compared exactly, so pass integers (or exactly representable floats).
+
+    ``rows`` (distinct key indices): ``v`` holds the values of those keys only, row i for key rows[i],
+    and every other key's value is 0 -- the same sums for a head in which most keys send nothing,
+    without their zero rows.
     """
-    qm, km, vm = qkv_inputs(q, k, v)
+    qm, km, vm = qkv_inputs(q, k, v if rows is None else np.zeros((np.shape(k)[0], 0)))
     ops = [0]
-    order = _merge_sort([tuple(row) for row in km], ops) if count_sort else list(np.lexsort(km.T[::-1]))
+    if count_sort:
+        order_arr = np.asarray(_merge_sort([tuple(row) for row in km], ops), dtype=np.intp)
+    else:
+        order_arr = np.lexsort(km.T[::-1]).astype(np.intp)
     sort_ops = ops[0]
-    order_arr = np.asarray(order, dtype=np.intp)
     key_ranks, query_ranks = _ranks(km, qm)
     sorted_ranks = key_ranks[order_arr]
     lo = _bisect(sorted_ranks, query_ranks, ops, left=True)
     hi = _bisect(sorted_ranks, query_ranks, ops, left=False)
+    if rows is not None:  # key j's value is row at[j] of vm, the last (a zero row) for keys not in ``rows``
+        vm, at = _sparse_values(v, rows, km.shape[0])
+        order_arr = at[order_arr]
     sums = _run_sums(vm, order_arr, lo, hi)
     counts = np.maximum(hi - lo, 0).astype(np.int64)
     if ledger is not None:
@@ -190,6 +200,17 @@ def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: s
             ledger.record("compare", f"{tag}.sort", amount=sort_ops)
         ledger.record("compare", f"{tag}.search", amount=ops[0] - sort_ops)
     return Retrieval(sums, counts)
+
+
+def _sparse_values(v: object, rows: object, keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """``v`` (values of the keys ``rows``) with a zero row appended, and per key its row there."""
+    idx = np.asarray(rows, dtype=np.intp).reshape(-1)
+    vm = as_matrix(v, "values", rows=len(idx))
+    require(bool(((idx >= 0) & (idx < keys)).all()) and len(np.unique(idx)) == len(idx), "rows",
+            f"must be distinct key indices in 0..{keys - 1}")
+    at = np.full(keys, len(idx), dtype=np.intp)
+    at[idx] = np.arange(len(idx))
+    return np.vstack([vm, _zeros(1, vm)]), at
 
 
 def _ranks(km: np.ndarray, qm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -255,18 +276,30 @@ def _merge_sort(items: list[tuple], ops: list[int]) -> list[int]:
 
 
 def _bisect(items: np.ndarray, keys: np.ndarray, ops: list[int], *, left: bool) -> np.ndarray:
-    """Per key: the first index whose item is >= key (``left``) or > key, by binary search over ``items``
-    for every key at once; one comparison per key per halving, counted in ops[0]."""
-    lo = np.zeros(len(keys), dtype=np.int64)
-    hi = np.full(len(keys), len(items), dtype=np.int64)
+    """Per key: the first index whose item is >= key (``left``) or > key, as a binary search over the sorted
+    ``items`` finds it; one comparison per key per halving, counted in ops[0]. The search's comparison at
+    ``mid`` goes right exactly when mid lies before the answer, so its halvings depend on the answer alone:
+    numpy's search finds the answers and :func:`_halvings` counts them."""
+    found = np.searchsorted(items, keys, side="left" if left else "right").astype(np.int64)
+    ops[0] += int(_halvings(len(items))[found].sum())
+    return found
+
+
+@lru_cache(maxsize=64)
+def _halvings(n: int) -> np.ndarray:
+    """halvings[p]: the comparisons a binary search (lo = 0, hi = n; mid = (lo + hi) // 2; go right, lo = mid + 1,
+    when the item at mid lies before the key, else hi = mid) makes when its answer is p, for p = 0 .. n."""
+    answer = np.arange(n + 1)
+    lo = np.zeros(n + 1, dtype=np.int64)
+    hi = np.full(n + 1, n, dtype=np.int64)
+    steps = np.zeros(n + 1, dtype=np.int64)
     while True:
         active = lo < hi
-        n_active = int(active.sum())
-        if not n_active:
-            return lo
-        ops[0] += n_active
+        if not active.any():
+            steps.flags.writeable = False
+            return steps
+        steps += active
         mid = (lo + hi) // 2
-        at = items[np.minimum(mid, len(items) - 1)]
-        right = active & ((at < keys) | ((at == keys) if not left else False))
+        right = active & (mid < answer)
         lo = np.where(right, mid + 1, lo)
         hi = np.where(active & ~right, mid, hi)

@@ -201,22 +201,19 @@ class MPCTransformer:
                 raise RelayOverflowError(f"relay: a bundle of {int(sizes.max())} units, over the capacity "
                                          f"s + 2 k D = {plan.capacity}")
         slot = np.arange(len(pair)) - np.repeat(first, sizes)
-        payloads = np.zeros((plan.tokens, 1 + UNIT_NUMBERS * plan.capacity), dtype=np.int64)
         head = plan.head_of(sources, units[:, TOK], dim)
         numbers = np.stack([units[:, DEST], (units[:, SRC] * s + units[:, SEQ]) * s + units[:, IDX], units[:, WORD]], 1)
         got = []
         for h in range(1, plan.base):
             mine = head == h
-            senders = np.unique(sources[mine])
-            targets = np.zeros(plan.tokens, dtype=np.int64)
-            targets[sources[mine]] = units[mine, TOK]
-            payloads[:] = 0
-            payloads[senders, 0] = sizes[np.searchsorted(pair[first], senders * plan.tokens + targets[senders])]
-            cols = 1 + UNIT_NUMBERS * slot[mine, None] + np.arange(UNIT_NUMBERS)
-            payloads[sources[mine, None], cols] = numbers[mine]
+            senders, row = np.unique(sources[mine], return_inverse=True)
             keys = np.full(plan.tokens, -1, dtype=np.int64)
-            keys[senders] = targets[senders]
-            receivers, _, received = self._head(h - 1, keys, payloads)
+            keys[sources[mine]] = units[mine, TOK]
+            payloads = np.zeros((len(senders), 1 + UNIT_NUMBERS * plan.capacity), dtype=np.int64)  # senders' rows
+            payloads[:, 0] = sizes[np.searchsorted(pair[first], senders * plan.tokens + keys[senders])]
+            cols = 1 + UNIT_NUMBERS * slot[mine, None] + np.arange(UNIT_NUMBERS)
+            payloads[row.reshape(-1, 1), cols] = numbers[mine]
+            receivers, _, received = self._head(h - 1, keys, senders, payloads)
             n = received[:, 0]
             body = received[:, 1:1 + UNIT_NUMBERS * plan.capacity].reshape(len(n), plan.capacity, UNIT_NUMBERS)
             body = body[np.arange(plan.capacity) < n[:, None]]
@@ -233,35 +230,36 @@ class MPCTransformer:
         """
         plan = self.plan
         ids = np.arange(plan.tokens)
-        payloads = np.zeros((plan.tokens, 1 + UNIT_NUMBERS * plan.capacity), dtype=np.int64)
-        payloads[:, :plan.base] = own
         out = []
         for h in range(1, plan.base):
             keys = with_digit(plan, ids, dim, (digits(plan, ids, dim) + h) % plan.base)
-            out.append(self._head(h - 1, keys, payloads))
+            out.append(self._head(h - 1, keys, ids, own))
         self.layers += 1
         return (np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out]),
                 np.vstack([o[2][:, :plan.base] for o in out]))
 
-    def _head(self, head: int, keys: np.ndarray, payloads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One relay head: senders with a key send Lemma B.4's encoding of their payload row.
+    def _head(self, head: int, keys: np.ndarray, senders: np.ndarray,
+              payloads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One relay head: ``senders`` (those with a key) send Lemma B.4's encoding of their ``payloads`` rows.
 
+        Every other token's value is 0, so only the senders' encodings are made and summed (``rows``).
         Returns (receiver, sender, payload) per receiver that matched a sender, decoded from the average.
         """
         ids = np.arange(self.plan.tokens)
-        values = self.code.encode_rows(ids, payloads)
-        values[keys < 0] = 0
-        got = self._layer(keys.reshape(-1, 1), values, head=head, queries=ids.reshape(-1, 1))
+        sending = keys[senders] >= 0
+        senders, payloads = senders[sending], payloads[sending]
+        values = self.code.encode_rows(senders, payloads)
+        got = self._layer(keys.reshape(-1, 1), values, head=head, queries=ids.reshape(-1, 1), rows=senders)
         where = f"{self.tag}.layer{self.layers}.head{head}"
         self.max_alpha = max(self.max_alpha, int(got.counts.max(initial=0)))
+        receivers = np.flatnonzero(got.counts)
         try:
-            senders, decoded = self.code.decode_rows(got.sums, got.counts)
+            sent, decoded = self.code.decode_rows(got.sums[receivers], got.counts[receivers])
         except DecodingError:
             self.ledger.record("decode_failure", where, round=self.layers)
             raise
-        receivers = np.flatnonzero(got.counts)
         self.ledger.record("decode", where, round=self.layers, amount=len(receivers))
-        return receivers, senders[receivers], decoded[receivers]
+        return receivers, sent, decoded
 
     # ------------------------------------------------------------------ Lemma B.6: output layer
     def readout(self, outputs: dict[int, dict[int, tuple[int, ...]]]) -> list[tuple[int, ...]]:
@@ -287,17 +285,17 @@ class MPCTransformer:
         return result
 
     # ------------------------------------------------------------------ one EMA head, counted
-    def _layer(self, keys: np.ndarray, values: np.ndarray, *, head: int = 0, width: int | None = None,
-               queries: np.ndarray | None = None) -> Retrieval:
-        """One EMA head of layer :attr:`layers` (query p_i unless given), recorded with value width ``width``.
+    def _layer(self, keys: np.ndarray, values: np.ndarray, *, head: int = 0, queries: np.ndarray | None = None,
+               rows: np.ndarray | None = None) -> Retrieval:
+        """One EMA head of layer :attr:`layers` (query p_i unless given), recorded with its value width.
 
-        A relay head passes the senders' ids as values and ``width`` = the code's width: the output
-        row names the encoding the receiver averages, and that encoding is summed sparsely.
+        ``rows``: ``values`` are those tokens' values only, every other token's is 0 (:func:`~attnsim.sim.anna.
+        attention.ema`'s ``rows``); the head's width is the same.
         """
         q = queries if queries is not None else np.arange(keys.shape[0]).reshape(-1, 1)
         tag = f"{self.tag}.layer{self.layers}.head{head}"
-        self.ledger.record("anna_head", tag, round=self.layers, shape=(self.tokens, 1, width or values.shape[1]))
-        return ema(q, keys, values, ledger=self.ledger, tag=tag)
+        self.ledger.record("anna_head", tag, round=self.layers, shape=(self.tokens, 1, values.shape[1]))
+        return ema(q, keys, values, ledger=self.ledger, tag=tag, rows=rows)
 
 
 @dataclass(frozen=True)

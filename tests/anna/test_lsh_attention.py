@@ -171,3 +171,20 @@ def test_ema_searches_all_queries_at_once_as_row_by_row_searches_do(nk, nq, d, a
         want_ops += ops
         assert got.counts[i] == hi - lo and (got.sums[i] == v[order[lo:hi]].sum(axis=0)).all()
     assert ledger.by_tag("compare") == {"t.search": want_ops}
+
+
+@settings(deadline=None)
+@given(st.integers(1, 40), st.integers(0, 40), st.integers(1, 4), st.integers(0, 2**16),
+       st.sampled_from([np.int64, object]))
+def test_ema_with_the_sending_rows_only_equals_ema_with_zero_rows(nk, nq, alphabet, seed, dtype):
+    rng = np.random.default_rng(seed)
+    k, q = rng.integers(0, alphabet, size=(nk, 1)), rng.integers(0, alphabet, size=(nq, 1))
+    rows = np.flatnonzero(rng.random(nk) < 0.4)
+    v = np.zeros((nk, 3), dtype=np.int64)
+    v[rows] = rng.integers(-9, 10, size=(len(rows), 3))
+    dense, sparse = Ledger(), Ledger()
+    want = ema(q, k, v.astype(dtype), ledger=dense, tag="t")
+    got = ema(q, k, v[rows].astype(dtype), ledger=sparse, tag="t", rows=rows)
+    assert got.same_as(want) and sparse.by_tag("compare") == dense.by_tag("compare")
+    with pytest.raises(AnnaInputError, match="rows"):
+        ema(q, k, v[:1], rows=[nk])

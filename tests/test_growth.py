@@ -89,3 +89,22 @@ def test_cli_json_to_stdout_only(capsys):
     assert rc == 0 and doc["claim"] == CLAIM and doc["counts"]["within"] == 3
     (calls,) = [r for r in doc["resources"] if r["resource"] == "calls"]
     assert calls["sizes"] == [4, 8, 16, 32] and calls["verdict"] == "within" and calls["slope"] == 0.0
+
+
+def _loose(sizes, factor):
+    """anna.thm_4_2's rounds as a sweep that sits where the bound is loose: measured / bound falls like n^-0.8,
+    and the measurement equals the proof's exact count (the record's ``predicted``) times ``factor(n)``."""
+    exact = {n: 300 * n**0.2 for n in sizes}
+    return [{"claim": "anna.thm_4_2", "size": {"var": "N", "value": n}, "predicted": {"rounds": exact[n]},
+             "bounds": {"rounds": {"measured": exact[n] * factor(n), "value": float(n)}}} for n in sizes]
+
+
+def test_growth_in_a_loose_bounds_slack_is_seen_against_the_exact_count():
+    sizes = (128, 256, 512, 1024)
+    g = judge("anna.thm_4_2", "rounds", _loose(sizes, lambda n: 1.0))
+    assert g.verdict == "within" and g.slope == pytest.approx(-0.8) and g.exact_slope == 0.0
+    g = judge("anna.thm_4_2", "rounds", _loose(sizes, lambda n: 7.0))  # a constant: within both fits
+    assert g.verdict == "within" and g.exact_slope == 0.0
+    g = judge("anna.thm_4_2", "rounds", _loose(sizes, math.sqrt))
+    assert g.high < 0  # against the bound alone sqrt(n) hides in the slack
+    assert g.verdict == "exceeds" and g.exact_low > 0 and "against the exact count" in g.why

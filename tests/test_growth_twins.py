@@ -1,11 +1,13 @@
-"""Growth twins (verify/twins/growth.py) and the single-record guard (verify/check.bound_entry): a resource
-inflated by sqrt(n) is caught by the growth verdict; one inflated by a constant is not (a big-O bound without
-the paper's constant cannot fail on a constant); a frozen constant fails a later, larger record only."""
+"""Growth twins (verify/twins/growth.py) and the single-record guard (verify/check.bound_entry): a resource's
+measurement times sqrt(n) (never lifted to the bound) is caught by the growth verdict over the claim's own
+sweep; times a constant it is not (a big-O bound without the paper's constant cannot fail on a constant); a
+resource measured 0 everywhere is reported not caught, saying why; a frozen constant fails a later, larger
+record only."""
 
 from __future__ import annotations
 
 from attnsim.paper_refs import Resource, all_claims, get
-from attnsim.verify.check import bound_entry
+from attnsim.verify.check import bound_entry, run_check
 from attnsim.verify.growth import bounded_resources, judge_twin
 from attnsim.verify.registry import all_checkers
 from attnsim.verify.teeth import run_twin
@@ -30,8 +32,34 @@ def test_a_growth_twin_is_caught_by_the_growth_verdict():
 
 def test_a_constant_factor_does_not_fail_a_big_o_bound():
     for resource in bounded_resources(CLAIM):
-        outcome, reason = judge_twin(CLAIM, resource, lambda r=resource: inflated(CLAIM, r, lambda n: 7.0, lift=False))
+        outcome, reason = judge_twin(CLAIM, resource, lambda r=resource: inflated(CLAIM, r, lambda n: 7.0))
         assert outcome == "missed" and "within" in reason, (resource, reason)
+
+
+def test_a_growth_twin_multiplies_the_measurement_itself():
+    """The twin's count is the unbroken count times sqrt(size) at every point of the sweep: nothing is lifted."""
+    import math
+
+    from attnsim.verify.growth import growth_points
+    from attnsim.verify.twins.growth import _MEASURED
+
+    pt = growth_points(CLAIM, True)[-1]
+    plain = run_check(CLAIM, dict(pt.params), pt.numerics, pt.seed)
+    with inflated(CLAIM, "oracle_dim", math.sqrt):
+        broken = run_check(CLAIM, dict(pt.params), pt.numerics, pt.seed)
+    size = plain["size"]["value"]
+    assert broken["counts"]["oracle_dim"] == plain["counts"]["oracle_dim"] * math.sqrt(size)
+    assert _MEASURED  # the unbroken measurement is shared, not re-run
+
+
+def test_a_resource_measured_zero_everywhere_is_reported_not_caught_saying_why(monkeypatch):
+    from attnsim.verify import growth
+
+    zero = [{"claim": CLAIM, "size": {"value": n}, "bounds": {"calls": {"measured": 0, "value": n}}}
+            for n in (4, 8, 16, 32)]
+    monkeypatch.setattr(growth, "judge_broken", lambda c, r, b, s=0: growth.judge(c, r, zero))
+    outcome, reason = judge_twin(CLAIM, "calls", lambda: None)
+    assert outcome == "missed" and "measured 0 at every size" in reason
 
 
 def _entry(res: Resource, measured: float, size: float) -> tuple[dict, list[str]]:

@@ -166,7 +166,7 @@ def _lemma_3_1_grid(quick: bool) -> list[dict]:
 
 
 @checker("two_heads.lemma_3_1", params=COMMON, grid=_lemma_3_1_grid, numerics=NUMERICS,
-         growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, numerics="float64"))
+         growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, psi="affine", numerics="float64"))
 def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     """Lemma 3.1 / B.1: one head from single-head calls, exact, with its call count."""
     p = ctx.params

@@ -10,8 +10,9 @@ c0 + c1·N + c2·N² by least squares (:func:`attnsim.verify.stats.least_squares
 interval lies above 0, so an added N² term cannot hide under the baseline c0 (whose share flattens the bytes'
 own log-log exponent). That fit needs :data:`QUADRATIC_MIN_SIZES` sizes reaching the regime where the bytes grow
 linearly: below n = N/M of about 64 the interpreter's own bounded bookkeeping (measured: up to ~80 KB that stops
-growing by N = 3072 at M = 64) bends the curve upward, which a sweep that ends there would read as c2 > 0. The bytes are held against the bound in paper_refs (the paper states no constant: the
-record's ratio is our fitted constant). The output is compared at every N of the sweep with an
+growing by N = 3072 at M = 64) bends the curve upward, which a sweep that ends there would read as c2 > 0.
+The bytes are held against the bound in paper_refs (the paper states no constant: the record's ratio is our
+fitted constant). The output is compared at every N of the sweep with an
 independent softmax (:mod:`attnsim.verify.reference_attention`).
 
 Beside it, labelled as an engine choice: the batched engine (:mod:`attnsim.sim.engine`), which holds the
@@ -172,7 +173,8 @@ def check_kv_memory(ctx: CheckContext) -> Measurement:
     oracle = runs[0][2]
     extra: dict[str, Any] = {
         "path": p["path"], "N_sweep": ns, "peak_bytes": peaks, "exponent": fitted, "claimed_exponent": claimed,
-        "quadratic_term": None if above is None else list(above), "bits_at_each_N": bits_at, "stream_calls_at_each_N": calls,
+        "quadratic_term": None if above is None else list(above), "bits_at_each_N": bits_at,
+        "stream_calls_at_each_N": calls,
         "slack": EXPONENT_SLACK, "bytes_per_token": [pk / n for pk, n in zip(peaks, ns)],
         "bound_bytes": bounds, "bound_ratio": ratios, "min_bits": STREAM_MIN_BITS,
         "stream_calls": oracle.ledger.total("oracle"), "stream_rounds": oracle.ledger.rounds("oracle"),

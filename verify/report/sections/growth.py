@@ -60,7 +60,8 @@ def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> st
     if not rs:
         return ""
     lines = [f"**Growth** (`attnsim growth {claim_id}`): measured / bound over the growth sweep, its log-log slope "
-             "against the size with a 95% interval; `exceeds` when the interval lies above 0.", "",
+             "against the size with a 95% interval; `exceeds` when the interval lies above 0, or where the resource "
+             "has an exact count, when measured / exact count's does (docs/growth.md).", "",
              f"| resource | bound | {rs[0].size_var} | measured / bound | slope | interval | verdict | "
              "single-record guard |", "|---|---|---|---|---|---|---|---|", *[_row(g) for g in rs], ""]
     if out is not None:

@@ -1,4 +1,7 @@
-"""The command line: bad input gets one clear line naming the parameter and a non-zero exit."""
+"""The command line: bad input gets one clear line naming the parameter and a non-zero exit.
+
+The commands run in this process (``cli_run.invoke``: the real entry point, both descriptors captured);
+the quick report runs as a real process, as a user starts it off a terminal."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from cli_run import invoke
 from limits import limit
 
 CLI = [sys.executable, "-m", "attnsim.verify.cli"]
@@ -18,11 +22,17 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=limit(300))
 
 
-def test_check_json_record_keys():
-    p = run("check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2", "--numerics", "exact",
+@pytest.fixture
+def cli(capfd):
+    """``attnsim ARGS`` in this process: (exit status, stdout, stderr)."""
+    return lambda *args: invoke(list(args), capfd)
+
+
+def test_check_json_record_keys(cli):
+    rc, out, err = cli("check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2", "--numerics", "exact",
             "--format", "json")
-    assert p.returncode == 0, p.stderr
-    r = json.loads(p.stdout)
+    assert rc == 0, err
+    r = json.loads(out)
     for key in ("claim", "params", "numerics", "length_convention", "agree", "error_bits", "calls", "calls_by_tag",
                 "predicted_calls", "rounds", "bound", "verdict", "reasons"):
         assert key in r
@@ -39,28 +49,30 @@ def test_check_json_record_keys():
     (["check", "two_heads.lemma_3_1", "--bogus", "3"], "--bogus"),
     (["check", "two_heads.lemma_3_1", "--scheme", "fast"], "--scheme"),
 ])
-def test_bad_input_one_line_no_traceback(args, needle):
-    p = run(*args)
-    assert p.returncode == 2, (p.stdout, p.stderr)
-    assert "Traceback" not in p.stderr
-    lines = [line for line in p.stderr.strip().splitlines() if line.strip()]
-    assert len(lines) == 1 and needle in lines[0], p.stderr
+def test_bad_input_one_line_no_traceback(args, needle, cli):
+    rc, out, err = cli(*args)
+    assert rc == 2, (out, err)
+    assert "Traceback" not in err
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0], err
 
 
-def test_nan_input_file_is_refused(tmp_path):
+def test_nan_input_file_is_refused(tmp_path, cli):
     X = np.zeros((8, 2))
     X[3, 1] = np.nan
     np.save(tmp_path / "x.npy", X)
-    p = run("check", "two_heads.lemma_3_1", "--N", "8", "--M", "4", "--d", "2", "--input-file", str(tmp_path / "x.npy"))
-    assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert "--input-file" in p.stderr and "non-finite" in p.stderr
+    rc, _, err = cli("check", "two_heads.lemma_3_1", "--N", "8", "--M", "4", "--d", "2",
+                     "--input-file", str(tmp_path / "x.npy"))
+    assert rc == 2 and "Traceback" not in err
+    assert "--input-file" in err and "non-finite" in err
 
 
-def test_input_file_is_used(tmp_path):
+def test_input_file_is_used(tmp_path, cli):
     X = (np.arange(16, dtype=float).reshape(8, 2) - 8) / 4
     np.save(tmp_path / "x.npy", X)
-    p = run("check", "two_heads.lemma_3_1", "--N", "8", "--M", "4", "--d", "2", "--input-file", str(tmp_path / "x.npy"))
-    assert p.returncode == 0, p.stdout + p.stderr
+    rc, out, err = cli("check", "two_heads.lemma_3_1", "--N", "8", "--M", "4", "--d", "2",
+                       "--input-file", str(tmp_path / "x.npy"))
+    assert rc == 0, out + err
 
 
 def test_call_over_the_oracle_limit_is_a_clear_error(monkeypatch):
@@ -75,10 +87,10 @@ def test_call_over_the_oracle_limit_is_a_clear_error(monkeypatch):
         check.run_check("two_heads.lemma_3_1", dict(N=8, M=4, d=2))
 
 
-def test_claims_lists_registry():
-    p = run("claims", "--paper", "two_heads", "--format", "json")
-    assert p.returncode == 0
-    ids = {c["id"] for c in json.loads(p.stdout)}
+def test_claims_lists_registry(cli):
+    rc, out, _ = cli("claims", "--paper", "two_heads", "--format", "json")
+    assert rc == 0
+    ids = {c["id"] for c in json.loads(out)}
     assert {"two_heads.lemma_3_1", "two_heads.thm_3_4", "two_heads.lower_bound"} <= ids
 
 

@@ -1,7 +1,10 @@
 """The command line's usage errors, its shared option vocabulary and its help.
 
 Every bad invocation (the CLI library's own errors and ours) prints one line ``error: ...`` naming
-what is wrong and exits 2, without a traceback; each subprocess starts the CLI the way a user does.
+what is wrong and exits 2, without a traceback. Every line of ``BAD`` runs through the real entry point in
+this process with both descriptors captured (``cli_run.invoke``); a sample of them (one of each way an
+error arises: click's parser, the argv guard, a command's own refusal) also runs as a real process, started
+the way a user does, which must say the same.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import subprocess
 import sys
 
 import pytest
+from cli_run import invoke
 from limits import limit
 
 from attnsim.verify.cli.app import app, main
@@ -96,13 +100,29 @@ def test_enough_bad_invocations_across_every_command():
     assert set(_commands()) <= commands
 
 
+def _one_error_line(line: str, rc: int, out: str, err: str) -> str:
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert rc == 2, (line, out, err)
+    assert "Traceback" not in err + out
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
 @pytest.mark.parametrize("line", BAD)
-def test_bad_usage_is_one_error_line_and_exit_2(line):
+def test_bad_usage_is_one_error_line_and_exit_2(line, capfd):
+    _one_error_line(line, *invoke(shlex.split(line), capfd))
+
+
+# click's parser (an unknown command, a value of the wrong type), the argv guard (an empty value) and a
+# command's own refusal (an unknown claim, found once the registry is loaded).
+AS_A_USER = ["nosuchcmd", "check --seed abc two_heads.lemma_3_1", "claims --paper ''", "check nope.claim"]
+
+
+@pytest.mark.parametrize("line", AS_A_USER)
+def test_bad_usage_as_a_process_says_the_same(line, capfd):
     p = run(shlex.split(line))
-    lines = [x for x in p.stderr.splitlines() if x.strip()]
-    assert p.returncode == 2, (line, p.stdout, p.stderr)
-    assert "Traceback" not in p.stderr + p.stdout
-    assert len(lines) == 1 and lines[0].startswith("error: "), p.stderr
+    assert _one_error_line(line, p.returncode, p.stdout, p.stderr) == _one_error_line(
+        line, *invoke(shlex.split(line), capfd))
 
 
 def test_version_and_bare_command():

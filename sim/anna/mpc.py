@@ -25,6 +25,8 @@ from attnsim.sim.ledger import Ledger
 Record = tuple
 Message = tuple[int, Record]
 Step = Callable[[int, list[Record]], Iterable[Message]]
+Keep = Callable[[int, list[Record]], Sequence[Record]]
+"""The records a machine sends itself in a round (``MPC.round``'s ``keep``)."""
 Deliver = Callable[[list[list[Message]], int], list[list[Record]]]
 """Turns every machine's outbox into every machine's inbox for round r (default: direct delivery)."""
 Place = Callable[[dict[int, list[Record]]], dict[int, list[Record]]]
@@ -76,11 +78,14 @@ class MPC:
             self.memory[m] = list(recs)
             self._mark(m)
 
-    def round(self, step: Step, *, label: str = "") -> None:
+    def round(self, step: Step, *, label: str = "", keep: Keep | None = None) -> None:
         """Run one round: ``step(machine, memory)`` yields the machine's messages.
 
-        One pass over the messages checks every limit, counts the loads and fills the inboxes (those of
-        direct delivery; a ``deliver`` hook gets the outboxes), so a round costs a few operations a message.
+        ``keep(machine, memory)``, when given, lists records the machine sends itself before the messages of
+        ``step`` (the same round as a step that yields them first as ``(machine, record)``; they count
+        against both limits), counted as one block. One pass over the messages checks every limit, counts
+        the loads and fills the inboxes (those of direct delivery; a ``deliver`` hook gets the outboxes), so
+        a round costs a few operations a message.
         """
         r = self.rounds
         name = label or "unnamed"
@@ -94,20 +99,28 @@ class MPC:
             mem = self.memory[m]
             if not mem and m not in used:
                 continue
+            kept = keep(m, mem) if keep is not None else ()
+            if kept and set(map(type, kept)) != {tuple}:
+                kept = [tuple(rec) for rec in kept]
             out = [(dest, rec if type(rec) is tuple else tuple(rec)) for dest, rec in step(m, mem)]
             sizes = [len(rec) for _, rec in out]
-            sent = sum(sizes)
+            own = list(map(len, kept))
+            sent = sum(sizes) + sum(own)
             if sent > s:
                 raise MPCLimitError(f"{self.tag} round {r} ({name}): machine {m} sends {sent} words > s = {s}")
-            if sizes:
-                longest = max(longest, max(sizes))
+            longest = max(longest, max(sizes, default=0), max(own, default=0))
+            if kept:
+                loads[m] += sum(own)
+                if direct:
+                    inbox[m].extend(kept)
             for (dest, rec), n in zip(out, sizes):
                 if type(dest) is not int or not 0 <= dest < P:
                     self._check_machine(dest, f"round {r} ({name}): machine {m} sends to")
                 loads[dest] += n
                 if direct:
                     inbox[dest].append(rec)
-            outboxes[m] = out
+            if not direct:
+                outboxes[m] = [(m, rec) for rec in kept] + out if kept else out
         worst = max(range(P), key=loads.__getitem__)
         if loads[worst] > s:
             raise MPCLimitError(f"{self.tag} round {r} ({name}): machine {worst} receives {loads[worst]} words "

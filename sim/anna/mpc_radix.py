@@ -73,11 +73,9 @@ def radix_sort(mpc: MPC, leaves: range, key: Callable[[Record], int], *, key_bou
 
         tree_scan(mpc, leaves, fan, histograms, histogram, place, label=f"{label}.histogram")
 
-        def route(m: int, mem: list[Record]):
-            if m not in leaves:
-                return [(m, r) for r in mem]
-            return [(leaves[r[1] // per_machine], tuple(r[2:])) for r in mem]
+        def route(m: int, mem: list[Record]):  # machines outside the sort keep their records
+            return [(leaves[r[1] // per_machine], r[2:]) for r in mem] if m in leaves else []
 
-        mpc.round(route, label=f"{label}.route")
+        mpc.round(route, label=f"{label}.route", keep=lambda m, mem: mem if m not in leaves else [])
         mpc.local(lambda m, mem, digit=digit: sorted(mem, key=digit) if m in leaves else mem)
     return passes

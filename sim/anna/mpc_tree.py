@@ -110,9 +110,12 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
         vals = sorted((r for r in mem if r[0] == _UP and r[1] == h and r[2] == j), key=lambda r: r[3])
         return [tuple(r[4:]) for r in vals]
 
+    def keep_all(m: int, mem: list[Record]) -> list[Record]:
+        return mem
+
     def up(h: int):
-        def step(m: int, mem: list[Record]):
-            out = [(m, r) for r in mem]
+        def step(m: int, mem: list[Record]):  # besides keeping every record (keep_all)
+            out: list = []
             if m not in pos:
                 return out
             t = pos[m]
@@ -124,10 +127,14 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
             return out
         return step
 
+    def kept(h: int):
+        def keep(m: int, mem: list[Record]) -> list[Record]:
+            return [r for r in mem if not (r[0] == _UP and r[1] == h) and not (r[0] == _DOWN and r[1] == h)]
+        return keep
+
     def down(h: int):
-        def step(m: int, mem: list[Record]):
-            keep = [r for r in mem if not (r[0] == _UP and r[1] == h) and not (r[0] == _DOWN and r[1] == h)]
-            out = [(m, r) for r in keep]
+        def step(m: int, mem: list[Record]):  # besides keeping all but level h's tree records (kept(h))
+            out: list = []
             if m not in pos:
                 return out
             for j in hosted(pos[m], h):
@@ -145,9 +152,9 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
         return step
 
     for h in range(1, D + 1):
-        mpc.round(up(h), label=f"{label}.up")
+        mpc.round(up(h), label=f"{label}.up", keep=keep_all)
     for h in range(D, 0, -1):
-        mpc.round(down(h), label=f"{label}.down")
+        mpc.round(down(h), label=f"{label}.down", keep=kept(h))
 
     def finish(m: int, mem: list[Record]) -> list[Record]:
         if m not in pos:

@@ -38,6 +38,28 @@ def test_refuses_a_machine_that_receives_too_much():
         mpc.round(lambda m, mem: [(2, r) for r in mem])
 
 
+def _kept_round(keep: bool, deliver) -> tuple[list, list]:
+    led = Ledger()
+    mpc = MPC(3, 6, ledger=led, deliver=deliver)
+    mpc.load({0: [(1, 2), [3]], 1: [(4,)], 2: [(5, 6, 7)]})
+    mine = lambda m, mem: mem[:1]  # noqa: E731
+    moves = lambda m, mem: [((m + 1) % 3, r) for r in mem[1:]]  # noqa: E731
+    if keep:
+        mpc.round(moves, label="k", keep=mine)
+    else:
+        mpc.round(lambda m, mem: [(m, r) for r in mine(m, mem)] + moves(m, mem), label="k")
+    return mpc.memory, [(e.kind, e.amount) for e in led.entries]
+
+
+@pytest.mark.parametrize("deliver", [None, lambda outboxes, r: MPC(3, 6).deliver(outboxes, r)])
+def test_records_a_machine_keeps_are_messages_to_itself_sent_first(deliver):
+    assert _kept_round(True, deliver) == _kept_round(False, deliver)
+    mpc = MPC(2, 4)
+    mpc.load({0: [(1, 2, 3)]})
+    with pytest.raises(MPCLimitError, match="machine 0 sends 5 words > s = 4"):  # kept words count as sent
+        mpc.round(lambda m, mem: [(1, (9, 9))], keep=lambda m, mem: mem)
+
+
 def test_refuses_unknown_destinations_and_oversized_loads():
     mpc = MPC(2, 3)
     with pytest.raises(MPCLimitError, match="load: machine 0 would hold 4 words"):

@@ -33,6 +33,9 @@ Place = Callable[[dict[int, list[Record]]], dict[int, list[Record]]]
 """Moves the input onto the machines: gets the placement, returns what each machine holds (default: as given)."""
 
 
+_TUPLE = {tuple}
+
+
 class MPCLimitError(AttnsimError):
     """A round broke the MPC rules (too many words sent or received, or a bad destination)."""
 
@@ -95,30 +98,36 @@ class MPC:
         inbox: list[list[Record]] = [[] for _ in range(P)]
         loads = [0] * P
         longest = 0
+        memory = self.memory
         for m in range(P):
-            mem = self.memory[m]
+            mem = memory[m]
             if not mem and m not in used:
                 continue
             kept = keep(m, mem) if keep is not None else ()
-            if kept and set(map(type, kept)) != {tuple}:
-                kept = [tuple(rec) for rec in kept]
+            kept_words = 0
+            if kept:
+                if set(map(type, kept)) != _TUPLE:
+                    kept = [tuple(rec) for rec in kept]
+                own = list(map(len, kept))
+                kept_words = sum(own)
+                longest = max(longest, max(own))
             out = [(dest, rec if type(rec) is tuple else tuple(rec)) for dest, rec in step(m, mem)]
-            sizes = [len(rec) for _, rec in out]
-            own = list(map(len, kept))
-            sent = sum(sizes) + sum(own)
+            sizes = [len(rec) for _, rec in out] if out else []
+            sent = kept_words + sum(sizes) if out else kept_words
             if sent > s:
                 raise MPCLimitError(f"{self.tag} round {r} ({name}): machine {m} sends {sent} words > s = {s}")
-            longest = max(longest, max(sizes, default=0), max(own, default=0))
             if kept:
-                loads[m] += sum(own)
+                loads[m] += kept_words
                 if direct:
                     inbox[m].extend(kept)
-            for (dest, rec), n in zip(out, sizes):
-                if type(dest) is not int or not 0 <= dest < P:
-                    self._check_machine(dest, f"round {r} ({name}): machine {m} sends to")
-                loads[dest] += n
-                if direct:
-                    inbox[dest].append(rec)
+            if out:
+                longest = max(longest, max(sizes))
+                for (dest, rec), n in zip(out, sizes):
+                    if type(dest) is not int or not 0 <= dest < P:
+                        self._check_machine(dest, f"round {r} ({name}): machine {m} sends to")
+                    loads[dest] += n
+                    if direct:
+                        inbox[dest].append(rec)
             if not direct:
                 outboxes[m] = [(m, rec) for rec in kept] + out if kept else out
         worst = max(range(P), key=loads.__getitem__)

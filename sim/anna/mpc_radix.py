@@ -56,8 +56,11 @@ def radix_sort(mpc: MPC, leaves: range, key: Callable[[Record], int], *, key_bou
                 counts[digit(r)] += 1
             return tuple(counts)
 
-        def place(m: int, mem: list[Record], pre: tuple, suf: tuple, digit=digit, histogram=histogram) -> list[Record]:
-            own = histogram(m, mem)
+        def place(m: int, mem: list[Record], pre: tuple, suf: tuple, digit=digit) -> list[Record]:
+            ds = [digit(r) for r in mem]
+            own = [0] * base
+            for d in ds:
+                own[d] += 1
             total = [a + b + c for a, b, c in zip(pre, own, suf)]
             start, acc = [], 0
             for d in range(base):
@@ -65,8 +68,7 @@ def radix_sort(mpc: MPC, leaves: range, key: Callable[[Record], int], *, key_bou
                 acc += total[d]
             seen = [0] * base
             ranked = []
-            for r in mem:
-                d = digit(r)
+            for r, d in zip(mem, ds):
                 ranked.append(("rank", start[d] + seen[d], *r))
                 seen[d] += 1
             return ranked

@@ -101,10 +101,13 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
         mpc.local(lambda m, mem: apply(m, mem, ident, ident) if m in pos else mem)
         return
 
+    # node j of level h is hosted on leaf host(h, j), one node a leaf per level (module docstring)
+    hosting = [{lay.host(h, j): j for j in range(lay.width(h))} for h in range(D + 1)]
+
     def hosted(t: int, h: int) -> list[int]:
         """Node ids of level h hosted on leaf t."""
-        j = t // fan**h
-        return [j] if j < lay.width(h) and lay.host(h, j) == t else []
+        j = hosting[h].get(t)
+        return [] if j is None else [j]
 
     def stored(mem: list[Record], h: int, j: int) -> list[Value]:
         vals = sorted((r for r in mem if r[0] == _UP and r[1] == h and r[2] == j), key=lambda r: r[3])
@@ -116,9 +119,9 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
     def up(h: int):
         def step(m: int, mem: list[Record]):  # besides keeping every record (keep_all)
             out: list = []
-            if m not in pos:
+            t = pos.get(m)
+            if t is None:
                 return out
-            t = pos[m]
             sources = [t] if h == 1 else hosted(t, h - 1)
             for j in sources:
                 val = summary(m, [r for r in mem if not _is_tree(r)]) if h == 1 else monoid.fold(stored(mem, h - 1, j))
@@ -128,16 +131,21 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
         return step
 
     def kept(h: int):
+        hosts = {leaves[t] for t in hosting[h]}  # only they hold level h's tree records (up, and down from h + 1)
+
         def keep(m: int, mem: list[Record]) -> list[Record]:
+            if m not in hosts:
+                return mem
             return [r for r in mem if not (r[0] == _UP and r[1] == h) and not (r[0] == _DOWN and r[1] == h)]
         return keep
 
     def down(h: int):
         def step(m: int, mem: list[Record]):  # besides keeping all but level h's tree records (kept(h))
             out: list = []
-            if m not in pos:
+            t = pos.get(m)
+            if t is None:
                 return out
-            for j in hosted(pos[m], h):
+            for j in hosted(t, h):
                 if h == D:
                     pre, suf = ident, ident
                 else:

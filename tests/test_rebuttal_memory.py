@@ -144,3 +144,13 @@ def test_no_progress_line_is_printed_while_peak_bytes_measures():
         time.sleep(0.1)
     assert printed_during == [0]
     assert sink.getvalue().count("x: 0/1") > 0  # the tracker did print, before and after
+
+
+def test_the_quick_sweep_fits_the_quadratic_term_where_the_bytes_grow_linearly():
+    """c0 + c1 N + c2 N² needs five sizes, and a sweep that ends below n = N/M = 64 reads the interpreter's
+    bounded bookkeeping (it stops growing by N = 3072 at M = 64) as c2 > 0 (docs in the checker)."""
+    from attnsim.verify.claims.two_heads_memory import QUADRATIC_MIN_SIZES
+    from attnsim.verify.registry import all_checkers
+
+    (p,) = all_checkers()["two_heads.rebuttal_kv_memory"].grid(True)
+    assert p["points"] >= QUADRATIC_MIN_SIZES and p["N"] // p["M"] >= 64

@@ -67,7 +67,10 @@ class TableHash:
         A = self.alphabet
         require(A is not None, "hashes", "a p-stable code is unbounded and cannot be packed into one word")
         weights = [A**t for t in range(self.z)]
-        return [sum(int(c) * w_ for c, w_ in zip(row, weights)) for row in self.codes(x)]
+        codes = self.codes(x)
+        if A**self.z <= 2**62:  # every packed code is below A^z: exact in int64
+            return (codes @ np.array(weights, dtype=np.int64)).tolist()
+        return [sum(int(c) * w_ for c, w_ in zip(row, weights)) for row in codes]
 
     def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
         """Integer codes, one row of z entries per row of ``x``; records z * len(x) hash evaluations."""

@@ -223,8 +223,7 @@ def anna_stack_mpc(stack: AnnaStack, states: Sequence[State], *, memory: int,
             for r in mem:
                 i, u, x = r[1], r[3], tuple(r[4:])
                 g = layer.hashes[u]
-                kcode = g.packed(np.asarray([layer.key(x, i)]))[0]
-                qcode = g.packed(np.asarray([layer.query(x, i)]))[0]
+                kcode, qcode = g.packed(np.asarray([layer.key(x, i), layer.query(x, i)]))
                 items.append(("it", u * unit + kcode, 0, i, *layer.value(x, i)))
                 items.append(("it", u * unit + qcode, 1, i))
             return items

@@ -80,8 +80,7 @@ class Monoid:
         return acc
 
 
-def _is_tree(r: Record) -> bool:
-    return bool(r) and r[0] in (_UP, _DOWN)
+_TREE = (_UP, _DOWN)  # a record is a tree record when it starts with one of these
 
 
 def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callable[[int, list[Record]], Value],
@@ -124,7 +123,8 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
                 return out
             sources = [t] if h == 1 else hosted(t, h - 1)
             for j in sources:
-                val = summary(m, [r for r in mem if not _is_tree(r)]) if h == 1 else monoid.fold(stored(mem, h - 1, j))
+                val = (summary(m, [r for r in mem if not r or r[0] not in _TREE]) if h == 1
+                       else monoid.fold(stored(mem, h - 1, j)))
                 parent = j // fan
                 out.append((leaves[lay.host(h, parent)], (_UP, h, parent, j - parent * fan, *val)))
             return out
@@ -168,6 +168,7 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
         if m not in pos:
             return mem
         rec = next(r for r in mem if r[0] == _DOWN and r[1] == 0)
-        return apply(m, [r for r in mem if not _is_tree(r)], tuple(rec[4:4 + rec[3]]), tuple(rec[4 + rec[3]:]))
+        own = [r for r in mem if not r or r[0] not in _TREE]
+        return apply(m, own, tuple(rec[4:4 + rec[3]]), tuple(rec[4 + rec[3]:]))
 
     mpc.local(finish)

@@ -57,9 +57,16 @@ def evaluate(formula: str, definitions: Mapping[str, str], values: Mapping[str, 
     for s in expr.free_symbols:
         if s.name not in values or values[s.name] is None:
             raise FormulaError(f"formula {formula!r} needs a value for {s.name}")
-        subs[s] = sp.nsimplify(values[s.name]) if isinstance(values[s.name], float) else sp.sympify(values[s.name])
+        subs[s] = _rational(values[s.name]) if isinstance(values[s.name], float) else sp.sympify(values[s.name])
     value = expr.xreplace(subs)
     return value if value.is_number else sp.simplify(value)
+
+
+@lru_cache(maxsize=4096)
+def _rational(x: float) -> sp.Expr:
+    """sympy's nsimplify of a float parameter (a pure function of the value, so each distinct value is
+    simplified once: its search for a simple form costs milliseconds and every record evaluates many formulas)."""
+    return sp.nsimplify(x)
 
 
 def as_number(value: sp.Expr) -> int | float:

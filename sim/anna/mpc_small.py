@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from operator import itemgetter
 from typing import Sequence
 
 import numpy as np
@@ -229,7 +230,7 @@ def anna_stack_mpc(stack: AnnaStack, states: Sequence[State], *, memory: int,
             return items
 
         mpc.local(make_items)
-        radix_sort(mpc, sort, key=lambda r: r[1], key_bound=plan.key_bound, base=f, fan=f, per_machine=b)
+        radix_sort(mpc, sort, key=itemgetter(1), key_bound=plan.key_bound, base=f, fan=f, per_machine=b)
         monoid = _summary_monoid(mv)
 
         def summary(m: int, items: list[Record]) -> tuple:

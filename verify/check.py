@@ -21,7 +21,7 @@ from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
 from attnsim.theory.notation import at
-from attnsim.theory.symbolic import ResourceTheory, TheoryKey, analyse, remember, theory_key
+from attnsim.theory.symbolic import ResourceTheory, TheoryKey, analyse, theory_key
 from attnsim.verify.cost import MAX_BITS
 from attnsim.verify.guards import check_run
 from attnsim.verify.guards import format_option as guard_numerics
@@ -246,16 +246,3 @@ def theory_chunk(claim_ids: list[str], _cache: str | None = None) -> list[tuple[
         claim = get_claim(cid)
         out += [(theory_key(claim, name), analyse(claim, name)) for name in claim.resources]
     return out
-
-
-def warm_theory(claim_ids: list[str], executor: str, workers: int | None = None) -> None:
-    """Derive every resource's symbolic theory once, spread over a process pool, and keep it in this process:
-    the pools it forks later (checks, broken variants, claim sections) inherit it instead of each worker
-    deriving it again (sympy limits: about 18 s of CPU for all three papers). Other executors derive it where
-    it is first needed (their workers are not forked from this process)."""
-    from attnsim.verify.sweep import run_tasks
-
-    if executor != "processes":
-        return
-    for results in run_tasks(theory_chunk, [[c] for c in claim_ids], executor=executor, workers=workers):
-        remember(results)

@@ -28,7 +28,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -173,7 +173,7 @@ class SweepResult:
 TaskHook = Callable[[int], None]  # called with the number of finished tasks after each task
 
 
-def _expected_seconds(item: tuple[str, Point]) -> float:
+def expected_seconds(item: tuple[str, Point]) -> float:
     """The check's time by its claim's cost model (:func:`attnsim.verify.cost.estimate`; 0 where it has none):
     only the order in which a pool takes the checks."""
     from attnsim.verify.cost import estimate
@@ -368,18 +368,50 @@ def reachable(scheduler: str) -> None:
                          f"({type(exc).__name__})") from None
 
 
-def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | None = None,
-          scheduler: str | None = None, cache: Path | str | None = None, chunk_size: int | None = None,
-          console: Console | None = None, on_task: TaskHook | None = None) -> SweepResult:
-    """Run ``points`` (cached records are reused) and return every record in grid order."""
-    if executor not in EXECUTORS:
-        raise UsageError(f"--executor: must be one of {', '.join(EXECUTORS)}; got {executor!r}")
-    if scheduler and executor != "dask":
-        raise UsageError("--scheduler: only with --executor dask")
-    workers = check_workers(workers)
+@dataclass
+class Planned:
+    """A sweep before it runs: every (key, point) in grid order, the records the cache already holds, the
+    unique points still to compute (``todo``) and where their records go (:meth:`put`)."""
+
+    keyed: list[tuple[str, Point]]
+    results: dict[str, dict[str, Any]]
+    todo: list[tuple[str, Point]]
+    store: Cache | None
+    version: str
+    cached: int
+
+    @property
+    def cache_root(self) -> str | None:
+        """The cache folder the workers write records into (None without a cache)."""
+        return str(self.store.root) if self.store else None
+
+    def put(self, key: str, rec: dict[str, Any]) -> None:
+        """Keep a computed record (and write it to the cache, for workers that could not)."""
+        if self.store is not None:
+            self.store.put(key, self.by_key[key].fields(), self.version, rec)
+        self.results[key] = rec
+
+    @cached_property
+    def by_key(self) -> dict[str, Point]:
+        """Each point by its key."""
+        return dict(self.keyed)
+
+    def resumable(self, exc: ResumableError) -> ResumableError:
+        """``exc`` saying what the cache holds and that the same command resumes."""
+        saved = (f"{len(self.results)} of {self.cached + len(self.todo)} records are in the cache" if self.store
+                 else "no cache (--no-cache)")
+        return ResumableError(f"{exc}; {saved}; run the same command again to resume")
+
+    def result(self) -> SweepResult:
+        """Every record in grid order."""
+        return SweepResult([self.results[k] for k, _ in self.keyed], computed=len(self.todo), cached=self.cached,
+                           set_aside=len(self.store.set_aside) if self.store else 0)
+
+
+def plan(points: Sequence[Point], cache: Path | str | None = None) -> Planned:
+    """Key ``points``, read what the cache holds, and list the unique points left to compute."""
     version = code_version()
     keyed = [(p.key(version), p) for p in points]
-    by_key = dict(keyed)
     store = Cache(cache) if cache is not None else None
     results: dict[str, dict[str, Any]] = {}
     todo: list[tuple[str, Point]] = []
@@ -393,27 +425,36 @@ def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | N
             results[key] = hit
         else:
             todo.append((key, point))
-    cached = len(results)
+    return Planned(keyed, results, todo, store, version, len(results))
+
+
+def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | None = None,
+          scheduler: str | None = None, cache: Path | str | None = None, chunk_size: int | None = None,
+          console: Console | None = None, on_task: TaskHook | None = None) -> SweepResult:
+    """Run ``points`` (cached records are reused) and return every record in grid order."""
+    if executor not in EXECUTORS:
+        raise UsageError(f"--executor: must be one of {', '.join(EXECUTORS)}; got {executor!r}")
+    if scheduler and executor != "dask":
+        raise UsageError("--scheduler: only with --executor dask")
+    workers = check_workers(workers)
+    planned = plan(points, cache)
+    todo, cached = list(planned.todo), planned.cached
     if scheduler and todo:
         reachable(scheduler)  # before the progress starts: an unreachable scheduler is one line, no progress
     if executor == "processes" and chunk_size is None:  # one check a task, the costliest first: no long tail
-        todo.sort(key=_expected_seconds, reverse=True)
+        todo.sort(key=expected_seconds, reverse=True)
         chunk_size = 1
     size = chunk_size or max(1, math.ceil(len(todo) / (4 * workers)))
     chunks = _chunks(todo, size)
-    cache_root = str(store.root) if store else None
     with progress(console, f"checks ({executor}, {cached} cached)", len(todo)) as bar:
         try:
-            for done_tasks, chunk_result in enumerate(_RUNNERS[executor](chunks, cache_root, workers, scheduler), 1):
+            for done_tasks, chunk_result in enumerate(_RUNNERS[executor](chunks, planned.cache_root, workers,
+                                                                         scheduler), 1):
                 for key, rec in chunk_result:
-                    if store is not None:
-                        store.put(key, by_key[key].fields(), version, rec)
-                    results[key] = rec
+                    planned.put(key, rec)
                 bar.advance(len(chunk_result))
                 if on_task is not None:
                     on_task(done_tasks)
         except ResumableError as exc:
-            saved = f"{len(results)} of {len(seen)} records are in the cache" if store else "no cache (--no-cache)"
-            raise ResumableError(f"{exc}; {saved}; run the same command again to resume") from None
-    return SweepResult([results[k] for k, _ in keyed], computed=len(todo), cached=cached,
-                       set_aside=len(store.set_aside) if store else 0)
+            raise planned.resumable(exc) from None
+    return planned.result()

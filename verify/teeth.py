@@ -195,16 +195,28 @@ def run_teeth(claims: Sequence[str], quick: bool = False, seed: int = 0,
     ``on_twin`` hears each result as it comes; results in plan order."""
     from attnsim.verify.sweep import run_tasks
 
-    built = {c: sum(t.kind == "construction" for t in all_twins() if t.claim == c) for c in claims}
     planned = plan(claims, quick)
-    keys = [(t.claim, t.name) for _, twins in planned.values() for t in twins]
     task = run_twin_chunk if seed == 0 else partial(run_twin_chunk, seed=seed)
-    done: dict[tuple[str, str], TwinResult] = {}
-    for results in run_tasks(task, [[k] for k in keys], executor=executor, workers=workers, scheduler=scheduler):
+    done: list[TwinResult] = []
+    for results in run_tasks(task, [[k] for k in twin_keys(planned)], executor=executor, workers=workers,
+                             scheduler=scheduler):
         for r in results:
-            done[(r.claim, r.name)] = r
+            done.append(r)
             if on_twin is not None:
                 on_twin(r)
+    return assemble(claims, planned, done)
+
+
+def twin_keys(planned: dict[str, tuple[int, list[Twin]]]) -> list[tuple[str, str]]:
+    """(claim, twin name) of every twin a :func:`plan` runs, in plan order."""
+    return [(t.claim, t.name) for _, twins in planned.values() for t in twins]
+
+
+def assemble(claims: Sequence[str], planned: dict[str, tuple[int, list[Twin]]],
+             results: Sequence[TwinResult]) -> list[ClaimTeeth]:
+    """Each claim's teeth from the results of its planned twins (in plan order, whatever order they came in)."""
+    built = {c: sum(t.kind == "construction" for t in all_twins() if t.claim == c) for c in claims}
+    done = {(r.claim, r.name): r for r in results}
     return [ClaimTeeth(claim, registered, tuple(done[(t.claim, t.name)] for t in twins), built[claim])
             for claim, (registered, twins) in planned.items()]
 

@@ -19,7 +19,9 @@ import csv
 import hashlib
 import io
 import json
+import math
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +29,26 @@ from rich.console import Console
 
 from attnsim.paper_refs import load, papers
 from attnsim.theory.notation import number
+from attnsim.theory.symbolic import remember
 from attnsim.verify.cache import SET_ASIDE
-from attnsim.verify.check import warm_theory
-from attnsim.verify.progress import Phases, progress
+from attnsim.verify.check import theory_chunk
+from attnsim.verify.guards import check_workers
+from attnsim.verify.progress import Phases
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.records import split_varying
-from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
+from attnsim.verify.registry import EVIDENCE_KINDS, ResumableError, all_checkers
 from attnsim.verify.report.front import front_page, proof_status_of
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.latex import tex_escape
+from attnsim.verify.report.schedule import Graph, Job, cpu_now
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.section_tasks import run_topic, section_chunk, section_name, topic_jobs
-from attnsim.verify.report.sections import growth, paper_sections
-from attnsim.verify.sweep import Point, atomic_write, code_version, grid, reachable, run_tasks, sweep
+from attnsim.verify.report.sections import growth, paper_sections, placement
+from attnsim.verify.sweep import Point, atomic_write, code_version, expected_seconds, grid, reachable, run_chunk
+from attnsim.verify.sweep import plan as plan_sweep
 from attnsim.verify.sweep import run_point as _run_point
-from attnsim.verify.teeth import MIN_TWINS, run_teeth
+from attnsim.verify.teeth import MIN_TWINS, run_twin_chunk, twin_keys
+from attnsim.verify.teeth import assemble as assemble_teeth
 from attnsim.verify.teeth import load as load_teeth
 from attnsim.verify.teeth import plan as plan_teeth
 from attnsim.verify.teeth import save as save_teeth
@@ -286,23 +293,6 @@ def summary_table(records: list[dict[str, Any]], teeth: dict[str, dict[str, Any]
             "|---|---|---|---|---|---|---|", *[r[1] for r in rows], ""] if rows else []
 
 
-def teeth_pass(out: Path, claims: list[str], quick: bool, console: Console, *, executor: str = "serial",
-               workers: int | None = None, scheduler: str | None = None) -> dict[str, dict[str, Any]]:
-    """The broken variants of ``claims``, run once per code version on the sweep's executor (with
-    progress) and kept in OUT/.cache."""
-    key = hashlib.sha256(f"{code_version()} {quick} {' '.join(claims)}".encode()).hexdigest()[:16]
-    path = out / ".cache" / f"teeth-{key}.json"
-    cached = load_teeth(path, key)
-    if cached is not None:
-        return cached
-    total = sum(len(twins) for _, twins in plan_teeth(claims, quick).values())
-    with progress(console, f"broken variants ({'one per claim' if quick else 'all'}, {executor})", total) as bar:
-        results = run_teeth(claims, quick, on_twin=lambda r: bar.advance(now=r.claim), executor=executor,
-                            workers=workers, scheduler=scheduler)
-    save_teeth(results, path, key, quick)
-    return {c.claim: c.as_dict() for c in results}
-
-
 def records_csv(records: list[dict[str, Any]]) -> str:
     """The records as CSV with the fixed columns of ``CSV_COLUMNS``."""
     buf = io.StringIO()
@@ -312,6 +302,10 @@ def records_csv(records: list[dict[str, Any]]) -> str:
         w.writerow([json.dumps(r.get(c), sort_keys=True) if c in ("params", "reasons", "counts", "predicted")
                     else _csv_cell(r.get(c)) for c in CSV_COLUMNS])
     return buf.getvalue()
+
+
+def _teeth_key(claims: list[str], quick: bool) -> str:
+    return hashlib.sha256(f"{code_version()} {quick} {' '.join(claims)}".encode()).hexdigest()[:16]
 
 
 def write_report(out: Path, quick: bool = False, console: Console | None = None, *, executor: str = "processes",
@@ -326,14 +320,20 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     broken variants (one per claim when ``quick``), cached per code version in ``out/.cache``. Progress
     goes to ``console``, the closing summary to ``summary`` (default: ``console``). ``paper``: only that
     paper's claims and sections (default: every paper).
+
+    The theory, the checks, the broken variants, the proofs and the sections run as one graph of jobs
+    (:mod:`attnsim.verify.report.schedule`): each starts as soon as what it reads exists, so the phases
+    overlap; each phase's wall and CPU time is printed as it ends, then their total.
     """
     console = console or Console()
     summary = summary or console
+    began, cpu_began = time.perf_counter(), cpu_now()
     phase = Phases(console)
     slow: dict[str, float] = {}
     out = Path(out)
     aside_before = len(SET_ASIDE)
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
+    enabled = cache_dir is not None
     chosen = [paper] if paper else list(papers())
     mine = [c for c in all_checkers() if c.split(".")[0] in chosen]
     points = grid(None, quick=quick) if paper is None else grid(mine, quick=quick) if mine else []
@@ -342,33 +342,131 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     loaded = [load(p) for p in chosen]
     if scheduler and "://" in scheduler:
         reachable(scheduler)  # before any phase: an unreachable scheduler is one line, nothing else
-    with phase("symbolic theory"):
-        warm_theory([c.id for pr in loaded for c in pr.claims], executor, workers)
-    with phase("checks and growth sweeps"):
-        result = sweep(points + grow, executor=executor, workers=workers, scheduler=scheduler, cache=cache_dir,
-                       console=console)
-    records = result.records[:len(points)]
+    ids = [c.id for pr in loaded for c in pr.claims]
+    graph = Graph(console, executor, check_workers(workers), scheduler)
+    theories: dict[str, list[Any]] = {}
+
+    def learn(cid: str, derived: list[Any]) -> None:
+        remember(derived)
+        theories[cid] = derived
+
+    for cid in ids:
+        graph.expect(f"theory:{cid}")
+        graph.add(Job("symbolic theory", theory_chunk, lambda cid=cid: ([cid],), partial(learn, cid),
+                      provides=(f"theory:{cid}",), cost=math.inf, label=cid))
+
+    swept = plan_sweep(points + grow, cache_dir)
+    tokens: dict[str, set[str]] = {}
+    for i, (key, point) in enumerate(swept.keyed):
+        if i < len(points):
+            tokens.setdefault(key, set()).update({f"checks:{point.claim}", f"paper:{point.claim.split('.')[0]}"})
+        else:
+            tokens.setdefault(key, set()).add(f"growth:{point.claim}")
+
+    def keep(results: list[tuple[str, dict[str, Any]]]) -> None:
+        for key, rec in results:
+            swept.put(key, rec)
+
+    for key, point in swept.todo:
+        for token in tokens[key]:
+            graph.expect(token)
+        graph.add(Job("checks and growth sweeps", run_chunk, lambda key=key, point=point: ([(key, point)],
+                                                                                           swept.cache_root),
+                      keep, needs=(f"theory:{point.claim}",), provides=tuple(sorted(tokens[key])),
+                      cost=expected_seconds((key, point)), label=point.claim,
+                      theories=lambda c=point.claim: theories.get(c, [])))
+
+    bitten: dict[str, dict[str, Any]] | None = None
+    teeth_path, teeth_key = out / ".cache" / f"teeth-{_teeth_key(claims, quick)}.json", _teeth_key(claims, quick)
+    twins_planned, twin_results = plan_teeth(claims, quick) if teeth else {}, []
+    if teeth:
+        bitten = load_teeth(teeth_path, teeth_key)
+    if teeth and bitten is None:
+        for tc, name in twin_keys(twins_planned):
+            graph.add(Job("broken variants", run_twin_chunk, lambda k=(tc, name): ([k],), twin_results.extend,
+                          needs=(f"theory:{tc}",), lane="teeth", label=f"{tc} ({name})",
+                          theories=lambda c=tc: theories.get(c, [])))
+
+    proved: dict[str, str] = {}
+    graph.add(Job("proofs", proof_status_of, lambda: (out if cache_dir is not None else None, quick, ids),
+                  proved.update, lane="local", label="proofs"))
+    graph.after_forks.append(graph.jobs[-1])  # z3's threads in this process: no worker forked while they run
+
+    n_points = len(points)
+
+    def checks_of(pred: Any) -> list[dict[str, Any]]:
+        return [swept.results[k] for k, p in swept.keyed[:n_points] if pred(p.claim)]
+
+    def growth_of(cid: str) -> list[Any]:
+        if cid not in claims:
+            return []
+        return growth.judged([cid], [swept.results[k] for k, p in swept.keyed[n_points:] if p.claim == cid]).get(
+            cid, [])
+
+    shown_ids = {pr.id for pr in loaded if pr.claims or any(p.claim.startswith(pr.id + ".") for p in points)}
+    shown = [pr for pr in loaded if pr.id in shown_ids]
+    parts: dict[Any, str] = {}
+
+    def sectioned(done: list[tuple[str, Any, str, float]]) -> None:
+        for kind, key, text, seconds in done:
+            parts[key] = text
+            if kind == "topic":
+                slow[section_name(paper_sections(key[0])[key[1]])] = seconds
+
+    for pr in shown:
+        for index, section in enumerate(paper_sections(pr.id)):
+            where = placement(section)
+            if where == "alone":
+                continue
+
+            def topic(pid: str = pr.id, index: int = index) -> tuple:
+                return ([("topic", pid, index, {"out": str(out), "quick": quick, "enabled": enabled,
+                                                "records": checks_of(lambda c: c.startswith(pid + "."))})],)
+
+            graph.add(Job("sections", section_chunk, topic, sectioned, needs=(f"paper:{pr.id}",), cost=2.0,
+                          lane="main" if where == "pool" else "local", label=section_name(section)))
+            if where == "local":
+                graph.after_forks.append(graph.jobs[-1])
+        for c in pr.claims:
+            def claim_job(cid: str = c.id, pid: str = pr.id) -> tuple:
+                return ([("claim", pid, cid, {"claim": (str(out), quick, cid, checks_of(lambda x: x == cid), enabled,
+                                                        growth_of(cid))})],)
+
+            graph.add(Job("sections", section_chunk, claim_job, sectioned, cost=0.5, label=c.id,
+                          needs=(f"checks:{c.id}", f"growth:{c.id}", f"theory:{c.id}"),
+                          theories=lambda cid=c.id: theories.get(cid, [])))
     out.mkdir(parents=True, exist_ok=True)
-    parts = [split_varying(r) for r in records]  # what varies run to run goes beside, not into, checks.*
-    atomic_write(out / "checks.json", dumps_records([det for det, _ in parts], indent=1))
-    atomic_write(out / "checks.csv", records_csv([det for det, _ in parts]))
+    try:
+        graph.run()
+    except ResumableError as exc:
+        raise swept.resumable(exc) from None
+
+    result = swept.result()
+    records = result.records[:n_points]
+    split = [split_varying(r) for r in records]  # what varies run to run goes beside, not into, checks.*
+    atomic_write(out / "checks.json", dumps_records([det for det, _ in split], indent=1))
+    atomic_write(out / "checks.csv", records_csv([det for det, _ in split]))
     atomic_write(out / "measurements.json", dumps_records(
         [{k: r[k] for k in ("claim", "params", "numerics", "seed")} | {"measured": m}
-         for r, (_, m) in zip(records, parts) if m], indent=1))
+         for r, (_, m) in zip(records, split) if m], indent=1))
     failed = [r for r in records if r["verdict"] != "pass"]
-    with phase("broken variants"):
-        bitten = (teeth_pass(out, claims, quick, console, executor=executor, workers=workers, scheduler=scheduler)
-                  if teeth else None)
+    if teeth and bitten is None:
+        assembled = assemble_teeth(claims, twins_planned, twin_results)
+        save_teeth(assembled, teeth_path, teeth_key, quick)
+        bitten = {c.claim: c.as_dict() for c in assembled}
     toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
                  for cid, t in (bitten or {}).items() if not t["ok"]]
-    grown = growth.judged(claims, result.records[len(points):])
+    grown = growth.judged(claims, result.records[n_points:])
     ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
-    ungrown += growth.failing_points(result.records[len(points):], records)  # so does a point that failed
+    ungrown += growth.failing_points(result.records[n_points:], records)  # so does a point that failed
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
-    with phase("proofs"):
-        proved = proof_status_of(out if cache_dir is not None else None, quick,
-                                 [c.id for p in loaded for c in p.claims])
+    with phase("sections run alone"):
+        for _, paper_id, index, inputs in topic_jobs([pr.id for pr in shown], out, quick, records, enabled,
+                                                     where="alone"):
+            start = time.perf_counter()
+            parts[(paper_id, index)] = run_topic(str(out), quick, paper_id, index, inputs["records"], enabled)
+            slow[section_name(paper_sections(paper_id)[index])] = time.perf_counter() - start
     md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten, proved, grown),
           "## Checks", "",
           f"{len(records)} checks, {len(grow)} points of growth sweeps ({result.computed} computed, "
@@ -383,24 +481,6 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
     md += summary_table(records + ungrown, bitten)
     failed += toothless + ungrown
-    enabled = cache_dir is not None
-    shown = [pr for pr in loaded if pr.claims or any(r["claim"].startswith(pr.id + ".") for r in records)]
-    jobs = [[job] for job in topic_jobs([pr.id for pr in shown], out, quick, records, enabled, alone=False)]
-    jobs += [[("claim", pr.id, c.id, {"claim": (str(out), quick, c.id, [r for r in records if r["claim"] == c.id],
-                                                enabled, grown.get(c.id, []))})] for pr in shown for c in pr.claims]
-    parts: dict[Any, str] = {}
-    with phase("sections"), progress(console, f"claim and topic sections ({executor})", len(jobs)) as bar:
-        for done in run_tasks(section_chunk, jobs, executor=executor, workers=workers, scheduler=scheduler):
-            for kind, key, text, seconds in done:
-                parts[key] = text
-                if kind == "topic":
-                    slow[section_name(paper_sections(key[0])[key[1]])] = seconds
-            bar.advance(len(done), now=str(done[-1][1]) if done else None)
-    with phase("sections run alone"):
-        for _, paper_id, index, inputs in topic_jobs([pr.id for pr in shown], out, quick, records, enabled, alone=True):
-            start = time.perf_counter()
-            parts[(paper_id, index)] = run_topic(str(out), quick, paper_id, index, inputs["records"], enabled)
-            slow[section_name(paper_sections(paper_id)[index])] = time.perf_counter() - start
     for pr in shown:
         md += [f"## {pr.title}", "", f"_{pr.citation}_", "", *[parts[c.id] for c in pr.claims],
                *[parts[(pr.id, i)] for i in range(len(paper_sections(pr.id)))]]
@@ -414,12 +494,16 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
                               enabled=cache_dir is not None)
     atomic_write(out / "report.html", html)
+    wall, cpu = time.perf_counter() - began, cpu_now() - cpu_began
+    console.print(f"phase total (the phases overlap): {wall:.1f} s (CPU {cpu:.1f} s)", markup=False, highlight=False,
+                  soft_wrap=True)
     summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed "
                   f"({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
     top = sorted(slow.items(), key=lambda kv: -kv[1])[:SLOWEST]
-    summary.print(f"phases: {phase.line()}; slowest report sections: "
+    summary.print(f"phases: {', '.join(x for x in (graph.line(), phase.line()) if x)}; total {wall:.0f} s, CPU "
+                  f"{cpu:.0f} s; slowest report sections: "
                   + ", ".join(f"{name} {s:.0f} s" for name, s in top), soft_wrap=True)
     aside = len(SET_ASIDE) - aside_before  # records, sections and teeth passes
     if aside:

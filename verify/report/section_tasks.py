@@ -1,10 +1,10 @@
 """The report's sections as tasks of the sweep's executors.
 
 Every claim section and every topic section (:func:`attnsim.verify.report.sections.paper_sections`) runs in
-the executor's workers at once, the costliest kind first, each through the section cache
-(:func:`attnsim.verify.report.section_cache.cached_section`); the topic sections that time work or run torch
-(:data:`attnsim.verify.report.sections.ALONE`) run afterwards in the report's own process, one at a time,
-with nothing else of the report running.
+the executor's workers as soon as its records exist (:mod:`attnsim.verify.report.schedule`), each through the
+section cache (:func:`attnsim.verify.report.section_cache.cached_section`); the sections that run torch run in
+the report's own process (:data:`attnsim.verify.report.sections.IN_PROCESS`), and those that time work
+(:data:`attnsim.verify.report.sections.ALONE`) last, one at a time, with nothing else of the report running.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from attnsim.verify.report.section_cache import cached_section
-from attnsim.verify.report.sections import ALONE, paper_sections
+from attnsim.verify.report.sections import paper_sections, placement
 
 Job = tuple[str, str, Any, dict[str, Any]]
 """(kind ``claim`` or ``topic``, paper, the claim id or the section's index, the task's inputs)."""
@@ -49,10 +49,11 @@ def section_chunk(jobs: list[Job], _cache: str | None = None) -> list[tuple[str,
 
 
 def topic_jobs(papers: list[str], out: Path, quick: bool, records: list[dict[str, Any]], enabled: bool,
-               alone: bool) -> Iterator[Job]:
-    """The topic sections of ``papers`` that time work (``alone``) or those that do not, as jobs."""
+               where: str) -> Iterator[Job]:
+    """The topic sections of ``papers`` that run ``where`` (:func:`attnsim.verify.report.sections.placement`:
+    ``pool``, ``local`` or ``alone``), as jobs."""
     for paper in papers:
         mine = [r for r in records if r["claim"].startswith(paper + ".")]
         for index, section in enumerate(paper_sections(paper)):
-            if (section in ALONE) == alone:
+            if placement(section) == where:
                 yield "topic", paper, index, {"out": str(out), "quick": quick, "records": mine, "enabled": enabled}

@@ -54,10 +54,19 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
     ),
 }
 
-ALONE: tuple[Section, ...] = (cost_model.cost_model_section, torch_models.torch_section)
-"""Sections the report runs in its own process, one at a time, after the others: those that time work, and
-those that run torch (a process forked after torch's OpenMP threads started waits forever at their barrier,
-so a pool worker forked from a process that had used torch, as a test's is, must not run it)."""
+ALONE: tuple[Section, ...] = (cost_model.cost_model_section,)
+"""Sections that time work: the report runs them last, in its own process, with nothing else of it running."""
+
+IN_PROCESS: tuple[Section, ...] = (torch_models.torch_section,)
+"""Sections that run torch: in the report's own process, once no worker will be forked from it any more (a
+process forked after torch's OpenMP threads started waits forever at their barrier, so a pool worker forked
+from a process that had used torch, as a test's is, must not run it)."""
+
+
+def placement(section: Section) -> str:
+    """Where the report runs ``section``: ``alone`` (:data:`ALONE`), ``local`` (:data:`IN_PROCESS`) or ``pool``
+    (the executor's workers)."""
+    return "alone" if section in ALONE else "local" if section in IN_PROCESS else "pool"
 
 
 def paper_sections(paper: str) -> tuple[Section, ...]:

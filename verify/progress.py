@@ -93,7 +93,7 @@ def progress(console: Console | None, label: str, total: int, every: float = EVE
         console.print(tracker.line(), markup=False, highlight=False, soft_wrap=True)
 
 
-def _cpu() -> float:
+def cpu_seconds() -> float:
     """CPU seconds of this process and of its children that have ended."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
@@ -112,13 +112,13 @@ class Phases:
     def __call__(self, name: str) -> Iterator[None]:
         """Time the block as the phase ``name`` (times of a repeated name add up); beside the wall time, the
         CPU time of this process and of the worker processes that ended within the block (a pool's)."""
-        start, cpu = time.perf_counter(), _cpu()
+        start, cpu = time.perf_counter(), cpu_seconds()
         try:
             yield
         finally:
             took = time.perf_counter() - start
             self.seconds[name] = self.seconds.get(name, 0.0) + took
-            self.console.print(f"phase {name}: {took:.1f} s (CPU {_cpu() - cpu:.1f} s)", markup=False,
+            self.console.print(f"phase {name}: {took:.1f} s (CPU {cpu_seconds() - cpu:.1f} s)", markup=False,
                                highlight=False, soft_wrap=True)
 
     def line(self) -> str:

@@ -9,8 +9,9 @@
   ``plots/*.png`` (``attnsim.verify.report.plots``).
 
 The claims come from ``attnsim.paper_refs`` and the checks from ``attnsim.verify.registry``, so new
-claims and checkers appear without changes here. The sweep runs through ``attnsim.verify.sweep``
-(executor, workers, cache).
+claims and checkers appear without changes here. The theory, the sweep (``attnsim.verify.sweep``: executor,
+workers, cache), the broken variants, the proofs and the sections run as one graph of overlapping jobs
+(``attnsim.verify.report.jobs``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ import csv
 import hashlib
 import io
 import json
-import math
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,25 +28,23 @@ from rich.console import Console
 
 from attnsim.paper_refs import load, papers
 from attnsim.theory.notation import number
-from attnsim.theory.symbolic import remember
 from attnsim.verify.cache import SET_ASIDE
-from attnsim.verify.check import theory_chunk
 from attnsim.verify.guards import check_workers
-from attnsim.verify.progress import Phases
+from attnsim.verify.progress import Phases, cpu_seconds
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.records import split_varying
 from attnsim.verify.registry import EVIDENCE_KINDS, ResumableError, all_checkers
-from attnsim.verify.report.front import front_page, proof_status_of
+from attnsim.verify.report.front import front_page
 from attnsim.verify.report.html import html_page
+from attnsim.verify.report.jobs import ReportJobs
 from attnsim.verify.report.latex import tex_escape
-from attnsim.verify.report.schedule import Graph, Job, cpu_now
+from attnsim.verify.report.schedule import Graph
 from attnsim.verify.report.section_cache import cached_section
-from attnsim.verify.report.section_tasks import run_topic, section_chunk, section_name, topic_jobs
-from attnsim.verify.report.sections import growth, paper_sections, placement
-from attnsim.verify.sweep import Point, atomic_write, code_version, expected_seconds, grid, reachable, run_chunk
-from attnsim.verify.sweep import plan as plan_sweep
+from attnsim.verify.report.section_tasks import run_topic, section_name, topic_jobs
+from attnsim.verify.report.sections import growth, paper_sections
+from attnsim.verify.sweep import Point, atomic_write, code_version, grid, reachable
 from attnsim.verify.sweep import run_point as _run_point
-from attnsim.verify.teeth import MIN_TWINS, run_twin_chunk, twin_keys
+from attnsim.verify.teeth import MIN_TWINS
 from attnsim.verify.teeth import assemble as assemble_teeth
 from attnsim.verify.teeth import load as load_teeth
 from attnsim.verify.teeth import plan as plan_teeth
@@ -327,13 +324,11 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     """
     console = console or Console()
     summary = summary or console
-    began, cpu_began = time.perf_counter(), cpu_now()
+    began, cpu_began = time.perf_counter(), cpu_seconds()
     phase = Phases(console)
-    slow: dict[str, float] = {}
     out = Path(out)
     aside_before = len(SET_ASIDE)
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
-    enabled = cache_dir is not None
     chosen = [paper] if paper else list(papers())
     mine = [c for c in all_checkers() if c.split(".")[0] in chosen]
     points = grid(None, quick=quick) if paper is None else grid(mine, quick=quick) if mine else []
@@ -344,103 +339,24 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         reachable(scheduler)  # before any phase: an unreachable scheduler is one line, nothing else
     ids = [c.id for pr in loaded for c in pr.claims]
     graph = Graph(console, executor, check_workers(workers), scheduler)
-    theories: dict[str, list[Any]] = {}
-
-    def learn(cid: str, derived: list[Any]) -> None:
-        remember(derived)
-        theories[cid] = derived
-
-    for cid in ids:
-        graph.expect(f"theory:{cid}")
-        graph.add(Job("symbolic theory", theory_chunk, lambda cid=cid: ([cid],), partial(learn, cid),
-                      provides=(f"theory:{cid}",), cost=math.inf, label=cid))
-
-    swept = plan_sweep(points + grow, cache_dir)
-    tokens: dict[str, set[str]] = {}
-    for i, (key, point) in enumerate(swept.keyed):
-        if i < len(points):
-            tokens.setdefault(key, set()).update({f"checks:{point.claim}", f"paper:{point.claim.split('.')[0]}"})
-        else:
-            tokens.setdefault(key, set()).add(f"growth:{point.claim}")
-
-    def keep(results: list[tuple[str, dict[str, Any]]]) -> None:
-        for key, rec in results:
-            swept.put(key, rec)
-
-    for key, point in swept.todo:
-        for token in tokens[key]:
-            graph.expect(token)
-        graph.add(Job("checks and growth sweeps", run_chunk, lambda key=key, point=point: ([(key, point)],
-                                                                                           swept.cache_root),
-                      keep, needs=(f"theory:{point.claim}",), provides=tuple(sorted(tokens[key])),
-                      cost=expected_seconds((key, point)), label=point.claim,
-                      theories=lambda c=point.claim: theories.get(c, [])))
-
-    bitten: dict[str, dict[str, Any]] | None = None
-    teeth_path, teeth_key = out / ".cache" / f"teeth-{_teeth_key(claims, quick)}.json", _teeth_key(claims, quick)
-    twins_planned, twin_results = plan_teeth(claims, quick) if teeth else {}, []
-    if teeth:
-        bitten = load_teeth(teeth_path, teeth_key)
-    if teeth and bitten is None:
-        for tc, name in twin_keys(twins_planned):
-            graph.add(Job("broken variants", run_twin_chunk, lambda k=(tc, name): ([k],), twin_results.extend,
-                          needs=(f"theory:{tc}",), lane="teeth", label=f"{tc} ({name})",
-                          theories=lambda c=tc: theories.get(c, [])))
-
-    proved: dict[str, str] = {}
-    graph.add(Job("proofs", proof_status_of, lambda: (out if cache_dir is not None else None, quick, ids),
-                  proved.update, lane="local", label="proofs"))
-    graph.after_forks.append(graph.jobs[-1])  # z3's threads in this process: no worker forked while they run
-
-    n_points = len(points)
-
-    def checks_of(pred: Any) -> list[dict[str, Any]]:
-        return [swept.results[k] for k, p in swept.keyed[:n_points] if pred(p.claim)]
-
-    def growth_of(cid: str) -> list[Any]:
-        if cid not in claims:
-            return []
-        return growth.judged([cid], [swept.results[k] for k, p in swept.keyed[n_points:] if p.claim == cid]).get(
-            cid, [])
-
-    shown_ids = {pr.id for pr in loaded if pr.claims or any(p.claim.startswith(pr.id + ".") for p in points)}
-    shown = [pr for pr in loaded if pr.id in shown_ids]
-    parts: dict[Any, str] = {}
-
-    def sectioned(done: list[tuple[str, Any, str, float]]) -> None:
-        for kind, key, text, seconds in done:
-            parts[key] = text
-            if kind == "topic":
-                slow[section_name(paper_sections(key[0])[key[1]])] = seconds
-
-    for pr in shown:
-        for index, section in enumerate(paper_sections(pr.id)):
-            where = placement(section)
-            if where == "alone":
-                continue
-
-            def topic(pid: str = pr.id, index: int = index) -> tuple:
-                return ([("topic", pid, index, {"out": str(out), "quick": quick, "enabled": enabled,
-                                                "records": checks_of(lambda c: c.startswith(pid + "."))})],)
-
-            graph.add(Job("sections", section_chunk, topic, sectioned, needs=(f"paper:{pr.id}",), cost=2.0,
-                          lane="main" if where == "pool" else "local", label=section_name(section)))
-            if where == "local":
-                graph.after_forks.append(graph.jobs[-1])
-        for c in pr.claims:
-            def claim_job(cid: str = c.id, pid: str = pr.id) -> tuple:
-                return ([("claim", pid, cid, {"claim": (str(out), quick, cid, checks_of(lambda x: x == cid), enabled,
-                                                        growth_of(cid))})],)
-
-            graph.add(Job("sections", section_chunk, claim_job, sectioned, cost=0.5, label=c.id,
-                          needs=(f"checks:{c.id}", f"growth:{c.id}", f"theory:{c.id}"),
-                          theories=lambda cid=c.id: theories.get(cid, [])))
+    jobs = ReportJobs(graph, out, quick, points, grow, claims, cache_dir)
+    jobs.theory(ids)
+    jobs.checks()
+    teeth_key = _teeth_key(claims, quick)
+    teeth_path = out / ".cache" / f"teeth-{teeth_key}.json"
+    bitten = load_teeth(teeth_path, teeth_key) if teeth else None
+    twins_planned = plan_teeth(claims, quick) if teeth and bitten is None else {}
+    jobs.teeth(twins_planned)
+    jobs.proofs(ids)
+    shown = [pr for pr in loaded if pr.claims or any(p.claim.startswith(pr.id + ".") for p in points)]
+    jobs.sections(shown, paper_sections)
     out.mkdir(parents=True, exist_ok=True)
     try:
         graph.run()
     except ResumableError as exc:
-        raise swept.resumable(exc) from None
-
+        raise jobs.swept.resumable(exc) from None
+    swept, parts, slow = jobs.swept, jobs.parts, jobs.slow
+    n_points = len(points)
     result = swept.result()
     records = result.records[:n_points]
     split = [split_varying(r) for r in records]  # what varies run to run goes beside, not into, checks.*
@@ -451,7 +367,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
          for r, (_, m) in zip(records, split) if m], indent=1))
     failed = [r for r in records if r["verdict"] != "pass"]
     if teeth and bitten is None:
-        assembled = assemble_teeth(claims, twins_planned, twin_results)
+        assembled = assemble_teeth(claims, twins_planned, jobs.twin_results)
         save_teeth(assembled, teeth_path, teeth_key, quick)
         bitten = {c.claim: c.as_dict() for c in assembled}
     toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
@@ -462,12 +378,12 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
     with phase("sections run alone"):
-        for _, paper_id, index, inputs in topic_jobs([pr.id for pr in shown], out, quick, records, enabled,
+        for _, paper_id, index, inputs in topic_jobs([pr.id for pr in shown], out, quick, records, jobs.enabled,
                                                      where="alone"):
             start = time.perf_counter()
-            parts[(paper_id, index)] = run_topic(str(out), quick, paper_id, index, inputs["records"], enabled)
+            parts[(paper_id, index)] = run_topic(str(out), quick, paper_id, index, inputs["records"], jobs.enabled)
             slow[section_name(paper_sections(paper_id)[index])] = time.perf_counter() - start
-    md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten, proved, grown),
+    md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten, jobs.proved, grown),
           "## Checks", "",
           f"{len(records)} checks, {len(grow)} points of growth sweeps ({result.computed} computed, "
           f"{result.cached} from the cache; a point of both is computed once), {len(records) - len(failed)} passed. "
@@ -494,7 +410,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
                               enabled=cache_dir is not None)
     atomic_write(out / "report.html", html)
-    wall, cpu = time.perf_counter() - began, cpu_now() - cpu_began
+    wall, cpu = time.perf_counter() - began, cpu_seconds() - cpu_began
     console.print(f"phase total (the phases overlap): {wall:.1f} s (CPU {cpu:.1f} s)", markup=False, highlight=False,
                   soft_wrap=True)
     summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed "

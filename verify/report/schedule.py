@@ -22,7 +22,6 @@ jobs' (measured where they ran); phases overlap, so their walls add up to more t
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -249,10 +248,3 @@ class Graph:
     def seconds(self) -> dict[str, float]:
         """Every phase's wall seconds."""
         return {name: p.wall for name, p in self.phases.items()}
-
-
-def cpu_now() -> float:
-    """CPU seconds of this process and of its children that have ended."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-

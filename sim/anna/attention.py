@@ -206,10 +206,10 @@ def _sparse_values(v: object, rows: object, keys: int) -> tuple[np.ndarray, np.n
     """``v`` (values of the keys ``rows``) with a zero row appended, and per key its row there."""
     idx = np.asarray(rows, dtype=np.intp).reshape(-1)
     vm = as_matrix(v, "values", rows=len(idx))
-    require(bool(((idx >= 0) & (idx < keys)).all()) and len(np.unique(idx)) == len(idx), "rows",
-            f"must be distinct key indices in 0..{keys - 1}")
+    require(bool(((idx >= 0) & (idx < keys)).all()), "rows", f"must be key indices in 0..{keys - 1}")
     at = np.full(keys, len(idx), dtype=np.intp)
     at[idx] = np.arange(len(idx))
+    require(bool((at[idx] == np.arange(len(idx))).all()), "rows", "must be distinct key indices")
     return np.vstack([vm, _zeros(1, vm)]), at
 
 

@@ -29,7 +29,7 @@ def as_matrix(x: object, param: str, *, rows: int | None = None) -> np.ndarray:
     require(arr.ndim == 2, param, f"expected a 2-D array, got shape {arr.shape}")
     if arr.dtype != object:
         require(np.issubdtype(arr.dtype, np.number), param, f"expected numbers, got dtype {arr.dtype}")
-        require(bool(np.all(np.isfinite(arr))), param, "contains NaN or inf")
+        require(arr.dtype.kind in "iub" or bool(np.all(np.isfinite(arr))), param, "contains NaN or inf")
     if rows is not None:
         require(arr.shape[0] == rows, param, f"expected {rows} rows, got {arr.shape[0]}")
     return arr

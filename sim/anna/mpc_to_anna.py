@@ -206,7 +206,9 @@ class MPCTransformer:
         got = []
         for h in range(1, plan.base):
             mine = head == h
-            senders, row = np.unique(sources[mine], return_inverse=True)
+            held = sources[mine]  # sorted: the units are in order of source
+            new = np.r_[True, held[1:] != held[:-1]] if len(held) else np.zeros(0, dtype=bool)
+            senders, row = held[new], np.cumsum(new) - 1
             keys = np.full(plan.tokens, -1, dtype=np.int64)
             keys[sources[mine]] = units[mine, TOK]
             payloads = np.zeros((len(senders), 1 + UNIT_NUMBERS * plan.capacity), dtype=np.int64)  # senders' rows

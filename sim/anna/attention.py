@@ -186,8 +186,11 @@ def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: s
     else:
         order_arr = np.lexsort(km.T[::-1]).astype(np.intp)
     sort_ops = ops[0]
-    key_ranks, query_ranks = _ranks(km, qm)
-    sorted_ranks = key_ranks[order_arr]
+    if km.shape[1] == 1 and km.dtype.kind in "iu" and qm.dtype == km.dtype:  # one integer word: its own rank
+        sorted_ranks, query_ranks = km[order_arr, 0], qm[:, 0]
+    else:
+        key_ranks, query_ranks = _ranks(km, qm)
+        sorted_ranks = key_ranks[order_arr]
     lo = _bisect(sorted_ranks, query_ranks, ops, left=True)
     hi = _bisect(sorted_ranks, query_ranks, ops, left=False)
     if rows is not None:  # key j's value is row at[j] of vm, the last (a zero row) for keys not in ``rows``

@@ -153,11 +153,21 @@ def inboxes(plan: RelayPlan, units: np.ndarray, machines: int, unword: Callable[
     if wrong.any():
         raise RelayError(f"relay: a unit stopped at token {int(units[wrong][0, TOK])}, not its destination")
     boxes: list[list[tuple]] = [[] for _ in range(machines)]
-    records: dict[tuple[int, int, int], dict[int, object]] = {}
-    for tok, _, src, seq, idx, w in units[np.lexsort((units[:, IDX], units[:, SEQ], units[:, SRC], units[:, TOK]))]:
-        records.setdefault((int(tok), int(src), int(seq)), {})[int(idx)] = unword(int(w))
-    for (tok, _, _), words in records.items():
-        if sorted(words) != list(range(len(words))):
-            raise RelayError(f"relay: a record reached machine {tok} with words missing or repeated")
-        boxes[tok].append(tuple(words[i] for i in range(len(words))))
+    u = units[np.lexsort((units[:, IDX], units[:, SEQ], units[:, SRC], units[:, TOK]))]
+    if not len(u):
+        return boxes
+    rec = u[:, [TOK, SRC, SEQ]]
+    same = np.r_[(rec[1:] == rec[:-1]).all(axis=1), False]  # the next unit is of the same record
+    u = u[~(same & np.r_[u[1:, IDX] == u[:-1, IDX], False])]  # a repeated word: the last one stands
+    first = np.r_[True, (u[1:, [TOK, SRC, SEQ]] != u[:-1, [TOK, SRC, SEQ]]).any(axis=1)]
+    starts = np.flatnonzero(first)
+    ends = np.r_[starts[1:], len(u)]
+    at = np.arange(len(u)) - np.repeat(starts, ends - starts)
+    bad = np.flatnonzero(np.add.reduceat(u[:, IDX] != at, starts)) if len(starts) else starts
+    if len(bad):
+        raise RelayError(f"relay: a record reached machine {int(u[starts[bad[0]], TOK])} with words missing or "
+                         "repeated")
+    words = [unword(w) for w in u[:, WORD].tolist()]
+    for tok, a, b in zip(u[starts, TOK].tolist(), starts.tolist(), ends.tolist()):
+        boxes[tok].append(tuple(words[a:b]))
     return boxes

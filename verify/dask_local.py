@@ -62,8 +62,11 @@ def local_cluster(workers: int) -> Iterator[Any]:
     with quiet_dask_logs():
         try:
             with signals_deferred(), dask.config.set({"distributed.worker.multiprocessing-method": method}):
+                # No dashboard; the scheduler's HTTP routes (which it serves even then) on a free port, not
+                # 8787: a second cluster on the machine would otherwise print a UserWarning about the port.
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
+                                       dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+                                       silence_logs=logging.CRITICAL)
                 client = Client(cluster)
                 client.run(die_with_parent, os.getpid())  # a killed parent takes its workers with it, silently
             yield client

@@ -203,27 +203,31 @@ class MPCTransformer:
         slot = np.arange(len(pair)) - np.repeat(first, sizes)
         head = plan.head_of(sources, units[:, TOK], dim)
         numbers = np.stack([units[:, DEST], (units[:, SRC] * s + units[:, SEQ]) * s + units[:, IDX], units[:, WORD]], 1)
-        got = []
+        cols = 1 + UNIT_NUMBERS * slot[:, None] + np.arange(UNIT_NUMBERS)
+        heard, received = [], []
         for h in range(1, plan.base):
             mine = head == h
-            held = sources[mine]  # sorted: the units are in order of source
+            held, to = sources[mine], units[mine, TOK]  # held is sorted: the units are in order of source
             new = np.r_[True, held[1:] != held[:-1]] if len(held) else np.zeros(0, dtype=bool)
             senders, row = held[new], np.cumsum(new) - 1
             keys = np.full(plan.tokens, -1, dtype=np.int64)
-            keys[sources[mine]] = units[mine, TOK]
+            keys[held] = to
             payloads = np.zeros((len(senders), 1 + UNIT_NUMBERS * plan.capacity), dtype=np.int64)  # senders' rows
             payloads[:, 0] = sizes[np.searchsorted(pair[first], senders * plan.tokens + keys[senders])]
-            cols = 1 + UNIT_NUMBERS * slot[mine, None] + np.arange(UNIT_NUMBERS)
-            payloads[row.reshape(-1, 1), cols] = numbers[mine]
-            receivers, _, received = self._head(h - 1, keys, senders, payloads)
-            n = received[:, 0]
-            body = received[:, 1:1 + UNIT_NUMBERS * plan.capacity].reshape(len(n), plan.capacity, UNIT_NUMBERS)
-            body = body[np.arange(plan.capacity) < n[:, None]]
-            rest, idx = np.divmod(body[:, 1], s)
-            src, seq = np.divmod(rest, s)
-            got.append(np.stack([np.repeat(receivers, n), body[:, 0], src, seq, idx, body[:, 2]], 1))
+            payloads[row.reshape(-1, 1), cols[mine]] = numbers[mine]
+            receivers, _, got = self._head(h - 1, keys, senders, payloads)
+            heard.append(receivers)
+            received.append(got)
         self.layers += 1
-        return np.vstack(got) if got else np.zeros((0, 6), dtype=np.int64)
+        if not received:
+            return np.zeros((0, 6), dtype=np.int64)
+        receivers, got = np.concatenate(heard), np.vstack(received)  # every head's bundles, in head order
+        n = got[:, 0]
+        body = got[:, 1:1 + UNIT_NUMBERS * plan.capacity].reshape(len(n), plan.capacity, UNIT_NUMBERS)
+        body = body[np.arange(plan.capacity) < n[:, None]]
+        rest, idx = np.divmod(body[:, 1], s)
+        src, seq = np.divmod(rest, s)
+        return np.stack([np.repeat(receivers, n), body[:, 0], src, seq, idx, body[:, 2]], 1)
 
     def _count_layer(self, own: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every token sends its class counts to each other member of its group along ``dim``.

@@ -27,9 +27,9 @@ def as_matrix(x: object, param: str, *, rows: int | None = None) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[:, None]
     require(arr.ndim == 2, param, f"expected a 2-D array, got shape {arr.shape}")
-    if arr.dtype != object:
+    if arr.dtype != object and arr.dtype.kind not in "iu":  # integers are finite numbers
         require(np.issubdtype(arr.dtype, np.number), param, f"expected numbers, got dtype {arr.dtype}")
-        require(arr.dtype.kind in "iub" or bool(np.all(np.isfinite(arr))), param, "contains NaN or inf")
+        require(bool(np.all(np.isfinite(arr))), param, "contains NaN or inf")
     if rows is not None:
         require(arr.shape[0] == rows, param, f"expected {rows} rows, got {arr.shape[0]}")
     return arr

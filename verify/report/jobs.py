@@ -87,9 +87,12 @@ class ReportJobs:
 
     def teeth(self, planned: dict[str, tuple[int, list[Twin]]]) -> None:
         """The twins of ``planned`` (:func:`attnsim.verify.teeth.plan`), each after its claim's theory."""
+        twins = {(t.claim, t.name): t for _, ts in planned.values() for t in ts}
         for claim, name in twin_keys(planned):
+            t = twins[(claim, name)]
             self.graph.add(Job("broken variants", run_twin_chunk, lambda k=(claim, name): ([k],),
                                self.twin_results.extend, needs=(f"theory:{claim}",), lane="teeth",
+                               cost=expected_seconds(("", Point(claim, dict(t.params), t.numerics))),
                                label=f"{claim} ({name})", theories=self._theories(claim)))
 
     def proofs(self, ids: Sequence[str]) -> None:

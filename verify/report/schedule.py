@@ -9,10 +9,11 @@ drawn while another paper's checks still run, and the broken variants run beside
 
 Lanes: ``main`` (the sweep's executor: theory, checks, sections), ``teeth`` (the broken variants, in worker
 processes of their own, so that no process that ran a broken variant computes a record or a section
-afterwards) and ``local`` (a thread of this process: the proofs, and work that must not run in a worker
-forked after it, such as torch's). With the ``processes`` executor the pools stream: a finished job's
-worker takes the next ready job at once. The other executors run the ready jobs of each lane in waves
-through :func:`attnsim.verify.sweep.run_tasks` (one wave ends before the next starts).
+afterwards; the two pools share the ``workers`` CPUs) and ``local`` (a thread of this process: the proofs,
+and work that must not run in a worker forked after it, such as torch's). With the ``processes`` executor
+the pools stream: a finished job's worker takes the next ready job at once. The other executors run the
+ready jobs of each lane in waves through :func:`attnsim.verify.sweep.run_tasks` (one wave ends before the
+next starts).
 
 A job's inputs are built when it is submitted (``make``), so they can carry what finished before it, e.g.
 the symbolic theory that a check's record needs (:func:`attnsim.theory.symbolic.remember` in the worker).
@@ -159,9 +160,10 @@ class Graph:
             else:
                 self._waves()
 
-    def _take(self, waiting: list[Job], lane: str, n: int) -> list[Job]:
-        """Up to ``n`` ready jobs of ``lane``, the costliest first (removed from ``waiting``)."""
-        ready = sorted((j for j in waiting if j.lane == lane and self._ready(j)), key=lambda j: -j.cost)[:n]
+    def _take(self, waiting: list[Job], lanes: str | tuple[str, ...], n: int) -> list[Job]:
+        """Up to ``n`` ready jobs of ``lanes``, the costliest first (removed from ``waiting``)."""
+        lanes = (lanes,) if isinstance(lanes, str) else lanes
+        ready = sorted((j for j in waiting if j.lane in lanes and self._ready(j)), key=lambda j: -j.cost)[:n]
         for j in ready:
             waiting.remove(j)
         return ready
@@ -197,21 +199,21 @@ class Graph:
                 raise RuntimeError(f"report jobs wait on tokens never provided: {sorted(set(waiting[0].needs))}")
 
     def _stream(self) -> None:
-        """Processes: a pool per process lane and a thread for the local lane; each keeps ``workers + 1`` jobs
-        in flight, refilled as jobs finish."""
+        """Processes: a pool per process lane and a thread for the local lane. The two pools share ``workers + 1``
+        jobs in flight (the costliest ready job of either lane next), so the CPUs are never oversubscribed
+        and neither lane's tail runs on one worker while the other's are idle."""
         waiting = list(self.jobs)
-        sizes = {"main": self.workers, "teeth": 1}
+        sizes = {"main": self.workers, "teeth": self.workers}
         pools: dict[str, Any] = {}
         running: dict[Future, tuple[Job, str]] = {}
         try:
             while waiting or running:
-                for lane in ("main", "teeth"):
-                    busy = sum(1 for _, ln in running.values() if ln == lane)
-                    for job in self._take(waiting, lane, max(0, sizes[lane] + 1 - busy)):
-                        if lane not in pools:
-                            pools[lane] = worker_pool(sizes[lane])
-                        with signals_deferred():  # a submit may fork a worker: none is born with Ctrl-C armed
-                            running[pools[lane].submit(run_job, self._spec(job))] = (job, lane)
+                busy = sum(1 for _, ln in running.values() if ln != "local")
+                for job in self._take(waiting, ("main", "teeth"), max(0, self.workers + 1 - busy)):
+                    if job.lane not in pools:
+                        pools[job.lane] = worker_pool(sizes[job.lane])
+                    with signals_deferred():  # a submit may fork a worker: none is born with Ctrl-C armed
+                        running[pools[job.lane].submit(run_job, self._spec(job))] = (job, job.lane)
                 if not any(ln == "local" for _, ln in running.values()):
                     for job in self._take(waiting, "local", 1):
                         if job in self.after_forks and not self._forked(pools, sizes, waiting):

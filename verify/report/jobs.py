@@ -15,7 +15,6 @@ them afterwards, alone.
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -29,6 +28,16 @@ from attnsim.verify.report.sections import growth, placement
 from attnsim.verify.sweep import Point, expected_seconds, run_chunk
 from attnsim.verify.sweep import plan as plan_sweep
 from attnsim.verify.teeth import Twin, run_twin_chunk, twin_keys
+
+THEORY, SECTIONS, CHECKS = 0, 1, 2
+"""Ranks (lower runs first among ready jobs): theory unblocks everything, a ready section is drawn at once,
+then the checks paper by paper (``CHECKS + i``); the broken variants unblock nothing and come last."""
+TEETH = 100
+
+
+def paper_of(claim: str) -> str:
+    """The paper a claim id belongs to (``two_heads`` of ``two_heads.lemma_3_1``)."""
+    return claim.split(".")[0]
 
 
 class ReportJobs:
@@ -60,15 +69,18 @@ class ReportJobs:
         for cid in ids:
             self.graph.expect(f"theory:{cid}")
             self.graph.add(Job("symbolic theory", theory_chunk, lambda cid=cid: ([cid],), partial(self._learn, cid),
-                               provides=(f"theory:{cid}",), cost=math.inf, label=cid))
+                               provides=(f"theory:{cid}",), rank=THEORY, label=cid))
 
     def checks(self) -> None:
-        """Every point the cache does not hold, after its claim's theory; a point of both sweeps counts for both."""
+        """Every point the cache does not hold, after its claim's theory; a point of both sweeps counts for both.
+
+        The paper with the least check work (by the cost model) first, its costliest check first: its sections
+        can then be drawn while the other papers' checks run, instead of all sections waiting for the end."""
         swept, tokens = self.swept, {}
         for i, (key, point) in enumerate(swept.keyed):
             mine = tokens.setdefault(key, set())
             if i < self.n_points:
-                mine.update({f"checks:{point.claim}", f"paper:{point.claim.split('.')[0]}"})
+                mine.update({f"checks:{point.claim}", f"paper:{paper_of(point.claim)}"})
             else:
                 mine.add(f"growth:{point.claim}")
 
@@ -76,13 +88,18 @@ class ReportJobs:
             for key, rec in results:
                 swept.put(key, rec)
 
+        cost = {key: expected_seconds((key, point)) for key, point in swept.todo}
+        work: dict[str, float] = {}
+        for key, point in swept.todo:
+            work[paper_of(point.claim)] = work.get(paper_of(point.claim), 0.0) + cost[key]
+        order = {paper: i for i, paper in enumerate(sorted(work, key=work.__getitem__))}
         for key, point in swept.todo:
             for token in tokens[key]:
                 self.graph.expect(token)
             self.graph.add(Job("checks and growth sweeps", run_chunk,
                                lambda key=key, point=point: ([(key, point)], swept.cache_root), keep,
                                needs=(f"theory:{point.claim}",), provides=tuple(sorted(tokens[key])),
-                               cost=expected_seconds((key, point)), label=point.claim,
+                               cost=cost[key], rank=CHECKS + order[paper_of(point.claim)], label=point.claim,
                                theories=self._theories(point.claim)))
 
     def teeth(self, planned: dict[str, tuple[int, list[Twin]]]) -> None:
@@ -91,7 +108,7 @@ class ReportJobs:
         for claim, name in twin_keys(planned):
             t = twins[(claim, name)]
             self.graph.add(Job("broken variants", run_twin_chunk, lambda k=(claim, name): ([k],),
-                               self.twin_results.extend, needs=(f"theory:{claim}",), lane="teeth",
+                               self.twin_results.extend, needs=(f"theory:{claim}",), lane="teeth", rank=TEETH,
                                cost=expected_seconds(("", Point(claim, dict(t.params), t.numerics))),
                                label=f"{claim} ({name})", theories=self._theories(claim)))
 
@@ -134,7 +151,8 @@ class ReportJobs:
                                                     "records": records})],)
 
                 self.graph.add(Job("sections", section_chunk, topic, sectioned, needs=(f"paper:{pr.id}",), cost=2.0,
-                                   lane="main" if where == "pool" else "local", label=section_name(section)))
+                                   rank=SECTIONS, lane="main" if where == "pool" else "local",
+                                   label=section_name(section)))
                 if where == "local":
                     self.graph.after_forks.append(self.graph.jobs[-1])
             for c in pr.claims:
@@ -142,6 +160,7 @@ class ReportJobs:
                     inputs = (out, quick, cid, self.checks_of(lambda x: x == cid), enabled, self.growth_of(cid))
                     return ([("claim", pid, cid, {"claim": inputs})],)
 
-                self.graph.add(Job("sections", section_chunk, claim_job, sectioned, cost=0.5, label=c.id,
+                self.graph.add(Job("sections", section_chunk, claim_job, sectioned, cost=0.5, rank=SECTIONS,
+                                   label=c.id,
                                    needs=(f"checks:{c.id}", f"growth:{c.id}", f"theory:{c.id}"),
                                    theories=self._theories(c.id)))

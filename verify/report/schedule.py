@@ -4,8 +4,8 @@ Every job belongs to a *phase* (symbolic theory, checks and growth sweeps, broke
 and says which *tokens* it needs: ``theory:<claim>`` (a check needs its claim's theory), ``checks:<claim>``
 (a claim's section needs its records) and so on. A token is a count that the jobs providing it bring down;
 it is met at zero (a token nobody expects is met from the start). A job runs as soon as what it needs is
-met, the costliest ready job first, so the pool never waits for a whole phase to end: a paper's sections are
-drawn while another paper's checks still run, and the broken variants run beside the checks.
+met, the ready job of lowest *rank* first and among those the costliest, so the pool never waits for a whole
+phase to end: a paper's sections are drawn while another paper's checks still run.
 
 Lanes: ``main`` (the sweep's executor: theory, checks, sections), ``teeth`` (the broken variants, in worker
 processes of their own, so that no process that ran a broken variant computes a record or a section
@@ -50,6 +50,7 @@ class Job:
     needs: tuple[str, ...] = ()
     provides: tuple[str, ...] = ()
     cost: float = 0.0
+    rank: int = 0
     lane: str = "main"
     label: str = ""
     theories: Callable[[], list] = field(default=lambda: [])
@@ -161,9 +162,9 @@ class Graph:
                 self._waves()
 
     def _take(self, waiting: list[Job], lanes: str | tuple[str, ...], n: int) -> list[Job]:
-        """Up to ``n`` ready jobs of ``lanes``, the costliest first (removed from ``waiting``)."""
+        """Up to ``n`` ready jobs of ``lanes``: the lowest rank first, then the costliest (removed from ``waiting``)."""
         lanes = (lanes,) if isinstance(lanes, str) else lanes
-        ready = sorted((j for j in waiting if j.lane in lanes and self._ready(j)), key=lambda j: -j.cost)[:n]
+        ready = sorted((j for j in waiting if j.lane in lanes and self._ready(j)), key=lambda j: (j.rank, -j.cost))[:n]
         for j in ready:
             waiting.remove(j)
         return ready
@@ -207,11 +208,14 @@ class Graph:
         pools: dict[str, Any] = {}
         running: dict[Future, tuple[Job, str]] = {}
         try:
+            for lane in ("main", "teeth"):  # every worker forked now, before a local job starts a thread of its own
+                if any(j.lane == lane for j in waiting):
+                    pools[lane] = worker_pool(sizes[lane])
+                    with signals_deferred():
+                        pools[lane].submit(int)  # the first submit forks the pool's workers
             while waiting or running:
                 busy = sum(1 for _, ln in running.values() if ln != "local")
                 for job in self._take(waiting, ("main", "teeth"), max(0, self.workers + 1 - busy)):
-                    if job.lane not in pools:
-                        pools[job.lane] = worker_pool(sizes[job.lane])
                     with signals_deferred():  # a submit may fork a worker: none is born with Ctrl-C armed
                         running[pools[job.lane].submit(run_job, self._spec(job))] = (job, job.lane)
                 if not any(ln == "local" for _, ln in running.values()):

@@ -42,7 +42,7 @@ class MPCLimitError(AttnsimError):
 
 def words(records: Iterable[Record]) -> int:
     """Words in a list of records (one word per tuple entry)."""
-    return sum(len(r) for r in records)
+    return sum(map(len, records))
 
 
 class MPC:

@@ -23,6 +23,7 @@ factor; the docs file states this deviation.
 
 from __future__ import annotations
 
+from operator import add
 from typing import Callable
 
 from attnsim.sim.anna.errors import require
@@ -43,7 +44,7 @@ def radix_sort(mpc: MPC, leaves: range, key: Callable[[Record], int], *, key_bou
     require(key_bound >= 1, "key_bound", f"must be >= 1, got {key_bound}")
     passes = radix_passes(key_bound, base)
     zero = (0,) * base
-    histograms = Monoid(zero, lambda a, b: tuple(x + y for x, y in zip(a, b)))
+    histograms = Monoid(zero, lambda a, b: tuple(map(add, a, b)))  # digit counts add entrywise
     for p in range(passes):
         unit = base**p
 

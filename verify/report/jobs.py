@@ -33,6 +33,9 @@ THEORY, SECTIONS, CHECKS = 0, 1, 2
 """Ranks (lower runs first among ready jobs): theory unblocks everything, a ready section is drawn at once,
 then the checks paper by paper (``CHECKS + i``); the broken variants unblock nothing and come last."""
 TEETH = 100
+PHASES = ("symbolic theory", "checks and growth sweeps", "broken variants", "proofs", "sections")
+"""The report's phases, in the order the summary names them."""
+P_THEORY, P_CHECKS, P_TEETH, P_PROOFS, P_SECTIONS = PHASES
 
 
 def paper_of(claim: str) -> str:
@@ -56,6 +59,8 @@ class ReportJobs:
         self.proved: dict[str, str] = {}
         self.parts: dict[Any, str] = {}
         self.slow: dict[str, float] = {}
+        for name in PHASES:
+            graph.phase(name)
 
     def _theories(self, cid: str) -> Callable[[], list[Any]]:
         return lambda: self.theories.get(cid, [])
@@ -68,7 +73,7 @@ class ReportJobs:
         """Derive the theory of every claim of ``ids`` first (it unblocks every other job of its claim)."""
         for cid in ids:
             self.graph.expect(f"theory:{cid}")
-            self.graph.add(Job("symbolic theory", theory_chunk, lambda cid=cid: ([cid],), partial(self._learn, cid),
+            self.graph.add(Job(P_THEORY, theory_chunk, lambda cid=cid: ([cid],), partial(self._learn, cid),
                                provides=(f"theory:{cid}",), rank=THEORY, label=cid))
 
     def checks(self) -> None:
@@ -96,7 +101,7 @@ class ReportJobs:
         for key, point in swept.todo:
             for token in tokens[key]:
                 self.graph.expect(token)
-            self.graph.add(Job("checks and growth sweeps", run_chunk,
+            self.graph.add(Job(P_CHECKS, run_chunk,
                                lambda key=key, point=point: ([(key, point)], swept.cache_root), keep,
                                needs=(f"theory:{point.claim}",), provides=tuple(sorted(tokens[key])),
                                cost=cost[key], rank=CHECKS + order[paper_of(point.claim)], label=point.claim,
@@ -107,7 +112,7 @@ class ReportJobs:
         twins = {(t.claim, t.name): t for _, ts in planned.values() for t in ts}
         for claim, name in twin_keys(planned):
             t = twins[(claim, name)]
-            self.graph.add(Job("broken variants", run_twin_chunk, lambda k=(claim, name): ([k],),
+            self.graph.add(Job(P_TEETH, run_twin_chunk, lambda k=(claim, name): ([k],),
                                self.twin_results.extend, needs=(f"theory:{claim}",), lane="teeth", rank=TEETH,
                                cost=expected_seconds(("", Point(claim, dict(t.params), t.numerics))),
                                label=f"{claim} ({name})", theories=self._theories(claim)))
@@ -115,7 +120,7 @@ class ReportJobs:
     def proofs(self, ids: Sequence[str]) -> None:
         """The proof status of ``ids``, in this process once no worker is forked any more (z3 starts threads)."""
         where = self.out if self.enabled else None
-        self.graph.add(Job("proofs", proof_status_of, lambda: (where, self.quick, list(ids)), self.proved.update,
+        self.graph.add(Job(P_PROOFS, proof_status_of, lambda: (where, self.quick, list(ids)), self.proved.update,
                            lane="local", label="proofs"))
         self.graph.after_forks.append(self.graph.jobs[-1])
 
@@ -150,7 +155,7 @@ class ReportJobs:
                     return ([("topic", pid, index, {"out": out, "quick": quick, "enabled": enabled,
                                                     "records": records})],)
 
-                self.graph.add(Job("sections", section_chunk, topic, sectioned, needs=(f"paper:{pr.id}",), cost=2.0,
+                self.graph.add(Job(P_SECTIONS, section_chunk, topic, sectioned, needs=(f"paper:{pr.id}",), cost=2.0,
                                    rank=SECTIONS, lane="main" if where == "pool" else "local",
                                    label=section_name(section)))
                 if where == "local":
@@ -160,7 +165,7 @@ class ReportJobs:
                     inputs = (out, quick, cid, self.checks_of(lambda x: x == cid), enabled, self.growth_of(cid))
                     return ([("claim", pid, cid, {"claim": inputs})],)
 
-                self.graph.add(Job("sections", section_chunk, claim_job, sectioned, cost=0.5, rank=SECTIONS,
+                self.graph.add(Job(P_SECTIONS, section_chunk, claim_job, sectioned, cost=0.5, rank=SECTIONS,
                                    label=c.id,
                                    needs=(f"checks:{c.id}", f"growth:{c.id}", f"theory:{c.id}"),
                                    theories=self._theories(c.id)))

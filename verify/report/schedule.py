@@ -129,6 +129,11 @@ class Graph:
         """``token`` is met once ``count`` more provided jobs have finished."""
         self.tokens[token] = self.tokens.get(token, 0) + count
 
+    def phase(self, name: str) -> None:
+        """Declare the phase ``name`` (in this order): it is reported, at 0 s, even when no job of it runs (its
+        results came from a cache, or it was turned off)."""
+        self.phases.setdefault(name, PhaseTime())
+
     def add(self, job: Job) -> None:
         """Schedule ``job`` (its phase's time starts counting when it starts)."""
         self.jobs.append(job)
@@ -154,6 +159,11 @@ class Graph:
 
     def run(self) -> None:
         """Run every job; returns when all have finished (an exception in one stops the others)."""
+        if self.console is not None:
+            for name, p in self.phases.items():
+                if p.left == 0:
+                    self.console.print(f"phase {name}: 0.0 s (CPU 0.0 s)", markup=False, highlight=False,
+                                       soft_wrap=True)
         with progress(self.console, f"{self.label} ({self.executor})", len(self.jobs)) as bar:
             self._bar = bar
             if self.executor == "processes":

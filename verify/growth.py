@@ -19,6 +19,11 @@ the fit (log 0 is not defined), and the remaining sizes must still meet the size
 :data:`FLOAT_NOISE` of 0 are rounding, not growth. A constant factor moves only the intercept, never
 the slope: that is the point (a big-O bound without a stated constant cannot fail on a constant).
 
+A failure probability (``eta`` of anna.alg_1 / anna.alg_2) is measured by its checker as the one-sided 95%
+Clopper-Pearson upper bound over the record's runs, never the empirical rate: a feasible sweep sees no failure, and
+0 at every size fits nothing. The fit is then of that upper bound / bound, and the growth sweep runs at each size
+enough seeds that zero failures put it at a fixed multiple of the bound (``eta_runs`` in verify/claims/anna.py).
+
 Where the scheme as implemented has an exact count (``exact`` in paper_refs, the record's ``predicted``), the
 same slope test is also run on measured / exact: a small sweep often sits where the bound is still loose
 (measured / bound falling like N^-0.4 over N = 128..1024), so growth on top of the count would hide in the

@@ -94,7 +94,7 @@ def test_no_frozen_constant_stands_beside_an_exact_count():
 
 
 def test_paper_refs_constants_are_frozen_or_stated_and_guard_a_resource_without_an_exact_count():
-    c = get("anna.lemma_b_4").resources["dimension"]
+    c = get("anna.thm_c_1").resources["work"]
     assert c.constant and c.calibrated_at and not c.exact
     assert get("anna.lemma_c_2").resources["max_load"].stated_by
     from attnsim.verify.growth import guard_summary

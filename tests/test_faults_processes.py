@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 from limits import limit
+from shared_once import once
 
 from attnsim.verify.registry import RESUMABLE_EXIT
 
@@ -138,13 +139,16 @@ def _small_report(*args: str, cwd: Path, timeout: float = limit(150),
                           timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})})
 
 
-@pytest.fixture(scope="module")
-def serial_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh serial run of the reduced report: the reference the faulted runs must equal."""
-    root = tmp_path_factory.mktemp("serial-report")
+def _serial_report(root: Path) -> None:
     p = _small_report("--out", "rep", "--scheduler", "serial", cwd=root)
     assert p.returncode == 0, p.stderr
-    return root / "rep"
+
+
+@pytest.fixture(scope="module")
+def serial_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh serial run of the reduced report: the reference the faulted runs must equal (built once for the
+    run, whichever xdist workers its two tests land on; they only read it)."""
+    return once(tmp_path_factory, "serial-report", _serial_report) / "rep"
 
 
 @pytest.mark.slow

@@ -22,8 +22,7 @@ from attnsim.verify.cli.options import (
     write_json,
 )
 
-QUICK_SECONDS = ("measured: 4.1 min on an idle 2-core machine, 7.5 CPU min; 7.5 min with two other jobs "
-                 "running")
+QUICK_SECONDS = "measured: 4.4 min on a 2-core machine shared with two other jobs, 3.9 CPU min"
 """What ``--quick`` took when last measured, and where (said in the help, not hoped for)."""
 
 

@@ -413,8 +413,10 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     wall, cpu = time.perf_counter() - began, cpu_seconds() - cpu_began
     console.print(f"phase total (the phases overlap): {wall:.1f} s (CPU {cpu:.1f} s)", markup=False, highlight=False,
                   soft_wrap=True)
-    summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed "
-                  f"({result.computed} computed, "
+    beyond = "".join(f"; {n} {what} failed" for n, what in ((len(ungrown), "growth rows"),
+                                                           (len(toothless), "claims' broken-variant runs")) if n)
+    summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed"
+                  f"{beyond} ({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
     top = sorted(slow.items(), key=lambda kv: -kv[1])[:SLOWEST]

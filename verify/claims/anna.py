@@ -170,7 +170,7 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
     hashes_per_run, memory, last = set(), 0, Ledger()
     for _ in range(runs):
         q, k = clustered_sphere_points(rng, N, m, r)
-        v = rng.integers(-1000, 1001, size=(N, 2))
+        v = rng.integers(-1000, 1001, size=(N, m))  # m-dimensional values, as Thm 3.4 sums them: its memory's m
         tables = draw_tables(family, pp.ell, pp.z, rng)
         l1, l2 = Ledger(), Ledger()
         a1 = anna_tables(q, k, v, tables, ledger=l1)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
+from lazy_records import LazyRecords
 
 from attnsim.verify.check import run_check
 from attnsim.verify.registry import UsageError
@@ -25,7 +28,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def records():
-    return {name: run_check(claim, params, None, 0) for name, (claim, params) in CASES.items()}
+    return LazyRecords({name: partial(run_check, claim, params, None, 0) for name, (claim, params) in CASES.items()})
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -39,13 +39,12 @@ from typing import Any, Callable, Sequence
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.verify.registry import UsageError, all_checkers
-from attnsim.verify.stats import loglog_fit
+from attnsim.verify.stats import LEVEL, loglog_fit
 from attnsim.verify.sweep import Point
 
 VERDICTS = ("within", "exceeds", "unmeasured growth")
 MIN_SIZES = 4
 MIN_SPAN = 8.0
-LEVEL = 0.95
 FLOAT_NOISE = 1e-9
 
 

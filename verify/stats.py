@@ -20,6 +20,9 @@ from attnsim.sim.errors import AttnsimError
 
 INTERVAL_METHODS = ("exact", "wilson")
 
+LEVEL = 0.95
+"""The confidence level of the intervals that decide a verdict from a fit (growth slopes, a fitted term)."""
+
 
 @dataclass(frozen=True)
 class LineFit:

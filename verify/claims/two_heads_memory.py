@@ -40,7 +40,7 @@ from attnsim.verify.claims.rebuttal_memory import claimed_exponent, loglog_expon
 from attnsim.verify.long_run import random_layer, run_layer
 from attnsim.verify.reference_attention import REFERENCE, relative_row_errors, softmax_attention
 from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
-from attnsim.verify.stats import least_squares
+from attnsim.verify.stats import LEVEL, least_squares
 
 EXPONENT_SLACK = 0.1
 """How far the streaming construction's fitted exponent may exceed the claimed 1."""
@@ -78,8 +78,6 @@ def fused_calls(N: int, M: int) -> int:
 
 QUADRATIC_MIN_SIZES = 5
 """Sizes the fit c0 + c1·N + c2·N² needs: two residual degrees of freedom, so c2's interval is not vacuous."""
-
-LEVEL = 0.95
 
 
 def quadratic_term(ns: list[int], peaks: list[int]) -> tuple[float, float, float] | None:

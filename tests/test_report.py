@@ -67,6 +67,11 @@ def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
     records = json.loads((out / "checks.json").read_text())
     assert len((out / "checks.csv").read_text().splitlines()) == len(records) + 1
     assert "\\toprule" in (out / "tables" / "two_heads.lemma_3_1.tex").read_text()
+    timings = json.loads((out / "timings.json").read_text())
+    assert {"symbolic theory", "checks and growth sweeps", "sections"} <= {t["phase"] for t in timings}
+    assert any(t["job"].startswith("two_heads.lemma_3_1") and t["phase"] == "checks and growth sweeps"
+               for t in timings)
+    assert all(t["seconds"] >= 0 and t["cpu"] >= 0 for t in timings)
 
     pngs = sorted((out / "plots").glob("*.png"))
     assert {p.name for p in pngs} >= {"two_heads.lemma_3_1_counts.png", "two_heads.lemma_3_1_error.png"}

@@ -362,6 +362,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     split = [split_varying(r) for r in records]  # what varies run to run goes beside, not into, checks.*
     atomic_write(out / "checks.json", dumps_records([det for det, _ in split], indent=1))
     atomic_write(out / "checks.csv", records_csv([det for det, _ in split]))
+    atomic_write(out / "timings.json", json.dumps(graph.timings, indent=1))  # where the time went, job by job
     atomic_write(out / "measurements.json", dumps_records(
         [{k: r[k] for k in ("claim", "params", "numerics", "seed")} | {"measured": m}
          for r, (_, m) in zip(records, split) if m], indent=1))

@@ -124,6 +124,7 @@ class Graph:
         self.tokens: dict[str, int] = {}
         self.phases: dict[str, PhaseTime] = {}
         self.after_forks: list[Job] = []
+        self.timings: list[dict[str, Any]] = []
 
     def expect(self, token: str, count: int = 1) -> None:
         """``token`` is met once ``count`` more provided jobs have finished."""
@@ -147,6 +148,8 @@ class Graph:
         p = self.phases[job.phase]
         p.start, p.end, p.cpu, p.left = min(p.start, start), max(p.end, end), p.cpu + cpu, p.left - 1
         job.seconds = end - start
+        self.timings.append({"phase": job.phase, "job": job.label or job.phase, "lane": job.lane,
+                             "start": round(start, 3), "seconds": round(end - start, 3), "cpu": round(cpu, 3)})
         job.done(result)
         for t in job.provides:
             self.tokens[t] = self.tokens.get(t, 0) - 1

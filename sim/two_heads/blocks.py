@@ -51,6 +51,12 @@ def block_starts(N: int, b: int) -> list[int]:
     return [P.block_start(t, b) for t in range(P.num_blocks(P.INT, N, b))]
 
 
+def token_rows(X: Array, tokens: range) -> Array:
+    """The rows of X at ``tokens`` (a non-empty range of valid rows, forward or backward), as a slice: no index
+    list is built."""
+    return X[tokens.start:tokens.stop if tokens.stop >= 0 else None:tokens.step]
+
+
 def layout_input(nm: Numerics, Xk: Array, Xq: Array, lay: P.Layout) -> Array:
     """A call's input from the plan's layout: row r is [x_key, x_query] (tokens of Xk, Xq by the
     layout's segments, zero elsewhere), and a normaliser layout adds the constant-1 column on every row
@@ -63,7 +69,7 @@ def layout_input(nm: Numerics, Xk: Array, Xq: Array, lay: P.Layout) -> Array:
             rows, tokens = P.seg_tokens(seg)
             if len(rows):
                 half = slice(0, d) if seg.what == "key" else slice(d, 2 * d)
-                Z[rows.start:rows.stop, half] = (Xk if seg.what == "key" else Xq)[list(tokens)]
+                Z[rows.start:rows.stop, half] = token_rows(Xk if seg.what == "key" else Xq, tokens)
                 if norm and seg.what == "key":
                     Z[rows.start:rows.stop, 2 * d + 1:] = nm.ones((len(rows), 1))
     if norm:
@@ -137,14 +143,14 @@ def fold_rotation(nm: Numerics, WK: Array, rope: RoPE, delta: int) -> Array:
     return nm.matmul(WK, rope.rotation(nm, delta, WK.shape[1]))
 
 
-def pair_inputs(nm: Numerics, X: Array, q0: int, k0: int, b: int) -> tuple[Array, Array, int]:
-    """Step 2's rows [x_key, x_query] and Step 1's rows [x_key, x_query, 1, indicator] + the synthetic row
-    for query block q0 and key block k0 (``plan.pair_layout``), and the zero-key padding of Step 2."""
+def fused_input(nm: Numerics, X: Array, q0: int, k0: int, b: int) -> tuple[Array, int]:
+    """The fused call's rows [x_key, x_query, 1, indicator] + the synthetic row for query block q0 and key
+    block k0 (``plan.pair_layout``, as :func:`head_jobs` lays them out), and the zero-key padding k its
+    decode counts."""
     N = X.shape[0]
     bq, bk = P.block_len(P.INT, N, b, q0), P.block_len(P.INT, N, b, k0)
-    ratio = P.pair_layout(P.INT, bq, bk, q0, k0, "ratio")
-    return layout_input(nm, X, X, ratio), layout_input(nm, X, X, P.pair_layout(P.INT, bq, bk, q0, k0, "norm")), \
-        ratio.units
+    lay = P.pair_layout(P.INT, bq, bk, q0, k0, "norm")
+    return layout_input(nm, X, X, lay), lay.units - 1
 
 
 def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,

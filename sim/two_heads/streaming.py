@@ -17,7 +17,7 @@ from typing import Iterator
 
 from attnsim.sim.numerics import Array
 from attnsim.sim.oracle import Oracle, OracleCall, OracleHead, OracleLayer
-from attnsim.sim.two_heads.blocks import block_starts, decode_AB, pair_inputs, weights_step1
+from attnsim.sim.two_heads.blocks import block_starts, decode_AB, fused_input, weights_step1
 
 
 def simulate(X: Array, WQ: Array, WK: Array, WV: Array, oracle: Oracle, *, b: int,
@@ -32,7 +32,7 @@ def simulate(X: Array, WQ: Array, WK: Array, WV: Array, oracle: Oracle, *, b: in
     def calls() -> Iterator[OracleCall]:
         for q0 in starts:
             for k0 in starts:
-                _, Z1, pad = pair_inputs(nm, X, q0, k0, b)
+                Z1, pad = fused_input(nm, X, q0, k0, b)
                 yield OracleCall(f"{tag}.fused", Z1, (OracleLayer((OracleHead(*w1),), decode_AB(pad)),))
 
     Y = nm.zeros((N, m))

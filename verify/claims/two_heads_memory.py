@@ -36,7 +36,8 @@ from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads import streaming
 from attnsim.theory.formulas import as_number, evaluate
-from attnsim.verify.claims.rebuttal_memory import claimed_exponent, loglog_exponent, peak_bytes, sweep
+from attnsim.verify.claims.rebuttal_memory import (claimed_exponent, loglog_exponent, peak_bytes, settled_heap,
+                                                    sweep)
 from attnsim.verify.long_run import random_layer, run_layer
 from attnsim.verify.reference_attention import REFERENCE, relative_row_errors, softmax_attention
 from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
@@ -137,6 +138,7 @@ def _kv_grid(quick: bool) -> list[dict[str, Any]]:
     Param("engine", int, 4096, "largest N of the batched engine's sweep shown beside it (0: none)", minimum=0),
     Param("direct", int, 2048, "largest N of the direct-attention sweep shown beside it (0: none)", minimum=0),
 ])
+@settled_heap()
 def check_kv_memory(ctx: CheckContext) -> Measurement:
     """Peak live memory of the construction against N: fitted exponent and bytes against the bound."""
     p = ctx.params

@@ -107,5 +107,5 @@ def plot_claims(study: dict[str, Any], path: Path) -> None:
         axes[0][1].set_xlabel("log2 (N/M), merged blocks")
         axes[0][1].set_ylabel("error bits at float:fp32")
         axes[0][1].set_title("error vs merged blocks")
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=3)
     save(fig, path)

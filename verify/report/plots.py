@@ -25,7 +25,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.transforms import ScaledTranslation  # noqa: E402
 
 DPI = 160
 STYLE = {"font.size": 10, "axes.titlesize": 10.5, "axes.labelsize": 10, "legend.fontsize": 8.5,
@@ -33,24 +35,83 @@ STYLE = {"font.size": 10, "axes.titlesize": 10.5, "axes.labelsize": 10, "legend.
          "grid.alpha": 0.3, "grid.linewidth": 0.6, "lines.markersize": 6, "legend.framealpha": 0.85,
          "savefig.dpi": DPI, "figure.dpi": DPI, "axes.spines.top": False, "axes.spines.right": False}
 MAX_PANELS = 3
+PAD = 4.0
+"""Points between a panel's texts and their neighbours (and the figure's edge)."""
+BELOW = "attnsim-legend-below"
+"""The gid of a panel legend that :func:`save` places under the panel."""
 MARKERS = "osD^v<>p*h"
 _EXACT = ("exact", "fraction", "symbolic")
 
 
 def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6) -> tuple[Any, list[Any]]:
-    """A figure in the report's style with ``nrows × ncols`` panels of ``width × height`` inches each."""
+    """A figure in the report's style with ``nrows × ncols`` panels of ``width × height`` inches each (their
+    labels and titles included; :func:`save` lays them out)."""
     plt.rcParams.update(STYLE)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
     return fig, [ax for row in axes for ax in row]
 
 
+def _inches(artist: Any, renderer: Any) -> tuple[float, float]:
+    """(width, height) in inches of a text or legend; nothing for an empty or hidden one."""
+    if not artist.get_visible() or (hasattr(artist, "get_text") and not artist.get_text()):
+        return 0.0, 0.0
+    box = artist.get_window_extent(renderer)
+    return box.width / renderer.dpi, box.height / renderer.dpi
+
+
+def _tick_labels(axis: Any, renderer: Any) -> tuple[float, float]:
+    """(width, height) in inches of the widest and tallest major tick label plus its tick and pad, from the
+    locator and formatter alone (no tick is built)."""
+    lo, hi = sorted(axis.get_view_interval())
+    locs = [v for v in axis.get_majorticklocs() if lo <= v <= hi]
+    font = FontProperties(size=plt.rcParams[f"{axis.axis_name}tick.labelsize"])
+    sizes = [renderer.get_text_width_height_descent(s, font, ismath="$" in s)[:2]
+             for s in axis.major.formatter.format_ticks(locs) if s] or [(0.0, 0.0)]
+    extra = (plt.rcParams["xtick.major.size"] + plt.rcParams["xtick.major.pad"]) * renderer.dpi / 72
+    return (max(w for w, _ in sizes) + extra) / renderer.dpi, (max(h for _, h in sizes) + extra) / renderer.dpi
+
+
+def _arrange(fig: Any) -> None:
+    """Lay the panels out on a grid with room, measured from the texts themselves, for tick labels, axis
+    labels and titles around each panel, a figure title above, and legends below (the figure's, and a
+    panel's placed below it by :func:`legend`). One pass of text metrics: a layout engine would build and
+    measure every tick, twice, before the figure is drawn once more."""
+    renderer = fig.canvas.get_renderer()
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    if not axes:
+        return
+    nrows, ncols = fig.axes[0].get_subplotspec().get_gridspec().get_geometry()
+    pad = PAD / 72
+    left = max(_tick_labels(ax.yaxis, renderer)[0] + _inches(ax.yaxis.label, renderer)[0] for ax in axes) + 2 * pad
+    under = max(_tick_labels(ax.xaxis, renderer)[1] + _inches(ax.xaxis.label, renderer)[1] for ax in axes) + pad
+    for ax in axes:  # a legend placed below its panel goes under the x label
+        leg = ax.get_legend()
+        if leg is not None and leg.get_gid() == BELOW:
+            leg.set_bbox_to_anchor((0.5, 0), transform=ax.transAxes + ScaledTranslation(0, -under, fig.dpi_scale_trans))
+    below = max((_inches(leg, renderer)[1] + pad for ax in axes if (leg := ax.get_legend()) is not None
+                 and leg.get_gid() == BELOW), default=0.0)
+    over = max(_inches(ax.title, renderer)[1] for ax in axes) + 2 * pad
+    title = plt.rcParams["figure.titlesize"] * 1.3 / 72 + pad if fig.get_suptitle() else 0.0
+    top = over + title
+    bottom = under + below + pad + sum(_inches(leg, renderer)[1] + pad for leg in fig.legends)
+    width, height = fig.get_size_inches()
+    right = max(_tick_labels(ax.xaxis, renderer)[0] for ax in axes) / 2 + pad  # the last x label overhangs
+    panel_w = (width - left - right - (ncols - 1) * (left + right)) / ncols
+    panel_h = (height - top - bottom - (nrows - 1) * (over + under + below)) / nrows
+    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height,
+                        wspace=(left + right) / panel_w, hspace=(over + under + below) / panel_h)
+
+
 def save(fig: Any, path: Path, dpi: int = DPI) -> None:
-    """Write ``fig`` to ``path`` at ``dpi`` and free it; a refused write names ``path`` (not "stdout")."""
+    """Lay ``fig`` out (:func:`_arrange`), draw it once and write it to ``path`` at ``dpi`` (fast zlib: the
+    report inlines every plot, drawing is what costs) and free it; a refused write names ``path`` (not
+    "stdout")."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=dpi)
+        fig.set_dpi(dpi)
+        _arrange(fig)
+        fig.savefig(path, dpi=dpi, pil_kwargs={"compress_level": 1})
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     finally:
@@ -62,8 +123,8 @@ def legend(ax: Any, entries: int | None = None) -> None:
     n = entries if entries is not None else len(ax.get_legend_handles_labels()[0])
     if n == 0:
         return
-    if n > 5:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    if n > 5:  # :func:`save` anchors it under the x label
+        ax.legend(loc="upper center", ncol=2, frameon=False).set_gid(BELOW)
     else:
         ax.legend(loc="best")
 
@@ -191,7 +252,7 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
     # one legend for every panel, below them: the series are the same in each
     widest = max(len(label) for label in handles)
     columns = max(1, min(3, len(handles), int(len(panels) * 4.0 * 72 / 5.5 / (widest + 6))))
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=columns)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=columns)
     fig.suptitle(f"{summary['label']} ({summary['id']})")
     save(fig, path)
     return True

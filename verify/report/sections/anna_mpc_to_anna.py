@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from attnsim.verify.report.plots import save
+from attnsim.verify.report.plots import figure, save
 from attnsim.verify.stats import fitted_exponent
 
 MPC_CLAIMS = ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")
@@ -28,17 +28,11 @@ def _bound(r: dict[str, Any], name: str) -> Any:
 
 
 def _plot(path: Path, series: dict[str, tuple[list[float], list[float], str]], title: str, ylabel: str) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6, 4.2))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    fig, (ax,) = figure(width=6, height=4.2)
     for name, (xs, ys, style) in series.items():
         ax.loglog(xs, ys, style, label=name)
     ax.set(title=title, xlabel="N", ylabel=ylabel)
     ax.legend(fontsize=7)
-    fig.tight_layout()
     save(fig, path, dpi=110)
 
 

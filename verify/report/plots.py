@@ -60,13 +60,14 @@ def _inches(artist: Any, renderer: Any) -> tuple[float, float]:
 
 
 def _tick_labels(axis: Any, renderer: Any) -> tuple[float, float]:
-    """(width, height) in inches of the widest and tallest major tick label plus its tick and pad, from the
-    locator and formatter alone (no tick is built)."""
+    """(width, height) in inches of the widest and tallest tick label (major or minor) plus its tick and pad,
+    from the locators and formatters alone (no tick is built)."""
     lo, hi = sorted(axis.get_view_interval())
-    locs = [v for v in axis.get_majorticklocs() if lo <= v <= hi]
     font = FontProperties(size=plt.rcParams[f"{axis.axis_name}tick.labelsize"])
-    sizes = [renderer.get_text_width_height_descent(s, font, ismath="$" in s)[:2]
-             for s in axis.major.formatter.format_ticks(locs) if s] or [(0.0, 0.0)]
+    sizes = [(0.0, 0.0)]
+    for ticks, locs in ((axis.major, axis.get_majorticklocs()), (axis.minor, axis.get_minorticklocs())):
+        labels = ticks.formatter.format_ticks([v for v in locs if lo <= v <= hi])
+        sizes += [renderer.get_text_width_height_descent(s, font, ismath="$" in s)[:2] for s in labels if s]
     extra = (plt.rcParams["xtick.major.size"] + plt.rcParams["xtick.major.pad"]) * renderer.dpi / 72
     return (max(w for w, _ in sizes) + extra) / renderer.dpi, (max(h for _, h in sizes) + extra) / renderer.dpi
 

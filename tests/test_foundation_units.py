@@ -63,6 +63,17 @@ def test_mp_contexts_are_independent():
     assert third_lo != third_hi  # 30-bit rounding is visible against 300 bits
 
 
+@pytest.mark.parametrize("density", [0.0, 0.1, 0.5, 0.9, 1.0])
+def test_mp_masked_attention_row_by_row_is_the_dense_evaluation(density):
+    from attnsim.sim.numerics.base import Numerics
+
+    nm, rng = get_numerics("mp:192"), np.random.default_rng(7)
+    q, k, v = (nm.array(rng.normal(size=shape) * 3) for shape in ((9, 2), (11, 2), (11, 3)))
+    allowed = rng.random((9, 11)) < density
+    dense, rows = Numerics.attention(nm, q, k, v, allowed), nm.attention(q, k, v, allowed)
+    assert [x._mpf_ for x in rows.reshape(-1)] == [x._mpf_ for x in dense.reshape(-1)]
+
+
 def test_masks_match_definitions():
     n = 7
     for mask in (Full(), Causal(), SlidingWindow(3), Sink(2, 2)):

@@ -62,6 +62,22 @@ class MP(Numerics):
         w = self._exp(s) if s.size else s
         return w if allowed is None else np.where(allowed, w, ctx.mpf(0))
 
+    def attention(self, q: Array, k: Array, v: Array, allowed: np.ndarray | None = None) -> Array:
+        """As :meth:`Numerics.attention` (paper Def 2.1); with a mask, row by row over each row's allowed keys
+        only. A disallowed key adds exact zeros there (weight 0, 0·v = 0 and x + 0 = x in mpmath), so the
+        numbers are the dense evaluation's, without the exps and products of masked keys (a sliding window
+        with sinks, Thm 1.4 / Thm 5.1, leaves a few keys per row)."""
+        if allowed is None or q.ndim != 2:
+            return super().attention(q, k, v, allowed)
+        allowed = np.broadcast_to(allowed, (q.shape[0], k.shape[0]))
+        num, den = self.zeros((q.shape[0], v.shape[1])), self.zeros((q.shape[0], 1))
+        for i in range(q.shape[0]):
+            keys = np.flatnonzero(allowed[i])
+            if len(keys):
+                w = self.weights(self.matmul(q[i:i + 1], k[keys].T), None)
+                num[i:i + 1], den[i:i + 1] = self.matmul(w, v[keys]), self.rowsum(w)
+        return self.safe_div(num, den)
+
     def sqrt(self, a: Array) -> Array:
         """Element-wise square root."""
         return np.vectorize(self.ctx.sqrt, otypes=[object])(a) if a.size else a

@@ -68,9 +68,9 @@ SHARED = {
 SHARED_BY_CLAIM = {
     "tint.def_2_7": {"sim/tint/aux_model.py:normalize": "the layer norm whose first-order gradient Def 2.7 takes: "
                      "the function differenced is the problem, not a way of computing the answer"},
-    "anna.thm_4_2": {"sim/anna/lsh.py:TableHash.codes": "the simulated layer's hash functions: Thm C.3 simulates "
-                     "Algorithm 1 with the drawn hashes (Algorithm 1 itself is anna.alg_1's claim, held against "
-                     "an independent reference)"},
+    "anna.thm_4_2": {p: "the simulated layer's hash functions: Thm C.3 simulates Algorithm 1 with the drawn "
+                     "hashes (Algorithm 1 itself is anna.alg_1's claim, held against an independent reference)"
+                     for p in (f"sim/anna/lsh.py:{f}" for f in ("TableHash.", "table_codes", "_project"))},
 }
 
 # claim -> (small parameters, "reference" or "construction", root functions of that side as module:qualname)

@@ -7,9 +7,10 @@ counts c[i, j] = #{u : g_u(q_i) = g_u(k_j)}: sums_i = Σ_j c_ij v_j and counts_i
 This module recomputes c from the drawn hash parameters alone (the projections ``a``, offsets ``b``,
 width ``w`` and the cross-polytope flag of each table), sharing no code with the construction
 (``attnsim.sim.anna.lsh`` and ``attnsim.sim.anna.attention``): each of the z hash values of a point
-is computed here, one hash function at a time, and a query and a key collide in a table only when
-all z values agree, compared pair by pair. A construction that looks buckets up by fewer than the
-z values (a loosened key) merges buckets the reference keeps apart, and its sums and counts differ.
+is computed here from the table's parameters, and a query and a key collide in a table only when all
+z values agree, judged for every (query, key) pair: no bucket is ever formed. A construction that looks
+buckets up by fewer than the z values (a loosened key) merges buckets the reference keeps apart, and its
+sums and counts differ.
 """
 
 from __future__ import annotations
@@ -21,33 +22,54 @@ import numpy as np
 REFERENCE = "attnsim.verify.lsh_reference.collision_counts"
 """The name a record gives this reference (``Measurement.reference``)."""
 
+_SCRATCH = 2**22
+"""Query-key pairs times tables compared at once (bounded scratch memory)."""
 
-def hash_values(table: Any, x: np.ndarray) -> np.ndarray:
-    """The z hash values of every row of ``x`` under one table's parameters (N × z integers)."""
-    a, b, w = np.asarray(table.a, dtype=np.float64), np.asarray(table.b, dtype=np.float64), table.w
-    x = np.asarray(x, dtype=np.float64)
-    if table.rotations:  # z rotations of dim rows each: the nearest of ±e_i after each rotation
-        dim = a.shape[1]
-        values = []
-        for t in range(a.shape[0] // dim):
-            rotated = np.einsum("ij,nj->ni", a[t * dim:(t + 1) * dim], x)
-            i = np.abs(rotated).argmax(axis=1)
-            negative = rotated[np.arange(len(x)), i] < 0
-            values.append(i + dim * negative)
-        return np.stack(values, axis=1).astype(np.int64)
-    values = []
-    for t in range(a.shape[0]):
-        proj = np.einsum("j,nj->n", a[t], x)
-        values.append(proj >= 0 if w is None else np.floor((proj + b[t]) / w))
-    return np.stack(values, axis=1).astype(np.int64)
+
+def hash_values(tables: Sequence[Any], x: np.ndarray) -> np.ndarray:
+    """The z hash values of every row of ``x`` under each table's parameters (tables × N × z integers).
+
+    The tables are draws of one family (as Algorithm 1, line 1 draws them): one kind (hyperplane, p-stable
+    or cross-polytope) and one shape of ``a``."""
+    kinds = {(np.shape(t.a), t.w is None, bool(t.rotations)) for t in tables}
+    if len(kinds) != 1:
+        raise ValueError(f"tables: the reference needs draws of one family and shape, got {sorted(kinds)}")
+    a = np.stack([np.asarray(t.a, dtype=np.float64) for t in tables])  # (tables, rows of a, dim)
+    proj = (a @ np.asarray(x, dtype=np.float64).T).transpose(0, 2, 1)  # (tables, N, rows of a)
+    if tables[0].rotations:  # z rotations of dim rows each: the nearest of ±e_i after each rotation
+        dim = a.shape[2]
+        rotated = proj.reshape(len(tables), len(x), -1, dim)
+        i = np.abs(rotated).argmax(axis=3)
+        negative = np.take_along_axis(rotated, i[..., None], axis=3)[..., 0] < 0
+        return (i + dim * negative).astype(np.int64)
+    if tables[0].w is None:
+        return (proj >= 0).astype(np.int64)
+    b = np.stack([np.asarray(t.b, dtype=np.float64) for t in tables])[:, None, :]
+    w = np.array([float(t.w) for t in tables])[:, None, None]
+    return np.floor((proj + b) / w).astype(np.int64)
+
+
+def _numbers(hq: np.ndarray, hk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each point's z hash values of a table as one integer: the values, shifted to 0 .. W - 1 per table and hash
+    function, are its digits in base W. Equal integers mean all z values equal (exact while W^z < 2^63)."""
+    low = np.minimum(hq.min(axis=1, initial=0), hk.min(axis=1, initial=0))[:, None, :]
+    hq, hk = hq - low, hk - low
+    base = int(max(hq.max(initial=0), hk.max(initial=0))) + 1
+    z = hq.shape[2]
+    if z * np.log2(base) >= 63:
+        raise ValueError(f"tables: {z} hash values of {base} levels do not fit one 63-bit integer")
+    digits = base ** np.arange(z, dtype=np.int64)
+    return hq @ digits, hk @ digits
 
 
 def collision_counts(q: np.ndarray, k: np.ndarray, tables: Sequence[Any]) -> np.ndarray:
-    """c[i, j]: the number of tables in which all z hash values of q_i and k_j agree (Nq × Nk)."""
+    """c[i, j]: the number of tables in which all z hash values of q_i and k_j agree (Nq × Nk), every pair
+    compared (:func:`_numbers`)."""
     c = np.zeros((len(q), len(k)), dtype=np.int64)
-    for table in tables:
-        hq, hk = hash_values(table, q), hash_values(table, k)
-        c += (hq[:, None, :] == hk[None, :, :]).all(axis=2)
+    step = max(1, _SCRATCH // max(1, len(q) * len(k)))
+    for lo in range(0, len(tables), step):
+        nq, nk = _numbers(*(hash_values(tables[lo:lo + step], x) for x in (q, k)))
+        c += (nq[:, :, None] == nk[:, None, :]).sum(axis=0)
     return c
 
 

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from attnsim.sim.anna.errors import as_matrix, require
-from attnsim.sim.anna.lsh import TableHash, code_keys
+from attnsim.sim.anna.lsh import TableHash, code_keys, table_codes
 from attnsim.sim.ledger import Ledger
 
 
@@ -79,33 +79,48 @@ def anna_tables(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
                 ledger: Ledger | None = None, tag: str = "alg1") -> Retrieval:
     """Algorithm 1 of the paper (anna.alg_1): build all ``ell`` tables, then answer every query.
 
+    All tables are held at once, as Algorithm 1 holds them: a bucket is keyed by its table u and its code
+    g_u(k), so the ``ell`` tables are built in one pass over the ell N key codes, and the queries look
+    their ell codes up in one pass too.
+
     Ledger: ``hash`` (z evaluations per point per table), ``bucket`` (non-empty key buckets per
     table), ``collision`` (query-key pairs sharing a bucket) and one ``memory_words`` entry for the
     ``ell`` stored tables (per bucket: z code words, mv value words, 1 count word).
     """
     qm, km, vm = qkv_inputs(q, k, v)
     require(len(hashes) >= 1, "hashes", "need at least one table")
-    tables = []
-    for u, g in enumerate(hashes):
-        keys, inv = np.unique(code_keys(g.codes(km, ledger=ledger, tag=f"{tag}.hash_keys")), return_inverse=True)
-        bsum = _zeros(len(keys), vm)
-        np.add.at(bsum, inv, vm)
-        tables.append((keys, bsum, np.bincount(inv, minlength=len(keys))))
-        if ledger is not None:
-            ledger.record("bucket", f"{tag}.buckets", round=u, amount=len(keys))
+    ell = len(hashes)
+    key_codes = table_codes(hashes, km, ledger=ledger, tag=f"{tag}.hash_keys")
+    keys, first, inv = np.unique(_table_keys(key_codes), return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    bsum = _zeros(len(keys), vm)
+    np.add.at(bsum, inv, np.tile(vm, (ell, 1)))
+    bcnt = np.bincount(inv, minlength=len(keys))
+    per_table = np.bincount(first // km.shape[0], minlength=ell)  # bucket u of key row u*Nk + j lies in table u
     if ledger is not None:
-        words = sum(len(t[0]) * (hashes[u].z + vm.shape[1] + 1) for u, t in enumerate(tables))
+        for u in range(ell):
+            ledger.record("bucket", f"{tag}.buckets", round=u, amount=int(per_table[u]))
+        words = sum(int(per_table[u]) * (g.z + vm.shape[1] + 1) for u, g in enumerate(hashes))
         ledger.record("memory_words", f"{tag}.tables", amount=words)
+    qk = _table_keys(table_codes(hashes, qm, ledger=ledger, tag=f"{tag}.hash_queries"))
+    pos = np.minimum(np.searchsorted(keys, qk), len(keys) - 1)
+    hit = np.flatnonzero(keys[pos] == qk)  # entry u*Nq + i: query i found its bucket of table u
     sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
-    for u, (g, (keys, bsum, bcnt)) in enumerate(zip(hashes, tables)):
-        qk = code_keys(g.codes(qm, ledger=ledger, tag=f"{tag}.hash_queries"))
-        pos = np.minimum(np.searchsorted(keys, qk), len(keys) - 1)
-        hit = keys[pos] == qk
-        sums[hit] += bsum[pos[hit]]
-        counts[hit] += bcnt[pos[hit]]
-        if ledger is not None:
-            ledger.record("collision", f"{tag}.collisions", round=u, amount=int(bcnt[pos[hit]].sum()))
+    np.add.at(sums, hit % qm.shape[0], bsum[pos[hit]])  # table by table for each query, as ell rounds add them
+    np.add.at(counts, hit % qm.shape[0], bcnt[pos[hit]])
+    if ledger is not None:
+        found = np.zeros(ell, dtype=np.int64)
+        np.add.at(found, hit // qm.shape[0], bcnt[pos[hit]])
+        for u in range(ell):
+            ledger.record("collision", f"{tag}.collisions", round=u, amount=int(found[u]))
     return Retrieval(sums, counts)
+
+
+def _table_keys(codes: np.ndarray) -> np.ndarray:
+    """Row u*N + i: the key of point i's bucket in table u, (u, its z code values), from ``codes`` (ell x N x z)."""
+    ell, n, z = codes.shape
+    table = np.repeat(np.arange(ell, dtype=np.int64), n)[:, None]
+    return code_keys(np.hstack([table, codes.reshape(ell * n, z)]))
 
 
 def anna_linear_memory(q: object, k: object, v: object, hashes: Sequence[TableHash], *,

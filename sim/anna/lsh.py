@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -74,24 +75,52 @@ class TableHash:
 
     def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
         """Integer codes, one row of z entries per row of ``x``; records z * len(x) hash evaluations."""
-        x = as_matrix(x, "points")
-        require(x.shape[1] == self.a.shape[1], "points",
-                f"dimension {x.shape[1]} does not match the hash dimension {self.a.shape[1]}")
-        proj = x.astype(np.float64) @ self.a.T
-        if self.rotations:
-            d = self.a.shape[1]
-            blocks = proj.reshape(x.shape[0], self.z, d)
-            idx = np.argmax(np.abs(blocks), axis=2)
-            neg = np.take_along_axis(blocks, idx[:, :, None], axis=2)[:, :, 0] < 0
-            out = (idx + d * neg).astype(np.int64)
-        elif self.w is None:
-            out = (proj >= 0).astype(np.int64)
-        else:
-            out = np.floor((proj + self.b) / self.w).astype(np.int64)
-        if ledger is not None:
-            ledger.record("hash", tag, shape=(x.shape[0], self.z), amount=x.shape[0] * self.z,
-                          flops=2 * x.shape[0] * self.z * x.shape[1])
-        return out
+        return table_codes([self], x, ledger=ledger, tag=tag)[0]
+
+    @property
+    def kind(self) -> tuple:
+        """What tables of one family share: the shape of ``a`` and the kind of hash (sign, floor, cross-polytope)."""
+        return self.a.shape, self.w is None, self.rotations
+
+
+def _project(tables: Sequence[TableHash], x: np.ndarray) -> np.ndarray:
+    """The codes of the rows of ``x`` under tables of one :attr:`TableHash.kind` (tables x rows x z), from one
+    stacked product of the tables' projections with ``x`` (a small product per table, as each table alone)."""
+    first, n = tables[0], x.shape[0]
+    proj = (np.stack([t.a for t in tables]) @ x.astype(np.float64).T).transpose(0, 2, 1)
+    if first.rotations:
+        d = first.a.shape[1]
+        blocks = proj.reshape(len(tables), n, first.z, d)
+        idx = np.argmax(np.abs(blocks), axis=3)
+        neg = np.take_along_axis(blocks, idx[..., None], axis=3)[..., 0] < 0
+        out = idx + d * neg
+    elif first.w is None:
+        out = proj >= 0
+    else:
+        b = np.stack([t.b for t in tables])[:, None, :]
+        w = np.array([t.w for t in tables])[:, None, None]
+        out = np.floor((proj + b) / w)
+    return out.astype(np.int64)
+
+
+def table_codes(hashes: Sequence[TableHash | ExactCode], x: np.ndarray, *, ledger: Ledger | None = None,
+                tag: str = "hash") -> np.ndarray:
+    """Every table's codes of ``x`` (ell x rows x z): for each table g what ``g.codes(x)`` gives, with its ledger
+    entry of z * rows hash evaluations. Draws of one family (Algorithm 1, line 1: :class:`TableHash` of one
+    :attr:`~TableHash.kind`) are projected in one product; other tables one by one."""
+    hashes = list(hashes)
+    require(len({g.z for g in hashes}) == 1, "hashes", "every table must concatenate the same number z of hashes")
+    if not (all(isinstance(g, TableHash) for g in hashes) and len({g.kind for g in hashes}) == 1):
+        return np.stack([g.codes(x, ledger=ledger, tag=tag) for g in hashes])
+    x = as_matrix(x, "points")
+    dim = hashes[0].a.shape[1]
+    require(x.shape[1] == dim, "points", f"dimension {x.shape[1]} does not match the hash dimension {dim}")
+    out = _project(hashes, x)
+    if ledger is not None:
+        for g in hashes:
+            ledger.record("hash", tag, shape=(x.shape[0], g.z), amount=x.shape[0] * g.z,
+                          flops=2 * x.shape[0] * g.z * x.shape[1])
+    return out
 
 
 def code_keys(codes: np.ndarray) -> np.ndarray:

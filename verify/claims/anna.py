@@ -37,6 +37,7 @@ from attnsim.sim.anna.tasks import (
     sum_inputs,
 )
 from attnsim.sim.anna.transformer import size_from_ledger
+from attnsim.sim.engine.blas import single_threaded_blas
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import proof_parameters
 from attnsim.verify import lsh_reference
@@ -168,26 +169,27 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
     failures, broken, disagree, inconsistent = 0, 0, 0, 0
     rules: dict[str, int] = {}
     hashes_per_run, memory, last = set(), 0, Ledger()
-    for _ in range(runs):
-        q, k = clustered_sphere_points(rng, N, m, r)
-        v = rng.integers(-1000, 1001, size=(N, m))  # m-dimensional values, as Thm 3.4 sums them: its memory's m
-        tables = draw_tables(family, pp.ell, pp.z, rng)
-        l1, l2 = Ledger(), Ledger()
-        a1 = anna_tables(q, k, v, tables, ledger=l1)
-        a2 = anna_linear_memory(q, k, v, tables, ledger=l2)
-        counts = lsh_reference.collision_counts(q, k, tables)
-        sums, hits = lsh_reference.retrieval(counts, v)
-        disagree += not a1.same_as(a2)
-        inconsistent += not all(np.array_equal(a.counts, hits) and np.array_equal(a.sums, sums) for a in (a1, a2))
-        found = check_anna(RationalWeights.from_counts(counts), q, k, r=r, c=c, ell=pp.ell)
-        failures += any(f.rule not in DETERMINISTIC_RULES for f in found)
-        broken += any(f.rule in DETERMINISTIC_RULES for f in found)
-        for rule in {f.rule for f in found}:
-            rules[rule] = rules.get(rule, 0) + 1
-        own = l1 if alg == "alg1" else l2
-        hashes_per_run.add(own.total("hash"))
-        memory = max(memory, own.total("memory_words"))
-        last = own
+    with single_threaded_blas():  # many small products: helper threads would only spin between them
+        for _ in range(runs):
+            q, k = clustered_sphere_points(rng, N, m, r)
+            v = rng.integers(-1000, 1001, size=(N, m))  # m-dimensional values, as Thm 3.4 sums them: its memory's m
+            tables = draw_tables(family, pp.ell, pp.z, rng)
+            l1, l2 = Ledger(), Ledger()
+            a1 = anna_tables(q, k, v, tables, ledger=l1)
+            a2 = anna_linear_memory(q, k, v, tables, ledger=l2)
+            counts = lsh_reference.collision_counts(q, k, tables)
+            sums, hits = lsh_reference.retrieval(counts, v)
+            disagree += not a1.same_as(a2)
+            inconsistent += not all(np.array_equal(a.counts, hits) and np.array_equal(a.sums, sums) for a in (a1, a2))
+            found = check_anna(RationalWeights.from_counts(counts), q, k, r=r, c=c, ell=pp.ell)
+            failures += any(f.rule not in DETERMINISTIC_RULES for f in found)
+            broken += any(f.rule in DETERMINISTIC_RULES for f in found)
+            for rule in {f.rule for f in found}:
+                rules[rule] = rules.get(rule, 0) + 1
+            own = l1 if alg == "alg1" else l2
+            hashes_per_run.add(own.total("hash"))
+            memory = max(memory, own.total("memory_words"))
+            last = own
     lo, hi = binomial_interval(failures, runs, method="exact")
     upper = eta_upper(failures, runs)
     reasons = []

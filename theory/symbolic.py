@@ -31,6 +31,7 @@ from typing import Any
 import sympy as sp
 
 from attnsim.paper_refs import Claim
+from attnsim.theory import leading
 from attnsim.theory.formulas import FormulaError, expand_definitions, parse, symbol
 from attnsim.theory.notation import bound_text, latex, latex_cases, text_cases
 
@@ -140,10 +141,12 @@ def _is_infinite(v: sp.Expr) -> bool:
 
 
 def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
-    """lim expr as var -> oo; rational functions of var by degrees (fast), anything else by sympy."""
+    """lim expr as var -> oo; rational functions of var by degrees, products of powers and logs by their
+    leading terms (:mod:`attnsim.theory.leading`; both fast), anything else by sympy."""
     if var not in expr.free_symbols:
         return expr
-    num, den = sp.fraction(sp.cancel(expr))
+    cancelled = sp.cancel(expr)
+    num, den = sp.fraction(cancelled)
     if num.is_polynomial(var) and den.is_polynomial(var):
         pn, pd = sp.Poly(num, var), sp.Poly(den, var)
         if pn.degree() < pd.degree():
@@ -152,13 +155,21 @@ def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
             return sp.cancel(pn.LC() / pd.LC())
         lc = pn.LC() / pd.LC()
         return sp.oo if lc.is_positive is not False else sp.zoo
+    try:
+        lim = leading.limit(cancelled, var)
+    except leading.Unsupported:
+        lim = _sympy_limit(expr, var)
+    simple = sp.simplify(lim)
+    return lim if simple is sp.nan and lim is not sp.nan else simple  # keep oo*sign(...) readable
+
+
+def _sympy_limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+    """sympy's limit (gruntz), for what exponent comparison cannot tell."""
     if any(var in a.free_symbols and a.args[0].has(sp.log) for a in expr.atoms(sp.log)):
         # log log N terms (e.g. from ell = N^(3 rho) log N) make gruntz slow: N = e^t turns them into log t
         t = sp.Dummy("t", positive=True)
         expr, var = sp.expand_log(expr.subs(var, sp.exp(t))), t
-    lim = sp.limit(expr, var, sp.oo)
-    simple = sp.simplify(lim)
-    return lim if simple is sp.nan and lim is not sp.nan else simple  # keep oo*sign(...) readable
+    return sp.limit(expr, var, sp.oo)
 
 
 def _upper(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:

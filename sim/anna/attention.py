@@ -10,7 +10,7 @@ docs/reconstructions.md, "A query that retrieves nothing outputs zero").
 * :func:`anna_linear_memory` -- Algorithm 2: one table reused for ``ell`` rounds; buckets are
   created for the queries and keys add into existing buckets only. Same hashes, same output.
 * :func:`ema` -- exact-match attention: keys merge-sorted lexicographically, each query binary-searched,
-  every coordinate comparison counted.
+  every coordinate comparison counted; :func:`ema_heads` runs several one-word heads of a layer at once.
 
 Implied weights (Algorithm 1): w_ij = c_ij / sum_j' c_ij', with c_ij the number of tables in which
 q_i and k_j collide; :func:`collision_counts` computes c.
@@ -179,7 +179,7 @@ def collision_counts(q: object, k: object, hashes: Sequence[TableHash]) -> np.nd
 
 
 def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: str = "ema",
-        count_sort: bool = False, rows: np.ndarray | None = None) -> Retrieval:
+        count_sort: bool = False) -> Retrieval:
     """Exact-match attention (App. B): the mean of v_j over keys equal to q_i, or 0 if none.
 
     The keys are sorted lexicographically and each query is found by two binary searches, so the
@@ -189,12 +189,8 @@ def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: s
     does it uncounted. The searches run for all queries at once on the rows' lexicographic ranks
     (:func:`_ranks`) and count exactly the comparisons row-by-row searches make (:func:`_bisect`).
     Entries are compared exactly, so pass integers (or exactly representable floats).
-
-    ``rows`` (distinct key indices): ``v`` holds the values of those keys only, row i for key rows[i],
-    and every other key's value is 0 -- the same sums for a head in which most keys send nothing,
-    without their zero rows.
     """
-    qm, km, vm = qkv_inputs(q, k, v if rows is None else np.zeros((np.shape(k)[0], 0)))
+    qm, km, vm = qkv_inputs(q, k, v)
     ops = [0]
     if count_sort:
         order_arr = np.asarray(_merge_sort([tuple(row) for row in km], ops), dtype=np.intp)
@@ -208,9 +204,6 @@ def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: s
         sorted_ranks = key_ranks[order_arr]
     lo = _bisect(sorted_ranks, query_ranks, ops, left=True)
     hi = _bisect(sorted_ranks, query_ranks, ops, left=False)
-    if rows is not None:  # key j's value is row at[j] of vm, the last (a zero row) for keys not in ``rows``
-        vm, at = _sparse_values(v, rows, km.shape[0])
-        order_arr = at[order_arr]
     sums = _run_sums(vm, order_arr, lo, hi)
     counts = np.maximum(hi - lo, 0).astype(np.int64)
     if ledger is not None:
@@ -218,6 +211,42 @@ def ema(q: object, k: object, v: object, *, ledger: Ledger | None = None, tag: s
             ledger.record("compare", f"{tag}.sort", amount=sort_ops)
         ledger.record("compare", f"{tag}.search", amount=ops[0] - sort_ops)
     return Retrieval(sums, counts)
+
+
+def ema_heads(queries: np.ndarray, keys: np.ndarray, values: np.ndarray,
+              rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """H exact-match heads (App. B) with one integer word per query and key and the same queries, run at once.
+
+    Head h has the keys ``keys[h]`` (H x n); ``values`` holds the values of the keys ``rows`` (flat indices
+    h n + j), every other key's value is 0 (a head in which most keys send nothing, without their zero rows).
+    Each head is :func:`ema` on its own: its keys sorted, every query found by two binary searches whose
+    comparisons are counted per head; only the output rows of the queries that match a key are formed (every
+    other row is 0).
+
+    Returns (counts (H x n), hit: the flat indices h n + i of the queries that match, the sums of their rows,
+    the comparisons of each head).
+    """
+    qm, km = np.asarray(queries), np.asarray(keys)
+    require(km.ndim == 2 and km.dtype.kind in "iu" and qm.ndim == 1 and qm.dtype.kind in "iu", "keys",
+            "ema_heads takes one integer word per key (H x n) and per query (n)")
+    H, n = km.shape
+    order = np.argsort(km, axis=1, kind="stable")
+    low = min(int(km.min(initial=0)), int(qm.min(initial=0)))
+    span = max(int(km.max(initial=0)), int(qm.max(initial=0))) - low + 1
+    require(km.shape[0] * span < 2**62, "keys", "the heads' words must span less than 2^62 / H")
+    shift = (np.arange(H, dtype=np.int64) * span - low)[:, None]  # head h's words move to [h span, (h + 1) span)
+    flat = (np.take_along_axis(km, order, axis=1) + shift).reshape(-1)
+    wanted = (qm[None, :] + shift).reshape(-1)
+    start = (np.arange(H, dtype=np.int64) * n)[:, None]
+    lo = np.searchsorted(flat, wanted, side="left").reshape(H, n) - start
+    hi = np.searchsorted(flat, wanted, side="right").reshape(H, n) - start
+    halvings = _halvings(n)
+    compares = halvings[lo].sum(axis=1) + halvings[hi].sum(axis=1)
+    counts = np.maximum(hi - lo, 0).astype(np.int64)
+    vm, at = _sparse_values(values, rows, H * n)  # key j's value: row at[j] of vm (the last, zero, if not in rows)
+    hit = np.flatnonzero(counts)
+    sums = _run_sums(vm, at[(order + start).reshape(-1)], (lo + start).reshape(-1)[hit], (hi + start).reshape(-1)[hit])
+    return counts, hit, sums, compares
 
 
 def _sparse_values(v: object, rows: object, keys: int) -> tuple[np.ndarray, np.ndarray]:

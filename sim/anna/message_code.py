@@ -153,12 +153,13 @@ class MessageCode:
 
 
     def encode_rows(self, senders: np.ndarray, payloads: np.ndarray) -> np.ndarray:
-        """:meth:`encode` of many messages at once, for the one-bucket code (alpha = 1): one row each."""
+        """:meth:`encode` of many messages at once, for the one-bucket code (alpha = 1): one row each, cut after
+        its 3 + ``payloads.shape[1]`` leading numbers (the rest of the :attr:`width` is zero, as in :meth:`encode`)."""
         require(self.rows == 1 and self.base == 1, "alpha", "encode_rows is for the one-bucket code (alpha = 1)")
         require(payloads.shape[1] <= self.delta, "Delta",
                 f"payloads of {payloads.shape[1]} numbers do not fit the code's {self.delta}")
         require(bool((np.abs(payloads) <= _PAYLOAD_MAX).all()), "payload", "numbers must lie within +-2^40")
-        out = np.zeros((len(senders), self.width), dtype=np.int64)
+        out = np.zeros((len(senders), 3 + payloads.shape[1]), dtype=np.int64)
         out[:, 0], out[:, 1], out[:, 2] = 1, senders, senders * senders
         out[:, 3:3 + payloads.shape[1]] = payloads
         return out
@@ -166,7 +167,8 @@ class MessageCode:
     def decode_rows(self, sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`decode` of many averages at once (one-bucket code): each row's sender and payload.
 
-        Row i is the average ``sums[i] / counts[i]``; rows with count 0 hold no message. A row that
+        Row i is the average ``sums[i] / counts[i]``, given by its leading numbers (the rest are zero: the
+        payloads have ``sums.shape[1] - 3`` numbers); rows with count 0 hold no message. A row that
         averages two or more messages fails the validity test S1^2 = c S2 and raises
         :class:`DecodingError`, as :meth:`decode` does.
         """
@@ -180,7 +182,7 @@ class MessageCode:
                                 f"(the code separates at most {self.alpha})")
         held = counts > 0
         senders = np.zeros(len(counts), dtype=np.int64)
-        payloads = np.zeros((len(counts), self.delta), dtype=np.int64)
+        payloads = np.zeros((len(counts), sums.shape[1] - 3), dtype=np.int64)
         senders[held] = sums[held, 1] // counts[held]
         if bool((counts[held] == 1).all()):  # each held row is one message: its payload as it is
             payloads[held] = sums[held, 3:]

@@ -21,9 +21,11 @@ three numbers each (destination, address, word): the fixed width 3 (s + 2 k D) +
 **EMA output in exact form.** A head's output row is sum_j w_ij v_j with w_ij = 1/count over the
 matching senders. We compute the matching with :func:`~attnsim.sim.anna.attention.ema` (values:
 the sender's id) and keep the row as (sum of the matching encodings, count), the rational vector
-sums/count without rounding; encodings are stored sparsely (only the buckets a code writes), which
-is the same product. A word is one number: 2 v for an integer v, 2 c + 1 for the c-th string tag
-of the protocol's fixed codebook.
+sums/count without rounding; encodings are stored sparsely (only the rows of tokens that send, and of
+each only its leading numbers up to the longest payload of the layer: the rest are zero), which is the
+same product. The k - 1 heads of a relay layer run at once (:func:`~attnsim.sim.anna.attention.ema_heads`)
+and each is written to the ledger as its own head, with the full width. A word is one number: 2 v for an
+integer v, 2 c + 1 for the c-th string tag of the protocol's fixed codebook.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from attnsim.sim.anna.attention import Retrieval, ema
+from attnsim.sim.anna.attention import Retrieval, ema, ema_heads
 from attnsim.sim.anna.errors import require
 from attnsim.sim.anna.message_code import DecodingError, MessageCode
 from attnsim.sim.anna.mpc import Message, Record
@@ -81,9 +83,21 @@ class WordCodec:
         require(isinstance(w, (int, np.integer)), "record", f"words must be int or str, got {type(w).__name__}")
         return 2 * int(w)
 
+    def words(self, ws: list[object]) -> list[int]:
+        """:meth:`word` of every entry of ``ws`` (plain ints take the short way: 2 v)."""
+        word = self.word
+        return [2 * w if type(w) is int else word(w) for w in ws]
+
     def unword(self, n: int) -> object:
         """The inverse of :meth:`word`."""
         return self.names[n // 2] if n % 2 else n // 2
+
+    def unwords(self, ns: np.ndarray) -> list[object]:
+        """:meth:`unword` of every entry of the integer array ``ns``."""
+        out = (ns // 2).tolist()
+        for i in np.flatnonzero(ns % 2).tolist():
+            out[i] = self.names[out[i]]
+        return out
 
     def encode(self, record: Record) -> list[int]:
         """[length, one number per word]."""
@@ -159,7 +173,7 @@ class MPCTransformer:
     def __call__(self, outboxes: list[list[Message]], r: int) -> list[list[Record]]:
         """Deliver round ``r``'s messages through the relay layers (the MPC machine's ``deliver`` hook)."""
         plan = self.plan
-        units = units_of(outboxes, self.codec.word)
+        units = units_of(outboxes, self.codec.words)
         ids = np.arange(plan.tokens)
         group = np.zeros((plan.tokens, plan.base, plan.base), dtype=np.int64)  # x's members' class counts
         for kind, dim, level in plan.layers():
@@ -178,7 +192,7 @@ class MPCTransformer:
             moving[:, TOK] = targets[~stay]
             units = np.vstack([units[stay], self._carry(moving, units[~stay, TOK], dim)])
         self._hold(units)
-        return inboxes(plan, units, len(outboxes), self.codec.unword)
+        return inboxes(plan, units, len(outboxes), self.codec.unwords)
 
     def _hold(self, units: np.ndarray) -> None:
         most = int(np.bincount(units[:, TOK], minlength=1).max()) if len(units) else 0
@@ -204,27 +218,21 @@ class MPCTransformer:
         head = plan.head_of(sources, units[:, TOK], dim)
         numbers = np.stack([units[:, DEST], (units[:, SRC] * s + units[:, SEQ]) * s + units[:, IDX], units[:, WORD]], 1)
         cols = 1 + UNIT_NUMBERS * slot[:, None] + np.arange(UNIT_NUMBERS)
-        heard, received = [], []
-        for h in range(1, plan.base):
-            mine = head == h
-            held, to = sources[mine], units[mine, TOK]  # held is sorted: the units are in order of source
-            new = np.r_[True, held[1:] != held[:-1]] if len(held) else np.zeros(0, dtype=bool)
-            senders, row = held[new], np.cumsum(new) - 1
-            keys = np.full(plan.tokens, -1, dtype=np.int64)
-            keys[held] = to
-            payloads = np.zeros((len(senders), 1 + UNIT_NUMBERS * plan.capacity), dtype=np.int64)  # senders' rows
-            payloads[:, 0] = sizes[np.searchsorted(pair[first], senders * plan.tokens + keys[senders])]
-            payloads[row.reshape(-1, 1), cols[mine]] = numbers[mine]
-            receivers, _, got = self._head(h - 1, keys, senders, payloads)
-            heard.append(receivers)
-            received.append(got)
+        riding = np.flatnonzero((head >= 1) & (head < plan.base))
+        pick = riding[np.argsort(head[riding], kind="stable")]  # by head, then as sorted: by source
+        hd, held, to = head[pick] - 1, sources[pick], units[pick, TOK]
+        new = np.r_[True, (held[1:] != held[:-1]) | (hd[1:] != hd[:-1])] if len(held) else np.zeros(0, dtype=bool)
+        senders, row, of_head = held[new], np.cumsum(new) - 1, hd[new]
+        keys = np.full((plan.heads, plan.tokens), -1, dtype=np.int64)
+        keys[hd, held] = to
+        longest = int(sizes.max()) if len(sizes) else 0  # numbers past the longest bundle are zero in every head
+        payloads = np.zeros((len(senders), 1 + UNIT_NUMBERS * longest), dtype=np.int64)  # senders' rows
+        payloads[:, 0] = sizes[np.searchsorted(pair[first], senders * plan.tokens + keys[of_head, senders])]
+        payloads[row.reshape(-1, 1), cols[pick]] = numbers[pick]
+        receivers, _, got = self._relay_heads(keys, of_head, senders, payloads)  # every head's bundles, in head order
         self.layers += 1
-        if not received:
-            return np.zeros((0, 6), dtype=np.int64)
-        receivers, got = np.concatenate(heard), np.vstack(received)  # every head's bundles, in head order
         n = got[:, 0]
-        body = got[:, 1:1 + UNIT_NUMBERS * plan.capacity].reshape(len(n), plan.capacity, UNIT_NUMBERS)
-        body = body[np.arange(plan.capacity) < n[:, None]]
+        body = got[:, 1:].reshape(len(n), longest, UNIT_NUMBERS)[np.arange(longest) < n[:, None]]
         rest, idx = np.divmod(body[:, 1], s)
         src, seq = np.divmod(rest, s)
         return np.stack([np.repeat(receivers, n), body[:, 0], src, seq, idx, body[:, 2]], 1)
@@ -236,36 +244,48 @@ class MPCTransformer:
         """
         plan = self.plan
         ids = np.arange(plan.tokens)
-        out = []
-        for h in range(1, plan.base):
-            keys = with_digit(plan, ids, dim, (digits(plan, ids, dim) + h) % plan.base)
-            out.append(self._head(h - 1, keys, ids, own))
+        keys = np.stack([with_digit(plan, ids, dim, (digits(plan, ids, dim) + h) % plan.base)
+                         for h in range(1, plan.base)])
+        receivers, senders, got = self._relay_heads(keys, np.repeat(np.arange(plan.heads), plan.tokens),
+                                                    np.tile(ids, plan.heads), np.tile(own, (plan.heads, 1)))
         self.layers += 1
-        return (np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out]),
-                np.vstack([o[2][:, :plan.base] for o in out]))
+        return receivers, senders, got[:, :plan.base]
 
-    def _head(self, head: int, keys: np.ndarray, senders: np.ndarray,
-              payloads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One relay head: ``senders`` (those with a key) send Lemma B.4's encoding of their ``payloads`` rows.
+    def _relay_heads(self, keys: np.ndarray, head: np.ndarray, senders: np.ndarray,
+                     payloads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The heads of one relay layer, run at once (:func:`~attnsim.sim.anna.attention.ema_heads`): head h has
+        the keys ``keys[h]`` (query p_i), and sender ``senders[r]`` (rows in order of ``head``) sends Lemma B.4's
+        encoding of ``payloads[r]`` in head ``head[r]`` when it has a key there; every other value is 0.
 
-        Every other token's value is 0, so only the senders' encodings are made and summed (``rows``).
-        Returns (receiver, sender, payload) per receiver that matched a sender, decoded from the average.
+        Each head is written to the ledger as when it ran alone, in head order: its ``anna_head`` entry, its
+        comparisons, and ``decode`` (the receivers that matched) or ``decode_failure``, which stops the layer.
+        Returns (receiver, sender, payload) per receiver that matched a sender, in head order.
         """
-        ids = np.arange(self.plan.tokens)
-        sending = keys[senders] >= 0
-        senders, payloads = senders[sending], payloads[sending]
-        values = self.code.encode_rows(senders, payloads)
-        got = self._layer(keys.reshape(-1, 1), values, head=head, queries=ids.reshape(-1, 1), rows=senders)
-        where = f"{self.tag}.layer{self.layers}.head{head}"
-        self.max_alpha = max(self.max_alpha, int(got.counts.max(initial=0)))
-        receivers = np.flatnonzero(got.counts)
+        n = keys.shape[1]
+        sending = keys[head, senders] >= 0
+        head, senders = head[sending], senders[sending]
+        values = self.code.encode_rows(senders, payloads[sending])
+        counts, hit, sums, compares = ema_heads(np.arange(n), keys, values, head * n + senders)
+        matched = counts.reshape(-1)[hit]
         try:
-            sent, decoded = self.code.decode_rows(got.sums[receivers], got.counts[receivers])
-        except DecodingError:
-            self.ledger.record("decode_failure", where, round=self.layers)
-            raise
-        self.ledger.record("decode", where, round=self.layers, amount=len(receivers))
-        return receivers, sent, decoded
+            decoded, failure = self.code.decode_rows(sums, matched), None
+        except DecodingError as exc:  # some head's average does not decode: found below, head by head
+            decoded, failure = None, exc
+        cut = np.searchsorted(hit, np.arange(len(keys) + 1) * n)
+        for h in range(len(keys)):
+            where = self._record_head(h, self.code.width)
+            self.ledger.record("compare", f"{where}.search", amount=int(compares[h]))
+            self.max_alpha = max(self.max_alpha, int(counts[h].max(initial=0)))
+            if failure is not None:
+                try:
+                    self.code.decode_rows(sums[cut[h]:cut[h + 1]], matched[cut[h]:cut[h + 1]])
+                except DecodingError:
+                    self.ledger.record("decode_failure", where, round=self.layers)
+                    raise
+            self.ledger.record("decode", where, round=self.layers, amount=int(cut[h + 1] - cut[h]))
+        if failure is not None:
+            raise failure
+        return hit % n, *decoded
 
     # ------------------------------------------------------------------ Lemma B.6: output layer
     def readout(self, outputs: dict[int, dict[int, tuple[int, ...]]]) -> list[tuple[int, ...]]:
@@ -291,17 +311,17 @@ class MPCTransformer:
         return result
 
     # ------------------------------------------------------------------ one EMA head, counted
-    def _layer(self, keys: np.ndarray, values: np.ndarray, *, head: int = 0, queries: np.ndarray | None = None,
-               rows: np.ndarray | None = None) -> Retrieval:
-        """One EMA head of layer :attr:`layers` (query p_i unless given), recorded with its value width.
-
-        ``rows``: ``values`` are those tokens' values only, every other token's is 0 (:func:`~attnsim.sim.anna.
-        attention.ema`'s ``rows``); the head's width is the same.
-        """
+    def _layer(self, keys: np.ndarray, values: np.ndarray, *, queries: np.ndarray | None = None) -> Retrieval:
+        """The one EMA head of layer :attr:`layers` (query p_i unless given), recorded with its value width."""
         q = queries if queries is not None else np.arange(keys.shape[0]).reshape(-1, 1)
+        return ema(q, keys, values, ledger=self.ledger, tag=self._record_head(0, values.shape[1]))
+
+    def _record_head(self, head: int, width: int) -> str:
+        """Write head ``head`` of layer :attr:`layers` to the ledger (tokens, query/key dimension 1, value ``width``);
+        returns its tag."""
         tag = f"{self.tag}.layer{self.layers}.head{head}"
-        self.ledger.record("anna_head", tag, round=self.layers, shape=(self.tokens, 1, values.shape[1]))
-        return ema(q, keys, values, ledger=self.ledger, tag=tag, rows=rows)
+        self.ledger.record("anna_head", tag, round=self.layers, shape=(self.tokens, 1, width))
+        return tag
 
 
 @dataclass(frozen=True)

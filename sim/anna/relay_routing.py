@@ -96,11 +96,22 @@ TOK, DEST, SRC, SEQ, IDX, WORD = range(6)
 """Columns of a unit array: the token holding the unit, then (destination, source, sequence, index, word)."""
 
 
-def units_of(outboxes: list[list[tuple[int, tuple]]], word: Callable[[object], int]) -> np.ndarray:
-    """Every machine's messages cut into units, one row per word (``word`` codes a word as an integer)."""
-    rows = [(src, dest, src, seq, idx, word(w)) for src, out in enumerate(outboxes)
-            for seq, (dest, rec) in enumerate(out) for idx, w in enumerate(rec)]
-    return np.array(rows, dtype=np.int64).reshape(-1, 6)
+def units_of(outboxes: list[list[tuple[int, tuple]]], words: Callable[[list], list[int]]) -> np.ndarray:
+    """Every machine's messages cut into units, one row per word (``words`` codes a list of words as integers)."""
+    srcs, dests, seqs, lens, flat = [], [], [], [], []
+    for src, out in enumerate(outboxes):
+        if out:
+            srcs += [src] * len(out)
+            seqs += range(len(out))
+            for dest, rec in out:
+                dests.append(dest)
+                lens.append(len(rec))
+                flat += rec
+    n = np.array(lens, dtype=np.int64)
+    src = np.repeat(np.array(srcs, dtype=np.int64), n)
+    idx = np.arange(len(flat)) - np.repeat(np.cumsum(n) - n, n)
+    return np.stack([src, np.repeat(np.array(dests, dtype=np.int64), n), src,
+                     np.repeat(np.array(seqs, dtype=np.int64), n), idx, np.array(words(flat), dtype=np.int64)], 1)
 
 
 def digits(plan: RelayPlan, ids: np.ndarray, t: int) -> np.ndarray:
@@ -145,7 +156,8 @@ def move_targets(plan: RelayPlan, units: np.ndarray, level: int) -> np.ndarray:
     return with_digit(plan, units[:, TOK], level, digits(plan, units[:, DEST], level))
 
 
-def inboxes(plan: RelayPlan, units: np.ndarray, machines: int, unword: Callable[[int], object]) -> list[list[tuple]]:
+def inboxes(plan: RelayPlan, units: np.ndarray, machines: int,
+            unwords: Callable[[np.ndarray], list]) -> list[list[tuple]]:
     """The machines' inboxes from the delivered units: records reassembled, in order of (source, sequence)."""
     if len(units) and (units[:, TOK] >= machines).any():
         raise RelayError("relay: a unit stopped at a padding token")
@@ -167,7 +179,7 @@ def inboxes(plan: RelayPlan, units: np.ndarray, machines: int, unword: Callable[
     if len(bad):
         raise RelayError(f"relay: a record reached machine {int(u[starts[bad[0]], TOK])} with words missing or "
                          "repeated")
-    words = [unword(w) for w in u[:, WORD].tolist()]
+    words = unwords(u[:, WORD])
     for tok, a, b in zip(u[starts, TOK].tolist(), starts.tolist(), ends.tolist()):
         boxes[tok].append(tuple(words[a:b]))
     return boxes

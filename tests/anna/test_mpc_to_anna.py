@@ -38,6 +38,9 @@ def test_one_message_code_is_one_bucket_and_decodes_rows():
     assert (code.base, code.rows, code.width) == (1, 1, 7)
     rows = code.encode_rows(np.array([3, 7]), np.array([[1, 2, 3, 4], [5, 6, 7, 8]]))
     assert (rows[0] == code.encode(3, [1, 2, 3, 4])).all()
+    short = code.encode_rows(np.array([3]), np.array([[1, 2]]))  # the leading numbers; the rest are zero
+    assert short.shape == (1, 5) and (code.encode(3, [1, 2]) == np.r_[short[0], 0, 0]).all()
+    assert code.decode_rows(short, np.array([1]))[1].tolist() == [[1, 2]]
     senders, payloads = code.decode_rows(rows, np.array([1, 1]))
     assert senders.tolist() == [3, 7] and payloads.tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]]
     with pytest.raises(DecodingError, match="^alpha"):

@@ -86,18 +86,18 @@ def _payload_one_number_long() -> Iterator[None]:
 
 @contextmanager
 def _ledger_keeps_first_head_only() -> Iterator[None]:
-    original = MPCTransformer._layer
+    original = MPCTransformer._record_head
 
-    def layer(self: MPCTransformer, keys: np.ndarray, values: Any, *, head: int = 0, **kw: Any) -> Any:
+    def record_head(self: MPCTransformer, head: int, width: int) -> str:
         if head == 0:
-            return original(self, keys, values, head=head, **kw)
+            return original(self, head, width)
         kept, self.ledger = self.ledger, Ledger()
         try:
-            return original(self, keys, values, head=head, **kw)
+            return original(self, head, width)
         finally:
             self.ledger = kept
 
-    with mock.patch.object(MPCTransformer, "_layer", layer):
+    with mock.patch.object(MPCTransformer, "_record_head", record_head):
         yield
 
 
@@ -218,9 +218,9 @@ def _input_slots_rotated() -> Iterator[None]:
 def _ledger_doubles_head() -> Iterator[None]:
     original = MPCTransformer._layer
 
-    def layer(self: MPCTransformer, keys: np.ndarray, values: Any, *, head: int = 0, **kw: Any) -> Any:
-        got = original(self, keys, values, head=head, **kw)
-        self.ledger.record("anna_head", f"{self.tag}.layer{self.layers}.head{head + 1}", round=self.layers,
+    def layer(self: MPCTransformer, keys: np.ndarray, values: Any, **kw: Any) -> Any:
+        got = original(self, keys, values, **kw)
+        self.ledger.record("anna_head", f"{self.tag}.layer{self.layers}.head1", round=self.layers,
                            shape=(self.tokens, 1, 1))
         return got
 

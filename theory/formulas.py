@@ -43,7 +43,8 @@ def symbol(name: str) -> sp.Symbol:
 def expand_definitions(expr: sp.Expr, definitions: Mapping[str, str], keep: tuple[str, ...] = ()) -> sp.Expr:
     """Substitute derived symbols (repeatedly, definitions may refer to each other), except ``keep``."""
     for _ in range(len(definitions) + 1):
-        subs = {symbol(k): parse(v) for k, v in definitions.items() if k not in keep and symbol(k) in expr.free_symbols}
+        free = expr.free_symbols  # computed by walking the whole tree: once per round, not once per definition
+        subs = {symbol(k): parse(v) for k, v in definitions.items() if k not in keep and symbol(k) in free}
         if not subs:
             return expr
         expr = expr.xreplace(subs)  # plain symbol replacement: much faster than subs

@@ -95,9 +95,9 @@ class Arith:
         if self.kind == "float64":
             return x @ w
         out = self.zeros(x.shape[:-1] + (w.shape[1],))
-        for j in range(w.shape[1]):
-            for i in np.flatnonzero(w[:, j] != 0):
-                out[..., j] = out[..., j] + x[..., i] * w[i, j]
+        cols, rows = np.nonzero(w.T != 0)  # column by column, rows in order: the sums' order is fixed (mp rounds)
+        for j, i in zip(cols.tolist(), rows.tolist()):
+            out[..., j] = out[..., j] + x[..., i] * w[i, j]
         return out
 
     # -- non-rational primitives --------------------------------------------------------------------

@@ -26,7 +26,7 @@ import numpy as np
 
 from attnsim.sim.tint.arith import Arith
 from attnsim.sim.tint.aux_model import LN_EPS, normalize, softmax_rows
-from attnsim.sim.tint.linear_attention import softmax_simulation
+from attnsim.sim.tint.linear_attention import grouped_linear_head, key_groups, softmax_simulation
 
 
 @dataclass
@@ -184,6 +184,9 @@ class TinTAttention:
                    for name, part in zip("qkv", self.pos.parts(ar, ctx.pos)))
         allowed = ctx.masks[self.mask]
         zero = ar.scalar(0)
+        # exact linear heads are summed by groups of rows with the same keys (values unchanged, fewer products)
+        grouped = key_groups(np.broadcast_to(allowed, (N, N))) if self.kind == "linear" and ar.kind == "exact" and \
+            ctx.softmax_eps is None and not self.transpose_probs and self.post_mask is None else []
         out = []
         for h in range(a):
             idle = not np.any(v[:, h, :] != zero) or (
@@ -193,6 +196,9 @@ class TinTAttention:
                 continue
             if self.kind == "linear" and ctx.softmax_eps is not None:
                 out.append(softmax_simulation(ar, q[:, h, :], k[:, h, :], v[:, h, :], allowed, ctx.softmax_eps))
+                continue
+            if grouped:
+                out.append(grouped_linear_head(q[:, h, :], k[:, h, :], v[:, h, :], grouped, zero))
                 continue
             scores = q[:, h, :] @ k[:, h, :].T
             w = np.where(allowed, scores, zero) if self.kind == "linear" else softmax_rows(ar, scores, allowed)

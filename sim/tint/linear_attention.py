@@ -31,6 +31,25 @@ def linear_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray
     return np.where(allowed, q @ k.T, zero) @ v
 
 
+def key_groups(allowed: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rows of a mask grouped by their allowed keys: (keys J, rows t with J_t = J) for each distinct J."""
+    rows_of, which = np.unique(allowed, axis=0, return_inverse=True)
+    return [(np.flatnonzero(mask), np.flatnonzero(which.reshape(-1) == p)) for p, mask in enumerate(rows_of)]
+
+
+def grouped_linear_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, groups: list[tuple[np.ndarray, np.ndarray]],
+                        zero: Any) -> np.ndarray:
+    """:func:`linear_head` in exact arithmetic, grouped as L_t = q_t · sum_{j in J_t} k_j v_j^T over the mask's
+    :func:`key_groups`: rows with the same allowed keys share one (head width)² sum, so a head costs O(N·b²)
+    products of long rationals instead of O(N²·b) (TinT's masks have a few distinct rows). Exact sums do not
+    depend on grouping: the values are :func:`linear_head`'s."""
+    out = np.full((q.shape[0], v.shape[1]), zero, dtype=object)
+    for keys, rows in groups:
+        if len(keys):
+            out[rows] = q[rows] @ (k[keys].T @ v[keys])
+    return out
+
+
 def sink_score(ar: Arith, eps: Any) -> Any:
     """log(1/eps): the sink's softmax weight is then 1/eps."""
     if ar.kind == "float64":

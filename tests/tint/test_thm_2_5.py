@@ -44,3 +44,16 @@ def test_rows_without_keys_give_zero_and_agree_with_linear(seed: int, n: int) ->
     sim = softmax_simulation(ar, q, k, v, allowed, 1e-4)
     assert np.all(sim[0] == 0)
     np.testing.assert_allclose(sim, linear_head(q, k, v, allowed, 0.0), atol=1e-2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 7), st.integers(1, 3), st.integers(0, 2 ** 32 - 1))
+def test_grouped_exact_linear_head_is_the_linear_head(n, b, seed) -> None:
+    """TinT's exact linear heads sum by groups of rows with the same keys: the values must be linear_head's."""
+    from attnsim.sim.tint.linear_attention import grouped_linear_head, key_groups
+
+    ar, rng = get_arith("exact"), np.random.default_rng(seed)
+    q, k, v = (ar.array(rng.integers(-9, 10, size=(n, b)) / rng.integers(1, 7, size=(n, b))) for _ in range(3))
+    allowed = rng.random((n, n)) < rng.random()
+    zero = ar.scalar(0)
+    assert (grouped_linear_head(q, k, v, key_groups(allowed), zero) == linear_head(q, k, v, allowed, zero)).all()

@@ -133,6 +133,13 @@ def count(net: Network) -> NetworkSize:
     seen_ops: set[int] = set()
     shared = shared_nz = routed = 0
     combine = 0
+    counted: dict[int, tuple[int, int]] = {}  # by id: a module object's arrays are read once, however many copies
+
+    def entries_of(part: Any) -> tuple[int, int]:
+        if id(part) not in counted:
+            counted[id(part)] = entries(part)
+        return counted[id(part)]
+
     for lay in net.layers:
         if isinstance(lay, Combine):
             combine += len(lay.terms) * net.registers[lay.out][1]
@@ -144,12 +151,12 @@ def count(net: Network) -> NetworkSize:
         if (id(lay.op), lay.copy) not in seen_copies:
             seen_copies.add((id(lay.op), lay.copy))
             for tag, part in _split(lay):
-                n, nz = entries(part)
+                n, nz = entries_of(part)
                 by_tag[tag] += n
                 nz_by_tag[tag] += nz
         if id(lay.op) not in seen_ops:
             seen_ops.add(id(lay.op))
-            n, nz = entries(lay.op)
+            n, nz = entries_of(lay.op)
             shared, shared_nz = shared + n, shared_nz + nz
     pattern = _prefix_pattern(net)
     lnf = 0

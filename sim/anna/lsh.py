@@ -65,10 +65,13 @@ class TableHash:
 
     def packed(self, x: np.ndarray) -> list[int]:
         """Each row's z code entries as one integer sum_t code_t * alphabet^t (one word of O(z log alphabet) bits)."""
+        return self.pack(self.codes(x))
+
+    def pack(self, codes: np.ndarray) -> list[int]:
+        """Rows of this table's codes (:meth:`codes`) as one integer each, as :meth:`packed` gives them."""
         A = self.alphabet
         require(A is not None, "hashes", "a p-stable code is unbounded and cannot be packed into one word")
         weights = [A**t for t in range(self.z)]
-        codes = self.codes(x)
         if A**self.z <= 2**62:  # every packed code is below A^z: exact in int64
             return (codes @ np.array(weights, dtype=np.int64)).tolist()
         return [sum(int(c) * w_ for c, w_ in zip(row, weights)) for row in codes]
@@ -209,7 +212,11 @@ class ExactCode:
 
     def packed(self, x: np.ndarray) -> list[int]:
         """Each row as one integer sum_t x_t alphabet^t."""
-        return [sum(int(c) * self.alphabet**t for t, c in enumerate(row)) for row in self.codes(x)]
+        return self.pack(self.codes(x))
+
+    def pack(self, codes: np.ndarray) -> list[int]:
+        """Rows of codes (:meth:`codes`) as one integer each, as :meth:`packed` gives them."""
+        return [sum(int(c) * self.alphabet**t for t, c in enumerate(row)) for row in codes]
 
 
 Family = HyperplaneLSH | PStableLSH | CrossPolytopeLSH

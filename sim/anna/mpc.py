@@ -63,6 +63,8 @@ class MPC:
         self.deliver = deliver or direct_delivery
         self.place = place
         self.memory: list[list[Record]] = [[] for _ in range(machines)]
+        self._sizes: list[tuple[int, int] | None] = [None] * machines
+        """(words, longest record) of a machine's memory as a direct round delivered it (None: count it)."""
         self.rounds = 0
         self._used: set[int] = set()
 
@@ -79,6 +81,7 @@ class MPC:
         placed = self.place({m: list(recs) for m, recs in placement.items()}) if self.place else placement
         for m, recs in placed.items():
             self.memory[m] = list(recs)
+            self._sizes[m] = None
             self._mark(m)
 
     def round(self, step: Step, *, label: str = "", keep: Keep | None = None) -> None:
@@ -86,9 +89,10 @@ class MPC:
 
         ``keep(machine, memory)``, when given, lists records the machine sends itself before the messages of
         ``step`` (the same round as a step that yields them first as ``(machine, record)``; they count
-        against both limits), counted as one block. One pass over the messages checks every limit, counts
-        the loads and fills the inboxes (those of direct delivery; a ``deliver`` hook gets the outboxes), so
-        a round costs a few operations a message.
+        against both limits), counted as one block; a machine that keeps its whole memory as a direct round
+        delivered it reuses the words and longest record counted then. One pass over the messages checks
+        every limit, counts the loads and fills the inboxes (those of direct delivery; a ``deliver`` hook gets
+        the outboxes), so a round costs a few operations a message.
         """
         r = self.rounds
         name = label or "unnamed"
@@ -98,7 +102,8 @@ class MPC:
         inbox: list[list[Record]] = [[] for _ in range(P)]
         loads = [0] * P
         longest = 0
-        memory = self.memory
+        received = [0] * P  # the longest record each machine receives
+        memory, held = self.memory, self._sizes
         for m in range(P):
             mem = memory[m]
             if not mem and m not in used:
@@ -106,11 +111,15 @@ class MPC:
             kept = keep(m, mem) if keep is not None else ()
             kept_words = 0
             if kept:
-                if set(map(type, kept)) != _TUPLE:
-                    kept = [tuple(rec) for rec in kept]
-                own = list(map(len, kept))
-                kept_words = sum(own)
-                longest = max(longest, max(own))
+                known = held[m] if kept is mem else None
+                if known is None:
+                    if set(map(type, kept)) != _TUPLE:
+                        kept = [tuple(rec) for rec in kept]
+                    own = list(map(len, kept))
+                    known = sum(own), max(own)
+                kept_words = known[0]
+                longest = max(longest, known[1])
+                received[m] = max(received[m], known[1])
             out = [(dest, rec if type(rec) is tuple else tuple(rec)) for dest, rec in step(m, mem)]
             sizes = [len(rec) for _, rec in out] if out else []
             sent = kept_words + sum(sizes) if out else kept_words
@@ -128,6 +137,8 @@ class MPC:
                     loads[dest] += n
                     if direct:
                         inbox[dest].append(rec)
+                        if n > received[dest]:
+                            received[dest] = n
             if not direct:
                 outboxes[m] = [(m, rec) for rec in kept] + out if kept else out
         worst = max(range(P), key=loads.__getitem__)
@@ -138,6 +149,7 @@ class MPC:
             inbox = self.deliver(outboxes, r)
         moved = sum(loads)
         self.memory = inbox
+        self._sizes = list(zip(loads, received)) if direct else [None] * P
         for m, box in enumerate(inbox):
             if box:
                 self._mark(m)
@@ -155,6 +167,7 @@ class MPC:
             if words(new) > self.s:
                 raise MPCLimitError(f"{self.tag} local step: machine {m} would hold {words(new)} words > s = {self.s}")
             self.memory[m] = new
+            self._sizes[m] = None
 
     def _check_machine(self, m: int, what: str) -> None:
         if not (isinstance(m, int) and 0 <= m < self.P):

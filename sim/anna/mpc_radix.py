@@ -51,14 +51,14 @@ def radix_sort(mpc: MPC, leaves: range, key: Callable[[Record], int], *, key_bou
         def digit(r: Record, unit: int = unit) -> int:
             return (key(r) // unit) % base
 
-        def histogram(m: int, mem: list[Record], digit=digit) -> tuple:
+        def histogram(m: int, mem: list[Record], unit: int = unit) -> tuple:
             counts = [0] * base
-            for r in mem:
-                counts[digit(r)] += 1
+            for k in map(key, mem):
+                counts[(k // unit) % base] += 1
             return tuple(counts)
 
-        def place(m: int, mem: list[Record], pre: tuple, suf: tuple, digit=digit) -> list[Record]:
-            ds = [digit(r) for r in mem]
+        def place(m: int, mem: list[Record], pre: tuple, suf: tuple, unit: int = unit) -> list[Record]:
+            ds = [(k // unit) % base for k in map(key, mem)]  # each record's digit
             own = [0] * base
             for d in ds:
                 own[d] += 1

@@ -42,6 +42,7 @@ import numpy as np
 from attnsim.sim.anna.anna_stack import AnnaStack, State, exact_row
 from attnsim.sim.anna.attention import Retrieval
 from attnsim.sim.anna.errors import require
+from attnsim.sim.anna.lsh import table_codes
 from attnsim.sim.anna.mpc import MPC, Record
 from attnsim.sim.anna.mpc_radix import radix_passes, radix_sort
 from attnsim.sim.anna.mpc_tree import Monoid, levels, tree_scan
@@ -220,11 +221,18 @@ def anna_stack_mpc(stack: AnnaStack, states: Sequence[State], *, memory: int,
         def make_items(m: int, mem: list[Record], layer=layer) -> list[Record]:
             if m not in sort:
                 return mem
+            leaves: dict[tuple, list[int]] = {}  # (token, state) -> the tables of its leaves held here
+            for r in mem:
+                leaves.setdefault((r[1], tuple(r[4:])), []).append(r[3])
+            codes = {}
+            for (i, x), us in leaves.items():  # a token's key and query, hashed by all its tables here at once
+                tables = [layer.hashes[u] for u in us]
+                got = table_codes(tables, np.asarray([layer.key(x, i), layer.query(x, i)]))
+                codes.update(((i, x, u), g.pack(c)) for u, g, c in zip(us, tables, got))
             items = []
             for r in mem:
                 i, u, x = r[1], r[3], tuple(r[4:])
-                g = layer.hashes[u]
-                kcode, qcode = g.packed(np.asarray([layer.key(x, i), layer.query(x, i)]))
+                kcode, qcode = codes[i, x, u]
                 items.append(("it", u * unit + kcode, 0, i, *layer.value(x, i)))
                 items.append(("it", u * unit + qcode, 1, i))
             return items

@@ -152,9 +152,16 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
                     rec = next(r for r in mem if r[0] == _DOWN and r[1] == h and r[2] == j)
                     pre, suf = tuple(rec[4:4 + rec[3]]), tuple(rec[4 + rec[3]:])
                 vals = stored(mem, h, j)
+                k = len(vals)
+                left = [ident]  # left[c]: the fold of vals[:c]; right[c]: of vals[c:] (the monoid is associative)
+                for v in vals:
+                    left.append(monoid.combine(left[-1], v))
+                right = [ident] * (k + 1)
+                for c in range(k - 1, -1, -1):
+                    right[c] = monoid.combine(vals[c], right[c + 1])
                 for c, child in enumerate(lay.children(h, j)):
-                    p = monoid.combine(pre, monoid.fold(vals[:c]))
-                    s = monoid.combine(monoid.fold(vals[c + 1:]), suf)
+                    p = monoid.combine(pre, left[min(c, k)])
+                    s = monoid.combine(right[min(c + 1, k)], suf)
                     out.append((leaves[lay.host(h - 1, child)], (_DOWN, h - 1, child, len(p), *p, *s)))
             return out
         return step

@@ -277,7 +277,7 @@ def build_tint(aux: AuxConfig, cfg: TinTConfig, ar: Arith, fd_scale: int = 1000,
     p.layers.append(Readout(final, p.reg("logits", aux.vocab), grad=False))
     sets = [f"{i}.{name}" for i in range(aux.layers) for name in _sets_of_layer()] + ["lnf"]
     kinds = {s: s.split(".", 1)[-1] for s in sets}
-    ones = lambda *shape: ar.array(np.ones(shape, dtype=int))  # noqa: E731
+    ones = lambda *shape: ar.array(np.ones(shape, dtype=np.int8))  # noqa: E731  (opt-125m's is 50272 x 768)
     return Network(aux, cfg, geo, ar, p.layers, sets, p.registers,
                    ones(aux.vocab, aux.D) if wte is None else wte,
                    ones(aux.pos_rows, aux.D) if wpe is None else wpe, conv, kinds)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 from attnsim.sim.errors import AttnsimError
@@ -263,14 +264,22 @@ def checker(
     return register
 
 
+@lru_cache(maxsize=None)
+def _own_modules() -> tuple[str, ...]:
+    """attnsim's checker modules, its ``verify/claims`` folder listed once per process (every record's
+    parameters are resolved through :func:`all_checkers`)."""
+    from attnsim.verify import claims
+
+    return tuple(f"{claims.__name__}.{mod.name}" for mod in pkgutil.iter_modules(claims.__path__))
+
+
 def _load_all() -> None:
     """Import every checker module: attnsim's own, then those each paper's ``[paper] modules`` names
     (a paper another package registers, docs/extending.md)."""
     from attnsim.paper_refs import load, papers
-    from attnsim.verify import claims
 
-    for mod in pkgutil.iter_modules(claims.__path__):
-        importlib.import_module(f"{claims.__name__}.{mod.name}")
+    for name in _own_modules():
+        importlib.import_module(name)
     for paper in papers():
         for name in load(paper).modules:
             importlib.import_module(name)

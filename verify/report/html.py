@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,10 @@ figure { margin: 1rem 0; text-align: center; } img { max-width: 100%; height: au
 """
 
 
+@lru_cache(maxsize=None)
 def latex_to_mathml(tex: str, display: bool = False) -> str:
-    """MathML for ``tex`` (no namespace attribute: HTML knows ``<math>``); ``display`` for a block."""
+    """MathML for ``tex`` (no namespace attribute: HTML knows ``<math>``); ``display`` for a block.
+    Converted once per formula: a report repeats most of its formulas (a quick report: 163 of 367)."""
     from latex2mathml.converter import convert
 
     out = convert(tex.strip(), display="block" if display else "inline")

@@ -70,7 +70,7 @@ SHARED_BY_CLAIM = {
                      "the function differenced is the problem, not a way of computing the answer"},
     "anna.thm_4_2": {p: "the simulated layer's hash functions: Thm C.3 simulates Algorithm 1 with the drawn "
                      "hashes (Algorithm 1 itself is anna.alg_1's claim, held against an independent reference)"
-                     for p in (f"sim/anna/lsh.py:{f}" for f in ("TableHash.", "table_codes", "_project"))},
+                     for p in (f"sim/anna/lsh.py:{f}" for f in ("TableHash.", "table_codes", "_hashed", "_project"))},
 }
 
 # claim -> (small parameters, "reference" or "construction", root functions of that side as module:qualname)

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from attnsim.sim.anna.errors import as_matrix, require
-from attnsim.sim.anna.lsh import TableHash, code_keys, table_codes
+from attnsim.sim.anna.lsh import TableHash, code_keys, code_levels, table_codes
 from attnsim.sim.ledger import Ledger
 
 
@@ -91,7 +91,8 @@ def anna_tables(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
     require(len(hashes) >= 1, "hashes", "need at least one table")
     ell = len(hashes)
     key_codes = table_codes(hashes, km, ledger=ledger, tag=f"{tag}.hash_keys")
-    keys, first, inv = np.unique(_table_keys(key_codes), return_index=True, return_inverse=True)
+    levels = code_levels(hashes)
+    keys, first, inv = np.unique(_table_keys(key_codes, levels), return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
     bsum = _zeros(len(keys), vm)
     np.add.at(bsum, inv, np.tile(vm, (ell, 1)))
@@ -102,7 +103,7 @@ def anna_tables(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
             ledger.record("bucket", f"{tag}.buckets", round=u, amount=int(per_table[u]))
         words = sum(int(per_table[u]) * (g.z + vm.shape[1] + 1) for u, g in enumerate(hashes))
         ledger.record("memory_words", f"{tag}.tables", amount=words)
-    qk = _table_keys(table_codes(hashes, qm, ledger=ledger, tag=f"{tag}.hash_queries"))
+    qk = _table_keys(table_codes(hashes, qm, ledger=ledger, tag=f"{tag}.hash_queries"), levels)
     pos = np.minimum(np.searchsorted(keys, qk), len(keys) - 1)
     hit = np.flatnonzero(keys[pos] == qk)  # entry u*Nq + i: query i found its bucket of table u
     sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
@@ -116,11 +117,12 @@ def anna_tables(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
     return Retrieval(sums, counts)
 
 
-def _table_keys(codes: np.ndarray) -> np.ndarray:
-    """Row u*N + i: the key of point i's bucket in table u, (u, its z code values), from ``codes`` (ell x N x z)."""
+def _table_keys(codes: np.ndarray, levels: list[int] | None) -> np.ndarray:
+    """Row u*N + i: the key of point i's bucket in table u, (u, its z code values), from ``codes`` (ell x N x z)
+    whose entries take ``levels`` (:func:`~attnsim.sim.anna.lsh.code_levels`)."""
     ell, n, z = codes.shape
     table = np.repeat(np.arange(ell, dtype=np.int64), n)[:, None]
-    return code_keys(np.hstack([table, codes.reshape(ell * n, z)]))
+    return code_keys(np.hstack([table, codes.reshape(ell * n, z)]), None if levels is None else [ell, *levels])
 
 
 def anna_linear_memory(q: object, k: object, v: object, hashes: Sequence[TableHash], *,
@@ -136,8 +138,10 @@ def anna_linear_memory(q: object, k: object, v: object, hashes: Sequence[TableHa
     sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
     peak_table = 0
     for u, g in enumerate(hashes):
-        buckets, qinv = np.unique(code_keys(g.codes(qm, ledger=ledger, tag=f"{tag}.hash_queries")), return_inverse=True)
-        kk = code_keys(g.codes(km, ledger=ledger, tag=f"{tag}.hash_keys"))
+        levels = code_levels([g])
+        buckets, qinv = np.unique(code_keys(g.codes(qm, ledger=ledger, tag=f"{tag}.hash_queries"), levels),
+                                  return_inverse=True)
+        kk = code_keys(g.codes(km, ledger=ledger, tag=f"{tag}.hash_keys"), levels)
         pos = np.minimum(np.searchsorted(buckets, kk), len(buckets) - 1)
         hit = buckets[pos] == kk
         bsum, bcnt = _zeros(len(buckets), vm), np.zeros(len(buckets), dtype=np.int64)

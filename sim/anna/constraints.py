@@ -91,31 +91,31 @@ def check_anna(weights: np.ndarray | RationalWeights, q: object, k: object, *, r
             f"shape {tuple(shape)} does not match {qm.shape[0]} queries x {km.shape[0]} keys")
     dist = distances(qm, km)
     near, inside = dist <= r, dist <= c * r
-    n_inside = inside.sum(axis=1)
+    floor_den = (inside.sum(axis=1) - 1) * ell + 1  # per row, the proof's (n_i - 1) ell + 1
+    if isinstance(weights, RationalWeights):
+        small = _fits_int64(weights, km.shape[0] * ell + 1)
+        exact = np.int64 if small else object  # object: Python integers, exact at any size
+        num, den = (np.asarray(a).astype(exact) for a in (weights.num, weights.den))
+        positive, negative = num > 0, num < 0
+        empty = den == 0
+        sum_ok = np.where(empty, ~positive.any(axis=1), num.sum(axis=1) == den).astype(bool)
+        too_small = near & (empty[:, None] | (num * floor_den.astype(exact)[:, None] < den[:, None]))
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        bad = ~np.isfinite(w).all(axis=1)
+        require(not bad.any(), "weights", f"row {int(np.argmax(bad))} contains NaN or inf")
+        positive, negative = w > 0, w < -rtol
+        sum_ok = ((np.abs(w.sum(axis=1) - 1.0) <= rtol * max(1, w.shape[1]))
+                  | ~(np.abs(w) > rtol).any(axis=1))
+        too_small = near & (w * floor_den[:, None] < 1.0 - rtol * floor_den[:, None])
+    far = positive & ~inside
     out: list[Violation] = []
-    small = isinstance(weights, RationalWeights) and _fits_int64(weights, km.shape[0] * ell + 1)
-    for i in range(qm.shape[0]):
-        floor_den = (int(n_inside[i]) - 1) * ell + 1
-        if isinstance(weights, RationalWeights):
-            num, den = weights.num[i].astype(np.int64 if small else object), int(weights.den[i])
-            positive, negative = num > 0, num < 0
-            row_sum_ok = int(num.sum()) == den if den else not positive.any()
-            too_small = [j for j in np.flatnonzero(near[i]) if den == 0 or num[j] * floor_den < den]
-        else:
-            w = np.asarray(weights[i], dtype=np.float64)
-            require(bool(np.all(np.isfinite(w))), "weights", f"row {i} contains NaN or inf")
-            positive, negative = w > 0, w < -rtol
-            s = float(w.sum())
-            row_sum_ok = abs(s - 1.0) <= rtol * max(1, len(w)) or not (np.abs(w) > rtol).any()
-            too_small = [j for j in np.flatnonzero(near[i]) if w[j] * floor_den < 1.0 - rtol * floor_den]
-        for j in np.flatnonzero(negative):
-            out.append(Violation("nonnegative", i, int(j), "negative weight"))
-        if not row_sum_ok:
+    for i in map(int, np.flatnonzero(negative.any(axis=1) | ~sum_ok | far.any(axis=1) | too_small.any(axis=1))):
+        out += [Violation("nonnegative", i, int(j), "negative weight") for j in np.flatnonzero(negative[i])]
+        if not sum_ok[i]:
             out.append(Violation("normalized", i, None, "weights neither sum to 1 nor are all zero"))
-        for j in np.flatnonzero(positive & ~inside[i]):
-            out.append(Violation("locality", i, int(j),
-                                 f"positive weight on a key at distance {dist[i, j]:.4g} > c*r = {c * r:.4g}"))
-        for j in too_small:
-            out.append(Violation("coverage", i, int(j),
-                                 f"near key (distance {dist[i, j]:.4g} <= r) weighted below 1/{floor_den}"))
+        out += [Violation("locality", i, int(j), f"positive weight on a key at distance {dist[i, j]:.4g} > "
+                          f"c*r = {c * r:.4g}") for j in np.flatnonzero(far[i])]
+        out += [Violation("coverage", i, int(j), f"near key (distance {dist[i, j]:.4g} <= r) weighted below "
+                          f"1/{floor_den[i]}") for j in np.flatnonzero(too_small[i])]
     return out

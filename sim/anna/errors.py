@@ -28,8 +28,9 @@ def as_matrix(x: object, param: str, *, rows: int | None = None) -> np.ndarray:
         arr = arr[:, None]
     require(arr.ndim == 2, param, f"expected a 2-D array, got shape {arr.shape}")
     if arr.dtype != object and arr.dtype.kind not in "iu":  # integers are finite numbers
-        require(np.issubdtype(arr.dtype, np.number), param, f"expected numbers, got dtype {arr.dtype}")
-        require(bool(np.all(np.isfinite(arr))), param, "contains NaN or inf")
+        if arr.dtype.kind not in "fcm":  # the other kinds of np.number (the message is formatted only here)
+            raise AnnaInputError(f"{param}: expected numbers, got dtype {arr.dtype}")
+        require(bool(np.isfinite(arr).all()), param, "contains NaN or inf")
     if rows is not None:
         require(arr.shape[0] == rows, param, f"expected {rows} rows, got {arr.shape[0]}")
     return arr

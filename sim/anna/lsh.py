@@ -78,7 +78,7 @@ class TableHash:
 
     def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
         """Integer codes, one row of z entries per row of ``x``; records z * len(x) hash evaluations."""
-        return table_codes([self], x, ledger=ledger, tag=tag)[0]
+        return _hashed([self], x, ledger, tag)[0]
 
     @property
     def kind(self) -> tuple:
@@ -90,7 +90,8 @@ def _project(tables: Sequence[TableHash], x: np.ndarray) -> np.ndarray:
     """The codes of the rows of ``x`` under tables of one :attr:`TableHash.kind` (tables x rows x z), from one
     stacked product of the tables' projections with ``x`` (a small product per table, as each table alone)."""
     first, n = tables[0], x.shape[0]
-    proj = (np.stack([t.a for t in tables]) @ x.astype(np.float64).T).transpose(0, 2, 1)
+    a = first.a[None] if len(tables) == 1 else np.stack([t.a for t in tables])
+    proj = (a @ x.astype(np.float64).T).transpose(0, 2, 1)
     if first.rotations:
         d = first.a.shape[1]
         blocks = proj.reshape(len(tables), n, first.z, d)
@@ -106,30 +107,56 @@ def _project(tables: Sequence[TableHash], x: np.ndarray) -> np.ndarray:
     return out.astype(np.int64)
 
 
-def table_codes(hashes: Sequence[TableHash | ExactCode], x: np.ndarray, *, ledger: Ledger | None = None,
-                tag: str = "hash") -> np.ndarray:
-    """Every table's codes of ``x`` (ell x rows x z): for each table g what ``g.codes(x)`` gives, with its ledger
-    entry of z * rows hash evaluations. Draws of one family (Algorithm 1, line 1: :class:`TableHash` of one
-    :attr:`~TableHash.kind`) are projected in one product; other tables one by one."""
-    hashes = list(hashes)
-    require(len({g.z for g in hashes}) == 1, "hashes", "every table must concatenate the same number z of hashes")
-    if not (all(isinstance(g, TableHash) for g in hashes) and len({g.kind for g in hashes}) == 1):
-        return np.stack([g.codes(x, ledger=ledger, tag=tag) for g in hashes])
+def _hashed(tables: Sequence[TableHash], x: np.ndarray, ledger: Ledger | None, tag: str) -> np.ndarray:
+    """:func:`_project` of the validated ``x``, with each table's ledger entry of z * rows hash evaluations."""
     x = as_matrix(x, "points")
-    dim = hashes[0].a.shape[1]
-    require(x.shape[1] == dim, "points", f"dimension {x.shape[1]} does not match the hash dimension {dim}")
-    out = _project(hashes, x)
+    dim = tables[0].a.shape[1]
+    if x.shape[1] != dim:
+        raise AnnaInputError(f"points: dimension {x.shape[1]} does not match the hash dimension {dim}")
+    out = _project(tables, x)
     if ledger is not None:
-        for g in hashes:
-            ledger.record("hash", tag, shape=(x.shape[0], g.z), amount=x.shape[0] * g.z,
-                          flops=2 * x.shape[0] * g.z * x.shape[1])
+        n, z = out.shape[1], out.shape[2]
+        for _ in tables:
+            ledger.record("hash", tag, shape=(n, z), amount=n * z, flops=2 * n * z * dim)
     return out
 
 
-def code_keys(codes: np.ndarray) -> np.ndarray:
-    """Each row of integer codes as one opaque sortable scalar (a numpy void), for table look-ups."""
+def table_codes(hashes: Sequence[TableHash | ExactCode], x: np.ndarray, *, ledger: Ledger | None = None,
+                tag: str = "hash") -> np.ndarray:
+    """Every table's codes of ``x`` (ell x rows x z): for each table g what ``g.codes(x)`` gives, with its ledger
+    entry. Draws of one family (Algorithm 1, line 1: :class:`TableHash` of one :attr:`~TableHash.kind`) are
+    projected in one product; other tables one by one."""
+    hashes = list(hashes)
+    require(len({g.z for g in hashes}) == 1, "hashes", "every table must concatenate the same number z of hashes")
+    if all(isinstance(g, TableHash) for g in hashes) and len({g.kind for g in hashes}) == 1:
+        return _hashed(hashes, x, ledger, tag)
+    return np.stack([g.codes(x, ledger=ledger, tag=tag) for g in hashes])
+
+
+def code_keys(codes: np.ndarray, levels: Sequence[int] | None = None) -> np.ndarray:
+    """Each row of integer codes as one opaque sortable scalar, for table look-ups: equal rows, equal keys.
+
+    With ``levels`` (entry t of every row lies in 0 .. levels[t] - 1) whose product is below 2^63, a row's key is
+    its number in that mixed radix (an int64, quick to sort and search); otherwise the row's bytes (a numpy void).
+    Rows compared with each other must be keyed with the same ``levels``."""
     c = np.ascontiguousarray(codes, dtype=np.int64)
+    place = [1]  # place[t]: the weight of entry t, levels[0] * ... * levels[t - 1]
+    for n in levels or ():
+        place.append(place[-1] * n)
+    if levels is not None and place[-1] < 2**63:
+        require(len(levels) == c.shape[1] and bool((c >= 0).all() and (c < np.asarray(levels)).all()), "codes",
+                "an entry lies outside its levels")
+        return c @ np.array(place[:-1], dtype=np.int64)
     return c.view(np.dtype((np.void, c.dtype.itemsize * c.shape[1]))).ravel()
+
+
+def code_levels(hashes: Sequence[TableHash | ExactCode]) -> list[int] | None:
+    """The levels of one code entry of every table, z times (for :func:`code_keys`); None when a table's entries
+    are unbounded (the p-stable floor hash) or the tables' alphabets differ."""
+    alphabets = {g.alphabet for g in hashes}
+    if len(alphabets) != 1 or None in alphabets:
+        return None
+    return [alphabets.pop()] * hashes[0].z
 
 
 @dataclass(frozen=True)

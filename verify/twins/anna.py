@@ -105,8 +105,8 @@ def _shorter_codes(family: Any, ell: int, z: int, rng: Any) -> tuple[tuple, dict
     return (family, ell * z // zz, zz, rng), {}
 
 
-def _short_key(codes: Any) -> Any:
-    return _code_keys(np.asarray(codes)[:, :-1])
+def _short_key(codes: Any, levels: Any = None) -> Any:
+    return _code_keys(np.asarray(codes)[:, :-1], None if levels is None else levels[:-1])
 
 
 for _claim in ("anna.alg_1", "anna.alg_2"):

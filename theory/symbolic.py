@@ -140,13 +140,14 @@ def _is_infinite(v: sp.Expr) -> bool:
     return v.has(sp.oo, -sp.oo, sp.zoo, sp.nan) or v.is_finite is False
 
 
-def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+def _limit(expr: sp.Expr, var: sp.Symbol, cancelled: bool = False) -> sp.Expr:
     """lim expr as var -> oo; rational functions of var by degrees, products of powers and logs by their
-    leading terms (:mod:`attnsim.theory.leading`; both fast), anything else by sympy."""
+    leading terms (:mod:`attnsim.theory.leading`; both fast), anything else by sympy. ``cancelled``: expr is
+    already in :func:`sympy.cancel`'s form."""
     if var not in expr.free_symbols:
         return expr
-    cancelled = sp.cancel(expr)
-    num, den = sp.fraction(cancelled)
+    form = expr if cancelled else sp.cancel(expr)
+    num, den = sp.fraction(form)
     if num.is_polynomial(var) and den.is_polynomial(var):
         pn, pd = sp.Poly(num, var), sp.Poly(den, var)
         if pn.degree() < pd.degree():
@@ -156,7 +157,7 @@ def _limit(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
         lc = pn.LC() / pd.LC()
         return sp.oo if lc.is_positive is not False else sp.zoo
     try:
-        lim = leading.limit(cancelled, var)
+        lim = leading.limit(form, var)
     except leading.Unsupported:
         lim = _sympy_limit(expr, var)
     simple = sp.simplify(lim)
@@ -198,10 +199,10 @@ def _decided(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
     return expr.replace(sp.Min, lambda *a: pick(sp.Min, *a)).replace(sp.Max, lambda *a: pick(sp.Max, *a))
 
 
-def _limit_or_upper(expr: sp.Expr, var: sp.Symbol) -> tuple[sp.Expr, bool]:
+def _limit_or_upper(expr: sp.Expr, var: sp.Symbol, cancelled: bool = False) -> tuple[sp.Expr, bool]:
     """The limit, or the limit of an upper bound (then the flag is True) when sympy cannot take it."""
     try:
-        return _limit(expr, var), False
+        return _limit(expr, var, cancelled), False
     except (NotImplementedError, ValueError, TypeError):
         pass
     decided = _decided(expr, var)
@@ -274,7 +275,7 @@ def _analyse(cid: str, resource: str, bound_f: str | None, exact_f: str | None, 
     var = symbol(limit)
     try:
         ratio = sp.cancel(_smooth(exact) / _smooth(bound))
-        lead, _ = _limit_or_upper(ratio, var)
+        lead, _ = _limit_or_upper(ratio, var, cancelled=True)
     except (NotImplementedError, ValueError, TypeError) as exc:  # sympy could not take the limit
         return ResourceTheory(cid, resource, limit, bound, exact, None, f"error: limit failed ({exc})", note=note)
     bound_syms = {s.name for s in _smooth(bound).free_symbols} - {limit}

@@ -9,10 +9,12 @@ scale, ``log`` of ``c x^p`` is ``p log x``), without sympy's series machinery (g
 second on one such ratio.
 
 Nothing is guessed: :func:`leading` raises :class:`Unsupported` whenever the answer would need more than
-exponent comparison — a function of ``x`` other than powers, ``log`` and ``exp(k log x)`` (``Min``,
-``Abs``, ...), two scales whose order depends on the sign of a symbol (``x^eps`` against
-``x^(eps_gap/4)``), a sum whose top terms cancel, an infinite limit whose sign is not known — and the
-caller then asks sympy.
+exponent comparison — a function of ``x`` other than powers, ``log``, ``exp(k log x)`` and ``Abs`` of a
+term of known sign, two scales whose order depends on the sign of a symbol (``x^eps`` against
+``x^(eps_gap/4)``; :func:`limit` still gives 0 when every term of the expanded expression vanishes), a
+sum whose top terms cancel, an infinite limit whose sign is not known — and the caller then asks sympy.
+``Min``/``Max`` of ``x`` raise NotImplementedError at once, as sympy's limit does (they have no series):
+the caller decides or bounds them.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class Unordered(Unsupported):
 
 
 def _sign(e: sp.Expr) -> int:
-    """-1, 0 or 1: the sign of an exponent (all symbols are positive); Unsupported when it is not known."""
+    """-1, 0 or 1: the sign of an exponent (all symbols are positive); Unordered when it is not known."""
     e = sp.expand(e)
     if e == 0:
         return 0

@@ -52,6 +52,7 @@ from attnsim.sim.anna.relay_routing import (
     digits,
     inboxes,
     move_targets,
+    sort_rows,
     units_of,
     with_digit,
 )
@@ -204,7 +205,7 @@ class MPCTransformer:
     def _carry(self, units: np.ndarray, sources: np.ndarray, dim: int) -> np.ndarray:
         """Bundles (every unit from ``sources`` to its token column) through one relay layer; the units as received."""
         plan, s = self.plan, self.plan.memory
-        order = np.lexsort((units[:, IDX], units[:, SEQ], units[:, SRC], units[:, DEST], units[:, TOK], sources))
+        order = sort_rows(sources, units[:, TOK], units[:, DEST], units[:, SRC], units[:, SEQ], units[:, IDX])
         units, sources = units[order], sources[order]
         pair = sources * plan.tokens + units[:, TOK]
         first = np.r_[0, np.flatnonzero(np.diff(pair)) + 1] if len(pair) else np.zeros(0, dtype=np.int64)

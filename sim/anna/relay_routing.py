@@ -96,6 +96,22 @@ TOK, DEST, SRC, SEQ, IDX, WORD = range(6)
 """Columns of a unit array: the token holding the unit, then (destination, source, sequence, index, word)."""
 
 
+def sort_rows(*columns: np.ndarray) -> np.ndarray:
+    """The stable order of the rows by ``columns[0]``, then ``columns[1]``, ... (``np.lexsort`` of the columns
+    reversed), from one combined integer key (one sort, not one a column) when the columns' ranges allow it."""
+    if not len(columns[0]):
+        return np.lexsort(columns[::-1])
+    key, span = np.zeros(len(columns[0]), dtype=np.int64), 1
+    for col in columns:
+        low = int(col.min())
+        width = int(col.max()) - low + 1
+        span *= width
+        if span >= 2**62:
+            return np.lexsort(columns[::-1])
+        key = key * width + (col - low)
+    return np.argsort(key, kind="stable")
+
+
 def units_of(outboxes: list[list[tuple[int, tuple]]], words: Callable[[list], list[int]]) -> np.ndarray:
     """Every machine's messages cut into units, one row per word (``words`` codes a list of words as integers)."""
     srcs, dests, seqs, lens, flat = [], [], [], [], []
@@ -142,7 +158,7 @@ def deal_targets(plan: RelayPlan, units: np.ndarray, dim: int, level: int, group
     before = np.cumsum(group_counts, axis=1) - group_counts  # before[x, c, v] = sum of members < c
     mine = digits(plan, np.arange(plan.tokens), dim)
     start = before[np.arange(plan.tokens), mine]  # (tokens, k)
-    order = np.lexsort((units[:, IDX], units[:, SEQ], units[:, SRC], units[:, DEST], cls, tok))
+    order = sort_rows(tok, cls, units[:, DEST], units[:, SRC], units[:, SEQ], units[:, IDX])
     key = tok[order] * plan.base + cls[order]
     first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
     rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
@@ -165,7 +181,7 @@ def inboxes(plan: RelayPlan, units: np.ndarray, machines: int,
     if wrong.any():
         raise RelayError(f"relay: a unit stopped at token {int(units[wrong][0, TOK])}, not its destination")
     boxes: list[list[tuple]] = [[] for _ in range(machines)]
-    u = units[np.lexsort((units[:, IDX], units[:, SEQ], units[:, SRC], units[:, TOK]))]
+    u = units[sort_rows(units[:, TOK], units[:, SRC], units[:, SEQ], units[:, IDX])]
     if not len(u):
         return boxes
     rec = u[:, [TOK, SRC, SEQ]]

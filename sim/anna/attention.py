@@ -137,22 +137,23 @@ def anna_linear_memory(q: object, k: object, v: object, hashes: Sequence[TableHa
     require(len(hashes) >= 1, "hashes", "need at least one table")
     sums, counts = _zeros(qm.shape[0], vm), np.zeros(qm.shape[0], dtype=np.int64)
     peak_table = 0
+    tags = {part: f"{tag}.{part}" for part in ("hash_queries", "hash_keys", "buckets", "collisions")}
     for u, g in enumerate(hashes):
         levels = code_levels([g])
-        buckets, qinv = np.unique(code_keys(g.codes(qm, ledger=ledger, tag=f"{tag}.hash_queries"), levels),
+        buckets, qinv = np.unique(code_keys(g.codes(qm, ledger=ledger, tag=tags["hash_queries"]), levels),
                                   return_inverse=True)
-        kk = code_keys(g.codes(km, ledger=ledger, tag=f"{tag}.hash_keys"), levels)
+        kk = code_keys(g.codes(km, ledger=ledger, tag=tags["hash_keys"]), levels)
         pos = np.minimum(np.searchsorted(buckets, kk), len(buckets) - 1)
-        hit = buckets[pos] == kk
-        bsum, bcnt = _zeros(len(buckets), vm), np.zeros(len(buckets), dtype=np.int64)
+        hit = np.flatnonzero(buckets[pos] == kk)  # the keys whose code is a query's bucket
+        bsum = _zeros(len(buckets), vm)
         np.add.at(bsum, pos[hit], vm[hit])
-        np.add.at(bcnt, pos[hit], 1)
+        got = np.bincount(pos[hit], minlength=len(buckets))[qinv]  # keys in each query's bucket
         sums += bsum[qinv]
-        counts += bcnt[qinv]
+        counts += got
         peak_table = max(peak_table, len(buckets) * (g.z + vm.shape[1] + 1))
         if ledger is not None:
-            ledger.record("bucket", f"{tag}.buckets", round=u, amount=len(buckets))
-            ledger.record("collision", f"{tag}.collisions", round=u, amount=int(bcnt[qinv].sum()))
+            ledger.record("bucket", tags["buckets"], round=u, amount=len(buckets))
+            ledger.record("collision", tags["collisions"], round=u, amount=int(got.sum()))
     if ledger is not None:
         ledger.record("memory_words", f"{tag}.table", amount=peak_table + qm.shape[0] * (vm.shape[1] + 1))
     return Retrieval(sums, counts)

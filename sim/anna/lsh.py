@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -140,14 +141,25 @@ def code_keys(codes: np.ndarray, levels: Sequence[int] | None = None) -> np.ndar
     its number in that mixed radix (an int64, quick to sort and search); otherwise the row's bytes (a numpy void).
     Rows compared with each other must be keyed with the same ``levels``."""
     c = np.ascontiguousarray(codes, dtype=np.int64)
-    place = [1]  # place[t]: the weight of entry t, levels[0] * ... * levels[t - 1]
-    for n in levels or ():
-        place.append(place[-1] * n)
-    if levels is not None and place[-1] < 2**63:
-        require(len(levels) == c.shape[1] and bool((c >= 0).all() and (c < np.asarray(levels)).all()), "codes",
+    radix = None if levels is None else _radix(tuple(levels))
+    if radix is not None:
+        top, place = radix
+        require(len(top) == c.shape[1] and bool(c.min(initial=0) >= 0 and (c < top).all()), "codes",
                 "an entry lies outside its levels")
-        return c @ np.array(place[:-1], dtype=np.int64)
+        return c @ place
     return c.view(np.dtype((np.void, c.dtype.itemsize * c.shape[1]))).ravel()
+
+
+@lru_cache(maxsize=64)
+def _radix(levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The levels and the place value of each entry (levels[0] * ... * levels[t - 1]) as int64 arrays; None when
+    the levels' product reaches 2^63 (a key would not fit one int64)."""
+    place = [1]
+    for n in levels:
+        place.append(place[-1] * n)
+    if place[-1] >= 2**63:
+        return None
+    return np.array(levels, dtype=np.int64), np.array(place[:-1], dtype=np.int64)
 
 
 def code_levels(hashes: Sequence[TableHash | ExactCode]) -> list[int] | None:

@@ -16,7 +16,7 @@ from attnsim.verify.twins.breaks import wrapped
 from attnsim.verify.twins.two_heads_breaks import block_shift
 from attnsim.verify.twins.two_heads_exact import add
 
-_SMALL = {"N": 4096, "M": 64, "d": 16, "points": 5, "engine": 0, "direct": 0}
+_SMALL = {"N": 2048, "M": 64, "d": 16, "points": 5, "engine": 0, "direct": 0}
 
 
 def outputs_held() -> Any:
@@ -64,7 +64,7 @@ add("two_heads.rebuttal_kv_memory", "quadratic_scratch", "the construction holds
 add("two_heads.rebuttal_kv_memory", "all_outputs_held", "the construction holds all n² call outputs before "
     "combining", outputs_held, _SMALL, kind="construction")
 add("two_heads.rebuttal_kv_memory", "padding_off_by_one", "the fused decode counts one padding row too many",
-    lambda: wrapped(blocks.decode_AB, lambda f, pad: f(pad + 1)), {**_SMALL, "N": 4000},
+    lambda: wrapped(blocks.decode_AB, lambda f, pad: f(pad + 1)), {**_SMALL, "N": 2000},
     kind="construction")
 add("two_heads.rebuttal_kv_memory", "block_boundary", "every block after the first starts one token late",
     block_shift, _SMALL, kind="construction")

@@ -38,8 +38,7 @@ from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads import streaming
 from attnsim.theory.formulas import as_number, evaluate
-from attnsim.verify.claims.rebuttal_memory import (claimed_exponent, loglog_exponent, peak_bytes, settled_heap,
-                                                    sweep)
+from attnsim.verify.claims.rebuttal_memory import claimed_exponent, loglog_exponent, peak_bytes, settled_heap, sweep
 from attnsim.verify.long_run import random_layer, run_layer
 from attnsim.verify.reference_attention import REFERENCE, relative_row_errors, softmax_attention
 from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid

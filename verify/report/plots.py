@@ -33,7 +33,8 @@ DPI = 160
 STYLE = {"font.size": 10, "axes.titlesize": 10.5, "axes.labelsize": 10, "legend.fontsize": 8.5,
          "xtick.labelsize": 9, "ytick.labelsize": 9, "figure.titlesize": 11, "axes.grid": True,
          "grid.alpha": 0.3, "grid.linewidth": 0.6, "lines.markersize": 6, "legend.framealpha": 0.85,
-         "savefig.dpi": DPI, "figure.dpi": DPI, "axes.spines.top": False, "axes.spines.right": False, "axes.titley": 1.0}
+         "savefig.dpi": DPI, "figure.dpi": DPI, "axes.spines.top": False, "axes.spines.right": False,
+         "axes.titley": 1.0}
 """``axes.titley`` fixed at the top of the panel: no plot draws tick labels above a panel, and matplotlib's search
 for them measures the panel's y axis once more per title (a tenth of the claim sections' CPU)."""
 MAX_PANELS = 3

@@ -86,8 +86,9 @@ def _arrange(fig: Any) -> None:
         return
     nrows, ncols = fig.axes[0].get_subplotspec().get_gridspec().get_geometry()
     pad = PAD / 72
+    xticks = [_tick_labels(ax.xaxis, renderer) for ax in axes]
     left = max(_tick_labels(ax.yaxis, renderer)[0] + _inches(ax.yaxis.label, renderer)[0] for ax in axes) + 2 * pad
-    under = max(_tick_labels(ax.xaxis, renderer)[1] + _inches(ax.xaxis.label, renderer)[1] for ax in axes) + pad
+    under = max(h + _inches(ax.xaxis.label, renderer)[1] for ax, (_, h) in zip(axes, xticks)) + pad
     for ax in axes:  # a legend placed below its panel goes under the x label
         leg = ax.get_legend()
         if leg is not None and leg.get_gid() == BELOW:
@@ -99,7 +100,7 @@ def _arrange(fig: Any) -> None:
     top = over + title
     bottom = under + below + pad + sum(_inches(leg, renderer)[1] + pad for leg in fig.legends)
     width, height = fig.get_size_inches()
-    right = max(_tick_labels(ax.xaxis, renderer)[0] for ax in axes) / 2 + pad  # the last x label overhangs
+    right = max(w for w, _ in xticks) / 2 + pad  # the last x label overhangs
     panel_w = (width - left - right - (ncols - 1) * (left + right)) / ncols
     panel_h = (height - top - bottom - (nrows - 1) * (over + under + below)) / nrows
     fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height,

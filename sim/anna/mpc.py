@@ -16,7 +16,9 @@ Ledger entries: ``mpc_round`` (one per round), ``mpc_message`` (words moved that
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+import gc
+from functools import wraps
+from typing import Any, Callable, Iterable, Sequence, TypeVar, cast
 
 from attnsim.sim.anna.errors import require
 from attnsim.sim.errors import AttnsimError
@@ -34,10 +36,33 @@ Place = Callable[[dict[int, list[Record]]], dict[int, list[Record]]]
 
 
 _TUPLE = {tuple}
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class MPCLimitError(AttnsimError):
     """A round broke the MPC rules (too many words sent or received, or a bad destination)."""
+
+
+def _older_objects_frozen(step: F) -> F:
+    """``step`` (a round or a local step) with every object made before it frozen (:func:`gc.freeze`).
+
+    Rounds and local steps make a tuple or more a record and free them by reference counting. Each time the
+    cycle collector runs its full pass it would walk every object the process made before as well (a loaded
+    theory, sympy's caches: most of the heap), again and again over a protocol's many rounds; frozen, they
+    are skipped, and thawed after the step. Nothing is left uncollected: frozen garbage is collected after the
+    thaw. A freeze already in force (a caller's) stays as it is."""
+
+    @wraps(step)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if gc.get_freeze_count():
+            return step(*args, **kwargs)
+        gc.freeze()
+        try:
+            return step(*args, **kwargs)
+        finally:
+            gc.unfreeze()
+
+    return cast(F, run)
 
 
 def words(records: Iterable[Record]) -> int:
@@ -84,6 +109,7 @@ class MPC:
             self._sizes[m] = None
             self._mark(m)
 
+    @_older_objects_frozen
     def round(self, step: Step, *, label: str = "", keep: Keep | None = None) -> None:
         """Run one round: ``step(machine, memory)`` yields the machine's messages.
 
@@ -160,6 +186,7 @@ class MPC:
         self.ledger.record("mpc_load", where, round=r, amount=loads[worst])
         self.ledger.record("mpc_record", where, round=r, amount=longest)
 
+    @_older_objects_frozen
     def local(self, fn: Callable[[int, list[Record]], list[Record]]) -> None:
         """Local computation (free in MPC): replace each machine's memory by ``fn(machine, memory)``."""
         for m in range(self.P):

@@ -208,8 +208,8 @@ class MPCTransformer:
         order = sort_rows(sources, units[:, TOK], units[:, DEST], units[:, SRC], units[:, SEQ], units[:, IDX])
         units, sources = units[order], sources[order]
         pair = sources * plan.tokens + units[:, TOK]
-        first = np.r_[0, np.flatnonzero(np.diff(pair)) + 1] if len(pair) else np.zeros(0, dtype=np.int64)
-        sizes = np.diff(np.r_[first, len(pair)])
+        first = np.concatenate(([0], np.flatnonzero(np.diff(pair)) + 1)) if len(pair) else np.zeros(0, dtype=np.int64)
+        sizes = np.diff(np.concatenate((first, [len(pair)])))
         if len(sizes):
             self.max_bundle_units = max(self.max_bundle_units, int(sizes.max()))
             if sizes.max() > plan.capacity:
@@ -222,7 +222,8 @@ class MPCTransformer:
         riding = np.flatnonzero((head >= 1) & (head < plan.base))
         pick = riding[np.argsort(head[riding], kind="stable")]  # by head, then as sorted: by source
         hd, held, to = head[pick] - 1, sources[pick], units[pick, TOK]
-        new = np.r_[True, (held[1:] != held[:-1]) | (hd[1:] != hd[:-1])] if len(held) else np.zeros(0, dtype=bool)
+        change = (held[1:] != held[:-1]) | (hd[1:] != hd[:-1])
+        new = np.concatenate(([True], change)) if len(held) else change
         senders, row, of_head = held[new], np.cumsum(new) - 1, hd[new]
         keys = np.full((plan.heads, plan.tokens), -1, dtype=np.int64)
         keys[hd, held] = to

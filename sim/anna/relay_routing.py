@@ -29,6 +29,7 @@ sender per head (Lemma B.4's code with alpha = 1).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -101,15 +102,13 @@ def sort_rows(*columns: np.ndarray) -> np.ndarray:
     reversed), from one combined integer key (one sort, not one a column) when the columns' ranges allow it."""
     if not len(columns[0]):
         return np.lexsort(columns[::-1])
-    key, span = np.zeros(len(columns[0]), dtype=np.int64), 1
-    for col in columns:
-        low = int(col.min())
-        width = int(col.max()) - low + 1
-        span *= width
-        if span >= 2**62:
-            return np.lexsort(columns[::-1])
-        key = key * width + (col - low)
-    return np.argsort(key, kind="stable")
+    cols = np.stack(columns)
+    lows, highs = cols.min(axis=1).tolist(), cols.max(axis=1).tolist()
+    widths = [high - low + 1 for low, high in zip(lows, highs)]
+    if math.prod(widths) >= 2**62:
+        return np.lexsort(columns[::-1])
+    scale = np.array([math.prod(widths[t + 1:]) for t in range(len(widths))], dtype=np.int64)
+    return np.argsort(((cols - np.array(lows)[:, None]) * scale[:, None]).sum(axis=0), kind="stable")
 
 
 def units_of(outboxes: list[list[tuple[int, tuple]]], words: Callable[[list], list[int]]) -> np.ndarray:
@@ -160,8 +159,8 @@ def deal_targets(plan: RelayPlan, units: np.ndarray, dim: int, level: int, group
     start = before[np.arange(plan.tokens), mine]  # (tokens, k)
     order = sort_rows(tok, cls, units[:, DEST], units[:, SRC], units[:, SEQ], units[:, IDX])
     key = tok[order] * plan.base + cls[order]
-    first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
-    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    first = np.concatenate(([0], np.flatnonzero(np.diff(key)) + 1))
+    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.concatenate((first, [len(order)]))))
     pooled = np.empty(len(order), dtype=np.int64)
     pooled[order] = start[tok[order], cls[order]] + rank
     return with_digit(plan, tok, dim, pooled % plan.base)
@@ -185,11 +184,11 @@ def inboxes(plan: RelayPlan, units: np.ndarray, machines: int,
     if not len(u):
         return boxes
     rec = u[:, [TOK, SRC, SEQ]]
-    same = np.r_[(rec[1:] == rec[:-1]).all(axis=1), False]  # the next unit is of the same record
-    u = u[~(same & np.r_[u[1:, IDX] == u[:-1, IDX], False])]  # a repeated word: the last one stands
-    first = np.r_[True, (u[1:, [TOK, SRC, SEQ]] != u[:-1, [TOK, SRC, SEQ]]).any(axis=1)]
+    same = np.concatenate(((rec[1:] == rec[:-1]).all(axis=1), [False]))  # the next unit is of the same record
+    u = u[~(same & np.concatenate((u[1:, IDX] == u[:-1, IDX], [False])))]  # a repeated word: the last one stands
+    first = np.concatenate(([True], (u[1:, [TOK, SRC, SEQ]] != u[:-1, [TOK, SRC, SEQ]]).any(axis=1)))
     starts = np.flatnonzero(first)
-    ends = np.r_[starts[1:], len(u)]
+    ends = np.concatenate((starts[1:], [len(u)]))
     at = np.arange(len(u)) - np.repeat(starts, ends - starts)
     bad = np.flatnonzero(np.add.reduceat(u[:, IDX] != at, starts)) if len(starts) else starts
     if len(bad):

@@ -18,6 +18,7 @@ Generic plots, drawn from check records only:
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -52,6 +53,12 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3
     plt.rcParams.update(STYLE)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
     return fig, [ax for row in axes for ax in row]
+
+
+def wrap(text: str, inches: float, size: float) -> str:
+    """``text`` broken at spaces into lines that fit ``inches`` at ``size`` points (a glyph is about 0.6 em wide
+    on average): a long bound in a panel title would run into its neighbour's, a long label past the figure."""
+    return textwrap.fill(text, max(12, int(inches * 72 / (0.6 * size))))
 
 
 def _inches(artist: Any, renderer: Any) -> tuple[float, float]:
@@ -96,10 +103,16 @@ def _arrange(fig: Any) -> None:
     below = max((_inches(leg, renderer)[1] + pad for ax in axes if (leg := ax.get_legend()) is not None
                  and leg.get_gid() == BELOW), default=0.0)
     over = max(_inches(ax.title, renderer)[1] for ax in axes) + 2 * pad
-    title = plt.rcParams["figure.titlesize"] * 1.3 / 72 + pad if fig.get_suptitle() else 0.0
+    lines = fig.get_suptitle().count("\n") + 1 if fig.get_suptitle() else 0
+    title = lines * plt.rcParams["figure.titlesize"] * 1.3 / 72 + pad if lines else 0.0
     top = over + title
     bottom = under + below + pad + sum(_inches(leg, renderer)[1] + pad for leg in fig.legends)
     width, height = fig.get_size_inches()
+    wrapped = (nrows * max(ax.get_title().count("\n") for ax in axes) * plt.rcParams["axes.titlesize"] * 1.2
+               + max(lines - 1, 0) * plt.rcParams["figure.titlesize"] * 1.3) / 72
+    if wrapped:  # a title's extra lines (:func:`wrap`) make the figure taller, not its panels shorter
+        height += wrapped
+        fig.set_size_inches(width, height)
     right = max(w for w, _ in xticks) / 2 + pad  # the last x label overhangs
     panel_w = (width - left - right - (ncols - 1) * (left + right)) / ncols
     panel_h = (height - top - bottom - (nrows - 1) * (over + under + below)) / nrows
@@ -253,13 +266,14 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
         ax.set_ylabel(res)
         bound = summary["resources"][res]["bound"]
         scale = f"{c:.3g} × " if c else ""
-        ax.set_title(f"{res}: {scale}{formula_text(bound, summary['paper'])}" if bound else f"{res} (exact count only)")
+        ax.set_title(wrap(f"{res}: {scale}{formula_text(bound, summary['paper'])}" if bound else
+                          f"{res} (exact count only)", 4.0, STYLE["axes.titlesize"]))
         handles.update({lab: h for h, lab in zip(*ax.get_legend_handles_labels()) if lab not in handles})
     # one legend for every panel, below them: the series are the same in each
     widest = max(len(label) for label in handles)
     columns = max(1, min(3, len(handles), int(len(panels) * 4.0 * 72 / 5.5 / (widest + 6))))
     fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=columns)
-    fig.suptitle(f"{summary['label']} ({summary['id']})")
+    fig.suptitle(wrap(f"{summary['label']} ({summary['id']})", 4.0 * len(panels), STYLE["figure.titlesize"]))
     save(fig, path)
     return True
 

@@ -159,7 +159,9 @@ def _radix(levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
         place.append(place[-1] * n)
     if place[-1] >= 2**63:
         return None
-    return np.array(levels, dtype=np.int64), np.array(place[:-1], dtype=np.int64)
+    top, weights = np.array(levels, dtype=np.int64), np.array(place[:-1], dtype=np.int64)
+    top.flags.writeable = weights.flags.writeable = False  # shared by every call with these levels
+    return top, weights
 
 
 def code_levels(hashes: Sequence[TableHash | ExactCode]) -> list[int] | None:

@@ -85,9 +85,9 @@ class WordCodec:
         return 2 * int(w)
 
     def words(self, ws: list[object]) -> list[int]:
-        """:meth:`word` of every entry of ``ws`` (plain ints take the short way: 2 v)."""
-        word = self.word
-        return [2 * w if type(w) is int else word(w) for w in ws]
+        """:meth:`word` of every entry of ``ws`` (integers take the short way: 2 v)."""
+        word, integer = self.word, np.integer
+        return [2 * w if type(w) is int else 2 * int(w) if isinstance(w, integer) else word(w) for w in ws]
 
     def unword(self, n: int) -> object:
         """The inverse of :meth:`word`."""
@@ -273,18 +273,18 @@ class MPCTransformer:
             decoded, failure = self.code.decode_rows(sums, matched), None
         except DecodingError as exc:  # some head's average does not decode: found below, head by head
             decoded, failure = None, exc
-        cut = np.searchsorted(hit, np.arange(len(keys) + 1) * n)
-        for h in range(len(keys)):
+        cut = np.searchsorted(hit, np.arange(len(keys) + 1) * n).tolist()
+        for h, (most, compared) in enumerate(zip(counts.max(axis=1, initial=0).tolist(), compares.tolist())):
             where = self._record_head(h, self.code.width)
-            self.ledger.record("compare", f"{where}.search", amount=int(compares[h]))
-            self.max_alpha = max(self.max_alpha, int(counts[h].max(initial=0)))
+            self.ledger.record("compare", f"{where}.search", amount=compared)
+            self.max_alpha = max(self.max_alpha, most)
             if failure is not None:
                 try:
                     self.code.decode_rows(sums[cut[h]:cut[h + 1]], matched[cut[h]:cut[h + 1]])
                 except DecodingError:
                     self.ledger.record("decode_failure", where, round=self.layers)
                     raise
-            self.ledger.record("decode", where, round=self.layers, amount=int(cut[h + 1] - cut[h]))
+            self.ledger.record("decode", where, round=self.layers, amount=cut[h + 1] - cut[h])
         if failure is not None:
             raise failure
         return hit % n, *decoded

@@ -56,8 +56,11 @@ def receptive_fields(patterns: list[np.ndarray], B: int, *, ledger: Ledger | Non
     for layer, labels in enumerate(patterns):
         labels = validate_pattern(labels, B)
         require(len(labels) == N, "patterns", f"layer {layer} has {len(labels)} labels, expected {N}")
-        same = labels[:, None] == labels[None, :]
-        dep = (same.astype(np.int64) @ dep.astype(np.int64)) > 0
+        _, chunk = np.unique(labels, return_inverse=True)  # a token's field: the union of its chunk-mates' fields
+        chunk = chunk.reshape(-1)
+        order = np.argsort(chunk, kind="stable")
+        starts = np.flatnonzero(np.concatenate(([True], np.diff(chunk[order]) != 0)))
+        dep = np.logical_or.reduceat(dep[order], starts, axis=0)[chunk]
         if ledger is not None:
             ledger.record("receptive_field", f"reformer.layer{layer}", round=layer, amount=int(dep.sum(axis=1).max()))
     return dep

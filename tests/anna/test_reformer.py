@@ -31,6 +31,10 @@ def test_any_fixed_pattern_stays_within_B_to_the_L():
     patterns = [rng.permutation(N) // B for _ in range(L)]
     dep = receptive_fields(patterns, B)
     assert dep.sum(axis=1).max() <= B ** L
+    want = np.eye(N, dtype=bool)  # D^l(i): the tokens of i's chunk's fields, layer by layer
+    for labels in patterns:
+        want = ((labels[:, None] == labels[None, :]).astype(np.int64) @ want.astype(np.int64)) > 0
+    assert (dep == want).all()
 
 
 def test_a_failing_input_for_too_few_layers():

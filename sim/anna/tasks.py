@@ -84,19 +84,18 @@ def sigma(s: np.ndarray) -> np.ndarray:
 
 
 def hop_pointers(s: np.ndarray, k: int) -> np.ndarray:
-    """sigma^k(i) for every i, by k sequential applications of the generator rule (SINK absorbs)."""
+    """sigma^k(i) for every i, by k sequential applications of the generator rule (SINK absorbs). The rule
+    sends p to 1 + the last t < p with s[t] = s[p] (SINK if none): each position's predecessor among the
+    positions of its letter, read off one stable sort of the string by letter."""
     require(k >= 0, "k", f"must be >= 0, got {k}")
     s = np.asarray(s, dtype=np.int64)
+    by_letter = np.argsort(s, kind="stable")  # each letter's positions, in increasing order
+    same = s[by_letter][1:] == s[by_letter][:-1]
+    rule = np.full(len(s), SINK, dtype=np.int64)
+    rule[by_letter[1:][same]] = by_letter[:-1][same] + 1
     ptr = np.arange(len(s), dtype=np.int64)
     for _ in range(k):
-        nxt = np.full(len(s), SINK, dtype=np.int64)
-        for i, p in enumerate(ptr.tolist()):
-            if p == SINK:
-                continue
-            earlier = np.flatnonzero(s[:p] == s[p])
-            if len(earlier):
-                nxt[i] = earlier[-1] + 1
-        ptr = nxt
+        ptr = np.where(ptr == SINK, SINK, rule[np.maximum(ptr, 0)])
     return ptr
 
 

@@ -74,3 +74,17 @@ def test_too_little_memory_is_refused():
         khop_mpc(s, 3, memory=32)  # two tokens a machine, but the sort's radix floor(sqrt(32) / 3) is 1
     with pytest.raises(AnnaInputError, match="^alphabet:"):
         khop_mpc(s, 3, memory=64, alphabet=2)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_hop_pointers_follow_the_generator_rule_step_by_step(seed):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 3, size=40)
+    for k in (0, 1, 2, 5):
+        want = []
+        for i in range(len(s)):
+            p = i
+            for _ in range(k):  # the rule as stated: 1 + the last t < p with s[t] = s[p], SINK if none (absorbing)
+                p = SINK if p == SINK or s[p] not in s[:p] else max(t for t in range(p) if s[t] == s[p]) + 1
+            want.append(p)
+        assert hop_pointers(s, k).tolist() == want

@@ -260,13 +260,13 @@ def ema_heads(queries: np.ndarray, keys: np.ndarray, values: np.ndarray,
     require(km.ndim == 2 and km.dtype.kind in "iu" and qm.ndim == 1 and qm.dtype.kind in "iu", "keys",
             "ema_heads takes one integer word per key (H x n) and per query (n)")
     H, n = km.shape
-    order = np.argsort(km, axis=1, kind="stable")
     low = min(int(km.min(initial=0)), int(qm.min(initial=0)))
     span = max(int(km.max(initial=0)), int(qm.max(initial=0))) - low + 1
     require(km.shape[0] * span < 2**62, "keys", "the heads' words must span less than 2^62 / H")
     shift = (np.arange(H, dtype=np.int64) * span - low)[:, None]  # head h's words move to [h span, (h + 1) span)
-    flat = (np.take_along_axis(km, order, axis=1) + shift).reshape(-1)
-    wanted = (qm[None, :] + shift).reshape(-1)
+    words = (km + shift).reshape(-1)
+    order = np.argsort(words, kind="stable")  # every head's keys sorted, in its own block of n
+    flat, wanted = words[order], (qm[None, :] + shift).reshape(-1)
     start = (np.arange(H, dtype=np.int64) * n)[:, None]
     lo = np.searchsorted(flat, wanted, side="left").reshape(H, n) - start
     hi = np.searchsorted(flat, wanted, side="right").reshape(H, n) - start
@@ -275,7 +275,7 @@ def ema_heads(queries: np.ndarray, keys: np.ndarray, values: np.ndarray,
     counts = np.maximum(hi - lo, 0).astype(np.int64)
     vm, at = _sparse_values(values, rows, H * n)  # key j's value: row at[j] of vm (the last, zero, if not in rows)
     hit = np.flatnonzero(counts)
-    sums = _run_sums(vm, at[(order + start).reshape(-1)], (lo + start).reshape(-1)[hit], (hi + start).reshape(-1)[hit])
+    sums = _run_sums(vm, at[order], (lo + start).reshape(-1)[hit], (hi + start).reshape(-1)[hit])
     return counts, hit, sums, compares
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable, Iterator
 
 import numpy as np
@@ -113,15 +114,19 @@ def sort_rows(*columns: np.ndarray) -> np.ndarray:
 
 def units_of(outboxes: list[list[tuple[int, tuple]]], words: Callable[[list], list[int]]) -> np.ndarray:
     """Every machine's messages cut into units, one row per word (``words`` codes a list of words as integers)."""
-    srcs, dests, seqs, lens, flat = [], [], [], [], []
+    srcs: list[int] = []
+    dests: list[int] = []
+    seqs: list[int] = []
+    lens: list[int] = []
+    flat: list[object] = []
     for src, out in enumerate(outboxes):
         if out:
             srcs += [src] * len(out)
             seqs += range(len(out))
-            for dest, rec in out:
-                dests.append(dest)
-                lens.append(len(rec))
-                flat += rec
+            to, recs = zip(*out)
+            dests += to
+            lens += map(len, recs)
+            flat += chain.from_iterable(recs)
     n = np.array(lens, dtype=np.int64)
     src = np.repeat(np.array(srcs, dtype=np.int64), n)
     idx = np.arange(len(flat)) - np.repeat(np.cumsum(n) - n, n)

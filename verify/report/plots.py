@@ -47,12 +47,14 @@ MARKERS = "osD^v<>p*h"
 _EXACT = ("exact", "fraction", "symbolic")
 
 
-def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6) -> tuple[Any, list[Any]]:
-    """A figure in the report's style with ``nrows × ncols`` panels of ``width × height`` inches each (their
-    labels and titles included; :func:`save` lays them out)."""
+def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6,
+           panels: int | None = None) -> tuple[Any, list[Any]]:
+    """A figure in the report's style with a grid of ``nrows × ncols`` places of ``width × height`` inches each
+    (their labels and titles included; :func:`save` lays them out), the first ``panels`` of them (default:
+    all) holding a panel, row by row."""
     plt.rcParams.update(STYLE)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
-    return fig, [ax for row in axes for ax in row]
+    fig = plt.figure(figsize=(width * ncols, height * nrows))
+    return fig, [fig.add_subplot(nrows, ncols, k + 1) for k in range(panels or nrows * ncols)]
 
 
 def wrap(text: str, inches: float, size: float) -> str:
@@ -319,7 +321,7 @@ def growth_plot(results: Sequence[Any], path: Path) -> bool:
     if not drawn:
         return False
     cols = min(3, len(drawn))
-    fig, axes = figure(cols, math.ceil(len(drawn) / cols), width=4.2, height=3.3)
+    fig, axes = figure(cols, math.ceil(len(drawn) / cols), width=4.2, height=3.3, panels=len(drawn))
     for ax, g in zip(axes, drawn):
         pts = [(s, m, b) for s, m, b in zip(g.sizes, g.measured, g.bound_values) if m > 0 and b > 0]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", label="measured")
@@ -329,7 +331,5 @@ def growth_plot(results: Sequence[Any], path: Path) -> bool:
         ax.set_xlabel(g.size_var)
         log_axes(ax)
         legend(ax)
-    for ax in axes[len(drawn):]:
-        ax.set_visible(False)
     save(fig, path)
     return True

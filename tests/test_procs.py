@@ -88,3 +88,25 @@ def test_stop_pool_leaves_no_manager_thread_to_race_the_exit_hook() -> None:
     stop_pool(pool)
     assert not manager.is_alive()
     assert all(f.cancelled() or f.done() for f in futures[2:])
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_pool_workers_run_blas_on_one_thread() -> None:
+    """The pool's workers fill the cores themselves: each worker's BLAS runs one thread (this process's BLAS,
+    which the workers inherit, is raised to two first, so a worker without the limit would report two)."""
+    import numpy  # noqa: F401  (loads the BLAS library that threadpoolctl reports)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert set(_blas_threads()) == {2}
+        pool = worker_pool(1)
+        try:
+            threads = pool.submit(_blas_threads).result()
+        finally:
+            pool.shutdown(wait=True)
+    assert threads and set(threads) == {1}

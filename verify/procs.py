@@ -95,9 +95,19 @@ def signals_deferred() -> Iterator[None]:
             signal.raise_signal(caught[0])  # its own handler now: KeyboardInterrupt, or the command's SIGTERM
 
 
+def pool_worker(parent: int) -> None:
+    """Pool initializer: :func:`die_with_parent`, and BLAS held to one thread for the worker's life. The pool's
+    workers already fill the cores; a BLAS thread pool in each would only spin between small products and
+    take CPU from the other workers (OpenBLAS splits a product by output tiles, so the numbers are the same)."""
+    die_with_parent(parent)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """A process pool whose workers die with this process."""
-    return ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),))
+    """A process pool whose workers die with this process and use one BLAS thread each."""
+    return ProcessPoolExecutor(max_workers=workers, initializer=pool_worker, initargs=(os.getpid(),))
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:

@@ -23,6 +23,43 @@ def test_a_round_within_budget_is_delivered_and_counted():
     assert led.rounds("mpc_round") == 1 and led.total("mpc_message") == 3 and led.total("mpc_machine") == 3
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**16))
+def test_a_kept_memory_counts_as_it_did_when_delivered(seed):
+    """Keeping the memory as delivered (reusing its counted words) spends what keeping a copy of it (counted
+    afresh) spends: the same memories and ledger, round after round, with local steps in between."""
+    rng = np.random.default_rng(seed)
+    P, s = 4, 12
+    start = {m: [tuple(int(x) for x in rng.integers(0, 9, size=int(rng.integers(1, 4))))] for m in range(P)}
+    runs = []
+    for copy in (False, True):
+        led = Ledger()
+        mpc = MPC(P, s, ledger=led)
+        mpc.load(start)
+        for t in range(6):
+            mpc.round(lambda m, mem, t=t: [((m + t) % P, mem[-1][:1])] if mem and m == t % P else [],
+                      keep=(lambda m, mem: list(mem)) if copy else (lambda m, mem: mem), label=f"r{t}")
+            if t == 2:
+                mpc.local(lambda m, mem: [list(r) for r in mem])  # lists, not tuples: the next keep normalises
+        runs.append((mpc.memory, [(e.kind, e.tag, e.round, e.amount) for e in led.entries]))
+    assert runs[0] == runs[1]
+
+
+def test_rounds_thaw_the_heap_they_froze_and_keep_a_callers_freeze():
+    import gc
+
+    mpc = MPC(2, 4)
+    mpc.load({0: [(1, 2)]})
+    mpc.round(lambda m, mem: [(1 - m, r) for r in mem])
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mpc.local(lambda m, mem: mem)
+        assert gc.get_freeze_count() > 0  # the caller's freeze is still in force
+    finally:
+        gc.unfreeze()
+
+
 def test_refuses_a_machine_that_sends_too_much():
     mpc = MPC(2, 4)
     mpc.load({0: [(1, 2, 3, 4)]})

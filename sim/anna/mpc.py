@@ -124,7 +124,7 @@ class MPC:
         name = label or "unnamed"
         P, s, used = self.P, self.s, self._used
         direct = self.deliver is direct_delivery
-        outboxes: list[list[Message]] = [[] for _ in range(P)]
+        outboxes: list[list[Message]] = [] if direct else [[] for _ in range(P)]
         inbox: list[list[Record]] = [[] for _ in range(P)]
         loads = [0] * P
         longest = 0
@@ -143,11 +143,14 @@ class MPC:
                         kept = [tuple(rec) for rec in kept]
                     own = list(map(len, kept))
                     known = sum(own), max(own)
-                kept_words = known[0]
-                longest = max(longest, known[1])
-                received[m] = max(received[m], known[1])
-            out = [(dest, rec if type(rec) is tuple else tuple(rec)) for dest, rec in step(m, mem)]
-            sizes = [len(rec) for _, rec in out] if out else []
+                kept_words, kept_longest = known
+                if kept_longest > longest:
+                    longest = kept_longest
+                if kept_longest > received[m]:
+                    received[m] = kept_longest
+            sending = step(m, mem)
+            out = [(dest, rec if type(rec) is tuple else tuple(rec)) for dest, rec in sending] if sending else []
+            sizes = [len(rec) for _, rec in out] if out else out
             sent = kept_words + sum(sizes) if out else kept_words
             if sent > s:
                 raise MPCLimitError(f"{self.tag} round {r} ({name}): machine {m} sends {sent} words > s = {s}")
@@ -177,7 +180,7 @@ class MPC:
         self.memory = inbox
         self._sizes = list(zip(loads, received)) if direct else [None] * P
         for m, box in enumerate(inbox):
-            if box:
+            if box and m not in used:
                 self._mark(m)
         self.rounds += 1
         where = f"{self.tag}.{label or 'round'}"

@@ -119,7 +119,7 @@ class MessageCode:
         require(0 <= sender < self.senders, "sender", f"id {sender} is outside 0..{self.senders - 1}")
         require(len(payload) <= self.delta, "Delta",
                 f"a payload of {len(payload)} numbers does not fit the code's {self.delta}")
-        require(all(abs(int(x)) <= _PAYLOAD_MAX for x in payload), "payload",
+        require(max(map(abs, map(int, payload)), default=0) <= _PAYLOAD_MAX, "payload",
                 "numbers must lie within +-2^40 so that sums of q encodings stay exact in int64")
         block = np.array([1, sender, sender * sender, *payload], dtype=np.int64)
         return {(t, b): block for t, b in enumerate(self.buckets(sender))}
@@ -142,7 +142,7 @@ class MessageCode:
             return {}
         found: dict[int, list[int]] = {}
         for block in cells.values():
-            c, s1, s2 = (int(x) for x in block[:3].tolist())
+            c, s1, s2 = map(int, block[:3].tolist())
             if c == 0 or s1 * s1 != c * s2 or s1 // c in found:
                 continue
             found[s1 // c] = [int(x) // c for x in block[3:]] + [0] * (self.block - len(block))

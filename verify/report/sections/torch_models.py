@@ -60,11 +60,16 @@ def torch_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> s
     """The torch section of the report (a note when torch or transformers is missing)."""
     head = ["### Imported PyTorch models, the torch oracle and FlexAttention", ""]
     try:
-        import torch  # noqa: F401
+        import torch
         import transformers  # noqa: F401
     except ImportError as exc:
         return "\n".join(head + [f"_Skipped: the torch extra is not installed ({exc}); "
                                  f"pip install -e '.[torch]'._", ""])
     from attnsim.verify.report.flex_blocks import section
 
-    return "\n".join(head + [imported_models_table(), "", section(quick)])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # its matrices are 64 × 32: more threads cost ~8x the CPU (spinning), same numbers
+    try:
+        return "\n".join(head + [imported_models_table(), "", section(quick)])
+    finally:
+        torch.set_num_threads(threads)

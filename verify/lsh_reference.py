@@ -51,16 +51,21 @@ def hash_values(tables: Sequence[Any], x: np.ndarray) -> np.ndarray:
 
 
 def _numbers(hq: np.ndarray, hk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each point's z hash values of a table as one integer: the values, shifted to 0 .. W - 1 per table and hash
-    function, are its digits in base W. Equal integers mean all z values equal (exact while W^z < 2^63)."""
+    """Each point's z hash values of a table as one integer; two points of a table share it exactly when all z
+    values agree. The values, shifted to 0 .. W - 1 per table and hash function, are its digits in base W while
+    W^z < 2^63; otherwise it is the rank of the table and values among the distinct rows (``np.unique``, slower)."""
     low = np.minimum(hq.min(axis=1, initial=0), hk.min(axis=1, initial=0))[:, None, :]
     hq, hk = hq - low, hk - low
     base = int(max(hq.max(initial=0), hk.max(initial=0))) + 1
-    z = hq.shape[2]
-    if z * np.log2(base) >= 63:
-        raise ValueError(f"tables: {z} hash values of {base} levels do not fit one 63-bit integer")
-    digits = base ** np.arange(z, dtype=np.int64)
-    return hq @ digits, hk @ digits
+    tables, n_q, z = hq.shape
+    if z * np.log2(base) < 63:
+        digits = base ** np.arange(z, dtype=np.int64)
+        return hq @ digits, hk @ digits
+    rows = np.concatenate([hq, hk], axis=1)
+    table = np.broadcast_to(np.arange(tables)[:, None, None], (tables, rows.shape[1], 1))
+    _, ids = np.unique(np.concatenate([table, rows], axis=2).reshape(-1, z + 1), axis=0, return_inverse=True)
+    ids = ids.reshape(tables, -1)
+    return ids[:, :n_q], ids[:, n_q:]
 
 
 def collision_counts(q: np.ndarray, k: np.ndarray, tables: Sequence[Any]) -> np.ndarray:

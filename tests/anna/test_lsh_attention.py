@@ -192,3 +192,22 @@ def test_ema_heads_equal_one_ema_per_head_with_zero_rows(H, n, alphabet, seed, d
         assert (sums[mine] == want.sums[hit[mine] - h * n]).all()
     with pytest.raises(AnnaInputError, match="rows"):
         ema_heads(q, keys, v[:1], [H * n])
+
+
+@pytest.mark.parametrize("width, z", [(1.0, 3), (1e-3, 8)])
+def test_reference_counts_equal_pairwise_hash_values_however_many_levels(width, z):
+    """The independent reference's counts equal comparing all z hash values pair by pair, both when a point's
+    values fit one 63-bit integer (width 1, z = 3) and when they do not (width 1e-3, z = 8: ~2^14 levels each)."""
+    from attnsim.verify.lsh_reference import collision_counts as reference_counts
+
+    rng = np.random.default_rng(5)
+    q, k = 10 * rng.standard_normal((9, 4)), 10 * rng.standard_normal((7, 4))
+    k[:3] = q[:3]  # some pairs collide in every table
+    tables = draw_tables(PStableLSH(4, width), 5, z, rng)
+    want = np.zeros((9, 7), dtype=np.int64)
+    for g in tables:
+        a, b = np.asarray(g.a), np.asarray(g.b)
+        vq, vk = np.floor((q @ a.T + b) / g.w), np.floor((k @ a.T + b) / g.w)
+        want += np.array([[np.array_equal(x, y) for y in vk] for x in vq])
+    assert want[:3].diagonal().tolist() == [5, 5, 5]
+    assert np.array_equal(reference_counts(q, k, tables), want)

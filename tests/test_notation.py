@@ -23,7 +23,7 @@ def test_symbols_flags_and_numbers_print_as_the_papers_write_them() -> None:
 def test_claims_bounds_and_report_share_one_notation() -> None:
     from attnsim.verify.cli.bounds import render_md
     from attnsim.verify.cli.claims import claim_rows
-    from attnsim.verify.report.build import theory_lines
+    from attnsim.verify.report.claim_page import theory_lines
 
     rows = catalog("two_heads")
     md = render_md(rows)

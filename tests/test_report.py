@@ -149,7 +149,8 @@ def test_tables_show_bounds_in_one_notation_and_only_parameters_that_differ():
 
     from attnsim.paper_refs import get as get_claim
     from attnsim.theory.catalog import claim_summary
-    from attnsim.verify.report.build import claim_defaults, measured_table, summary_table, theory_lines
+    from attnsim.verify.report.build import summary_table
+    from attnsim.verify.report.claim_page import claim_defaults, measured_table, theory_lines
 
     summary = claim_summary(get_claim("two_heads.lemma_3_1"))
     theory = "\n".join(theory_lines(summary))

@@ -27,7 +27,7 @@ FORMATS = ("md", "tex", "json")
 
 def render_md(rows: list[dict[str, Any]]) -> str:
     """The bounds as Markdown: per claim, the same theory block as the report's claim section."""
-    from attnsim.verify.report.build import theory_lines
+    from attnsim.verify.report.claim_page import theory_lines
 
     out = ["# attnsim bounds", ""]
     for c in rows:

@@ -34,7 +34,7 @@ def run_topic(out: str, quick: bool, paper: str, index: int, records: list[dict[
 
 def section_chunk(jobs: list[Job], _cache: str | None = None) -> list[tuple[str, Any, str, float]]:
     """A task: (kind, claim id or (paper, index), markdown, seconds) of each job."""
-    from attnsim.verify.report.build import claim_sections
+    from attnsim.verify.report.claim_page import claim_sections
 
     done = []
     for kind, paper, which, inputs in jobs:

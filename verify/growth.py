@@ -22,7 +22,7 @@ the slope: that is the point (a big-O bound without a stated constant cannot fai
 A failure probability (``eta`` of anna.alg_1 / anna.alg_2) is measured by its checker as the one-sided 95%
 Clopper-Pearson upper bound over the record's runs, never the empirical rate: a feasible sweep sees no failure, and
 0 at every size fits nothing. The fit is then of that upper bound / bound, and the growth sweep runs at each size
-enough seeds that zero failures put it at a fixed multiple of the bound (``eta_runs`` in verify/claims/anna.py).
+enough seeds that zero failures put it at a fixed multiple of the bound (``eta_runs`` in verify/claims/anna_lsh.py).
 
 Where the scheme as implemented has an exact count (``exact`` in paper_refs, the record's ``predicted``), the
 same slope test is also run on measured / exact: a small sweep often sits where the bound is still loose

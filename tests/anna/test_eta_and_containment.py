@@ -11,7 +11,7 @@ from attnsim.paper_refs import get
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
 from attnsim.theory.symbolic import OUTSIDE, analyse
-from attnsim.verify.claims.anna import eta_reason
+from attnsim.verify.claims.anna_lsh import eta_reason
 from attnsim.verify.stats import binomial_interval
 
 

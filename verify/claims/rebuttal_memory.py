@@ -125,7 +125,7 @@ TABLE_CS = (1.1, 2.0, 3.0, 10.0, 1000.0)
 def empirical_eta(n: int, runs: int, seed: int) -> dict[str, Any]:
     """Algorithm 1's failure rate over ``runs`` seeds at N = n, by anna.alg_1's checker, next to the
     proof's union bound for that run's ell and z (the ``eta_proof`` formula of anna.alg_1 in paper_refs)."""
-    from attnsim.verify.claims.anna import check_alg_1
+    from attnsim.verify.claims.anna_lsh import check_alg_1
 
     params = get_checker("anna.alg_1").resolve({"N": n, "seeds": runs})
     m = check_alg_1(CheckContext("anna.alg_1", params, "exact", seed, None))

@@ -1,4 +1,4 @@
-"""Broken twins of the ANNA checkers (:mod:`attnsim.verify.claims.anna`).
+"""Broken twins of the ANNA checkers (:mod:`attnsim.verify.claims.anna`, :mod:`attnsim.verify.claims.anna_lsh`).
 
 Each twin breaks one thing a check relies on: a value row or a hash table of Algorithms 1 and 2, the
 concatenation length z that keeps far keys out of a bucket (Thm 3.4 / A.1, App. A), the hop count of
@@ -22,7 +22,7 @@ from attnsim.sim.anna import attention, khop, mpc_radix
 from attnsim.sim.anna.lsh import code_keys as _code_keys
 from attnsim.sim.anna.mpc_tree import levels
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.claims import anna as anna_claims
+from attnsim.verify.claims import anna_lsh as lsh_claims
 from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
@@ -30,6 +30,7 @@ from attnsim.verify.twins.anna_mpc_small import radix_ranks_reversed
 from attnsim.verify.twins.breaks import replaced
 
 _C = "attnsim.verify.claims.anna"
+_L = "attnsim.verify.claims.anna_lsh"
 _LSH = {"N": 32, "seeds": 10}
 
 
@@ -53,7 +54,7 @@ def _short_codes(family: Any, ell: int, z: int, rng: Any) -> tuple[tuple, dict]:
       params=_LSH, kind="construction")
 @contextmanager
 def _alg1_value_row() -> Iterator[None]:
-    with wrapped(f"{_C}.anna_tables", args=_drop_last_value):
+    with wrapped(f"{_L}.anna_tables", args=_drop_last_value):
         yield
 
 
@@ -69,7 +70,7 @@ def _alg1_ledger() -> Iterator[None]:
       "the proof's eta", params=_LSH, kind="construction")
 @contextmanager
 def _alg1_short_codes() -> Iterator[None]:
-    with wrapped(f"{_C}.draw_tables", args=_short_codes):
+    with wrapped(f"{_L}.draw_tables", args=_short_codes):
         yield
 
 
@@ -79,7 +80,7 @@ def _alg1_short_codes() -> Iterator[None]:
       kind="construction")
 @contextmanager
 def _alg2_round() -> Iterator[None]:
-    with wrapped(f"{_C}.anna_linear_memory", args=_skip_first_table):
+    with wrapped(f"{_L}.anna_linear_memory", args=_skip_first_table):
         yield
 
 
@@ -95,7 +96,7 @@ def _alg2_formula() -> Iterator[None]:
       "proof's eta", params=_LSH, kind="construction")
 @contextmanager
 def _alg2_short_codes() -> Iterator[None]:
-    with wrapped(f"{_C}.draw_tables", args=_short_codes):
+    with wrapped(f"{_L}.draw_tables", args=_short_codes):
         yield
 
 
@@ -116,7 +117,7 @@ for _claim in ("anna.alg_1", "anna.alg_2"):
 
 twin("anna.alg_1", "codes_shorter_more_tables", "shorter codes in more tables (the same 2 N ell z hash evaluations): "
      "far keys collide often, so only the failure rate against the proof's eta can see it", params=_LSH,
-     kind="construction")(lambda: wrapped(f"{_C}.draw_tables", args=_shorter_codes))
+     kind="construction")(lambda: wrapped(f"{_L}.draw_tables", args=_shorter_codes))
 
 
 # ---------------------------------------------------------------- Theorem 5.2: Match2
@@ -284,7 +285,7 @@ def _cp_last_table_dropped() -> Iterator[None]:
     def short(q, k, v, hashes, **kw):
         return real(q, k, v, hashes[:-1] if len(hashes) > 1 else hashes, **kw)
 
-    with mock.patch.object(anna_claims, "anna_tables", short):
+    with mock.patch.object(lsh_claims, "anna_tables", short):
         yield
 
 
@@ -301,5 +302,5 @@ def _leading_term(family: str, radius: float, approx: float, dim: int) -> Any:
       kind="formula")
 @contextmanager
 def _cp_leading_term() -> Iterator[None]:
-    with mock.patch.object(anna_claims, "sensitivity", _leading_term):
+    with mock.patch.object(lsh_claims, "sensitivity", _leading_term):
         yield

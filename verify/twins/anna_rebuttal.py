@@ -39,7 +39,7 @@ def _tables_short() -> Iterator[None]:
       "collide", params=_TABLES, kind="construction")
 @contextmanager
 def _tables_short_codes() -> Iterator[None]:
-    with wrapped("attnsim.verify.claims.anna.draw_tables", args=lambda f, ell, z, rng: ((f, ell, 1, rng), {})):
+    with wrapped("attnsim.verify.claims.anna_lsh.draw_tables", args=lambda f, ell, z, rng: ((f, ell, 1, rng), {})):
         yield
 
 

@@ -166,3 +166,31 @@ def test_tables_show_bounds_in_one_notation_and_only_parameters_that_differ():
     rows = [line.split(" | ")[0] for line in table if line.startswith("| N=")]
     assert rows == ["| N=16", "| N=32, scheme=fused"]
     assert "| [Lemma 3.1](#two_heads.lemma_3_1) | `two_heads.lemma_3_1` |" in "\n".join(summary_table(records))
+
+
+def test_a_section_whose_work_a_guard_refuses_is_listed_not_fatal(tmp_path, monkeypatch):
+    """A topic section whose work is over a limit (here: a guard's memory refusal) says so in its place; the
+    report is written, counts it in the summary, fails, and caches nothing for it (a rerun computes it)."""
+    from attnsim.verify.registry import UsageError
+    from attnsim.verify.report import build as report_mod
+    from attnsim.verify.report import section_tasks
+    from attnsim.verify.sweep import grid
+
+    def greedy(records, out, quick):
+        raise UsageError("--N: this run would need about 16.0 GiB; the limit is 1.0 GiB (--max-memory changes it)")
+
+    monkeypatch.setattr(section_tasks, "paper_sections", lambda paper: [greedy])
+    monkeypatch.setattr(report_mod, "paper_sections", lambda paper: [greedy])
+    monkeypatch.setattr(report_mod, "grid", lambda claims, quick: grid(["two_heads.lemma_3_1"], quick=quick)[:1])
+    load = report_mod.load
+    monkeypatch.setattr(report_mod, "load", lambda paper: dataclasses.replace(
+        load(paper), claims=tuple(c for c in load(paper).claims if c.id == "two_heads.lemma_3_1")))
+    console = Console(file=io.StringIO(), width=200)
+    failed = write_report(tmp_path, quick=True, console=console, executor="serial", teeth=False, paper="two_heads")
+    assert [r["claim"] for r in failed] == ["section test_report.test_a_section_whose_work_a_guard_refuses_is_listed_"
+                                            "not_fatal.<locals>.greedy"]
+    md = (tmp_path / "report.md").read_text()
+    assert "**Section not computed:** --N: this run would need about 16.0 GiB" in md
+    assert "1 report sections not computed" in console.file.getvalue()
+    cached = list((tmp_path / ".cache" / "sections").rglob("*")) if (tmp_path / ".cache" / "sections").exists() else []
+    assert not any("greedy" in p.name for p in cached)

@@ -37,7 +37,7 @@ from attnsim.verify.report.html import html_page
 from attnsim.verify.report.jobs import ReportJobs
 from attnsim.verify.report.schedule import Graph
 from attnsim.verify.report.section_cache import cached_section
-from attnsim.verify.report.section_tasks import run_topic, section_name, topic_jobs
+from attnsim.verify.report.section_tasks import NOT_COMPUTED, run_topic, section_name, topic_jobs
 from attnsim.verify.report.sections import growth, paper_sections
 from attnsim.verify.sweep import Point, atomic_write, code_version, grid, reachable
 from attnsim.verify.sweep import run_point as _run_point
@@ -222,7 +222,10 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                f"{sum(t.get('refused', 0) for t in bitten.values())} refused; claims without teeth: "
                f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
     md += summary_table(records + ungrown, bitten)
-    failed += toothless + ungrown
+    unsectioned = {t.split("\n", 1)[0].removeprefix("### "): t.split(f"**{NOT_COMPUTED}:** ", 1)[1].strip()
+                   for key, t in parts.items() if isinstance(key, tuple) and f"**{NOT_COMPUTED}:**" in t}
+    failed += toothless + ungrown + [{"claim": f"section {name}", "params": {}, "numerics": None, "verdict": "fail",
+                                      "reasons": [why]} for name, why in unsectioned.items()]
     for pr in shown:
         md += [f"## {pr.title}", "", f"_{pr.citation}_", "", *[parts[c.id] for c in pr.claims],
                *[parts[(pr.id, i)] for i in range(len(paper_sections(pr.id)))]]
@@ -239,9 +242,11 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     wall, cpu = time.perf_counter() - began, cpu_seconds() - cpu_began
     console.print(f"phase total (the phases overlap): {wall:.1f} s (CPU {cpu:.1f} s)", markup=False, highlight=False,
                   soft_wrap=True)
-    beyond = "".join(f"; {n} {what} failed" for n, what in ((len(ungrown), "growth rows"),
-                                                           (len(toothless), "claims' broken-variant runs")) if n)
-    summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown)}/{len(records)} checks passed"
+    beyond = "".join(f"; {n} {what}" for n, what in ((len(ungrown), "growth rows failed"),
+                                                     (len(toothless), "claims' broken-variant runs failed"),
+                                                     (len(unsectioned), "report sections not computed")) if n)
+    summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown) + len(unsectioned)}/{len(records)} "
+                  "checks passed"
                   f"{beyond} ({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")

@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from attnsim.sim.errors import AttnsimError
+from attnsim.verify.limits import out_of_memory
+from attnsim.verify.registry import ResumableError
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.sections import paper_sections, placement
 
@@ -25,11 +28,23 @@ def section_name(section: Any) -> str:
     return f"{section.__module__.rsplit('.', 1)[-1]}.{section.__qualname__}"
 
 
+NOT_COMPUTED = "Section not computed"
+"""What a topic section says in place of its content when a guard refused its work (the report lists it)."""
+
+
 def run_topic(out: str, quick: bool, paper: str, index: int, records: list[dict[str, Any]], enabled: bool) -> str:
-    """The markdown of the paper's ``index``-th topic section (cached in OUT/.cache)."""
+    """The markdown of the paper's ``index``-th topic section (cached in OUT/.cache). Work that a guard refuses
+    (memory, time: :mod:`attnsim.verify.limits`) leaves the section saying so instead of ending the report, and
+    nothing is cached, so a rerun with a higher limit computes it."""
     section = paper_sections(paper)[index]
-    return cached_section(Path(out), section_name(section), quick, records,
-                          lambda: section(records, Path(out), quick), enabled=enabled)
+    try:
+        return cached_section(Path(out), section_name(section), quick, records,
+                              lambda: section(records, Path(out), quick), enabled=enabled)
+    except ResumableError:
+        raise
+    except (AttnsimError, MemoryError) as exc:
+        why = str(exc) if isinstance(exc, AttnsimError) else out_of_memory().removeprefix("error: ")
+        return f"### {section_name(section)}\n\n**{NOT_COMPUTED}:** {why}\n"
 
 
 def section_chunk(jobs: list[Job], _cache: str | None = None) -> list[tuple[str, Any, str, float]]:

@@ -144,3 +144,15 @@ def test_report_column_and_failing_row():
     assert "1/2" in row_bad and row_bad.endswith("| fail |")
     sanity = summary_table([{**rec, "evidence": "sanity"}], {CLAIM: good.as_dict()})[2]
     assert sanity.endswith("| pass (sanity) |")
+
+
+def test_a_formula_twin_meets_the_derivation_not_a_theory_kept_from_before_the_break():
+    """The report hands each job the theories its main process derived (``remember``); a twin that breaks how a
+    containment is derived must still be caught there, as ``attnsim teeth`` catches it."""
+    from attnsim.theory.symbolic import derived_here, remember
+    from attnsim.verify.check import theory_chunk
+
+    (t,) = [t for t in all_twins() if (t.claim, t.name) == ("anna.lemma_d_2", "containment_reversed")]
+    with derived_here():  # this test's kept theories do not outlive it
+        remember(theory_chunk(["anna.lemma_d_2"]))  # as the report's teeth workers get it
+        assert run_twin(t).outcome == "caught"

@@ -24,9 +24,10 @@ its verdict from here, so ``attnsim bounds`` and ``attnsim check`` can never dis
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
 import sympy as sp
 
@@ -243,6 +244,20 @@ def remember(results: list[tuple[TheoryKey, ResourceTheory]]) -> None:
     """Keep theories derived in another process (by :func:`analyse`, from the same key) for this one and the
     processes it forks later, so that no worker derives them again."""
     _KNOWN.update(results)
+
+
+@contextmanager
+def derived_here() -> Iterator[None]:
+    """Within the block the theories kept by :func:`remember` are set aside: every theory is derived in this
+    process, by the functions as they are now (a broken variant that changes how a containment is derived must
+    meet the derivation, not a theory derived elsewhere before the break)."""
+    kept = dict(_KNOWN)
+    _KNOWN.clear()
+    try:
+        yield
+    finally:
+        _KNOWN.clear()
+        _KNOWN.update(kept)
 
 
 def analysed_form(claim: Claim, formula: str) -> sp.Expr:

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, fields
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from attnsim.sim.errors import AttnsimError
+from attnsim.theory.symbolic import derived_here
 from attnsim.verify.cache import set_aside, store, unseal
 from attnsim.verify.check import run_check
 from attnsim.verify.registry import UsageError, all_checkers
@@ -87,7 +89,7 @@ def run_twin(t: Twin, seed: int = 0) -> TwinResult:
                                           f"unbroken (a failing growth verdict: attnsim growth {t.claim}), so no break "
                                           f"can show; {why}")
             return result(outcome, why, flat)
-        with t.breaks():
+        with derived_here() if t.kind == "formula" else nullcontext(), t.breaks():  # see derived_here
             record = run_check(t.claim, dict(t.params), t.numerics, seed)
     except (AttnsimError, AssertionError) as exc:
         return result("refused", f"refused: {exc}")

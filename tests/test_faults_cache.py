@@ -183,3 +183,60 @@ def test_a_self_consistent_forgery_with_this_codes_checksum_is_still_checked_fie
     env["payload"] = dumps(record)
     path.write_text(seal(env["kind"], env["key"], env["payload"]))
     assert Cache(cache.root).get(SMALL.key(code_version()), SMALL.fields(), code_version()) is None
+
+
+def test_an_entry_resealed_without_this_users_secret_is_set_aside_and_the_sweep_equals_a_fresh_one(
+        records, tmp_path, monkeypatch):
+    """The checksum is an HMAC keyed by a secret outside the output folder: an edit resealed with this very code
+    but another user's key (a folder copied from elsewhere) does not verify."""
+    fresh = sweep([SMALL, OTHER], cache=tmp_path / "a").records
+    path, env = _envelope(Cache(tmp_path / "a"), SMALL)
+    edited = {**records[0], "verdict": "fail", "reasons": ["edited"]}
+    monkeypatch.setenv(cache_mod.SECRET_ENV, str(tmp_path / "another-users.key"))
+    path.write_text(seal(env["kind"], env["key"], dumps(edited)))
+    monkeypatch.delenv(cache_mod.SECRET_ENV)
+    again = sweep([SMALL, OTHER], cache=tmp_path / "a")
+    assert again.set_aside == 1 and again.computed == 1 and again.records == fresh
+    assert path.with_name(path.name + ".bad").exists()
+
+
+def test_the_spot_audit_catches_an_edit_resealed_with_the_secret_and_reports_the_fresh_record(records, tmp_path):
+    """A holder of the secret can reseal an edit the field checks cannot see (here a note added to the record's
+    extra fields); the spot audit computes cached records again and fails on the difference, returning the
+    fresh record."""
+    fresh = sweep([SMALL, OTHER], cache=tmp_path / "a").records
+    path, env = _envelope(Cache(tmp_path / "a"), SMALL)
+    edited = {**records[0], "extra": {**records[0].get("extra", {}), "note": "edited"}}
+    _forge(path, env, edited, old_style=False)
+    quiet = sweep([SMALL, OTHER], cache=tmp_path / "a")
+    assert quiet.set_aside == 0 and quiet.records[0] != fresh[0], "the forgery passes every field check"
+    audited = sweep([SMALL, OTHER], cache=tmp_path / "a", audit=2)
+    assert audited.audited == 2 and audited.computed == 0 and audited.cached == 2
+    assert [f["params"]["N"] for f in audited.audit_failures] == [SMALL.params["N"]]
+    why = audited.audit_failures[0]["reasons"][0]
+    assert "spot audit" in why and "extra" in why
+    assert audited.records == fresh
+    assert sweep([SMALL, OTHER], cache=tmp_path / "a", audit=2).audit_failures == []  # the fresh one was stored
+
+
+def test_the_secret_is_made_once_private_and_whole_and_a_malformed_one_is_replaced(tmp_path, monkeypatch):
+    key_file = tmp_path / "cfg" / "cache.key"
+    monkeypatch.setenv(cache_mod.SECRET_ENV, str(key_file))
+    first = cache_mod.checksum("record", {"k": 1}, "text")
+    assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_bytes()) == cache_mod.SECRET_BYTES
+    cache_mod._SECRETS.clear()
+    assert cache_mod.checksum("record", {"k": 1}, "text") == first  # read back, not made again
+    key_file.write_bytes(b"short")
+    cache_mod._SECRETS.clear()
+    assert cache_mod.checksum("record", {"k": 1}, "text") != first
+    assert len(key_file.read_bytes()) == cache_mod.SECRET_BYTES
+
+
+def test_a_secret_that_cannot_be_kept_gives_a_key_of_this_process_and_one_note(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(cache_mod.SECRET_ENV, str(blocker / "cache.key"))  # below a file: cannot be made
+    notes = len(cache_mod.SECRET_NOTES)
+    assert len(cache_mod.secret()) == cache_mod.SECRET_BYTES
+    assert cache_mod.secret() == cache_mod.secret()
+    assert len(cache_mod.SECRET_NOTES) == notes + 1 and "computed again" in cache_mod.SECRET_NOTES[-1]

@@ -2,7 +2,7 @@
 
 Every cache file holds an envelope, never a bare payload::
 
-    {"format": "attnsim-cache/2", "kind": KIND, "key": KEY, "checksum": SHA256, "payload": TEXT}
+    {"format": "attnsim-cache/3", "kind": KIND, "key": KEY, "checksum": HMAC-SHA256, "payload": TEXT}
 
 ``KEY`` is the whole question the payload answers (for a record: claim, every parameter after defaults,
 numerics, seed and the hash of the code; for a section: its name, the sweep and the records it was
@@ -15,16 +15,22 @@ records). Anything else is *set aside* — renamed ``*.bad``, counted in :data:`
 again: never trusted, never fatal, never waited on. A folder or file standing where the cache needs a
 folder is set aside the same way before a write.
 
-The checksum guards against mistakes — a file copied over another's, a stale or foreign entry, a hand
-edit that leaves the old checksum, a truncated write — not against a forger who recomputes it with this
-code; the field-by-field checks of records (their counts against their own formulas) narrow that too.
+The checksum is an HMAC keyed by a per-user secret kept outside every output folder (:func:`secret`), so
+it guards against mistakes — a file copied over another's, a stale or foreign entry, a truncated write —
+and against an edit resealed with this code but without that secret (another user's key, a folder copied
+from another machine). A forger who holds the secret can still reseal: the field-by-field checks of
+records (their counts against their own formulas) narrow that, and the sweep's spot audit
+(:mod:`attnsim.verify.sweep`, ``audit``) recomputes a random sample of the cached records and fails on any
+difference.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import stat
 import tempfile
 from pathlib import Path
@@ -32,12 +38,20 @@ from typing import Any, Callable
 
 from attnsim.verify.records import dumps, loads, normalise
 
-FORMAT = "attnsim-cache/2"
+FORMAT = "attnsim-cache/3"
 MAX_ENTRY_BYTES = 64 << 20
 """A cache file larger than this is not read (no entry the project writes comes near it)."""
 
 SET_ASIDE: list[Path] = []
 """Every cache path this process set aside, in order (records, sections and teeth passes alike)."""
+
+SECRET_ENV = "ATTNSIM_CACHE_SECRET"
+"""The environment variable naming the secret's file (default ``$XDG_CONFIG_HOME/attnsim/cache.key``, with
+``~/.config`` when XDG_CONFIG_HOME is unset)."""
+SECRET_BYTES = 32
+_SECRETS: dict[str, bytes] = {}
+SECRET_NOTES: list[str] = []
+"""Why this process seals with a key of its own (the secret's file could not be read or created), once."""
 
 KeyFn = Callable[[dict[str, Any], str], str]  # (point fields, source hash) -> key
 
@@ -108,9 +122,64 @@ def set_aside(path: Path) -> None:
     SET_ASIDE.append(path)
 
 
+def secret_path() -> Path:
+    """Where the per-user secret that keys every checksum lives (:data:`SECRET_ENV`, else the user's config)."""
+    named = os.environ.get(SECRET_ENV)
+    if named:
+        return Path(named).expanduser()
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(config) / "attnsim" / "cache.key"
+
+
+def secret() -> bytes:
+    """The per-user secret: :data:`SECRET_BYTES` random bytes in :func:`secret_path` (mode 0600), made on first
+    use. It is created whole or not at all (written to a temporary file, then linked into place, so two
+    processes that start together agree on one); a file of the wrong size is replaced. Where the file can be
+    neither read nor made, this process seals with a random key of its own and says so once
+    (:data:`SECRET_NOTES`): its entries then verify in no later run and are computed again — never trusted."""
+    path = secret_path()
+    known = _SECRETS.get(str(path))
+    if known is not None:
+        return known
+    try:
+        key = _read_or_make_secret(path)
+    except OSError as exc:
+        key = secrets.token_bytes(SECRET_BYTES)
+        SECRET_NOTES.append(f"cache secret {path}: {exc.strerror or exc}; this run's cache entries are sealed with "
+                            "a key of its own and will be computed again by the next run")
+    _SECRETS[str(path)] = key
+    return key
+
+
+def _read_or_make_secret(path: Path) -> bytes:
+    for _ in range(3):
+        try:
+            with open(path, "rb") as f:
+                key = f.read(SECRET_BYTES + 1)
+            if len(key) == SECRET_BYTES:
+                return key
+            os.unlink(path)  # not a key this code made: replaced, so every entry sealed with it is set aside
+        except FileNotFoundError:
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(SECRET_BYTES))
+            os.chmod(tmp, 0o600)
+            try:
+                os.link(tmp, path)  # fails when another process made it first: then that one is read
+            except FileExistsError:
+                pass
+        finally:
+            _unlink(tmp)
+    raise OSError(0, "cannot keep a key file there", str(path))
+
+
 def checksum(kind: str, key: Any, text: str) -> str:
-    """SHA-256 of the format, the kind, the key (canonical JSON) and the payload text."""
-    h = hashlib.sha256()
+    """HMAC-SHA256, keyed by the per-user :func:`secret`, of the format, the kind, the key (canonical JSON) and
+    the payload text."""
+    h = hmac.new(secret(), digestmod=hashlib.sha256)
     for part in (FORMAT, kind, json.dumps(key, sort_keys=True, default=str), text):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
@@ -168,7 +237,8 @@ def unseal(path: Path, kind: str, key: Any, root: Path) -> str | None:
         env = json.loads(raw.decode("utf-8"))
         ok = (isinstance(env, dict) and env.get("format") == FORMAT and env.get("kind") == kind
               and isinstance(env.get("payload"), str) and json.loads(json.dumps(key, default=str)) == env.get("key")
-              and env.get("checksum") == checksum(kind, key, env["payload"]))
+              and isinstance(env.get("checksum"), str)
+              and hmac.compare_digest(env["checksum"], checksum(kind, key, env["payload"])))
     except (ValueError, UnicodeDecodeError, RecursionError):
         ok = False
     if not ok:

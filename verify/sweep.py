@@ -9,7 +9,10 @@ Resumable cache (``verify/cache.py``): every record is stored under ``<cache>/<k
 where the key is a hash of claim + parameters + numerics + seed + the code version (a hash of attnsim's
 own source and claim files), in an envelope that carries that key and a checksum. A sweep restarted with
 the same arguments computes only the records that are missing; an entry that does not verify is set
-aside (renamed ``*.bad``), counted in :attr:`SweepResult.set_aside` and computed again.
+aside (renamed ``*.bad``), counted in :attr:`SweepResult.set_aside` and computed again. A spot audit
+(``plan(..., audit=K)``) computes again K cached records drawn at random, each run a different draw, and
+lists every one whose deterministic part differs from what the cache held
+(:attr:`SweepResult.audit_failures`): the fresh record is the one returned and stored.
 Each record is written atomically (temporary file, then rename) by the worker as soon as it is
 computed — and again by the driver when the chunk comes back, for clusters that do not share the
 cache's file system — so a crash or an interrupt loses no finished record.
@@ -24,6 +27,7 @@ import hashlib
 import importlib
 import math
 import os
+import random
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
 from contextlib import ExitStack
@@ -41,7 +45,7 @@ from attnsim.verify.guards import check_workers
 from attnsim.verify.limits import out_of_memory
 from attnsim.verify.procs import signals_deferred, stop_pool, worker_pool
 from attnsim.verify.progress import progress
-from attnsim.verify.records import normalise
+from attnsim.verify.records import normalise, split_varying
 from attnsim.verify.registry import NO_NUMERICS, ResumableError, UsageError, all_checkers
 
 __all__ = ["EXECUTORS", "Cache", "Point", "SweepResult", "atomic_write", "code_version", "grid", "run_point", "sweep"]
@@ -168,6 +172,9 @@ class SweepResult:
     computed: int
     cached: int
     set_aside: int = 0
+    audited: int = 0
+    audit_failures: list[dict[str, Any]] = field(default_factory=list)
+    """Failing records, one per audited entry whose fresh record differs from the cached one."""
 
 
 TaskHook = Callable[[int], None]  # called with the number of finished tasks after each task
@@ -379,6 +386,9 @@ class Planned:
     store: Cache | None
     version: str
     cached: int
+    audited: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The cached records drawn for the spot audit, by key (they are in ``todo`` too)."""
+    audit_failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def cache_root(self) -> str | None:
@@ -389,6 +399,15 @@ class Planned:
         """Keep a computed record (and write it to the cache, for workers that could not)."""
         if self.store is not None:
             self.store.put(key, self.by_key[key].fields(), self.version, rec)
+        held = self.audited.get(key)
+        if held is not None and split_varying(held)[0] != split_varying(rec)[0]:
+            fresh = split_varying(rec)[0]
+            differ = sorted(k for k in set(fresh) | set(held) if fresh.get(k) != held.get(k) and k != "varying")
+            self.audit_failures.append({**self.by_key[key].fields(), "verdict": "fail", "counts": {},
+                                        "predicted": {}, "bounds": {}, "agree": None,
+                                        "reasons": ["spot audit: the cached record differs from the one computed "
+                                                    f"again (fields {', '.join(differ)}); the fresh one is "
+                                                    "reported"]})
         self.results[key] = rec
 
     @cached_property
@@ -404,12 +423,14 @@ class Planned:
 
     def result(self) -> SweepResult:
         """Every record in grid order."""
-        return SweepResult([self.results[k] for k, _ in self.keyed], computed=len(self.todo), cached=self.cached,
-                           set_aside=len(self.store.set_aside) if self.store else 0)
+        return SweepResult([self.results[k] for k, _ in self.keyed], computed=len(self.todo) - len(self.audited),
+                           cached=self.cached, set_aside=len(self.store.set_aside) if self.store else 0,
+                           audited=len(self.audited), audit_failures=list(self.audit_failures))
 
 
-def plan(points: Sequence[Point], cache: Path | str | None = None) -> Planned:
-    """Key ``points``, read what the cache holds, and list the unique points left to compute."""
+def plan(points: Sequence[Point], cache: Path | str | None = None, audit: int = 0) -> Planned:
+    """Key ``points``, read what the cache holds, and list the unique points left to compute; ``audit`` cached
+    records, drawn at random (a fresh draw each run), are computed again and compared (:meth:`Planned.put`)."""
     version = code_version()
     keyed = [(p.key(version), p) for p in points]
     store = Cache(cache) if cache is not None else None
@@ -425,19 +446,23 @@ def plan(points: Sequence[Point], cache: Path | str | None = None) -> Planned:
             results[key] = hit
         else:
             todo.append((key, point))
-    return Planned(keyed, results, todo, store, version, len(results))
+    drawn = random.SystemRandom().sample(sorted(results), min(max(0, audit), len(results)))
+    by_key = dict(keyed)
+    todo += [(key, by_key[key]) for key in drawn]
+    return Planned(keyed, results, todo, store, version, len(results), {key: results[key] for key in drawn})
 
 
 def sweep(points: Sequence[Point], *, executor: str = "serial", workers: int | None = None,
           scheduler: str | None = None, cache: Path | str | None = None, chunk_size: int | None = None,
-          console: Console | None = None, on_task: TaskHook | None = None) -> SweepResult:
-    """Run ``points`` (cached records are reused) and return every record in grid order."""
+          console: Console | None = None, on_task: TaskHook | None = None, audit: int = 0) -> SweepResult:
+    """Run ``points`` (cached records are reused; ``audit`` of them, drawn at random, are computed again and
+    compared) and return every record in grid order."""
     if executor not in EXECUTORS:
         raise UsageError(f"--executor: must be one of {', '.join(EXECUTORS)}; got {executor!r}")
     if scheduler and executor != "dask":
         raise UsageError("--scheduler: only with --executor dask")
     workers = check_workers(workers)
-    planned = plan(points, cache)
+    planned = plan(points, cache, audit)
     todo, cached = list(planned.todo), planned.cached
     if scheduler and todo:
         reachable(scheduler)  # before the progress starts: an unreachable scheduler is one line, no progress

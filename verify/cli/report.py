@@ -35,6 +35,9 @@ def register(app: typer.Typer) -> None:
                workers: Optional[int] = workers_option(None, "the CPU count"),
                cache: Optional[Path] = typer.Option(None, help="record cache folder (default OUT/.cache)"),
                no_cache: bool = typer.Option(False, "--no-cache", help="recompute every check"),
+               audit: int = typer.Option(2, "--audit", min=0, max=1_000_000,
+                                         help="cached records drawn at random and computed again; one that "
+                                              "differs from its cache entry fails the report"),
                max_memory: Optional[str] = max_memory_option(),
                teeth: bool = typer.Option(True, "--teeth/--no-teeth",
                                           help="run the broken variants (quick: one per claim); cached per code "
@@ -65,7 +68,7 @@ def register(app: typer.Typer) -> None:
         summary = Console(file=human_stream(json_out), soft_wrap=True)
         failed = write_report(out, quick=quick, console=Console(stderr=True), executor=executor, workers=workers,
                               scheduler=address, cache=False if no_cache else (cache or True), teeth=teeth,
-                              summary=summary, paper=paper)
+                              summary=summary, paper=paper, audit=audit)
         if json_out is not None:
             import json
 

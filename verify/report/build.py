@@ -26,7 +26,7 @@ from typing import Any
 from rich.console import Console
 
 from attnsim.paper_refs import load, papers
-from attnsim.verify.cache import SET_ASIDE
+from attnsim.verify.cache import SECRET_NOTES, SET_ASIDE
 from attnsim.verify.guards import check_workers
 from attnsim.verify.progress import Phases, cpu_seconds
 from attnsim.verify.records import dumps as dumps_records
@@ -133,7 +133,7 @@ def _teeth_key(claims: list[str], quick: bool) -> str:
 def write_report(out: Path, quick: bool = False, console: Console | None = None, *, executor: str = "processes",
                  workers: int | None = None, scheduler: str | None = None, cache: Path | None | bool = True,
                  teeth: bool = True, summary: Console | None = None,
-                 paper: str | None = None) -> list[dict[str, Any]]:
+                 paper: str | None = None, audit: int = 0) -> list[dict[str, Any]]:
     """Run the sweep, write the files, return the failing records (a claim whose broken variant passed
     adds a failing record of its own).
 
@@ -141,7 +141,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     a path puts them there; ``False``/``None`` computes everything afresh. ``teeth``: run every claim's
     broken variants (one per claim when ``quick``), cached per code version in ``out/.cache``. Progress
     goes to ``console``, the closing summary to ``summary`` (default: ``console``). ``paper``: only that
-    paper's claims and sections (default: every paper).
+    paper's claims and sections (default: every paper). ``audit``: that many cached records, drawn at random,
+    are computed again; one that differs from its cache entry fails the report.
 
     The theory, the checks, the broken variants, the proofs and the sections run as one graph of jobs
     (:mod:`attnsim.verify.report.schedule`): each starts as soon as what it reads exists, so the phases
@@ -164,7 +165,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         reachable(scheduler)  # before any phase: an unreachable scheduler is one line, nothing else
     ids = [c.id for pr in loaded for c in pr.claims]
     graph = Graph(console, executor, check_workers(workers), scheduler)
-    jobs = ReportJobs(graph, out, quick, points, grow, claims, cache_dir)
+    jobs = ReportJobs(graph, out, quick, points, grow, claims, cache_dir, audit)
     jobs.theory(ids)
     jobs.checks()
     teeth_key = _teeth_key(claims, quick)
@@ -203,6 +204,10 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     ungrown += growth.failing_points(result.records[n_points:], records)  # so does a point that failed
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
+    aside += (f" Spot audit: {result.audited} cached records computed again, {len(result.audit_failures)} differed."
+              if result.audited else "")
+    failed += result.audit_failures
+    audit_failed = len(result.audit_failures)
     with phase("sections run alone"):
         for _, paper_id, index, inputs in topic_jobs([pr.id for pr in shown], out, quick, records, jobs.enabled,
                                                      where="alone"):
@@ -244,9 +249,11 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                   soft_wrap=True)
     beyond = "".join(f"; {n} {what}" for n, what in ((len(ungrown), "growth rows failed"),
                                                      (len(toothless), "claims' broken-variant runs failed"),
-                                                     (len(unsectioned), "report sections not computed")) if n)
-    summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown) + len(unsectioned)}/{len(records)} "
-                  "checks passed"
+                                                     (len(unsectioned), "report sections not computed"),
+                                                     (audit_failed, "cached records differed when computed again"))
+                     if n)
+    summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown) + len(unsectioned) + audit_failed}"
+                  f"/{len(records)} checks passed"
                   f"{beyond} ({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")
@@ -257,6 +264,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     aside = len(SET_ASIDE) - aside_before  # records, sections and teeth passes
     if aside:
         summary.print(f"{aside} cache entries set aside (renamed *.bad) and recomputed")
+    for note in dict.fromkeys(SECRET_NOTES):
+        summary.print(note, markup=False, highlight=False)
     for claim in dict.fromkeys(r["claim"] for r in failed):
         bad = [r for r in failed if r["claim"] == claim]
         summary.print(f"[red]FAIL[/red] {claim}: {len(bad)} check(s); first: {bad[0]['params']} "

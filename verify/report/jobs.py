@@ -48,12 +48,13 @@ class ReportJobs:
     section markdown (``parts``) and the topic sections' seconds (``slow``)."""
 
     def __init__(self, graph: Graph, out: Path, quick: bool, points: list[Point], grow: list[Point],
-                 claims: list[str], cache_dir: Path | None) -> None:
-        """``points`` (the checks) and ``grow`` (the growth sweeps) as one sweep, cached in ``cache_dir``."""
+                 claims: list[str], cache_dir: Path | None, audit: int = 0) -> None:
+        """``points`` (the checks) and ``grow`` (the growth sweeps) as one sweep, cached in ``cache_dir``, with
+        ``audit`` cached records computed again and compared."""
         self.graph, self.out, self.quick, self.claims = graph, out, quick, claims
         self.enabled = cache_dir is not None
         self.n_points = len(points)
-        self.swept = plan_sweep(points + grow, cache_dir)
+        self.swept = plan_sweep(points + grow, cache_dir, audit)
         self.theories: dict[str, list[Any]] = {}
         self.twin_results: list[Any] = []
         self.proved: dict[str, str] = {}

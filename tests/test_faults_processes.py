@@ -419,3 +419,15 @@ def test_abandoned_gathers_are_not_printed_but_other_task_errors_are(caplog):
         assert [r for r in caplog.records if r.name == "asyncio"]
     finally:
         loop.close()
+
+
+def test_interrupted_proofs_end_in_one_line(tmp_path: Path):
+    """z3 takes SIGINT for itself while it solves unless told not to; a Ctrl-C during ``attnsim prove`` (the
+    signal lands inside a solver call most of the time) must still end it: ``interrupted``, exit 130."""
+    proc = subprocess.Popen([*CLI, "prove", "two_heads"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            text=True, cwd=tmp_path)
+    first = proc.stderr.readline()  # the first obligation's line: the solver is running now
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=limit(120))
+    lines = [line for line in err.strip().splitlines() if not line.startswith("prove: ") and not _PROGRESS.match(line)]
+    assert first.startswith("prove: ") and proc.returncode == 130 and lines == ["interrupted"], err[-500:]

@@ -109,6 +109,7 @@ def prove(hyps: list[Any], goal: Any, names: Mapping[str, Any], timeout_ms: int,
     start = time.perf_counter()
     s = z3.Solver()
     s.set("timeout", timeout_ms)
+    s.set("ctrl_c", False)  # z3 would take SIGINT for itself and swallow it: Ctrl-C stays Python's
     s.add(*hyps)
     s.add(z3.Not(goal))
     result = s.check()

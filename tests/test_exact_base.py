@@ -23,7 +23,7 @@ from attnsim.verify.cases import random_case
 from attnsim.verify.claims.two_heads_exact import THM_3_4_PARAMS, bounded_layers, thm_3_4_measure
 from attnsim.verify.registry import CheckContext
 
-UNIFORM_ROWS = multi_layer.uniform_rows  # the correct padding, kept before any test replaces it
+HEAD_JOBS = multi_layer.head_jobs  # the correct jobs, kept before any test replaces them
 SMALL = dict(N=13, M=4, d=4, H=2, L=2, Hp=2, Lp=2)  # 13 = 3·4 + 1: a partial last block, so padding is used
 
 
@@ -56,22 +56,24 @@ def test_thm_3_4_exact_identity(numerics, scheme):
     assert m.extra["layers_compared_before_rounding"] == SMALL["L"]  # each layer exact, not only the rounded output
 
 
-def _no_constant_column(nm, jobs, plans, rows):
-    """Broken padding: Step-1 pad rows all zero (score 0, like Step 2's), while the decode assumes score 1."""
-    padded, plans = UNIFORM_ROWS(nm, jobs, plans, rows)
+def _no_constant_column(*args, **kwargs):
+    """Broken padding: Step-1 pad rows beyond the unpadded layout all zero (score 0, like Step 2's),
+    while the decode assumes score 1."""
+    jobs, plans = HEAD_JOBS(*args, **kwargs)
     out = []
-    for job, new, plan in zip(jobs, padded, plans):
-        if plan.kind != "R" and new.Z.shape[0] > job.Z.shape[0]:
-            Z = new.Z.copy()
-            Z[job.Z.shape[0]:] = nm.zeros((Z.shape[0] - job.Z.shape[0], Z.shape[1]))
-            new = replace(new, Z=Z)
-        out.append(new)
+    for job, plan in zip(jobs, plans):
+        if plan.kind != "R" and plan.pad:
+            Z = job.Z.copy()
+            first_pad = max(s.lo for s in plan.layout.segs if s.what == "pad")  # the rows added for the length
+            Z[first_pad:] = Z[first_pad:] * 0
+            job = replace(job, Z=Z)
+        out.append(job)
     return out, plans
 
 
-def _pad_miscounted(nm, jobs, plans, rows):
+def _pad_miscounted(*args, **kwargs):
     """Broken decode: the padding count of a padded Step-1/fused job is off by one."""
-    jobs, plans = UNIFORM_ROWS(nm, jobs, plans, rows)
+    jobs, plans = HEAD_JOBS(*args, **kwargs)
     out = []
     for job, plan in zip(jobs, plans):
         if plan.kind != "R" and plan.pad:
@@ -83,7 +85,7 @@ def _pad_miscounted(nm, jobs, plans, rows):
 @pytest.mark.parametrize("broken", [_no_constant_column, _pad_miscounted])
 @pytest.mark.parametrize("scheme", ["paper", "fused"])
 def test_broken_construction_is_caught_under_the_default_base(monkeypatch, broken, scheme):
-    monkeypatch.setattr(multi_layer, "uniform_rows", broken)
+    monkeypatch.setattr(multi_layer, "head_jobs", broken)
     m = thm_3_4_measure(_ctx("exact", scheme=scheme))
     assert not m.agree and m.error_bits < 30
     assert any("before ψ" in r for r in m.reasons)

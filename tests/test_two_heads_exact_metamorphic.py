@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from limits import limit
 
+import attnsim.sim.two_heads.blocks as blocks
 import attnsim.sim.two_heads.causal as causal
 import attnsim.sim.two_heads.multi_layer as multi_layer
 import attnsim.sim.two_heads.packing as packing
@@ -180,14 +181,14 @@ def test_global_instead_of_local_prefix_is_caught(monkeypatch):
 def test_reading_the_wrong_output_slot_is_caught(monkeypatch):
     original = packing._read_slot
     monkeypatch.setattr(
-        packing, "_read_slot", lambda out, job, k, layers, w, o: original(out, job, k ^ 1, layers, w, o)
+        packing, "_read_slot", lambda out, job, k, heads, layers, w, o: original(out, job, k ^ 1, heads, layers, w, o)
     )
     assert _fails("two_heads.thm_3_4", dict(N=8, M=4, d=4, H=2, L=1, Hp=2, Lp=1))["agree"] is False
 
 
 def test_uncorrected_row_padding_is_caught(monkeypatch):
     """Padding a job to the call length without telling its decode changes A."""
-    monkeypatch.setattr(multi_layer, "decode_A", lambda pad: causal.decode_A(0))
+    monkeypatch.setattr(blocks, "decode_A", lambda pad: causal.decode_A(0))
     assert _fails("two_heads.thm_3_4", dict(N=6, M=4, d=2, H=1, L=1, Hp=2, Lp=1))["agree"] is False
 
 

@@ -79,13 +79,15 @@ def layout_input(nm: Numerics, Xk: Array, Xq: Array, lay: P.Layout) -> Array:
 
 @dataclass(frozen=True)
 class PairPlan:
-    """Where a job's decoded output goes: query rows, key block index, kind, and padding k."""
+    """Where a job's decoded output goes: query rows, key block index, kind, padding k, and the call's
+    layout (``plan.pair_layout``), whose query segment says which output row lands on which token."""
 
     q0: int
     bq: int
     t: int
     kind: str  # "A" (step 1), "R" (step 2), "AB" (fused)
     pad: int
+    layout: P.Layout
 
 
 def weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None) -> tuple[Array, Array, Array]:
@@ -179,11 +181,11 @@ def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, s
         Z = layout_input(nm, X, X, lay)
         if names[si] == "ratio":
             jobs.append(HeadJob(f"{tag}.step2", Z, *w2, rope_dims=rope_dims))
-            plans.append(PairPlan(q0, bq, t, "R", lay.units))
+            plans.append(PairPlan(q0, bq, t, "R", lay.units, lay))
         else:
             decode = (decode_AB if fused else decode_A)(lay.units - 1)
             jobs.append(HeadJob(f"{tag}.{'fused' if fused else 'step1'}", Z, *w1, decode=decode, rope_dims=rope_dims))
-            plans.append(PairPlan(q0, bq, t, "AB" if fused else "A", lay.units - 1))
+            plans.append(PairPlan(q0, bq, t, "AB" if fused else "A", lay.units - 1, lay))
     return jobs, plans
 
 
@@ -211,16 +213,18 @@ def sort_parts(nm: Numerics, parts: Iterable[tuple[K, str, Array, int]]) -> tupl
 
 def combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence[PairPlan],
             results: Sequence[Array], tag: str, round: int) -> Array:
-    """Eq. (1): y_i = Σ_t B_{i,t} / Σ_t A_{i,t}, outside the oracle, recorded as processing."""
-    A, Bs = sort_parts(nm, (((plan.q0, plan.t), plan.kind, out[:plan.bq], plan.pad)
+    """Eq. (1): y_i = Σ_t B_{i,t} / Σ_t A_{i,t}, outside the oracle, recorded as processing. A call's
+    result is read at the rows of its layout's used queries and lands on their tokens (``plan.query_map``)."""
+    A, Bs = sort_parts(nm, (((plan.q0, plan.t), plan.kind, out[P.query_rows(plan.layout)], plan.pad)
                             for plan, out in zip(plans, results)))
+    lands = {(plan.q0, plan.t): P.query_tokens(plan.layout) for plan in plans}
     Y = nm.zeros((N, m))
     for q0 in sorted({k[0] for k in A}):
         ts = sorted(t for (q, t) in A if q == q0)
         num, den = Bs[(q0, ts[0])], A[(q0, ts[0])]
         for t in ts[1:]:
             num, den = nm.add(num, Bs[(q0, t)]), nm.add(den, A[(q0, t)])
-        Y[q0:q0 + num.shape[0]] = nm.safe_div(num, den)
+        Y[lands[(q0, ts[0])]] = nm.safe_div(num, den)
         ledger.record("processing", f"{tag}.combine", round=round, shape=num.shape,
                       flops=2 * num.shape[0] * len(ts) * (m + 1))
     return Y

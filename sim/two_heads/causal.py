@@ -153,13 +153,14 @@ def causal_combine(nm: Numerics, ledger: Ledger, N: int, m: int, b: int, plans: 
             # offset b − 1 (the paper's offset M): the key set {o(j) > o(i)} is empty
             A[key][b - 1] = nm.zeros((1,))
             B[key][b - 1] = nm.zeros((m,))
+    lands = {(plan.q0, plan.t, plan.part): P.query_tokens(plan.layout) for plan in plans}
     Y = nm.zeros((N, m))
     for q0 in sorted({k[0] for k in A}):
         keys = sorted(k for k in A if k[0] == q0)
         num, den = B[keys[0]], A[keys[0]]
         for k in keys[1:]:
             num, den = nm.add(num, B[k]), nm.add(den, A[k])
-        Y[q0:q0 + num.shape[0]] = nm.safe_div(num, den)
+        Y[lands[keys[0]]] = nm.safe_div(num, den)
         ledger.record("processing", f"{tag}.combine", round=round, shape=num.shape,
                       flops=2 * num.shape[0] * len(keys) * (m + 1))
     return Y
@@ -209,7 +210,7 @@ class CausalAccumulator:
             A, B = A.copy(), B.copy()
             A[self.b - 1] = nm.zeros((1,))
             B[self.b - 1] = nm.zeros((len(self.cols),))
-        q = slice(plan.q0, plan.q0 + A.shape[0])
+        q = P.query_tokens(plan.layout)
         self.num[q] = nm.add(self.num[q], B)
         self.den[q] = nm.add(self.den[q], A)
         self.terms[plan.q0] = self.terms.get(plan.q0, 0) + 1
@@ -221,7 +222,7 @@ class CausalAccumulator:
                                     "their partner call")
         Y = nm.zeros((self.num.shape[0], self.m))
         for q0 in sorted(self.terms):
-            bq = min(self.b, self.num.shape[0] - q0)
+            bq = P.block_len(P.INT, self.num.shape[0], self.b, q0)
             Y[q0:q0 + bq, self.cols] = nm.safe_div(self.num[q0:q0 + bq], self.den[q0:q0 + bq])
             ledger.record("processing", f"{self.tag}.combine", round=round, shape=(bq, self.m),
                           flops=2 * bq * self.terms[q0] * (self.m + 1))

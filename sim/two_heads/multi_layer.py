@@ -11,9 +11,9 @@ paper simulates "one layer at a time of T" (proof of Thm 3.4): jobs of different
 call, so the count is Σ_ℓ ⌈jobs_ℓ/(H'L')⌉.
 
 :func:`full_head` is the unmasked head of Theorem 3.4: Lemma 3.1's block-pair jobs
-(``blocks.head_jobs``) made equally long by :func:`uniform_rows`, because an unmasked oracle cannot
-pad a job inside a packed call. That padding is exact (our reconstruction; the paper packs Step-1
-and Step-2 jobs together without saying how their lengths, M + 1 and M, agree):
+(``blocks.head_jobs``) made equally long (``plan.job_length`` rows, the padding of ``plan.pair_layout``),
+because an unmasked oracle cannot pad a job inside a packed call. That padding is exact (our
+reconstruction; the paper packs Step-1 and Step-2 jobs together without saying how their lengths, M + 1 and M, agree):
 
 * a Step-1 job (and a fused job) gets extra rows ``[0, 0, 1, 0]`` — exactly like the synthetic token,
   score 1 and value 0 — so p = A/(A + 1 + k) and the decode becomes A = (1 + k)p/(1 − p);
@@ -26,19 +26,16 @@ min(N, b) + 1.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from itertools import accumulate
 from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
-import numpy as np
-
 from attnsim.sim.errors import PreconditionError
 from attnsim.sim.ledger import Ledger
-from attnsim.sim.model import TransformerSpec, Weights, head_columns
+from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.two_heads import plan as P
-from attnsim.sim.two_heads.blocks import PairPlan, combine, decode_A, decode_AB, head_jobs
+from attnsim.sim.two_heads.blocks import combine, head_jobs
 from attnsim.sim.two_heads.jobs import HeadJob, JobRunner, StreamRunner
 from attnsim.sim.two_heads.worst_case import apply_token_map, sum_heads
 
@@ -102,8 +99,9 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
     X = apply_token_map(nm, oracle, weights.phi, X, b, "input_mlp")
     for li, layer in enumerate(weights.layers):
         Xa = apply_token_map(nm, oracle, layer.pre, X, b, "pre_norm")
-        built = [build_head(nm, Xa[:, head_columns(spec, h)], nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"),
-                            nm.array(hw.WV, "W^V"), f"{tag}.L{li}.H{h}") for h, hw in enumerate(layer.heads)]
+        built = [build_head(nm, Xa[:, slice(*P.model_head_columns(h, spec.m))], nm.array(hw.WQ, "W^Q"),
+                            nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V"), f"{tag}.L{li}.H{h}")
+                 for h, hw in enumerate(layer.heads)]
         counts = [0] * len(built)
         owner: list[tuple[int, int]] = []  # global call index -> (head, index among the head's jobs)
 
@@ -134,40 +132,13 @@ def simulate_layers(spec: TransformerSpec, weights: Weights, X: Array, oracle: O
     return X
 
 
-def uniform_rows(nm: Numerics, jobs: Sequence[HeadJob], plans: Sequence[PairPlan],
-                 rows: int) -> tuple[list[HeadJob], list[PairPlan]]:
-    """Lemma 3.1 jobs padded to ``rows`` rows each, exactly (see the module docstring): the padding
-    rows and the decoder's constant are those of ``plan.pair_layout`` with that length."""
-    out_jobs, out_plans = [], []
-    for job, pp in zip(jobs, plans):
-        extra = rows - int(job.Z.shape[0])
-        if extra == 0:
-            out_jobs.append(job)
-            out_plans.append(pp)
-            continue
-        step = "ratio" if pp.kind == "R" else "norm"
-        bk = int(job.Z.shape[0]) - pp.pad - (step == "norm")
-        lay = P.pair_layout(P.INT, pp.bq, bk, pp.q0, 0, step, rows)
-        pad = nm.zeros((extra, job.width))
-        if step == "ratio":
-            out_jobs.append(replace(job, Z=np.concatenate([job.Z, pad])))
-            out_plans.append(replace(pp, pad=lay.units))
-            continue
-        pad[:, job.width - 2] = nm.ones((extra,))  # the constant column: a copy of the synthetic token
-        decode = (decode_A if pp.kind == "A" else decode_AB)(lay.units - 1)
-        out_jobs.append(replace(job, Z=np.concatenate([job.Z, pad]), decode=decode))
-        out_plans.append(replace(pp, pad=lay.units - 1))
-    return out_jobs, out_plans
-
-
 def full_head(b: int, scheme: str, *, uniform: bool) -> HeadBuilder:
     """Head builder for an unmasked model: Lemma 3.1's jobs (equally long when ``uniform``) and eq. (1)."""
 
     def build(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, tag: str) -> tuple[list[HeadJob], HeadFinish]:
         N, m = X.shape
-        jobs, plans = head_jobs(nm, X, WQ, WK, WV, b, scheme, tag)
-        if uniform:
-            jobs, plans = uniform_rows(nm, jobs, plans, min(N, b) + 1)
+        length = P.job_length(P.INT, N, b) if uniform else None
+        jobs, plans = head_jobs(nm, X, WQ, WK, WV, b, scheme, tag, length=length)
 
         def finish(nm: Numerics, ledger: Ledger, results: Sequence[Array], round: int) -> Array:
             return combine(nm, ledger, N, m, plans, results, tag, round)

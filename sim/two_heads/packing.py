@@ -52,14 +52,14 @@ def slot_widths(jobs: Sequence[HeadJob]) -> tuple[int, int]:
 
 
 def _layer_mlp(slots: list[HeadJob | None], heads: int, layers: int, layer: int, w: int, o: int):
-    """ψ_ℓ with a residual stream: copy the layer input, write each decoded job output into its slot."""
-    block = layers * (w + o)
+    """ψ_ℓ with a residual stream: copy the layer input, write each decoded job output into its slot
+    (``plan.slot_columns``)."""
 
     def psi(nm: Numerics, Hout: Array, Xin: Array) -> Array:
         out = Xin.copy()
         col = 0
         for h in range(heads):
-            job = slots[h * layers + layer]
+            job = slots[P.slot_index(h, layer, layers)]
             width = job.out_width if job is not None else 1
             part = Hout[:, col:col + width]
             col += width
@@ -69,7 +69,7 @@ def _layer_mlp(slots: list[HeadJob | None], heads: int, layers: int, layer: int,
             if dec.shape[1] != job.out_width:
                 raise PackingError(f"job '{job.tag}': its decode returns {dec.shape[1]} columns, "
                                    f"its output slot holds {job.out_width}")
-            start = h * block + layers * w + layer * o
+            start = P.slot_columns(h, layer, layers, w, o)[1]
             out[:, start:start + dec.shape[1]] = dec
         return out
 
@@ -77,17 +77,19 @@ def _layer_mlp(slots: list[HeadJob | None], heads: int, layers: int, layer: int,
 
 
 def _slot_head(nm: Numerics, job: HeadJob | None, layers: int, layer: int, w: int, o: int) -> OracleHead:
-    """Head weights reading only input slot ``layer`` of the head's column block."""
-    block = layers * (w + o)
+    """Head weights reading only input slot ``layer`` of the head's column block (``plan.head_block``;
+    an oracle head sees its block only, so its weights' rows are offsets inside it)."""
+    lo, hi = P.head_block(0, layers, w, o)
     if job is None:
-        z = nm.zeros((block, 1))
+        z = nm.zeros((hi - lo, 1))
         return OracleHead(z, z, z)
-    rows = slice(layer * w, layer * w + job.width)
+    first = P.slot_columns(0, layer, layers, w, o)[0] - lo
+    rows = slice(first, first + job.width)
     out = []
     for W in (job.WQ, job.WK, job.WV):
-        P = nm.zeros((block, W.shape[1]))
-        P[rows] = W
-        out.append(P)
+        Wslot = nm.zeros((hi - lo, W.shape[1]))
+        Wslot[rows] = W
+        out.append(Wslot)
     return OracleHead(*out, rope_dims=job.rope_dims)
 
 
@@ -101,22 +103,24 @@ def packed_call(nm: Numerics, jobs: Sequence[HeadJob], heads: int, layers: int, 
         if uneven:
             raise PackingError(f"packing: job '{uneven[0].tag}' has {uneven[0].Z.shape[0]} rows, another has {rows}; "
                                "an unmasked oracle cannot pad a job (extra rows would be extra keys)")
-    block = layers * (w + o)
-    X = nm.zeros((rows, heads * block))
+    X = nm.zeros((rows, P.head_block(heads - 1, layers, w, o)[1]))
     for k, job in enumerate(jobs):
         _, h, layer = P.pack_slot(P.INT, k, heads * layers, layers)
-        start = h * block + layer * w
+        start = P.slot_columns(h, layer, layers, w, o)[0]
         X[:job.Z.shape[0], start:start + job.width] = job.Z
     oracle_layers = tuple(
-        OracleLayer(tuple(_slot_head(nm, slots[h * layers + layer], layers, layer, w, o) for h in range(heads)),
+        OracleLayer(tuple(_slot_head(nm, slots[P.slot_index(h, layer, layers)], layers, layer, w, o)
+                          for h in range(heads)),
                     _layer_mlp(slots, heads, layers, layer, w, o))
         for layer in range(layers))
     return OracleCall(tag, X, oracle_layers), slots
 
 
-def _read_slot(out: Array, job: HeadJob, k: int, layers: int, w: int, o: int) -> Array:
-    h, layer = divmod(k, layers)  # k < H'·L' here: the slot of ``plan.pack_slot``
-    start = h * layers * (w + o) + layers * w + layer * o
+def _read_slot(out: Array, job: HeadJob, k: int, heads: int, layers: int, w: int, o: int) -> Array:
+    """Job k's output in its call's output: the job's rows of its output slot (``plan.pack_slot``,
+    ``plan.slot_columns``)."""
+    _, h, layer = P.pack_slot(P.INT, k, heads * layers, layers)
+    start = P.slot_columns(h, layer, layers, w, o)[1]
     return out[:job.Z.shape[0], start:start + job.out_width]
 
 
@@ -144,7 +148,7 @@ def run_packed(oracle: Oracle, jobs: Iterable[HeadJob]) -> list[Array]:
     for k, job in enumerate(jobs):
         oracle.ledger.record("job", job.tag, round=oracle.round, shape=job.Z.shape,
                              slot=P.pack_slot(P.INT, k, per_call, spec.layers)[1:])
-    return [_read_slot(out, job, k, spec.layers, w, o)
+    return [_read_slot(out, job, k, spec.heads, spec.layers, w, o)
             for g, out in zip(groups, outs) for k, job in enumerate(g)]
 
 

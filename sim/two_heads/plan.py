@@ -207,6 +207,11 @@ def num_chunks(ops: Ops, N: Any, b: Any, r: Any, s: Any) -> Any:
     return ops.ite(N > s + r, ops.div(N - s - r + C - 1, C), 0)
 
 
+def chunk_start(b: Any, r: Any, s: Any, k: Any) -> Any:
+    """The first query of chunk k: s + r + k·(b − s − r)."""
+    return s + r + k * (b - s - r)
+
+
 def window_count(chunks: Any, fused: bool) -> Any:
     """Calls of one window head: (2 − fused)·(1 + 2·chunks)."""
     return len(steps(fused)) * (1 + 2 * chunks)
@@ -231,7 +236,7 @@ def window_layout(ops: Ops, N: Any, b: Any, r: Any, s: Any, part: str, k: Any, s
         h = ops.min(N, s + r)
         return Layout(f + h, (synth, Seg("key", f, f + h, 0), Seg("query", f, f + h, 0)), f, norm)
     C = b - s - r
-    q0 = s + r + k * C
+    q0 = chunk_start(b, r, s, k)
     nq = ops.min(C, N - q0)
     if part == "P":
         segs = (synth, Seg("key", f, f + s, 0), Seg("key", f + s, f + s + r + nq, q0 - r),
@@ -254,10 +259,35 @@ def pack_slot(ops: Ops, k: Any, per_call: Any, layers: Any) -> tuple[Any, Any, A
     return ops.div(k, per_call), ops.div(slot, layers), ops.mod(slot, layers)
 
 
-def layer_round(layer: Any) -> Any:
-    """The round of a large-model layer's calls (one layer of T at a time; its inputs are the previous
-    round's outputs)."""
-    return layer
+def slot_index(head: Any, layer: Any, layers: Any) -> Any:
+    """The job number inside a call of the slot (oracle head, oracle layer): the inverse of :func:`pack_slot`."""
+    return head * layers + layer
+
+
+def slot_columns(head: Any, layer: Any, layers: Any, w: Any, o: Any) -> tuple[Any, Any]:
+    """First column of slot (head, layer)'s input and of its output in a packed call's residual stream,
+    laid out head-major: head h owns columns [h·L'(w + o), (h + 1)·L'(w + o)), its L' input slots of
+    width w first, then its L' output slots of width o (``packing.py``)."""
+    block = layers * (w + o)
+    return head * block + layer * w, head * block + layers * w + layer * o
+
+
+def head_block(head: Any, layers: Any, w: Any, o: Any) -> tuple[Any, Any]:
+    """Columns [lo, hi) of oracle head ``head``'s block in a packed call: what its weights may read."""
+    block = layers * (w + o)
+    return head * block, (head + 1) * block
+
+
+def job_length(ops: Ops, N: Any, b: Any) -> Any:
+    """Theorem 3.4's common job length: min(N, b) + 1 rows (a full block and the synthetic token), so
+    Step-1, Step-2 and fused jobs can share an unmasked packed call."""
+    return ops.min(N, b) + 1
+
+
+def model_head_columns(head: Any, m: Any) -> tuple[Any, Any]:
+    """Columns [lo, hi) of the large model's head ``head`` (width m = d/H) in a layer input (Def 2.2):
+    what the constructions hand that head's jobs."""
+    return head * m, (head + 1) * m
 
 
 # -- what the constructions read off a layout (Python ints only) ----------------------------------
@@ -268,7 +298,16 @@ def seg_tokens(seg: Seg) -> tuple[range, range]:
     return range(seg.lo, seg.lo + n), range(seg.first, seg.first + seg.step * n, seg.step)
 
 
+def query_map(lay: Layout) -> list[tuple[int, int]]:
+    """(token, row) of every used query of a call, in token order: where the call's result for a query lands."""
+    return sorted((t, r) for s in lay.segs if s.what == "query" for r, t in zip(*seg_tokens(s)))
+
+
 def query_rows(lay: Layout) -> list[int]:
     """The rows of the used queries, in token order."""
-    pairs = sorted((t, r) for s in lay.segs if s.what == "query" for r, t in zip(*seg_tokens(s)))
-    return [r for _, r in pairs]
+    return [r for _, r in query_map(lay)]
+
+
+def query_tokens(lay: Layout) -> list[int]:
+    """The tokens of the used queries, in order (the output rows of the large model a call's result goes to)."""
+    return [t for t, _ in query_map(lay)]

@@ -77,15 +77,24 @@ def chunk_size(b: int, r: int, s: int, M: int) -> int:
 
 @dataclass(frozen=True)
 class WindowPlan:
-    """Query rows [q0, q0 + nq), which part ('head', 'P', 'S'), kind ('A', 'R', 'AB'), first output row."""
+    """Query rows [q0, q0 + nq), which part ('head', 'P', 'S'), kind ('A', 'R', 'AB'), and the call's layout
+    (``plan.window_layout``: its query segment says which output row lands on which token)."""
 
     q0: int
     nq: int
     part: str
     kind: str
-    row0: int
-    units: int  # the call's non-real rows (``plan.Layout.units``)
-    sign: int   # the part's sign in the combination (``plan.Layout.sign``)
+    layout: P.Layout
+
+    @property
+    def units(self) -> int:
+        """The call's non-real rows (``plan.Layout.units``)."""
+        return self.layout.units
+
+    @property
+    def sign(self) -> int:
+        """The part's sign in the combination (``plan.Layout.sign``)."""
+        return self.layout.sign
 
 
 def window_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, r: int, s: int,
@@ -105,15 +114,15 @@ def window_head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b:
         part, step = P.WINDOW_PARTS[pi], names[si]
         lay = P.window_layout(P.INT, N, b, r, s, part, k, step)
         rows = P.query_rows(lay)
-        q0 = 0 if part == "head" else s + r + k * (b - s - r)
+        q0 = 0 if part == "head" else P.chunk_start(b, r, s, k)
         Z = layout_input(nm, X, X, lay)
         if step == "ratio":
             jobs.append(HeadJob(f"{tag}.{part}.ratio", Z, *w_ratio))
-            plans.append(WindowPlan(q0, len(rows), part, "R", rows[0] if rows else 0, lay.units, lay.sign))
+            plans.append(WindowPlan(q0, len(rows), part, "R", lay))
         else:
             jobs.append(HeadJob(f"{tag}.{part}.{'fused' if fused else 'norm'}", synthetic_first(nm, X, lay),
                                 *w_norm, decode=decoder(lay.units - 1)))
-            plans.append(WindowPlan(q0, len(rows), part, kind, rows[0] if rows else 0, lay.units, lay.sign))
+            plans.append(WindowPlan(q0, len(rows), part, kind, lay))
     return jobs, plans
 
 
@@ -121,9 +130,10 @@ def window_combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence
                    results: Sequence[Array], tag: str, round: int) -> Array:
     """First rows y = B/A; chunk rows y = (B_P − B_S)/(A_P − A_S): each part's term with its layout's
     sign (processing, one entry per chunk)."""
-    A, B = sort_parts(nm, (((plan.q0, plan.part), plan.kind, out[plan.row0:plan.row0 + plan.nq], plan.units)
+    A, B = sort_parts(nm, (((plan.q0, plan.part), plan.kind, out[P.query_rows(plan.layout)], plan.units)
                            for plan, out in zip(plans, results)))
     sign = {(plan.q0, plan.part): plan.sign for plan in plans}
+    lands = {(plan.q0, plan.part): P.query_tokens(plan.layout) for plan in plans}
     Y = nm.zeros((N, m))
     for q0 in sorted({k[0] for k in A}):
         num = den = None
@@ -136,7 +146,7 @@ def window_combine(nm: Numerics, ledger: Ledger, N: int, m: int, plans: Sequence
                 num, den = nm.add(num, tb), nm.add(den, ta)
             else:
                 num, den = nm.sub(num, tb), nm.sub(den, ta)
-        Y[q0:q0 + num.shape[0]] = nm.safe_div(num, den)
+        Y[lands[key]] = nm.safe_div(num, den)
         ledger.record("processing", f"{tag}.combine", round=round, shape=num.shape, flops=4 * num.shape[0] * (m + 1))
     return Y
 

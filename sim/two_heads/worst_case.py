@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from attnsim.sim.errors import require
 from attnsim.sim.masks import Full
-from attnsim.sim.model import TransformerSpec, Weights, head_columns
+from attnsim.sim.model import TransformerSpec, Weights
 from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.token_maps import TokenMap
+from attnsim.sim.two_heads import plan as P
 from attnsim.sim.two_heads.blocks import SCHEMES, block_starts, combine, head_jobs
 from attnsim.sim.two_heads.jobs import JobRunner, run_one_per_call
 
@@ -59,7 +60,7 @@ def apply_token_map(nm: Numerics, oracle: Oracle, fmap: TokenMap, X: Array, b: i
         return X
     out = fmap(nm, X)
     for s in block_starts(X.shape[0], b):
-        rows = min(b, X.shape[0] - s)
+        rows = P.block_len(P.INT, X.shape[0], b, s)
         oracle.ledger.record("processing", tag, round=oracle.round, shape=(rows, X.shape[1]),
                              flops=2 * rows * X.shape[1] * out.shape[1])
     return out
@@ -70,14 +71,13 @@ def sum_heads(nm: Numerics, oracle: Oracle, spec: TransformerSpec, X: Array, hea
     when the model has one. The heads are added one at a time into one new array and ``heads`` is
     emptied as they are, so a layer never holds the heads, their concatenation and the sum at once;
     ψ_ℓ comes next (:func:`apply_token_map`), after the caller has let go of X."""
-    width = sum(int(h.shape[1]) for h in heads)
-    out = X.copy() if spec.residual else nm.zeros((X.shape[0], width))
-    col = 0
+    out = X.copy() if spec.residual else nm.zeros((X.shape[0], P.model_head_columns(len(heads), spec.m)[0]))
+    h = 0
     while heads:
         head = heads.pop(0)
-        cols = slice(col, col + head.shape[1])
+        cols = slice(*P.model_head_columns(h, spec.m))
         out[:, cols] = nm.add(out[:, cols], head) if spec.residual else head
-        col += head.shape[1]
+        h += 1
     if spec.residual:
         oracle.ledger.record("processing", "residual", round=oracle.round, shape=out.shape, flops=out.size)
     return out
@@ -95,7 +95,7 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         jobs, plans, spans = [], [], []
         Xa = apply_token_map(nm, oracle, layer.pre, X, b, "pre_norm")
         for h, hw in enumerate(layer.heads):
-            Xh = Xa[:, head_columns(spec, h)]
+            Xh = Xa[:, slice(*P.model_head_columns(h, spec.m))]
             j, p = head_jobs(nm, Xh, nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V"),
                              b, scheme, f"{tag}.L{li}.H{h}" if spec.L * spec.H > 1 else tag, spec.rope)
             spans.append((len(jobs), len(jobs) + len(j)))

@@ -5,7 +5,7 @@ One single-head single-layer model (``identity`` layer MLP) per case, under the 
 | claim | mask | jobs, combination (the construction's own functions) |
 |---|---|---|
 | two_heads.lemma_3_1 | none | ``blocks.head_jobs`` → ``blocks.combine`` |
-| two_heads.thm_3_4 | none | ``blocks.head_jobs`` + ``multi_layer.uniform_rows`` (the equal-length jobs a packed
+| two_heads.thm_3_4 | none | ``blocks.head_jobs`` with ``plan.job_length`` (the equal-length jobs a packed
   call needs) → ``blocks.combine`` |
 | two_heads.thm_3_5 | causal | ``causal.causal_head_jobs`` → ``causal.causal_combine`` |
 | two_heads.thm_5_1 | sliding window r + s sinks | ``window.window_head_jobs`` → ``window.window_combine`` |
@@ -37,9 +37,9 @@ from attnsim.sim.masks import Causal, Full, Mask, Sink, SlidingWindow
 from attnsim.sim.model import HeadWeights, LayerWeights, Weights
 from attnsim.sim.numerics import Numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
+from attnsim.sim.two_heads import plan as P
 from attnsim.sim.two_heads.blocks import combine, head_jobs
 from attnsim.sim.two_heads.causal import causal_combine, causal_head_jobs
-from attnsim.sim.two_heads.multi_layer import uniform_rows
 from attnsim.sim.two_heads.window import chunk_size, window_combine, window_head_jobs
 from attnsim.verify.cases import Case, random_case
 from attnsim.verify.precision.truth import attention_truth
@@ -144,11 +144,10 @@ def run_construction(name: str, nm: Numerics, setup: Setup) -> np.ndarray:
     elif claim == "two_heads.thm_5_1":
         jobs, plans = window_head_jobs(nm, X, WQ, WK, WV, M, setup.window, setup.sinks, name, tag)
     else:
-        jobs, plans = head_jobs(nm, X, WQ, WK, WV, M, name, tag)
+        length = P.job_length(P.INT, N, M) if claim == "two_heads.thm_3_4" else None
+        jobs, plans = head_jobs(nm, X, WQ, WK, WV, M, name, tag, length=length)
     keep = [i for i, p in enumerate(plans) if p.q0 in sampled]
     jobs, plans = [jobs[i] for i in keep], [plans[i] for i in keep]
-    if claim == "two_heads.thm_3_4":
-        jobs, plans = uniform_rows(nm, jobs, plans, min(N, M) + 1)
     results = run_batched(oracle, jobs)
     if claim == "two_heads.thm_3_5":
         Y = causal_combine(nm, oracle.ledger, N, d, M, plans, results, tag, oracle.round)

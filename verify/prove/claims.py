@@ -4,8 +4,10 @@ Per claim: its head plan's obligations (:func:`~attnsim.verify.prove.obligations
 and the model-level ones — ``blocks`` (the plan's number of blocks or chunks is the formula's),
 ``count.induction`` (Theorem 3.5's per-row enumeration sums to the formula), ``counts[resource]``
 (calls, jobs, rounds equal ``paper_refs``' exact formulas for all N, M, H, L, H', L'),
-``packing`` (Lemma 3.3: every job has its own slot inside the oracle's heads and layers) and
-``rounds`` (a layer's calls read only the previous round's outputs).
+and ``packing`` (Lemma 3.3: every job has its own slot inside the oracle's heads and layers, and the
+slots' columns in the packed call's stream are disjoint and inside the slot's head block). Rounds are
+not an integer plan: the driver makes one oracle round per layer (``multi_layer.simulate_layers``),
+and the ledger counts them at every instance.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ CLAIMS = ("two_heads.lemma_3_1", "two_heads.cor_3_2", "two_heads.lemma_3_3", "tw
 def _sizes(strict: int, fused: bool, sinks: bool = False, uniform: bool = False) -> Sizes:
     sz = Sizes(V["N"], V["M"], V["r"], V["s"], strict, fused, sinks)
     if uniform:
-        sz = Sizes(sz.N, sz.M, sz.r, sz.s, strict, fused, sinks, Z3.min(sz.N, sz.M - strict) + 1)
+        sz = Sizes(sz.N, sz.M, sz.r, sz.s, strict, fused, sinks, P.job_length(Z3, sz.N, sz.M - strict))
     return sz
 
 
@@ -68,20 +70,15 @@ def _model_obligations(claim: str, kind: str, sz: Sizes, variant: str, params: d
         head = {"pair": P.pair_count(nv, fused), "b6": nv, "window": P.window_count(cv, fused)}[kind]
     sizes_h = [nv >= 1, cv >= 0, H >= 1, L >= 1, Hp >= 1, Lp >= 1]
     per_layer = P.pack_count(Z3, H * head, Hp * Lp) if claim in PACKED else H * head
-    plan_values = {"calls": L * per_layer, "abstract_calls": L * per_layer, "jobs": L * H * head,
-                   "rounds": P.layer_round(L - 1) + 1}
+    plan_values = {"calls": L * per_layer, "abstract_calls": L * per_layer, "jobs": L * H * head}
     if claim in ("two_heads.lemma_3_1", "two_heads.claim_b_6"):
-        plan_values = {"calls": head, "rounds": z3.IntVal(1)}
+        plan_values = {"calls": head}
     resources = get_claim(claim).resources
     for res, value in plan_values.items():
         if res in resources and resources[res].exact:
             out.append(Obligation(claim, f"counts[{res}]", variant, lambda res=res, value=value: (
                 sizes_h, value == formula(claim, res, env_of(sz), keep=("n", "chunks")),
                 {"n": nv, "chunks": cv, "H": H, "L": L, "Hp": Hp, "Lp": Lp}), params))
-    layer = V["layer"]
-    out.append(Obligation(claim, "rounds", variant, lambda: (
-        [L >= 1, layer >= 1, layer < L], z3.And(P.layer_round(layer - 1) < P.layer_round(layer), P.layer_round(0) >= 0),
-        {"L": L, "layer": layer}), params))
     return out
 
 
@@ -93,13 +90,48 @@ def packing_obligations(claim: str, variant: str, params: dict[str, Any]) -> lis
     a, b = P.pack_slot(Z3, k, Hp * Lp, Lp), P.pack_slot(Z3, k2, Hp * Lp, Lp)
     inside = z3.And(a[0] >= 0, a[0] < P.pack_count(Z3, J, Hp * Lp), a[1] >= 0, a[1] < Hp, a[2] >= 0, a[2] < Lp)
     apart = z3.Implies(k != k2, z3.Or(*[x != y for x, y in zip(a, b)]))
-    out = [Obligation(claim, "packing", variant, lambda: (hyps, z3.And(inside, apart), names), params)]
+    out = [Obligation(claim, "packing", variant, lambda: (hyps, z3.And(inside, apart), names), params),
+           Obligation(claim, "slot index", variant, lambda: _slot_index(k, Hp, Lp), params),
+           Obligation(claim, "slot columns", variant, lambda: _slot_columns(Hp, Lp), params)]
     if claim == "two_heads.lemma_3_3":
         env = {"jobs": J, "Hp": Hp, "Lp": Lp}
         for res in ("calls", "abstract_calls"):
             out.append(Obligation(claim, f"counts[{res}]", variant, lambda res=res: (
                 [J >= 1, Hp >= 1, Lp >= 1], P.pack_count(Z3, J, Hp * Lp) == formula(claim, res, env), names), params))
     return out
+
+
+def _slot_index(k: Any, Hp: Any, Lp: Any) -> Any:
+    """Job k's slot number inside its call (``plan.slot_index`` of its head and layer) is k mod H'L': the
+    job the layer MLP and the head weights look up is the job packed there."""
+    per = Hp * Lp
+    _, h, layer = P.pack_slot(Z3, k, per, Lp)
+    return ([Hp >= 1, Lp >= 1, k >= 0], P.slot_index(h, layer, Lp) == k % per, {"Hp": Hp, "Lp": Lp, "job": k})
+
+
+def _slot_columns(Hp: Any, Lp: Any) -> Any:
+    """Lemma 3.3 in the residual stream: slot (h, ℓ)'s input (width w) and output (width o) columns lie in
+    oracle head h's block, the blocks split the call's width equally (as the oracle splits it among its
+    heads), and two different slots never share a column."""
+    w, o, h, layer, h2, layer2 = V["w"], V["o"], V["x0"], V["layer"], V["x1"], V["job2"]
+    hyps = [Hp >= 1, Lp >= 1, w >= 1, o >= 1, h >= 0, h < Hp, layer >= 0, layer < Lp, h2 >= 0, h2 < Hp,
+            layer2 >= 0, layer2 < Lp]
+
+    def ranges(hh: Any, ll: Any) -> list[tuple[Any, Any]]:
+        first_in, first_out = P.slot_columns(hh, ll, Lp, w, o)
+        return [(first_in, first_in + w), (first_out, first_out + o)]
+
+    mine, theirs = ranges(h, layer), ranges(h2, layer2)
+    lo, hi = P.head_block(h, Lp, w, o)
+    first = P.head_block(0, Lp, w, o)
+    size = first[1] - first[0]
+    inside = z3.And(*[z3.And(a >= lo, b <= hi) for a, b in mine])
+    split = z3.And(first[0] == 0, lo == h * size, hi == lo + size, P.head_block(Hp - 1, Lp, w, o)[1] == Hp * size)
+    other = z3.Or(h != h2, layer != layer2)
+    disjoint = z3.And(mine[0][1] <= mine[1][0],
+                      z3.Implies(other, z3.And(*[z3.Or(b <= c, d <= a) for a, b in mine for c, d in theirs])))
+    names = {"Hp": Hp, "Lp": Lp, "w": w, "o": o, "head": h, "layer": layer, "head2": h2, "layer2": layer2}
+    return hyps, z3.And(inside, split, disjoint), names
 
 
 def _variants(window: bool = False) -> list[tuple[int, bool, bool]]:
@@ -122,7 +154,20 @@ def _head(claim: str, kind: str, uniform: bool = False, extra: dict[str, Any] | 
         out += _model_obligations(claim, kind, sz, variant, params)
     if claim in PACKED or claim == "two_heads.lemma_3_3":
         out += packing_obligations(claim, "any", dict(extra or {}))
+    if claim != "two_heads.lemma_3_1":
+        out.append(Obligation(claim, "head columns", "any", _head_columns, dict(extra or {})))
     return out
+
+
+def _head_columns() -> Any:
+    """The large model's heads (Def 2.2): head h's columns ``plan.model_head_columns`` are [h·m, (h + 1)·m),
+    so the H heads tile the d = H·m columns of a layer input in order, each exactly once."""
+    h, m, H = V["x0"], V["w"], V["H"]
+    lo, hi = P.model_head_columns(h, m)
+    nxt = P.model_head_columns(h + 1, m)
+    goal = z3.And(P.model_head_columns(0, m)[0] == 0, hi - lo == m, z3.Implies(h + 1 < H, nxt[0] == hi),
+                  P.model_head_columns(H - 1, m)[1] == H * m)
+    return [H >= 1, m >= 1, h >= 0, h < H], goal, {"H": H, "m": m, "head": h}
 
 
 def obligations(claim: str) -> list[Obligation]:

@@ -46,7 +46,7 @@ class Obligation:
 
 
 V = {k: z3.Int(k) for k in ("N", "M", "r", "s", "query", "key", "c", "x0", "x1", "row", "H", "L", "Hp", "Lp",
-                            "job", "job2", "layer", "n", "chunks")}
+                            "job", "job2", "layer", "n", "chunks", "w", "o")}
 
 
 def formula(claim_id: str, resource: str, env: dict[str, Any], keep: tuple[str, ...] = ()) -> Any:

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from attnsim.sim.numerics.arb import MIN_BITS as ARB_MIN_BITS
 from attnsim.verify.limits import Estimate, human
 from attnsim.verify.registry import UsageError
 
@@ -88,12 +89,13 @@ def numerics_width(name: str, option: str = "--numerics") -> tuple[str, int]:
             raise UsageError(f"{option}: {name}: D·log2 z = {unit:.3g} bits, above {MAX_UNIT_BITS}: the weight of a "
                              f"score 1 alone would take {human(unit / 8)}, of a score 64 {human(unit * 8)}")
         return kind, D
-    if kind == "mp":
+    if kind in ("mp", "arb"):
         if not arg.isdigit():
-            raise UsageError(f"{option}: {name}: expected mp:BITS with BITS a positive integer, e.g. mp:200")
-        bits = int(arg)
-        if not 2 <= bits <= MAX_BITS:
-            raise UsageError(f"{option}: {name}: BITS={bits} is outside 2..{MAX_BITS}")
+            raise UsageError(f"{option}: {name}: expected {kind}:BITS with BITS a positive integer, e.g. {kind}:200")
+        bits, lo = int(arg), (2 if kind == "mp" else ARB_MIN_BITS)
+        if not lo <= bits <= MAX_BITS:
+            raise UsageError(f"{option}: {name}: BITS={bits} is outside {lo}..{MAX_BITS}"
+                             + (" (a ball must hold the constants and grid inputs exactly)" if kind == "arb" else ""))
         return kind, bits
     return kind, 0
 
@@ -112,8 +114,8 @@ def entry_bytes(numerics: str, score: float) -> float:
     kind, arg = numerics_width(numerics)
     if kind in EXACT_KINDS:
         return OBJECT_BYTES + unit_bits(numerics) * score / 8
-    if kind == "mp":
-        return OBJECT_BYTES + arg / 8
+    if kind in ("mp", "arb"):
+        return OBJECT_BYTES + arg / 8 * (2 if kind == "arb" else 1)
     if kind == "float64":
         return 8.0
     return 16.0  # fixed-width formats: float64 values and a rounding scratch copy
@@ -126,8 +128,8 @@ def op_seconds(numerics: str, score: float) -> float:
         return 1e-4
     if kind in EXACT_KINDS:
         return 1e-6 * (1 + (unit_bits(numerics) * score / 1e4) ** 1.5)  # GMP products of weights this wide
-    if kind == "mp":
-        return max(2e-6, 3e-5 * (arg / 1000) ** 2.2)
+    if kind in ("mp", "arb"):
+        return max(2e-6, 3e-5 * (arg / 1000) ** 2.2)  # arb's C kernels are faster; mp's time bounds them
     if kind == "float64":
         return 1e-8
     return 2e-7

@@ -107,7 +107,7 @@ def first_unrepresentable(arr: Any, numerics: str, d: int) -> tuple[tuple[int, .
     if over.any():
         i = int(np.argmax(over))
         return np.unravel_index(i, arr.shape), f"|{flat[i]}| > {limit:.3g}: {why}"
-    width = arg if kind == "mp" else (None if kind in EXACT_KINDS else 53)
+    width = arg if kind in ("mp", "arb") else (None if kind in EXACT_KINDS else 53)
     if arr.dtype.kind in "iu" and width is not None:
         wide = [abs(v).bit_length() > width for v in flat.tolist()]
         if any(wide):

@@ -16,10 +16,13 @@ from typing import Any, Callable
 
 from attnsim.sim.model import reference
 from attnsim.sim.numerics import Array, get_numerics
+from attnsim.sim.numerics.arb import Arb
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.cases import Case
 from attnsim.verify.layer_record import layer_mismatches
+from attnsim.verify.precision.certify import certify
+from attnsim.verify.precision.certify import summary as certify_summary
 from attnsim.verify.registry import CheckContext, Measurement
 
 Simulate = Callable[[Oracle, Array], Array]
@@ -49,6 +52,11 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
         "oracle_dim": shape[1] if len(shape) > 1 else 0,
     }
     layers_compared, layer_reasons, layer_bits = layer_mismatches(case) if nm.exact else (0, [], math.inf)
+    extra: dict[str, Any] = {}
+    if isinstance(nm, Arb):  # ball arithmetic: what the balls certify, and the reference and exact output inside
+        extra["certified"], ball_reasons = certify(nm, Y, ref, truth, oracle_spec, case.X, simulate, ctx.seed)
+        extra["summary"] = [certify_summary(extra["certified"])]
+        layer_reasons = layer_reasons + ball_reasons
     agree = ag.agree and not layer_reasons
     return Measurement(
         evidence="independent", reference=REFERENCE_MODEL,
@@ -59,6 +67,6 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
             "oracle": oracle_spec.describe(), "min_bits": min_bits, "truth_numerics": truth.name,
             "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
             "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,
-            "layers_compared_before_rounding": layers_compared,
+            "layers_compared_before_rounding": layers_compared, **extra,
         },
     )

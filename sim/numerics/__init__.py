@@ -8,6 +8,8 @@ name                   arithmetic
 ``fraction[:D[:z]]``   the same with ``fractions.Fraction`` (the fallback, and a speed baseline)
 ``symbolic[:D]``       rational functions in a symbol z
 ``mp:BITS``            mpmath reals at BITS bits of precision, real exp
+``arb:BITS``           balls (python-flint ``arb``) at BITS bits, real exp: each output provably holds the exact
+                       real value, see ``arb.py``
 ``float64``            numpy float64
 ``float:FMT``          fixed-width binary floating point (fp32, bf16, fp16, e4m3, e5m2, E.M), see ``fixed.py``
 ``fixed:qI.F``         fixed point, I integer bits (with sign) and F fraction bits, see ``fixed.py``
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from attnsim.sim.numerics.arb import make_arb
 from attnsim.sim.numerics.base import Array, Numerics, NumericsError
 from attnsim.sim.numerics.exact import DEFAULT_GRID, FractionExact, make_exact, parse_base
 from attnsim.sim.numerics.fixed import make_fixed_width
@@ -29,7 +32,7 @@ from attnsim.sim.numerics.mp import MP
 
 __all__ = ["Array", "Numerics", "NumericsError", "get_numerics", "register_backend", "backend_kind", "NAMES"]
 
-NAMES = ("exact", "fraction", "symbolic", "mp:BITS", "float64", "float:FMT", "fixed:qI.F")
+NAMES = ("exact", "fraction", "symbolic", "mp:BITS", "arb:BITS", "float64", "float:FMT", "fixed:qI.F")
 
 # kind -> factory(argument-after-colon or None, seed) -> Numerics
 _BACKENDS: dict[str, Callable[[str | None, int], Numerics]] = {}
@@ -72,6 +75,7 @@ def _symbolic(arg: str | None, seed: int) -> Numerics:
 
 register_backend("symbolic", _symbolic)
 register_backend("mp", lambda arg, seed: MP(_int_arg("mp", arg, None)))
+register_backend("arb", make_arb)
 
 
 def _float64(arg: str | None, seed: int) -> Numerics:

@@ -36,7 +36,7 @@ from attnsim.verify.model_check import measure_model
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 EXACT_KINDS = ("exact", "fraction", "symbolic")
-NUMERICS = ("exact", "fraction", "symbolic", "mp", "float64", "float", "fixed")
+NUMERICS = ("exact", "fraction", "symbolic", "mp", "arb", "float64", "float", "fixed")
 
 COMMON = [
     Param("N", int, 64, "length of the large model's input", minimum=1),
@@ -78,8 +78,9 @@ def model_case(ctx: CheckContext, mask: Any) -> Case:
     p = ctx.params
     psi = "affine" if p["psi"] == "quadratic" else p["psi"]
     exact = backend_kind(ctx.numerics) in EXACT_KINDS
+    grid = exact or backend_kind(ctx.numerics) == "arb"  # balls: the same grid case, so the exact run can compare
     case = random_case(p["N"], p["d"], p.get("H", 1), p.get("L", 1), mask, ctx.seed, layer_mlp=psi,
-                       input_kind=p["input"], exact_kind=exact, input_file=p["input_file"])
+                       input_kind=p["input"], exact_kind=grid, input_file=p["input_file"])
     case = bounded_layers(case, quadratic=p["psi"] == "quadratic")
     return record_layers(case) if exact else case
 

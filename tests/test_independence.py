@@ -34,6 +34,7 @@ _MODEL = "attnsim.sim.model:reference"
 _LSH = "attnsim.verify.lsh_reference:collision_counts"
 _RELAY = ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.__call__", "attnsim.sim.anna.mpc_to_anna:MPCTransformer.place",
           "attnsim.sim.anna.mpc_to_anna:MPCTransformer.readout")
+_TORCH = ("attnsim.verify.tint_torch:sgd_steps", "attnsim.verify.tint_torch:forward_logits")
 _TINT = ("attnsim.sim.tint.pipeline:Runner.__call__", "attnsim.sim.tint.pipeline:run", "attnsim.sim.tint.builder:build",
          "attnsim.sim.tint.mlp_aux:build_mlp", "attnsim.sim.tint.mlp_aux:run_mlp")
 
@@ -122,14 +123,18 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "tint.mlp_split": ({}, "construction", ("attnsim.sim.tint.rows:mlp_split",)),
     "tint.loss_gradient": ({}, "construction", ("attnsim.sim.tint.rows:loss_gradient",)),
     "tint.def_2_7": ({}, "construction", ("attnsim.sim.tint.rows:first_order_gradient",)),
+    "tint.sgd_step": ({"approximations": False}, "reference", _TORCH),
 }
+NUMERICS = {"tint.sgd_step": "float64"}  # the torch reference; its exact route is traced below
+# The reference's own code, which may call nothing of attnsim but the numerics (no construction code at all)
+REFERENCE_OWN = ("verify/tint_torch.py", "verify/tint_tape.py", "sim/tint/arith.py")
 # Independent counts with no output: parameters counted from the built network's arrays, against the size
 # formulas of paper_refs that theory evaluates after the checker (no code of the checker's run computes them).
 FORMULA_REFERENCED = {"tint.size": {"aux": "tiny"}, "tint.under_2b": {}, "tint.rebuttal_size_growth": {}}
 NOT_INDEPENDENT = {"two_heads.lower_bound", "anna.rebuttal_hash_tables", "anna.rebuttal_linear_memory",
                    "tint.stacking", "tint.param_sharing", "tint.rebuttal_fd_end_to_end", "tint.act_descent",
                    # TinT's side calls the auxiliary model's own softmax, layer norm or loss gradient (traced):
-                   "tint.ln_forward", "tint.attn_forward", "tint.def_2_8", "tint.attn_backward", "tint.sgd_step",
+                   "tint.ln_forward", "tint.attn_forward", "tint.def_2_8", "tint.attn_backward",
                    "tint.ln_backward", "tint.act_backward", "tint.rebuttal_mlp_aux", "tint.dynamic_eval"}
 
 
@@ -173,22 +178,50 @@ class _Sides:
         return self._leave
 
 
-def traced(claim: str, params: dict[str, Any], roots: tuple[str, ...]) -> tuple[Measurement, list[str], int]:
-    """Run ``claim``'s checker under the trace (the theory that judges its counts after is not traced): its
-    measurement, the functions found on both sides that are not shared by design, the count inside."""
-    chk = get_checker(claim)
-    ctx = CheckContext(claim, chk.resolve(params), chk.default_numerics, 0)
+def _run_traced(roots: tuple[str, ...], fn: Any) -> tuple[Any, _Sides]:
     sides = _Sides({_code(r) for r in roots})
     sys.settrace(sides)
     threading.settrace(sides)
     try:
-        measurement = chk.fn(ctx)
+        return fn(), sides
     finally:
         sys.settrace(None)
         threading.settrace(None)
+
+
+def traced(claim: str, params: dict[str, Any], roots: tuple[str, ...]) -> tuple[Measurement, list[str], int]:
+    """Run ``claim``'s checker under the trace (the theory that judges its counts after is not traced): its
+    measurement, the functions found on both sides that are not shared by design, the count inside."""
+    chk = get_checker(claim)
+    ctx = CheckContext(claim, chk.resolve(params), NUMERICS.get(claim, chk.default_numerics), 0)
+    measurement, sides = _run_traced(roots, lambda: chk.fn(ctx))
     both = sorted(_name(c) for c in sides.inside & sides.outside)
     allowed = (*SHARED, *SHARED_BY_CLAIM.get(claim, {}))
     return measurement, [n for n in both if not n.startswith(allowed)], len(sides.inside)
+
+
+@pytest.mark.parametrize("route", ["torch", "tape"])
+def test_tint_step_references_run_no_attnsim_model_code(route):
+    """tint.sgd_step's references (torch autograd; the exact tape) call nothing of attnsim but their own module and
+    the numerics: no construction code, and none of the auxiliary model's hand-derived step."""
+    from attnsim.sim.tint.arith import get_arith
+    from attnsim.sim.tint.cases import CASES
+    from attnsim.sim.tint.experiments import sgd_step
+    from attnsim.verify.tint_independent import step_against_reference
+
+    if route == "torch":
+        pytest.importorskip("torch", reason="the torch reference needs the torch extra").set_num_threads(1)
+    ar, c = get_arith("float64" if route == "torch" else "exact"), CASES["tiny-relu"]
+    r = sgd_step(c, get_arith("float64"))  # outside the trace: TinT's run, converted for the exact route below
+    w = r.weights if route == "torch" else {**{k: ar.array(v) for k, v in r.weights.items() if k != "layers"},
+                                            "layers": [{k: ar.array(v) for k, v in lw.items()}
+                                                       for lw in r.weights["layers"]]}
+    roots = _TORCH if route == "torch" else ("attnsim.verify.tint_tape:sgd_steps",
+                                             "attnsim.verify.tint_tape:forward_logits")
+    verdict, sides = _run_traced(roots, lambda: step_against_reference(c, ar, w, w, ar.zeros((6, 16)), 1000, False))
+    assert verdict.evidence == "independent" and sides.inside
+    foreign = sorted(n for n in map(_name, sides.inside) if not n.startswith(REFERENCE_OWN))
+    assert not foreign, f"the {route} reference runs attnsim code: {foreign}"
 
 
 @pytest.mark.parametrize("claim", sorted(SIDES))

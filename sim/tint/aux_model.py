@@ -46,11 +46,13 @@ class Approx:
 
 
 def init_weights(cfg: AuxConfig, ar: Arith, seed: int, grid: int = 64) -> Weights:
-    """Random weights on the grid (1/grid) Z (small rationals keep exact runs fast)."""
+    """Random weights on the grid (1/grid) Z (small rationals keep exact runs fast). Matrices have standard
+    deviation 0.5, scaled by sqrt(16/D) above D = 16 so that pre-activations stay of order 1 at wider widths."""
     rng = np.random.default_rng(seed)
     D = cfg.D
+    matrix = 0.5 * min(1.0, (16 / D) ** 0.5)
 
-    def draw(*shape: int, scale: float = 0.5, center: float = 0.0) -> np.ndarray:
+    def draw(*shape: int, scale: float = matrix, center: float = 0.0) -> np.ndarray:
         return ar.array(np.round((center + scale * rng.standard_normal(shape)) * grid) / grid)
 
     layers = []

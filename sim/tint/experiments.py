@@ -85,6 +85,7 @@ class StepRun:
     test_loss: dict[str, float]  # summed loss on the test part: before, after (TinT), after (reference)
     pipeline_equal: bool | None = None
     pipeline_bits: float | None = None
+    logits: np.ndarray | None = None  # the network's final forward pass
 
 
 def _versus_pipeline(c: Case, ar: Arith, w: am.Weights, got: am.Weights, logits: np.ndarray, fd_scale: int,
@@ -117,7 +118,7 @@ def sgd_step(c: Case, ar: Arith, fd_scale: int = 1000, gate_scale: float | None 
             "tint": am.summed_loss(ar, out_logits, c.tokens, test),
             "reference": am.summed_loss(ar, ref_logits, c.tokens, test)}
     r = StepRun(net, count_network(net), w, got, want, group_errors(got, want), equal,
-                ar.equal(out_logits, ref_logits), loss)
+                ar.equal(out_logits, ref_logits), loss, logits=out_logits)
     if pipeline and net.convention == Convention():
         r.pipeline_equal, r.pipeline_bits = _versus_pipeline(c, ar, w, got, out_logits, fd_scale, gate_scale,
                                                              softmax_eps)

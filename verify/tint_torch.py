@@ -1,0 +1,216 @@
+"""An independent reference for TinT: the auxiliary model written directly in torch, differentiated by autograd.
+
+TinT (Panigrahi et al., ICML 2024, Fig. 1 and §2.7) claims that one forward pass of the simulator takes one
+SGD step on its auxiliary model. This module computes that step with none of attnsim's model code: the
+pre-LN decoder is written here in torch (``torch.nn.functional.layer_norm``, ``gelu``/``relu``, a causal
+softmax, tied embeddings), in float64, and its gradient is taken by ``torch.autograd``. TinT's stated
+approximations (§2.2) are imposed the way a torch user would impose them, never by a hand-written gradient:
+
+* stop-gradient through the attention scores: the probabilities are ``detach()``-ed;
+* first-order finite differences for the layer-norm and activation backward (Def 2.8): an
+  ``autograd.Function`` whose backward returns (f(x + eps g) - f(x)) / eps;
+* only beta of each layer norm is updated, W_Q and W_K never; only ln_f and the top ``n_sim`` layers move.
+
+The loss is the summed next-token cross-entropy over the positions given (``torch.nn.functional.cross_entropy``
+with ``reduction="sum"``). Weights come in and go out as float64 numpy arrays under the parameter names of the
+auxiliary model (``wte``, ``wpe``, ``layers[i]["wq"]``, ...); tests trace that no attnsim construction code
+runs while this module computes (tests/test_independence.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+try:  # torch is an optional extra (pip install 'attnsim[torch]')
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # pragma: no cover - exercised on machines without torch
+    torch = None  # type: ignore[assignment]
+    F = None  # type: ignore[assignment]
+
+REFERENCE = "torch autograd in float64 on the auxiliary model written directly in torch (attnsim.verify.tint_torch)"
+MISSING = "torch is not installed (pip install 'attnsim[torch]'): no independent reference for this record, partial"
+LN_EPS = 1e-5  # GPT-2 / OPT layer norm epsilon
+FROZEN = ("wq", "bq", "wk", "bk")  # stop-gradient: the query and key maps are never updated (§2.6 (5))
+GAMMAS = ("ln1_g", "ln2_g")
+
+
+def available() -> bool:
+    """Whether torch can be imported here."""
+    return torch is not None
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """One simulated fine-tuning run: what TinT's step keeps and approximates (§2.2, §2.7)."""
+
+    lr: float
+    n_sim: int                   # top layers updated (with ln_f)
+    steps: int = 1
+    stop_grad: bool = True       # attention probabilities detached
+    fd: float | None = 1e-3      # finite-difference step for LN and activation backward; None = exact autograd
+    ln_bias_only: bool = True    # layer-norm gammas frozen
+    bproj_steps: int = 1         # the MLP output bias takes this many steps (the authors' code: 4)
+    last_position: bool = False  # the last position (no next token) is trained on, with no target
+
+
+def _t(x: Any) -> "torch.Tensor":
+    return torch.as_tensor(np.asarray(x, dtype=np.float64))
+
+
+def _fd_op(fn: Callable[["torch.Tensor"], "torch.Tensor"], eps: float | None) -> Callable[["torch.Tensor"], Any]:
+    """``fn`` whose backward is the one-sided difference (fn(x + eps g) - fn(x)) / eps (Def 2.8); exact if None."""
+    if eps is None:
+        return fn
+
+    class _FiniteDifference(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: "torch.Tensor") -> "torch.Tensor":
+            ctx.save_for_backward(x)
+            return fn(x)
+
+        @staticmethod
+        def backward(ctx: Any, g: "torch.Tensor") -> "torch.Tensor":
+            (x,) = ctx.saved_tensors
+            return (fn(x + eps * g) - fn(x)) / eps
+
+    return _FiniteDifference.apply
+
+
+def normalize(x: "torch.Tensor") -> "torch.Tensor":
+    """Layer norm without its affine part."""
+    return F.layer_norm(x, (x.shape[-1],), eps=LN_EPS)
+
+
+def activation(name: str) -> Callable[["torch.Tensor"], "torch.Tensor"]:
+    """GPT-2's tanh-approximated GELU or OPT's ReLU."""
+    return (lambda x: F.gelu(x, approximate="tanh")) if name == "gelu_new" else torch.relu
+
+
+def attention(q: "torch.Tensor", k: "torch.Tensor", v: "torch.Tensor", heads: int, stop_grad: bool) -> "torch.Tensor":
+    """Causal multi-head softmax attention scaled by 1/sqrt(d_head); probabilities detached under stop-gradient."""
+    n, D = q.shape
+    dh = D // heads
+    split = lambda x: x.reshape(n, heads, dh).transpose(0, 1)  # noqa: E731
+    scores = split(q) @ split(k).transpose(1, 2) / math.sqrt(dh)
+    causal = torch.ones(n, n, dtype=torch.bool).tril()
+    probs = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
+    if stop_grad:
+        probs = probs.detach()
+    return (probs @ split(v)).transpose(0, 1).reshape(n, D)
+
+
+def _layer(p: dict, h: "torch.Tensor", heads: int, act: Callable, ln: Callable, stop_grad: bool) -> "torch.Tensor":
+    a = ln(h) * p["ln1_g"] + p["ln1_b"]
+    q, k, v = (a @ p[w].T + p[b] for w, b in (("wq", "bq"), ("wk", "bk"), ("wv", "bv")))
+    h = h + attention(q, k, v, heads, stop_grad) @ p["wo"].T + p["bo"]
+    m = ln(h) * p["ln2_g"] + p["ln2_b"]
+    return h + act(m @ p["wfc"].T + p["bfc"]) @ p["wproj"].T + p["bproj"]
+
+
+def _logits(w: dict, layers: list[dict], h: "torch.Tensor", heads: int, act: Callable, ln: Callable,
+            stop_grad: bool) -> "torch.Tensor":
+    for p in layers:
+        h = _layer(p, h, heads, act, ln, stop_grad)
+    return (ln(h) * w["lnf_g"] + w["lnf_b"]) @ w["wte"].T
+
+
+def _as_torch(w: dict) -> dict:
+    out = {k: _t(v) for k, v in w.items() if k != "layers"}
+    out["layers"] = [{k: _t(v) for k, v in lw.items()} for lw in w["layers"]]
+    return out
+
+
+def _as_numpy(w: dict) -> dict:
+    out: dict[str, Any] = {k: v.detach().numpy().copy() for k, v in w.items() if k != "layers"}
+    out["layers"] = [{k: v.detach().numpy().copy() for k, v in lw.items()} for lw in w["layers"]]
+    return out
+
+
+def _loss(logits: "torch.Tensor", ids: "torch.Tensor", positions: np.ndarray, last_position: bool) -> "torch.Tensor":
+    n = logits.shape[0]
+    pos = torch.as_tensor(np.flatnonzero(positions[: n - 1]))
+    loss = F.cross_entropy(logits[pos], ids[pos + 1], reduction="sum")
+    if last_position and positions[n - 1]:
+        loss = loss + torch.logsumexp(logits[n - 1], dim=0)  # the authors' code: a zero target there
+    return loss
+
+
+def forward_logits(w: dict, ids: np.ndarray, heads: int, act_name: str) -> np.ndarray:
+    """The auxiliary model's logits for token ids ``ids`` (weights as float arrays)."""
+    with torch.no_grad():
+        tw = _as_torch(w)
+        ids_t = torch.as_tensor(np.asarray(ids))
+        h = tw["wte"][ids_t] + tw["wpe"][: len(ids_t)]
+        return _logits(tw, tw["layers"], h, heads, activation(act_name), normalize, False).numpy()
+
+
+def sgd_steps(w: dict, ids: np.ndarray, positions: np.ndarray, heads: int, act_name: str, spec: StepSpec) -> dict:
+    """``spec.steps`` steps of SGD on the summed loss at ``positions``, with TinT's approximations.
+
+    The layers below the top ``n_sim`` are run once, without gradient (they are frozen, §2.7)."""
+    tw = _as_torch(w)
+    ids_t = torch.as_tensor(np.asarray(ids))
+    act, ln = _fd_op(activation(act_name), spec.fd), _fd_op(normalize, spec.fd)
+    start = len(tw["layers"]) - spec.n_sim
+    with torch.no_grad():
+        h0 = tw["wte"][ids_t] + tw["wpe"][: len(ids_t)]
+        for p in tw["layers"][:start]:
+            h0 = _layer(p, h0, heads, act, ln, spec.stop_grad)
+    trained = [(tw, "lnf_b")] + [(p, k) for p in tw["layers"][start:] for k in p
+                                 if k not in FROZEN and not (spec.ln_bias_only and k in GAMMAS)]
+    if not spec.ln_bias_only:
+        trained.append((tw, "lnf_g"))
+    for _ in range(spec.steps):
+        for owner, key in trained:
+            owner[key] = owner[key].detach().requires_grad_(True)
+        logits = _logits(tw, tw["layers"][start:], h0, heads, act, ln, spec.stop_grad)
+        grads = torch.autograd.grad(_loss(logits, ids_t, positions, spec.last_position),
+                                    [owner[key] for owner, key in trained], allow_unused=True)
+        with torch.no_grad():
+            for (owner, key), g in zip(trained, grads):
+                step = spec.lr * (spec.bproj_steps if key == "bproj" else 1)
+                owner[key] = owner[key] - step * (torch.zeros_like(owner[key]) if g is None else g)
+    return _as_numpy(tw)
+
+
+# ---------------------------------------------------------------------------------------- single modules
+def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """tint.ln_forward's reference: torch's layer norm with affine gamma, beta."""
+    return F.layer_norm(_t(x), (x.shape[-1],), _t(gamma), _t(beta), eps=LN_EPS).numpy()
+
+
+def causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, heads: int) -> np.ndarray:
+    """tint.attn_forward's reference: causal softmax attention of the auxiliary model."""
+    with torch.no_grad():
+        return attention(_t(q), _t(k), _t(v), heads, False).numpy()
+
+
+def stop_grad_value_gradient(q: np.ndarray, k: np.ndarray, v: np.ndarray, heads: int, dy: np.ndarray) -> np.ndarray:
+    """tint.attn_backward's reference: the gradient reaching V through detached probabilities."""
+    vt = _t(v).requires_grad_(True)
+    out = attention(_t(q), _t(k), vt, heads, True)
+    return torch.autograd.grad(out, vt, _t(dy))[0].numpy()
+
+
+def act(x: np.ndarray, name: str) -> np.ndarray:
+    """tint.act_forward's reference."""
+    return activation(name)(_t(x)).numpy()
+
+
+def difference(fn_name: str, x: np.ndarray, g: np.ndarray, eps: float) -> np.ndarray:
+    """Def 2.8 computed in torch: (f(x + eps g) - f(x)) / eps for f = layer norm ("ln") or an activation."""
+    f = normalize if fn_name == "ln" else activation(fn_name)
+    xt, gt = _t(x), _t(g)
+    return ((f(xt + eps * gt) - f(xt)) / eps).numpy()
+
+
+def vjp(fn_name: str, x: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The exact gradient J^T g by autograd, for f = layer norm ("ln") or an activation: what Def 2.8 approximates."""
+    f = normalize if fn_name == "ln" else activation(fn_name)
+    xt = _t(x).requires_grad_(True)
+    return torch.autograd.grad(f(xt), xt, _t(g))[0].numpy()

@@ -144,7 +144,7 @@ def test_fit_and_target_parsing() -> None:
     assert math.isclose(f.slope, 1.0) and math.isclose(f.r2, 1.0)
     assert fit_log2([64, 256], [9, 9]).r2 == 1.0
     assert parse_target("2^-10") == 2.0 ** -10 and parse_target("1e-3") == 1e-3
-    with pytest.raises(UsageError, match="--target"):
+    with pytest.raises(UsageError, match="^target: "):
         parse_target("tiny")
     assert error_bits(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]])) == math.inf
 
@@ -162,7 +162,7 @@ def test_cli_prints_slope_and_r2(capsys) -> None:
         standalone_mode=False)
     out = capsys.readouterr().out
     assert "bits per doubling of N" in out and "R²" in out and "O(log N)" in out
-    with pytest.raises(UsageError, match="--target"):
+    with pytest.raises(UsageError, match="^target: "):
         app(["precision", "two_heads.lemma_3_1", "--target", "2^-50"], standalone_mode=False)
     with pytest.raises(UsageError, match="CLAIM"):
         app(["precision", "two_heads.thm_4_1"], standalone_mode=False)

@@ -78,13 +78,13 @@ def test_report_sections(records, tmp_path: Path):
 
 
 def test_bad_input_names_the_parameter():
-    with pytest.raises(UsageError, match="--points"):
+    with pytest.raises(UsageError, match="^points: "):
         sweep(64, 1)
     with pytest.raises(UsageError, match="--N, --points"):
         sweep(4, 4)
     with pytest.raises(UsageError, match="--c, --r"):
         run_check("anna.rebuttal_linear_memory", {"c": 20.0})
-    with pytest.raises(UsageError, match="--p2"):
+    with pytest.raises(UsageError, match="^p2: "):
         run_check("anna.rebuttal_hash_tables", {"p2": 1.5, "seeds": 0, "table": "none"})
 
 

@@ -34,7 +34,7 @@ def test_grid_multiplies_seeds_and_numerics_but_keeps_pinned_ones():
     pinned = [p for p in pts if p.numerics not in ("exact", "fraction")]
     assert len(pinned) == 2 * n_pinned and {p.seed for p in pinned} == {0, 1}  # numerics kept, seeds multiplied
     assert len(pts) - len(pinned) == 4 * (len(base) - n_pinned)
-    with pytest.raises(UsageError, match="--claim"):
+    with pytest.raises(UsageError, match="^claim: "):
         grid(["two_heads.nope"])
 
 

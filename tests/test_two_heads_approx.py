@@ -151,11 +151,11 @@ def test_broken_estimator_is_caught(monkeypatch):
 def test_bad_input_is_a_usage_error():
     from attnsim.verify.registry import UsageError
 
-    with pytest.raises(UsageError, match="--M"):
+    with pytest.raises(UsageError, match="^M: "):
         run_check(CLAIM, dict(N=16, M=32, seeds=2), "float64")
-    with pytest.raises(UsageError, match="--d"):
+    with pytest.raises(UsageError, match="^d: "):
         run_check(CLAIM, dict(N=16, M=4, d=1, seeds=2, input="bounded"), "float64")
-    with pytest.raises(UsageError, match="--numerics"):
+    with pytest.raises(UsageError, match="^numerics: "):
         run_check(CLAIM, dict(N=16, M=4, seeds=2), "exact")
 
 

@@ -76,7 +76,7 @@ def test_broken_codes_are_caught(monkeypatch):
 def test_converse_bad_input():
     from attnsim.verify.registry import UsageError
 
-    with pytest.raises(UsageError, match="--N"):
+    with pytest.raises(UsageError, match="^N: "):
         run_check("two_heads.thm_4_2", dict(N=10, M=4), "mp:64")
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
@@ -28,7 +29,23 @@ from attnsim.sim.errors import AttnsimError
 
 
 class UsageError(AttnsimError):
-    """Bad input from the user: one clear line naming the parameter; the CLI exits 2."""
+    """Bad input from the user: one clear line naming the parameter; the CLI exits 2.
+
+    The parameter is data (``param="M"``): ``str(error)`` reads ``M: must be >= 2, got 1`` in Python, and only
+    the command line writes it as its flag (``--M: ...``). A message still written in the command line's words
+    (``"--max-memory: ..."``, one flag before the colon) is read into that form here, at the one edge, so
+    that no error raised in Python names a flag.
+    """
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        """``message`` about ``param``; a leading ``--flag:`` becomes ``param`` (dashes as underscores)."""
+        lead = _FLAG_LEAD.match(message) if param is None else None
+        if lead:
+            param, message = lead.group(1).replace("-", "_"), lead.group(2)
+        super().__init__(message, param=param)
+
+
+_FLAG_LEAD = re.compile(r"^--([A-Za-z][\w-]*): (.*)$", re.DOTALL)
 
 
 class ResumableError(AttnsimError):
@@ -206,7 +223,7 @@ class Checker:
             if p.name == name:
                 return p
         raise UsageError(f"{flag(name)}: not a parameter of {self.claim} "
-                         f"(it takes {', '.join(q.flag for q in self.params) or 'no parameters'})")
+                         f"(it takes {', '.join(q.name for q in self.params) or 'no parameters'})")
 
     def resolve(self, given: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in, values parsed and validated; unknown names are a UsageError."""

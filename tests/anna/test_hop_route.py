@@ -46,7 +46,7 @@ def test_thm_5_6_by_the_route_passes_with_its_formulas():
 
 
 def test_memory_at_or_above_n_is_a_usage_error():
-    with pytest.raises(UsageError, match="^--eps"):
+    with pytest.raises(UsageError, match="^eps: "):
         run_check("anna.thm_5_4", {"N": 64, "eps": 0.99}, None, 0)
 
 

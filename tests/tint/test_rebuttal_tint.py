@@ -108,7 +108,7 @@ def test_a_point_off_the_line_is_caught() -> None:
 
 
 def test_more_layers_than_the_model_has_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="^--layers: "):
+    with pytest.raises(UsageError, match="^layers: "):
         run_check("tint.rebuttal_size_growth", {"layers": 3})
 
 

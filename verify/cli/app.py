@@ -18,7 +18,7 @@ import typer
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.cli import bench, bounds, check, claims, growth, precision, prove, report, run, teeth, tint_size
 from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
-from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError
+from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
 
@@ -73,7 +73,7 @@ def one_line(message: str) -> str:
 def cli_message(e: AttnsimError) -> str:
     """The error in the command line's words: the parameter it names becomes its flag (``--window: ...``)."""
     if e.param:
-        return one_line(f"{'/'.join('--' + p for p in e.param.split('/'))}: {e.message}")
+        return one_line(f"{'/'.join(flag(p) for p in e.param.split('/'))}: {e.message}")
     return one_line(str(e))
 
 

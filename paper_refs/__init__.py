@@ -43,6 +43,9 @@ Schema of one claim (a wrong file raises :class:`SchemaError`)::
     [claims.resources.calls]            # one table per counted resource
     bound = "n**2"                      # the paper's big-O class (sympy syntax)
     exact = "2*n**2"                    # optional: the exact count of the scheme as implemented
+    upper = "2*n**2 + n"                # optional, where no exact count exists: an exact upper formula from the
+                                        #   proof or the construction's design (a table's capacity), held
+                                        #   measured <= upper at every record, its containment in the bound by theory
     note = "..."                        # optional
     constant = 3.5                      # optional: C in "measured <= C * bound" for a single record, either
     calibrated_at = 256                 #   fitted once at this value of the limit variable and frozen, or
@@ -79,6 +82,7 @@ class Resource:
     constant: float | None = None
     calibrated_at: float | None = None
     stated_by: str | None = None
+    upper: str | None = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ _LINES = ("no_checker", "reconstructed", "weakened", "docs")
 _KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "stated", "definitions",
                            "definitions_from", "resources", "extra", *_LINES}
 _PAPER_KEYS = {"id", "title", "citation", "order", "modules", "sections", "symbols", "findings"}
-_RESOURCE_KEYS = {"bound", "exact", "note", "constant", "calibrated_at", "stated_by"}
+_RESOURCE_KEYS = {"bound", "exact", "note", "constant", "calibrated_at", "stated_by", "upper"}
 
 
 def _resource(name: str, r: Any, where: str) -> Resource:
@@ -154,8 +158,12 @@ def _resource(name: str, r: Any, where: str) -> Resource:
                               "calibrated_at (the size it was fitted at) or stated_by (the result that states it)")
     elif "calibrated_at" in r or "stated_by" in r:
         raise SchemaError(f"{where}: resource {name!r}: calibrated_at and stated_by go with a constant")
+    if "upper" in r and ("bound" not in r or "exact" in r or not isinstance(r["upper"], str)):
+        raise SchemaError(f"{where}: resource {name!r}: upper (a formula) goes with a bound and without an exact "
+                          "count (an exact count is the stronger evidence)")
     return Resource(name, r.get("bound"), r.get("exact"), r.get("note", ""),
-                    None if constant is None else float(constant), r.get("calibrated_at"), r.get("stated_by"))
+                    None if constant is None else float(constant), r.get("calibrated_at"), r.get("stated_by"),
+                    r.get("upper"))
 
 
 def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:

@@ -23,17 +23,21 @@ def test_every_bounded_resource_of_every_checker_has_a_growth_twin():
     assert want and want == have
 
 
-def test_a_growth_twin_is_caught_by_the_growth_verdict():
+def test_a_growth_twin_is_caught_by_the_deciding_evidence():
     (t,) = [t for t in all_twins() if t.claim == CLAIM and t.name == PREFIX + "oracle_dim"]
-    r = run_twin(t)
-    assert r.outcome == "caught" and "growth verdict exceeds" in r.reason
-    assert r.constant_factor == "within"  # the same verdict does not fail the resource times a constant
+    r = run_twin(t)  # an exact count decides: the inflated count is off it at every size but n = 1
+    assert r.outcome == "caught" and r.reason.startswith("exact count: failing points") and "!= exact" in r.reason
+    assert r.constant_factor == "failing points"  # a constant is off the exact count too, and never "exceeds"
 
 
-def test_a_constant_factor_does_not_fail_a_big_o_bound():
-    for resource in bounded_resources(CLAIM):
-        outcome, reason = judge_twin(CLAIM, resource, lambda r=resource: inflated(CLAIM, r, lambda n: 7.0))
-        assert outcome == "missed" and "within" in reason, (resource, reason)
+def test_a_constant_factor_does_not_fail_a_big_o_bound_by_growth(monkeypatch):
+    from attnsim.verify import growth
+
+    flat = [{"claim": "anna.def_ema", "verdict": "pass", "size": {"value": n}, "bounds": {"time": {
+        "measured": 7.0 * n, "value": float(n)}}} for n in (16, 32, 64, 128)]
+    monkeypatch.setattr(growth, "judge_broken", lambda c, r, b, s=0: growth.judge(c, r, flat))
+    outcome, reason = judge_twin("anna.def_ema", "time", lambda: None)
+    assert outcome == "missed" and reason.startswith("growth test: within"), reason
 
 
 def test_a_growth_twin_multiplies_the_measurement_itself():
@@ -55,7 +59,7 @@ def test_a_growth_twin_multiplies_the_measurement_itself():
 def test_a_resource_measured_zero_everywhere_is_reported_not_caught_saying_why(monkeypatch):
     from attnsim.verify import growth
 
-    zero = [{"claim": CLAIM, "size": {"value": n}, "bounds": {"calls": {"measured": 0, "value": n}}}
+    zero = [{"claim": CLAIM, "verdict": "pass", "size": {"value": n}, "bounds": {"calls": {"measured": 0, "value": n}}}
             for n in (4, 8, 16, 32)]
     monkeypatch.setattr(growth, "judge_broken", lambda c, r, b, s=0: growth.judge(c, r, zero))
     outcome, reason = judge_twin(CLAIM, "calls", lambda: None)
@@ -85,11 +89,11 @@ def test_the_papers_constant_holds_at_every_size_and_no_constant_is_no_guard():
     assert e["guard"] == "no constant" and not why and e["ratio"] == 10**6 / 8
 
 
-def test_no_frozen_constant_stands_beside_an_exact_count():
-    """A resource with an exact count is decided by it and by the growth verdict; a constant fitted once and
+def test_no_frozen_constant_stands_beside_an_exact_count_or_the_proofs_upper_formula():
+    """A resource with an exact count (or the proof's upper formula) is decided by it; a constant fitted once and
     frozen is for a bound without one (fails naming the resource that carries both)."""
     both = [f"{cid}.{name}" for cid, c in all_claims().items() for name, r in c.resources.items()
-            if r.exact and r.calibrated_at is not None]
+            if (r.exact or r.upper) and r.calibrated_at is not None]
     assert not both, f"frozen constants beside exact counts: {both}"
 
 

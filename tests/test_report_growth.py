@@ -20,11 +20,12 @@ def test_a_claims_growth_table_plot_and_counts(tmp_path):
     results = growth_pass([CLAIM, "two_heads.lower_bound"], True)
     assert list(results) == [CLAIM]  # a claim without a bounded resource has no growth rows
     md = claim_growth(CLAIM, results, tmp_path)
-    assert "| calls | O(jobs/(H′·L′)) | 4, 8, 16, 32 | 1, 1, 1, 1 | +0 | [+0, +0] | within | no constant |" in md
+    assert ("| calls | O(jobs/(H′·L′)) | 4, 8, 16, 32 | 1, 1, 1, 1 | +0 | [+0, +0] | exact count: measured == "
+            "ceiling(jobs/(Hp*Lp)) at every point; tight, limit 1 | within | no constant |") in md
     assert (tmp_path / "plots" / f"{CLAIM}_growth.png").stat().st_size > 1000
-    assert counts(results) == {"within": 3, "exceeds": 0, "unmeasured growth": 0}
+    assert counts(results) == {"within": 3, "exceeds": 0, "failing points": 0, "unmeasured growth": 0}
     assert verdict_line(results) == ("Bounded resources by growth verdict: 3 within, 0 exceeds, "
-                                     "0 unmeasured growth.")
+                                     "0 failing points, 0 unmeasured growth.")
     assert failing_rows(results) == [] and claim_growth("anna.thm_5_2", results) == ""
 
 
@@ -33,7 +34,7 @@ def test_a_resource_that_is_not_within_is_a_failing_row():
                        "unmeasured growth", "1 distinct size(s), 4 needed")
     (row,) = failing_rows({CLAIM: [g]})
     assert row["claim"] == CLAIM and row["verdict"] == "fail" and "unmeasured growth" in row["reasons"][0]
-    assert "Not within: `two_heads.lemma_3_3` calls (unmeasured growth)" in verdict_line({CLAIM: [g]})
+    assert "Not within: `two_heads.lemma_3_3` calls (unmeasured growth, growth test)" in verdict_line({CLAIM: [g]})
 
 
 def test_a_growth_point_that_fails_its_own_check_is_a_failing_row_once():

@@ -18,7 +18,7 @@ import sympy as sp
 
 from attnsim.paper_refs import Claim
 from attnsim.theory.formulas import expand_definitions, parse
-from attnsim.theory.symbolic import analyse
+from attnsim.theory.symbolic import analyse, analyse_upper
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Containment:
     leading_constant: str
     finite: bool
     tight: bool
+    of: str = "exact"  # "exact": the exact count's containment; "upper": the proof's upper formula's
 
     @property
     def verdict(self) -> str:
@@ -51,12 +52,15 @@ def reduced(claim: Claim, formula: str) -> sp.Expr:
 
 
 def contained(claim: Claim, resource: str) -> Containment | None:
-    """None when the resource lacks an exact count or a bound to compare."""
+    """The containment of the resource's exact count in its bound, else of the proof's upper formula (``upper``:
+    ``of`` says which); None when the resource has neither, or no bound to compare."""
     res = claim.resources[resource]
-    if not res.exact or not res.bound:
+    formula = res.exact or res.upper
+    if not formula or not res.bound:
         return None
-    t = analyse(claim, resource)
-    exact = reduced(claim, res.exact) if t.exact is None else _smooth(t.exact)
+    t = analyse(claim, resource) if res.exact else analyse_upper(claim, resource)
+    assert t is not None
+    exact = reduced(claim, formula) if t.exact is None else _smooth(t.exact)
     bound = reduced(claim, res.bound) if t.bound is None else _smooth(t.bound)
     return Containment(claim.id, resource, str(exact), str(bound), claim.limit, str(t.leading_constant), t.finite,
-                       t.tight)
+                       t.tight, "exact" if res.exact else "upper")

@@ -240,6 +240,23 @@ def analyse(claim: Claim, resource: str) -> ResourceTheory:
     return known if known is not None else _analyse(*key)
 
 
+def upper_key(claim: Claim, resource: str) -> TheoryKey:
+    """:func:`theory_key` with the resource's proof's upper formula (``upper`` in paper_refs) in the exact count's
+    place: a resource has one or the other, never both, so the two keys never meet."""
+    cid, name, bound, _, limit, defs, note = theory_key(claim, resource)
+    return (cid, name, bound, claim.resources[resource].upper, limit, defs, note)
+
+
+def analyse_upper(claim: Claim, resource: str) -> ResourceTheory | None:
+    """The theory of the resource's upper formula held against its bound, as :func:`analyse` holds an exact count
+    (its ``exact`` is the upper formula); None without an upper formula."""
+    if not claim.resources[resource].upper or not claim.resources[resource].bound:
+        return None
+    key = upper_key(claim, resource)
+    known = _KNOWN.get(key)
+    return known if known is not None else _analyse(*key)
+
+
 def remember(results: list[tuple[TheoryKey, ResourceTheory]]) -> None:
     """Keep theories derived in another process (by :func:`analyse`, from the same key) for this one and the
     processes it forks later, so that no worker derives them again."""

@@ -21,7 +21,7 @@ from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
 from attnsim.theory.notation import at
-from attnsim.theory.symbolic import ResourceTheory, TheoryKey, analyse, theory_key
+from attnsim.theory.symbolic import ResourceTheory, TheoryKey, analyse, analyse_upper, theory_key, upper_key
 from attnsim.verify.cost import MAX_BITS
 from attnsim.verify.guards import check_run
 from attnsim.verify.guards import format_option as guard_numerics
@@ -75,6 +75,8 @@ def bound_entry(res: Resource, definitions: dict[str, str], values: dict[str, An
         return entry
     if value not in (None, 0):
         entry["ratio"] = float(measured) / float(value)
+    if res.upper:
+        entry["upper"] = upper_entry(res, definitions, values, measured, reasons)
     if res.constant is None or value is None:
         return entry
     if kind == "frozen" and size is not None and res.calibrated_at is not None and size <= res.calibrated_at:
@@ -87,6 +89,23 @@ def bound_entry(res: Resource, definitions: dict[str, str], values: dict[str, An
         reasons.append(f"{name}: measured {measured} > {res.constant:g} x bound {formula} = "
                        f"{res.constant * float(value):.4g} ({source})")
     return entry
+
+
+def upper_entry(res: Resource, definitions: dict[str, str], values: dict[str, Any], measured: Any,
+                reasons: list[str]) -> dict[str, Any]:
+    """The proof's own inequality at this record: the resource's exact upper formula (``upper`` in paper_refs: a
+    table's capacity, a protocol's ceiling) evaluated here and held ``measured <= upper``; a measurement above it,
+    or a formula that cannot be evaluated, adds a failing reason."""
+    formula = res.upper or ""
+    try:
+        value: Any = as_number(evaluate(formula, definitions, values))
+    except FormulaError as exc:
+        reasons.append(f"{res.name}: cannot evaluate the proof's upper formula {formula} ({exc})")
+        return {"formula": formula, "value": None, "held": False}
+    held = float(measured) <= float(value)
+    if not held:
+        reasons.append(f"{res.name}: measured {measured} > the proof's upper formula {formula} = {value}")
+    return {"formula": formula, "value": value, "held": held}
 
 
 def agreement_reasons(m: Measurement, exact: bool) -> list[str]:
@@ -198,11 +217,13 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             bounds[name] = bound_entry(res, claim.definitions, values, m.counts.get(name), size, reasons)
         c = contained(claim, name)
         if c is not None:
-            containment[name] = {"verdict": c.verdict, "leading_constant": c.leading_constant, "limit": c.limit_var,
+            containment[name] = {"verdict": c.verdict, "of": c.of, "leading_constant": c.leading_constant,
+                                 "limit": c.limit_var,
                                  "leading_constant_here": at(c.leading_constant, values, claim.paper)
                                  if c.leading_constant is not None else None}
             if not c.finite:
-                reasons.append(f"{name}: exact count {c.exact} is not O({c.bound}) as {c.limit_var} grows")
+                what = "exact count" if c.of == "exact" else "the proof's upper formula"
+                reasons.append(f"{name}: {what} {c.exact} is not O({c.bound}) as {c.limit_var} grows")
     if chk.numerics:
         reasons += agreement_reasons(m, get_numerics(numerics, seed).exact)
     if m.agree is False:
@@ -245,4 +266,6 @@ def theory_chunk(claim_ids: list[str], _cache: str | None = None) -> list[tuple[
     for cid in claim_ids:
         claim = get_claim(cid)
         out += [(theory_key(claim, name), analyse(claim, name)) for name in claim.resources]
+        out += [(upper_key(claim, name), t) for name in claim.resources
+                for t in [analyse_upper(claim, name)] if t is not None]
     return out

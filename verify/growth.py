@@ -1,40 +1,44 @@
 """Growth verdicts: is a measured resource in its bound's big-O class, judged over a sweep of sizes?
 
-A paper's bound is a statement about growth, so a single record cannot decide it. For every bounded
-resource of a claim, the records of its growth sweep (the checker's ``growth_grid``, else its default
-grid) give points (size, measured / bound), where the size is the claim's limit variable (``n = N/M``,
-``N``, ``k`` ...). The log-log least-squares slope of measured / bound against size, with its 95%
-Student-t interval (:meth:`attnsim.verify.stats.LineFit.slope_interval`), decides:
+A paper's bound is a statement about growth, so a single record cannot decide it. For every bounded resource of a
+claim, the records of its growth sweep (the checker's ``growth_grid``, else its default grid) are judged by the
+strongest evidence that exists, and the verdict names it (``evidence``, :data:`EVIDENCE`):
 
-- ``exceeds``: the interval lies above 0 — the resource grows faster than its bound;
-- ``within``: the interval contains 0 or lies below it;
-- ``unmeasured growth``: fewer than :data:`MIN_SIZES` sizes, or a span below :data:`MIN_SPAN` x —
-  a failing row, never a pass.
+1. ``exact count``: paper_refs has the exact count of the scheme as implemented (``exact``). ``within`` when the
+   measurement equals it (``==``) at every point and theory proves the count in the bound's class (the records'
+   ``containment``); the slopes of measured / bound and of measured / exact are shown, never deciding.
+2. ``proof's inequality``: no exact count, but an exact upper formula from the proof or the construction's design
+   (``upper``: a table's capacity). ``within`` when ``measured <= upper`` at every point and theory proves the
+   formula in the bound's class.
+3. ``paper's constant``: the paper states the bound's constant (``stated_by``): ``within`` when every measurement
+   is at most constant x bound.
+4. ``growth test``: none of these. The log-log least-squares slope of measured / bound against the claim's limit
+   variable (``n = N/M``, ``N``, ``k`` ...), with its 95% Student-t interval
+   (:meth:`attnsim.verify.stats.LineFit.slope_interval`), over at least :data:`MIN_SIZES` sizes spanning
+   :data:`MIN_SPAN` x. ``exceeds`` only when that interval lies above 0 *and* the growth persists over the larger
+   half of the sizes: the slope there is at least :data:`UPPER_SHARE` of the whole sweep's (and its interval lies
+   above 0 where it has three points). A ratio that rises toward a constant (a count with a negative lower-order
+   term, a share that approaches 1) has a positive slope whose size shrinks along the sweep: that is curvature,
+   not growth (docs/growth.md). A constant factor moves only the intercept, never the slope.
 
-Where the paper states the constant (``stated_by`` in paper_refs: a machine's memory s, a parameter
-ceiling), the bound holds at every size, so the verdict is ``exceeds`` when any measurement is above
-constant x bound, ``within`` otherwise (the slope is shown beside it). A resource that is 0 at every size
-is ``within`` (nothing grows); zeros at some sizes are left out of
-the fit (log 0 is not defined), and the remaining sizes must still meet the size rules. Slopes within
-:data:`FLOAT_NOISE` of 0 are rounding, not growth. A constant factor moves only the intercept, never
-the slope: that is the point (a big-O bound without a stated constant cannot fail on a constant).
+Only correct runs are measured: a growth point whose record fails any check (outputs that disagree with the
+reference, a count off its exact formula, a guard) is a *failing point*, listed with its reasons, and a point a
+guard refused is listed as refused; neither enters any fit or comparison, and a resource with any is judged
+``failing points`` (a failing verdict). ``unmeasured growth`` (a failing row, never a pass): no measurement, or
+for the growth test fewer than :data:`MIN_SIZES` sizes or a span below :data:`MIN_SPAN` x. A resource that is 0
+at every size is ``within`` (nothing grows); zeros at some sizes are left out of the fit (log 0 is not defined).
+Slopes within :data:`FLOAT_NOISE` of 0 are rounding, not growth.
 
 A failure probability (``eta`` of anna.alg_1 / anna.alg_2) is measured by its checker as the one-sided 95%
 Clopper-Pearson upper bound over the record's runs, never the empirical rate: a feasible sweep sees no failure, and
 0 at every size fits nothing. The fit is then of that upper bound / bound, and the growth sweep runs at each size
 enough seeds that zero failures put it at a fixed multiple of the bound (``eta_runs`` in verify/claims/anna_lsh.py).
-
-Where the scheme as implemented has an exact count (``exact`` in paper_refs, the record's ``predicted``), the
-same slope test is also run on measured / exact: a small sweep often sits where the bound is still loose
-(measured / bound falling like N^-0.4 over N = 128..1024), so growth on top of the count would hide in the
-bound's slack there, while the proof's own formula has none. The verdict is ``exceeds`` when either interval
-lies above 0 (the exact count's O(bound) containment is theory's, symbolic, in the record's ``containment``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Sequence
 
 from attnsim.paper_refs import get as get_claim
@@ -42,15 +46,24 @@ from attnsim.verify.registry import UsageError, all_checkers
 from attnsim.verify.stats import LEVEL, loglog_fit
 from attnsim.verify.sweep import Point
 
-VERDICTS = ("within", "exceeds", "unmeasured growth")
+VERDICTS = ("within", "exceeds", "failing points", "unmeasured growth")
+EVIDENCE = ("exact count", "proof's inequality", "paper's constant", "growth test")
+"""What decides a resource, strongest first (the module's docstring)."""
 MIN_SIZES = 4
 MIN_SPAN = 8.0
 FLOAT_NOISE = 1e-9
+UPPER_SHARE = 0.5
+"""The growth test's curvature rule: growth is shown only when the slope over the larger half of the sizes is at
+least this share of the whole sweep's (a power of n keeps its slope; a ratio levelling off loses it)."""
 
 
 @dataclass(frozen=True)
 class ResourceGrowth:
-    """One bounded resource of a claim judged over a sweep: the points, the fitted slope and the verdict."""
+    """One bounded resource of a claim judged over a sweep: the points, the evidence that decided and the verdict.
+
+    ``slope``/``low``/``high`` are measured / bound's log-log slope and interval over the correct points (shown for
+    every evidence, deciding only for the growth test); ``top_slope`` and its interval are the same over the larger
+    half of the sizes. ``failing`` and ``refused`` list the points left out (size and reasons)."""
 
     claim: str
     resource: str
@@ -69,6 +82,15 @@ class ResourceGrowth:
     exact_slope: float | None = None
     exact_low: float | None = None
     exact_high: float | None = None
+    evidence: str = "growth test"
+    failing: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    upper: tuple[float, ...] = ()
+    formula: str = ""
+    containment: str = ""
+    top_slope: float | None = None
+    top_low: float | None = None
+    top_high: float | None = None
 
     @property
     def ratios(self) -> tuple[float, ...]:
@@ -80,14 +102,52 @@ class ResourceGrowth:
         """Whether the verdict is ``within``."""
         return self.verdict == "within"
 
+    @property
+    def decided_by(self) -> str:
+        """The evidence that decided, in one line, with its formula and containment where it has them."""
+        if self.evidence in ("exact count", "proof's inequality"):
+            rel = "==" if self.evidence == "exact count" else "<="
+            return f"{self.evidence}: measured {rel} {self.formula} at every point; {self.containment}"
+        if self.evidence == "paper's constant":
+            return f"{self.evidence}: measured <= {self.formula}"
+        return "growth test (slope over the sweep and over its larger half)"
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (``attnsim growth --json``, the report)."""
-        return {**asdict(self), "ratios": list(self.ratios), "level": LEVEL}
+        return {**asdict(self), "ratios": list(self.ratios), "level": LEVEL, "decided_by": self.decided_by}
 
 
-def _points(resource: str, records: Sequence[dict[str, Any]]) -> tuple[list[tuple[float, float, float, float]], int]:
-    """(size, measured, bound value, exact count or NaN) of every record that measured the resource, and how many
-    did not."""
+def evidence_of(claim_id: str, resource: str) -> str:
+    """The strongest evidence paper_refs gives for the resource (:data:`EVIDENCE`)."""
+    res = get_claim(claim_id).resources[resource]
+    if res.exact:
+        return "exact count"
+    if res.upper:
+        return "proof's inequality"
+    if res.stated_by and res.constant is not None:
+        return "paper's constant"
+    return "growth test"
+
+
+def split_points(size_var: str, records: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """(the records that passed every check, the failing points, the refused points): a record that failed any
+    check, or that a guard refused (reasons ``error: ...``), is listed by its size and reasons, never measured."""
+    good, failing, refused = [], [], []
+    for r in records:
+        if r.get("verdict") == "pass":
+            good.append(r)
+            continue
+        size = (r.get("size") or {}).get("value")
+        reasons = list(r.get("reasons") or ["verdict fail"])
+        where = f"{size_var} = {size:g}" if isinstance(size, (int, float)) else f"params {r.get('params')}"
+        line = f"{where}: {'; '.join(reasons)}"
+        (refused if all(str(x).startswith("error:") for x in reasons) else failing).append(line)
+    return good, failing, refused
+
+
+def _points(resource: str, records: Sequence[dict[str, Any]]) -> tuple[list[tuple[float, ...]], int]:
+    """(size, measured, bound value, exact count or NaN, upper formula or NaN) of every record that measured the
+    resource, sorted, and how many did not."""
     pts, missing = [], 0
     for r in records:
         b = (r.get("bounds") or {}).get(resource) or {}
@@ -96,8 +156,9 @@ def _points(resource: str, records: Sequence[dict[str, Any]]) -> tuple[list[tupl
             missing += 1
             continue
         exact = (r.get("predicted") or {}).get(resource)
+        upper = (b.get("upper") or {}).get("value")
         pts.append((float(size), float(b["measured"]), float(b["value"]),
-                    math.nan if exact is None else float(exact)))
+                    math.nan if exact is None else float(exact), math.nan if upper is None else float(upper)))
     return sorted(pts), missing
 
 
@@ -127,42 +188,123 @@ def size_rule(sizes: Sequence[float]) -> str | None:
 
 
 def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> ResourceGrowth:
-    """The growth verdict of one bounded resource over ``records`` (the claim's sweep)."""
+    """The verdict of one bounded resource over ``records`` (the claim's sweep), by the strongest evidence."""
     claim = get_claim(claim_id)
-    pts, missing = _points(resource, records)
-    sizes = tuple(p[0] for p in pts)
-    base = dict(claim=claim_id, resource=resource, bound=claim.resources[resource].bound or "",
-                size_var=claim.limit, sizes=sizes, measured=tuple(p[1] for p in pts),
-                bound_values=tuple(p[2] for p in pts), guard=guard_summary(claim_id, resource, records))
-    note = f"; {missing} record(s) without a measurement or size" if missing else ""
     res = claim.resources[resource]
-    if res.stated_by and res.constant is not None:
-        return _stated(base, res.constant, res.stated_by, records, note)
+    good, failing, refused = split_points(claim.limit, records)
+    pts, missing = _points(resource, good)
+    sizes = tuple(p[0] for p in pts)
+    base = dict(claim=claim_id, resource=resource, bound=res.bound or "", size_var=claim.limit, sizes=sizes,
+                measured=tuple(p[1] for p in pts), bound_values=tuple(p[2] for p in pts),
+                guard=guard_summary(claim_id, resource, records), evidence=evidence_of(claim_id, resource),
+                failing=tuple(failing), refused=tuple(refused), **_shown_slopes(pts))
+    note = f"; {missing} record(s) without a measurement or size" if missing else ""
+    evidence = base["evidence"]
+    if evidence == "exact count":
+        g = _by_formula(base, pts, 3, res.exact or "", _containment(claim_id, resource, good), note)
+    elif evidence == "proof's inequality":
+        g = _by_formula(base, pts, 4, res.upper or "", _containment(claim_id, resource, good), note)
+    elif evidence == "paper's constant":
+        g = _stated(base, res.constant or 0.0, res.stated_by or "", good, note)
+    else:
+        g = _growth_test(base, pts, note)
+    if failing or refused:
+        left = f"{len(failing)} failing and {len(refused)} refused point(s), never measured: " + " | ".join(
+            failing + refused)
+        g = replace(g, verdict="failing points", why=f"{left}; over the other points: {g.why}")
+    return g
+
+
+def _shown_slopes(pts: Sequence[tuple[float, ...]]) -> dict[str, Any]:
+    """measured / bound's slope over every positive point and over the larger half of the sizes (the growth test's
+    fits; shown beside every other evidence), and measured / exact count's where every exact count is positive."""
+    fit = [p for p in pts if p[1] > 0]
+    out: dict[str, Any] = dict(slope=None, low=None, high=None, top_slope=None, top_low=None, top_high=None)
+    if size_rule([p[0] for p in fit]) is not None:
+        return out
+    out["slope"], out["low"], out["high"] = _slope([p[0] for p in fit], [p[1] / p[2] for p in fit])
+    top = larger_half(fit)
+    out["top_slope"], out["top_low"], out["top_high"] = _slope([p[0] for p in top], [p[1] / p[2] for p in top])
+    if all(p[3] > 0 for p in fit):  # NaN (no exact count) is not > 0
+        e = _slope([p[0] for p in fit], [p[1] / p[3] for p in fit])
+        out.update(exact=tuple(p[3] for p in pts), exact_slope=e[0], exact_low=e[1], exact_high=e[2])
+    return out
+
+
+def larger_half(pts: Sequence[tuple[float, ...]]) -> list[tuple[float, ...]]:
+    """The points at the larger half of the distinct sizes (the middle size too, when their number is odd)."""
+    distinct = sorted({p[0] for p in pts})
+    cut = distinct[(len(distinct) - 1) // 2] if len(distinct) % 2 else distinct[len(distinct) // 2]
+    return [p for p in pts if p[0] >= cut]
+
+
+def _containment(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> tuple[bool, str]:
+    """(whether theory proves the exact count, or the proof's upper formula, in the bound's class; how it reads):
+    from the records' ``containment``, else derived here."""
+    for r in records:
+        c = (r.get("containment") or {}).get(resource)
+        if c:
+            return c["verdict"] != "outside bound", f"{c['verdict']}, limit {c.get('leading_constant')}"
+    from attnsim.theory.bounds import contained
+
+    c = contained(get_claim(claim_id), resource)
+    if c is None:
+        return False, "no containment to derive"
+    return c.finite, f"{c.verdict}, limit {c.leading_constant}"
+
+
+def _by_formula(base: dict[str, Any], pts: Sequence[tuple[float, ...]], col: int, formula: str,
+                containment: tuple[bool, str], note: str) -> ResourceGrowth:
+    """Decided by a formula held at every point (``col`` 3: the exact count, ``==``; 4: the proof's upper formula,
+    ``<=``) and theory's containment of that formula in the bound."""
+    exact = col == 3
+    what, rel = ("the exact count", "==") if exact else ("the proof's upper formula", "<=")
+    values = tuple(p[col] for p in pts)
+    off = [f"{p[0]:g}" for p in pts if math.isnan(p[col]) or (p[1] != p[col] if exact else p[1] > p[col])]
+    finite, reads = containment
+    extra = {"formula": formula, "containment": reads, **({} if exact else {"upper": values})}
+    shown = ("" if base["slope"] is None else
+             f"; measured / bound slope {base['slope']:.3g}, interval [{base['low']:.3g}, {base['high']:.3g}] "
+             "(shown, not deciding)")
+    if not pts:
+        return ResourceGrowth(**base, verdict="unmeasured growth", why="no measurement" + note, **extra)
+    if off:
+        why = f"measured {rel} {what} {formula} fails at {base['size_var']} = {', '.join(off)}"
+    elif not finite:
+        why = f"measured {rel} {what} {formula} at all {len(pts)} points, but that formula is not in O(bound): {reads}"
+    else:
+        why = f"measured {rel} {what} {formula} at all {len(pts)} points; in O(bound) by theory: {reads}"
+    return ResourceGrowth(**base, verdict="within" if finite and not off else "exceeds", why=why + shown + note,
+                          **extra)
+
+
+def _growth_test(base: dict[str, Any], pts: Sequence[tuple[float, ...]], note: str) -> ResourceGrowth:
+    """The growth test, for a resource with no exact count, upper formula or stated constant: ``exceeds`` only when
+    measured / bound's slope interval lies above 0 over the sweep and the growth persists over its larger half."""
+    sizes = base["sizes"]
     if pts and all(p[1] == 0 for p in pts) and size_rule(sizes) is None:
-        return ResourceGrowth(**base, slope=0.0, low=0.0, high=0.0, verdict="within",
+        return ResourceGrowth(**{**base, "slope": 0.0, "low": 0.0, "high": 0.0}, verdict="within",
                               why="zero at every size" + note)
     fit = [p for p in pts if p[1] > 0]
     rule = size_rule([p[0] for p in fit])
     if rule is not None:
         zeros = len(pts) - len(fit)
-        return ResourceGrowth(**base, slope=None, low=None, high=None, verdict="unmeasured growth",
+        return ResourceGrowth(**base, verdict="unmeasured growth",
                               why=rule + (f" ({zeros} zero measurement(s) left out)" if zeros else "") + note)
-    slope, low, high = _slope([p[0] for p in fit], [p[1] / p[2] for p in fit])
-    exceeds = not math.isnan(low) and low > FLOAT_NOISE
+    slope, low, high, top = base["slope"], base["low"], base["high"], base["top_slope"]
+    top_low = base["top_low"]
+    rising = not math.isnan(low) and low > FLOAT_NOISE
+    persists = top > FLOAT_NOISE and top >= UPPER_SHARE * slope and (math.isnan(top_low) or top_low > FLOAT_NOISE)
+    half = larger_half(fit)
     why = (f"slope {slope:.3g}, {LEVEL:.0%} interval [{low:.3g}, {high:.3g}] "
-           + ("lies above 0" if exceeds else "reaches 0 or below") + f" over {len(fit)} points")
-    exact = {}
-    if res.exact and all(p[3] > 0 for p in fit):  # measured / the proof's exact count: no slack to hide in
-        e_slope, e_low, e_high = _slope([p[0] for p in fit], [p[1] / p[3] for p in fit])
-        over = not math.isnan(e_low) and e_low > FLOAT_NOISE
-        exact = dict(exact=tuple(p[3] for p in pts), exact_slope=e_slope, exact_low=e_low, exact_high=e_high)
-        why += (f"; against the exact count {res.exact}: slope {e_slope:.3g}, interval [{e_low:.3g}, {e_high:.3g}] "
-                + ("lies above 0" if over else "reaches 0 or below"))
-        exceeds = exceeds or over
-    elif res.exact:
-        why += f"; the exact count {res.exact} is not a positive number at every size: measured / exact not fitted"
-    return ResourceGrowth(**base, slope=slope, low=low, high=high, verdict="exceeds" if exceeds else "within",
-                          why=why + note, **exact)
+           + ("lies above 0" if rising else "reaches 0 or below") + f" over {len(fit)} points")
+    if rising:
+        why += (f"; over the larger half ({base['size_var']} = {half[0][0]:g} ... {half[-1][0]:g}) slope {top:.3g}"
+                + ("" if math.isnan(top_low) else f", interval [{top_low:.3g}, {base['top_high']:.3g}]")
+                + (": the growth persists" if persists else
+                   f": below {UPPER_SHARE:g} x the sweep's or not above 0, the ratio levels off "
+                   "(curvature, not growth)"))
+    return ResourceGrowth(**base, verdict="exceeds" if rising and persists else "within", why=why + note)
 
 
 def _slope(sizes: Sequence[float], ratios: Sequence[float]) -> tuple[float, float, float]:
@@ -182,11 +324,6 @@ def _stated(base: dict[str, Any], constant: float, stated_by: str, records: Sequ
                 for b in [(r.get("bounds") or {}).get(base["resource"]) or {}]
                 if b.get("measured") is not None and b.get("value") is not None]
     over = [m for m, v in measured if m > constant * v]
-    fit = [p for p in zip(base["sizes"], base["measured"], base["bound_values"]) if p[1] > 0]
-    slope = low = high = None
-    if size_rule([p[0] for p in fit]) is None:
-        line = loglog_fit([p[0] for p in fit], [p[1] / p[2] for p in fit])
-        slope, (low, high) = line.slope, line.slope_interval(LEVEL)
     if not measured:
         verdict, why = "unmeasured growth", "no measurement of a bound with a stated constant"
     elif over:
@@ -194,7 +331,7 @@ def _stated(base: dict[str, Any], constant: float, stated_by: str, records: Sequ
         why = f"{len(over)} of {len(measured)} measurement(s) above {constant:g} x bound ({stated_by})"
     else:
         verdict, why = "within", f"every measurement at most {constant:g} x bound at every size ({stated_by})"
-    return ResourceGrowth(**base, slope=slope, low=low, high=high, verdict=verdict, why=why + note)
+    return ResourceGrowth(**base, verdict=verdict, why=why + note, formula=f"{constant:g} x bound")
 
 
 def bounded_resources(claim_id: str) -> list[str]:
@@ -277,10 +414,12 @@ def judge_broken(claim_id: str, resource: str, breaks: Callable[[], Any], seed: 
 
 
 def judge_twin(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0) -> tuple[str, str]:
-    """(outcome, reason) of a growth twin (:func:`judge_broken`): ``caught`` when ``resource`` is judged
-    ``exceeds``, else ``missed``."""
+    """(outcome, reason) of a growth twin (:func:`judge_broken`): ``caught`` when ``resource`` is judged ``exceeds``
+    by its deciding evidence, or when a point's check failed on it (a count off its exact formula, a measurement
+    over the proof's upper formula or a constant); a point a guard refused is no catch; else ``missed``."""
     g = judge_broken(claim_id, resource, breaks, seed)
-    if g.measured and not any(g.measured):
+    if g.measured and not any(g.measured) and not g.failing:
         return "missed", (f"growth verdict {g.verdict}: {resource} is measured 0 at every size of the quick growth "
                           f"sweep, so no factor can inflate it (this twin cannot break anything there); {g.why}")
-    return ("caught" if g.verdict == "exceeds" else "missed"), f"growth verdict {g.verdict}: {g.why}"
+    caught = g.verdict == "exceeds" or bool(g.failing)
+    return ("caught" if caught else "missed"), f"{g.evidence}: {g.verdict}: {g.why}"

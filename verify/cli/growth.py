@@ -2,8 +2,9 @@
 
 Runs the checker's growth grid (:mod:`attnsim.verify.growth`; its default grid when it declares none),
 then prints per bounded resource the sizes, measured / bound at each, the fitted log-log slope with its
-95% interval and the verdict (``within``, ``exceeds``, ``unmeasured growth``). Exit 0 iff every
-resource is ``within``.
+95% interval, the evidence that decided (exact count, the proof's upper formula, the paper's constant or the
+growth test) and the verdict (``within``, ``exceeds``, ``failing points``, ``unmeasured growth``); failing and
+refused points are listed, never measured. Exit 0 iff every resource is ``within``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from attnsim.verify.cli.options import (
 )
 
 FORMATS = ("table", "md", "csv", "json")
-HEADER = ("resource", "bound", "size", "sizes", "measured / bound", "slope", "95% interval", "verdict", "guard")
+HEADER = ("resource", "bound", "size", "sizes", "measured / bound", "slope", "95% interval", "decided by", "verdict",
+          "guard")
 
 
 def _num(v: float | None) -> str:
@@ -42,7 +44,7 @@ def rows(results: list) -> list[list[str]]:
         interval = "—" if g.low is None else f"[{g.low:.3g}, {g.high:.3g}]"
         out.append([g.resource, bound_text(g.bound, g.claim.split(".")[0]), g.size_var,
                     " ".join(f"{s:g}" for s in g.sizes),
-                    " ".join(f"{r:.3g}" for r in g.ratios), _num(g.slope), interval,
+                    " ".join(f"{r:.3g}" for r in g.ratios), _num(g.slope), interval, g.decided_by,
                     g.verdict + ("" if g.ok else f" ({g.why})"), g.guard])
     return out
 
@@ -55,8 +57,10 @@ def register(app: typer.Typer) -> None:
                seed: int = seed_option(),
                fmt: str = format_option(FORMATS, "table"),
                json_out: Optional[str] = json_option()) -> int:
-        """Judge each bounded resource of CLAIM by growth: the log-log slope of measured / bound over a
-        sweep of >= 4 sizes spanning >= 8x; exit 0 iff every resource is within its bound."""
+        """Judge each bounded resource of CLAIM over its growth sweep by the strongest evidence: the exact count
+        (== at every size), else the proof's upper formula (<=), else the paper's constant, else the growth test
+        (log-log slope of measured / bound over >= 4 sizes spanning >= 8x, persisting over the larger half);
+        exit 0 iff every resource is within its bound."""
         from attnsim.verify.cli.check import find_checker
         from attnsim.verify.growth import has_growth_grid, run_growth, verdict_counts
         from attnsim.verify.registry import UsageError

@@ -51,7 +51,9 @@ def _row(g: ResourceGrowth) -> str:
     interval = "—" if g.low is None else f"[{g.low:+.3g}, {g.high:+.3g}]"
     verdict = g.verdict if g.ok else f"**{g.verdict}** ({g.why})"
     bound = bound_text(g.bound, g.claim.split(".")[0])  # the notation of every other table
-    return f"| {g.resource} | {bound} | {sizes} | {ratios} | {slope} | {interval} | {verdict} | {g.guard} |"
+    return (f"| {g.resource} | {bound} | {sizes} | {ratios} | {slope} | {interval} | {g.decided_by} | {verdict} "
+            f"| {g.guard} |")
+
 
 
 def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> str:
@@ -59,11 +61,13 @@ def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> st
     rs = results.get(claim_id)
     if not rs:
         return ""
-    lines = [f"**Growth** (`attnsim growth {claim_id}`): measured / bound over the growth sweep, its log-log slope "
-             "against the size with a 95% interval; `exceeds` when the interval lies above 0, or where the resource "
-             "has an exact count, when measured / exact count's does (docs/growth.md).", "",
-             f"| resource | bound | {rs[0].size_var} | measured / bound | slope | interval | verdict | "
-             "single-record guard |", "|---|---|---|---|---|---|---|---|", *[_row(g) for g in rs], ""]
+    lines = [f"**Growth** (`attnsim growth {claim_id}`): each resource decided by the strongest evidence that "
+             "exists (decided by): the exact count held with == at every point and its containment in the bound, "
+             "else the proof's upper formula held with <=, else the paper's constant, else the growth test (the "
+             "log-log slope of measured / bound with a 95% interval above 0, persisting over the larger half of the "
+             "sizes). The slope is shown for every resource; only failing-free sweeps are measured (docs/growth.md).",
+             "", f"| resource | bound | {rs[0].size_var} | measured / bound | slope | interval | decided by | "
+             "verdict | single-record guard |", "|---|---|---|---|---|---|---|---|---|", *[_row(g) for g in rs], ""]
     if out is not None:
         from attnsim.verify.report.plots import growth_plot
 
@@ -80,7 +84,7 @@ def counts(results: Results) -> dict[str, int]:
 def verdict_line(results: Results) -> str:
     """One sentence for the report's summary: resources by growth verdict, and which are not ``within``."""
     c = counts(results)
-    bad = [f"`{g.claim}` {g.resource} ({g.verdict})" for rs in results.values() for g in rs if not g.ok]
+    bad = [f"`{g.claim}` {g.resource} ({g.verdict}, {g.evidence})" for rs in results.values() for g in rs if not g.ok]
     return ("Bounded resources by growth verdict: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS)
             + (f". Not within: {', '.join(bad)}." if bad else "."))
 
@@ -101,5 +105,5 @@ def failing_points(records: Sequence[dict[str, Any]], grid_records: Sequence[dic
 def failing_rows(results: Results) -> list[dict[str, Any]]:
     """A failing row per resource that is not ``within`` (its claim fails with it)."""
     return [{"claim": g.claim, "params": {"growth": g.resource}, "numerics": None, "verdict": "fail",
-             "reasons": [f"{g.resource}: growth {g.verdict} ({g.why})"]}
+             "reasons": [f"{g.resource}: {g.verdict} by the {g.evidence} ({g.why})"]}
             for rs in results.values() for g in rs if not g.ok]

@@ -53,6 +53,9 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
     }
     layers_compared, layer_reasons, layer_bits = layer_mismatches(case) if nm.exact else (0, [], math.inf)
     extra: dict[str, Any] = {}
+    if getattr(nm, "non_finite", None):  # float64: non-finite values created (e.g. p/(1 - p) with p = 1)
+        extra["non_finite"] = dict(nm.non_finite)
+        extra["summary"] = [f"non-finite intermediates (created per primitive): {nm.non_finite}"]
     if isinstance(nm, Arb):  # ball arithmetic: what the balls certify, and the reference and exact output inside
         extra["certified"], ball_reasons = certify(nm, Y, ref, truth, oracle_spec, case.X, simulate, ctx.seed)
         extra["summary"] = [certify_summary(extra["certified"])]

@@ -1,4 +1,11 @@
-"""``float64``: plain numpy, batched and fast; the path for large N and for timing."""
+"""``float64``: plain numpy, batched and fast; the path for large N and for timing.
+
+IEEE semantics are kept (a division by 0 gives inf, 0/0 gives NaN, and they propagate), but numpy's
+floating-point warnings never reach stderr: every arithmetic primitive runs under ``np.errstate(all="ignore")``
+and counts the non-finite entries it creates from finite operands in :attr:`Float64.non_finite` (by
+primitive), which the checkers copy into the record (``extra.non_finite``). Lemma 3.1's decode p/(1 − p) with
+p rounded to 1 is the usual source.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +21,48 @@ class Float64(Numerics):
     """Plain float64 numpy arithmetic with the real exp (max-shifted softmax numerators)."""
     exact = False
     name = "float64"
+
+    def __init__(self) -> None:
+        """A backend with no non-finite value created yet."""
+        self.non_finite: dict[str, int] = {}
+
+    def _quiet(self, op: str, fn: Any, *args: Array) -> Array:
+        """``fn(*args)`` with numpy's warnings off; non-finite entries created from finite operands are counted."""
+        with np.errstate(all="ignore"):
+            out = fn(*args)
+        if isinstance(out, np.ndarray) and out.dtype.kind == "f":
+            new = ~np.isfinite(out)
+            if new.any():
+                for a in args:
+                    if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.ndim == out.ndim:
+                        try:
+                            new &= np.broadcast_to(np.isfinite(a), out.shape)
+                        except ValueError:  # matmul: operands do not broadcast to the product's shape
+                            new &= np.isfinite(a).all()
+                created = int(new.sum())
+                if created:
+                    self.non_finite[op] = self.non_finite.get(op, 0) + created
+        return out
+
+    def add(self, a: Array, b: Array) -> Array:
+        """a + b (warnings off, non-finite results counted)."""
+        return self._quiet("add", np.add, a, b)
+
+    def sub(self, a: Array, b: Array) -> Array:
+        """a − b (warnings off, non-finite results counted)."""
+        return self._quiet("sub", np.subtract, a, b)
+
+    def mul(self, a: Array, b: Array) -> Array:
+        """a · b (warnings off, non-finite results counted)."""
+        return self._quiet("mul", np.multiply, a, b)
+
+    def div(self, a: Array, b: Array) -> Array:
+        """a / b (warnings off; a division by 0 is counted, and gives inf or NaN as IEEE says)."""
+        return self._quiet("div", np.divide, a, b)
+
+    def matmul(self, a: Array, b: Array) -> Array:
+        """a @ b (warnings off, non-finite results counted)."""
+        return self._quiet("matmul", np.matmul, a, b)
 
     def scalar(self, value: int | Fraction | float) -> float:
         """``value`` as a float; an error names a value float64 cannot hold."""
@@ -71,14 +120,15 @@ class Float64(Numerics):
 
     def weights(self, scores: Array, allowed: np.ndarray | None) -> Array:
         """Softmax numerators exp(s − row max); disallowed entries are 0."""
-        if allowed is None:
-            m = scores.max(axis=-1, keepdims=True) if scores.size else scores
-            return np.exp(scores - m)
-        allowed = np.broadcast_to(allowed, scores.shape)
-        s = np.where(allowed, scores, -np.inf)
-        m = s.max(axis=-1, keepdims=True) if s.size else s
-        m = np.where(np.isfinite(m), m, 0.0)
-        return np.where(allowed, np.exp(s - m), 0.0)
+        with np.errstate(all="ignore"):
+            if allowed is None:
+                m = scores.max(axis=-1, keepdims=True) if scores.size else scores
+                return np.exp(scores - m)
+            allowed = np.broadcast_to(allowed, scores.shape)
+            s = np.where(allowed, scores, -np.inf)
+            m = s.max(axis=-1, keepdims=True) if s.size else s
+            m = np.where(np.isfinite(m), m, 0.0)
+            return np.where(allowed, np.exp(s - m), 0.0)
 
     def sqrt(self, a: Array) -> Array:
         """Element-wise square root."""

@@ -15,6 +15,19 @@ every ordered pair (query block t', key block t), with a_{ij} = exp(<q_i, k_j>):
 ``scheme="fused"`` (not in the paper; docs/reconstructions.md, "Fused values"): values ``[v, 1]`` on real keys make
 one call return B/(A+1) and A/(A+1) together, so each pair costs one call.
 
+``decode="stable"`` (not in the paper; docs/precision.md, "A decode that keeps its bits"): the paper's decode
+p/(1 − p) subtracts p = A/(A + 1) from 1 and, once A is large, 1 − p keeps only the bits of p below log2 A: a
+format with P bits of precision decodes A to about P − log2 A bits (none once p rounds to 1). The stable
+decode reads the complement from the same call instead of computing it: one more value column, 1 on the
+synthetic token (and on zero-key padding) and 0 on real keys, returns q = (1 + k)/(A + 1 + k) beside p, and
+the layer MLP divides, A = (1 + k)·p/q, with no subtraction. Which allowance of the oracle model (§1.5) each
+part uses: the new column of W^V is ``constant − indicator``, a linear map of two coordinates the call's
+input already has (the constant 1 and the Lemma A.1 indicator that Step 1 adds), so it is part of the
+call's parameters, which the caller supplies; the division is the oracle's layer MLP, the same token-wise
+arithmetic the paper uses for p/(1 − p). No processing step and no call is added: the call count stays
+2·n_q·n_k (paper) or n_q·n_k (fused), and the oracle's width stays 2d + 2 (the head's value width grows
+from 1 to 2, or from m + 1 to m + 2 fused).
+
 A partial last block (N not divisible by b) leaves k = R − b_key rows with no key. They are padded
 with a zero key: in Step 1 they score 1 like the synthetic token, so p = A/(A + 1 + k) and the
 decode is A = (1 + k)p/(1 − p); in Step 2 they score 0 (weight 1, value 0), so the call returns
@@ -42,6 +55,7 @@ from attnsim.sim.two_heads import plan as P
 from attnsim.sim.two_heads.jobs import HeadJob
 
 SCHEMES = ("paper", "fused")
+DECODES = ("paper", "stable")
 
 K = TypeVar("K", bound=Hashable)
 
@@ -90,22 +104,24 @@ class PairPlan:
     layout: P.Layout
 
 
-def weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None) -> tuple[Array, Array, Array]:
-    """W^Q', W^K' reading [x_key, x_query, 1, ind]; W^V' = indicator (paper) or [W^V | indicator] (fused)."""
+def weights_step1(nm: Numerics, WQ: Array, WK: Array, WV: Array | None,
+                  decode: str = "paper") -> tuple[Array, Array, Array]:
+    """W^Q', W^K' reading [x_key, x_query, 1, ind]; W^V' = indicator (paper) or [W^V | indicator] (fused), and
+    with ``decode="stable"`` one more column, constant − indicator: 1 on the synthetic token, 0 on real keys."""
     d, m = WQ.shape
     w = 2 * d + 2
     one = nm.ones((1, 1))
     Wq, Wk = nm.zeros((w, m + 1)), nm.zeros((w, m + 1))
     Wq[d:2 * d, :m], Wq[2 * d:2 * d + 1, m:] = WQ, one
     Wk[:d, :m], Wk[2 * d:2 * d + 1, m:] = WK, one
-    if WV is None:
-        Wv = nm.zeros((w, 1))
-        Wv[2 * d + 1:, :] = one
-    else:
-        mv = WV.shape[1]
-        Wv = nm.zeros((w, mv + 1))
+    mv = 0 if WV is None else WV.shape[1]
+    Wv = nm.zeros((w, mv + (2 if decode == "stable" else 1)))
+    if WV is not None:
         Wv[:d, :mv] = WV
-        Wv[2 * d + 1:, mv:] = one
+    Wv[2 * d + 1:, mv:mv + 1] = one
+    if decode == "stable":
+        Wv[2 * d:2 * d + 1, mv + 1:] = one
+        Wv[2 * d + 1:, mv + 1:] = nm.const(-1, (1, 1))
     return Wq, Wk, Wv
 
 
@@ -140,6 +156,36 @@ def decode_AB(pad: int):
     return decode
 
 
+def decode_A_stable(pad: int):
+    """The stable decode's layer MLP for Step 1: from [p, q] = [A, 1 + pad]/(A + 1 + pad), A = (1 + pad)·p/q."""
+
+    def decode(nm: Numerics, H: Array) -> Array:
+        p, q = H[:, :1], H[:, 1:2]
+        return nm.div(nm.mul(nm.const(1 + pad, p.shape), p), q)
+
+    return decode
+
+
+def decode_AB_stable(pad: int):
+    """Fused, stable: from [B, A, 1 + pad]/(A + 1 + pad) give [B, A], using A + 1 + pad = (1 + pad)/q."""
+
+    def decode(nm: Numerics, H: Array) -> Array:
+        bv, p, q = H[:, :-2], H[:, -2:-1], H[:, -1:]
+        total = nm.div(nm.const(1 + pad, q.shape), q)  # A + 1 + pad, from q alone
+        return np.concatenate([nm.mul(bv, total), nm.mul(p, total)], axis=1)
+
+    return decode
+
+
+def step1_decoder(fused: bool, decode: str):
+    """The layer MLP of a normaliser call: ``decode_A``/``decode_AB`` or their stable forms."""
+    if decode not in DECODES:
+        raise ValueError(f"decode must be one of {DECODES}, got {decode!r}")
+    if decode == "stable":
+        return decode_AB_stable if fused else decode_A_stable
+    return decode_AB if fused else decode_A
+
+
 def fold_rotation(nm: Numerics, WK: Array, rope: RoPE, delta: int) -> Array:
     """W^K R(delta): a key block's rotation relative to the query block, folded into the key weights."""
     return nm.matmul(WK, rope.rotation(nm, delta, WK.shape[1]))
@@ -156,16 +202,19 @@ def fused_input(nm: Numerics, X: Array, q0: int, k0: int, b: int) -> tuple[Array
 
 
 def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
-              tag: str, rope: RoPE | None = None, length: int | None = None) -> tuple[list[HeadJob], list[PairPlan]]:
+              tag: str, rope: RoPE | None = None, length: int | None = None,
+              decode: str = "paper") -> tuple[list[HeadJob], list[PairPlan]]:
     """All jobs of one head (X: N × d_head in numerics ``nm``; weights in ``nm``), in the plan's order
-    (``plan.pair_index``); ``length``: every job padded to that many rows (Theorem 3.4)."""
+    (``plan.pair_index``); ``length``: every job padded to that many rows (Theorem 3.4); ``decode``: the
+    paper's p/(1 − p) or the stable p/q (module docstring)."""
     N, d = X.shape
     m = WQ.shape[1]
     jobs: list[HeadJob] = []
     plans: list[PairPlan] = []
     fused = scheme == "fused"
-    w1 = weights_step1(nm, WQ, WK, WV if fused else None)
+    w1 = weights_step1(nm, WQ, WK, WV if fused else None, decode)
     w2 = weights_step2(nm, WQ, WK, WV)
+    decoder = step1_decoder(fused, decode)
     rope_dims = m if rope is not None else 0
     starts = block_starts(N, b)
     names = P.steps(fused)
@@ -176,15 +225,15 @@ def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, s
         lay = P.pair_layout(P.INT, bq, bk, q0, k0, names[si], length)
         if rope is not None:
             WK_pair = fold_rotation(nm, WK, rope, k0 - q0)
-            w1 = weights_step1(nm, WQ, WK_pair, WV if fused else None)
+            w1 = weights_step1(nm, WQ, WK_pair, WV if fused else None, decode)
             w2 = weights_step2(nm, WQ, WK_pair, WV)
         Z = layout_input(nm, X, X, lay)
         if names[si] == "ratio":
             jobs.append(HeadJob(f"{tag}.step2", Z, *w2, rope_dims=rope_dims))
             plans.append(PairPlan(q0, bq, t, "R", lay.units, lay))
         else:
-            decode = (decode_AB if fused else decode_A)(lay.units - 1)
-            jobs.append(HeadJob(f"{tag}.{'fused' if fused else 'step1'}", Z, *w1, decode=decode, rope_dims=rope_dims))
+            jobs.append(HeadJob(f"{tag}.{'fused' if fused else 'step1'}", Z, *w1, decode=decoder(lay.units - 1),
+                                rope_dims=rope_dims))
             plans.append(PairPlan(q0, bq, t, "AB" if fused else "A", lay.units - 1, lay))
     return jobs, plans
 

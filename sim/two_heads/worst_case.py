@@ -22,7 +22,7 @@ from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle
 from attnsim.sim.token_maps import TokenMap
 from attnsim.sim.two_heads import plan as P
-from attnsim.sim.two_heads.blocks import SCHEMES, block_starts, combine, head_jobs
+from attnsim.sim.two_heads.blocks import DECODES, SCHEMES, block_starts, combine, head_jobs
 from attnsim.sim.two_heads.jobs import JobRunner, run_one_per_call
 
 
@@ -37,10 +37,13 @@ def block_preconditions(oracle: Oracle, b: int, scheme: str) -> list[tuple[str, 
     return reasons
 
 
-def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str) -> list[tuple[str, str]]:
+def preconditions(spec: TransformerSpec, oracle: Oracle, b: int, scheme: str,
+                  decode: str = "paper") -> list[tuple[str, str]]:
     """Reasons the construction cannot run, as (what, why) pairs; empty when it can."""
     o = oracle.spec
     reasons = block_preconditions(oracle, b, scheme)
+    if decode not in DECODES:
+        reasons.append(("decode", f"must be one of {DECODES}, got {decode!r}"))
     if not isinstance(spec.mask, Full):
         reasons.append(("mask", f"this construction is for unmasked models; got {spec.mask}"))
     if o.causal:
@@ -84,9 +87,11 @@ def sum_heads(nm: Numerics, oracle: Oracle, spec: TransformerSpec, X: Array, hea
 
 
 def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, *, b: int,
-             scheme: str = "paper", runner: JobRunner = run_one_per_call, tag: str = "lemma_3_1") -> Array:
-    """T(X) from oracle calls (exact identity in exact arithmetic)."""
-    reasons = preconditions(spec, oracle, b, scheme)
+             scheme: str = "paper", runner: JobRunner = run_one_per_call, tag: str = "lemma_3_1",
+             decode: str = "paper") -> Array:
+    """T(X) from oracle calls (exact identity in exact arithmetic); ``decode``: the paper's Step-1 decode
+    p/(1 − p) or the stable p/q (``blocks``), the same calls either way."""
+    reasons = preconditions(spec, oracle, b, scheme, decode)
     require(reasons)
     weights.validate(spec)
     nm = oracle.nm
@@ -97,7 +102,8 @@ def simulate(spec: TransformerSpec, weights: Weights, X: Array, oracle: Oracle, 
         for h, hw in enumerate(layer.heads):
             Xh = Xa[:, slice(*P.model_head_columns(h, spec.m))]
             j, p = head_jobs(nm, Xh, nm.array(hw.WQ, "W^Q"), nm.array(hw.WK, "W^K"), nm.array(hw.WV, "W^V"),
-                             b, scheme, f"{tag}.L{li}.H{h}" if spec.L * spec.H > 1 else tag, spec.rope)
+                             b, scheme, f"{tag}.L{li}.H{h}" if spec.L * spec.H > 1 else tag, spec.rope,
+                             decode=decode)
             spans.append((len(jobs), len(jobs) + len(j)))
             jobs += j
             plans += p

@@ -25,6 +25,7 @@ from attnsim.sim.numerics import Array, Numerics, backend_kind, get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.token_maps import Affine, GridAffine, TokenMap
 from attnsim.sim.two_heads import causal as causal_construction
+from attnsim.sim.two_heads.blocks import DECODES
 from attnsim.sim.two_heads.jobs import HeadJob, run_one_per_call
 from attnsim.sim.two_heads.multi_layer import full_head, simulate_layers
 from attnsim.sim.two_heads.packing import abstract_calls, run_packed
@@ -158,6 +159,7 @@ def measure_packed(ctx: CheckContext, case: Case, spec: OracleSpec, derived: dic
 # -- Lemma 3.1 -------------------------------------------------------------------------------------
 def _lemma_3_1_grid(quick: bool) -> list[dict]:
     pts = [dict(N=N, M=M, d=2, scheme=s) for N in (8, 16, 32) for M in (4,) for s in ("paper", "fused")]
+    pts += [dict(N=13, M=4, d=2, scheme=s, decode="stable") for s in ("paper", "fused")]
     pts += [dict(N=20, M=4, d=2, length="strict"), dict(N=13, M=4, d=3, psi="affine"),
             dict(N=16, M=4, d=2, numerics="mp:200"), dict(N=64, M=8, d=4, numerics="float64")]
     if not quick:
@@ -166,7 +168,11 @@ def _lemma_3_1_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.lemma_3_1", params=COMMON, grid=_lemma_3_1_grid, numerics=NUMERICS,
+DECODE = Param("decode", str, "paper", "Step 1's decode: paper, A = p/(1-p); stable, A = p/q with q = 1 - p read "
+               "from the same call (same calls, no bits lost to 1 - p)", choices=DECODES)
+
+
+@checker("two_heads.lemma_3_1", params=[*COMMON, DECODE], grid=_lemma_3_1_grid, numerics=NUMERICS,
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, psi="affine", numerics="float64"))
 def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     """Lemma 3.1 / B.1: one head from single-head calls, exact, with its call count."""
@@ -176,7 +182,8 @@ def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     spec = OracleSpec(OracleSpec.max_len_for(p["M"], p["length"]), 1, 1, 2 * p["d"] + 2,
                       length_convention=p["length"])
     return measure_model(ctx, case, spec,
-                         lambda oracle, X: simulate(case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"]),
+                         lambda oracle, X: simulate(case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"],
+                                                    decode=p["decode"]),
                          base_derived(ctx, case, b))
 
 

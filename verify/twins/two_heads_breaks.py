@@ -27,6 +27,38 @@ def pad_off() -> Any:
     return wrapped(blocks.decode_A, lambda f, pad: f(pad + 1))
 
 
+def stable_pad_off() -> Any:
+    """The stable decode counts one padding row too many: A = (2 + k)p/q instead of (1 + k)p/q."""
+    return wrapped(blocks.decode_A_stable, lambda f, pad: f(pad + 1))
+
+
+def _complement_everywhere(f: Any, nm: Any, WQ: Any, WK: Any, WV: Any, decode: str = "paper") -> Any:
+    Wq, Wk, Wv = f(nm, WQ, WK, WV, decode)
+    if decode == "stable":
+        Wv = Wv.copy()
+        Wv[-1, -1] = nm.const(0, (1, 1))[0, 0]  # the column no longer subtracts the indicator: 1 on every row
+    return Wq, Wk, Wv
+
+
+def stable_complement_everywhere() -> Any:
+    """The stable decode's complement column is the constant 1 on real keys too (the indicator left out), so
+    q = 1 and the decode reads A + 1 + k where it wants A."""
+    return wrapped(blocks.weights_step1, _complement_everywhere)
+
+
+def stable_decode_subtracts() -> Any:
+    """The stable decode ignores the complement column and computes q = 1 − p, as the paper's decode does:
+    equal in exact arithmetic, and the bits are lost again (caught only by a precision check)."""
+
+    def decoder(f: Any, pad: int) -> Any:
+        def decode(nm: Any, H: Any) -> Any:
+            p = H[:, :1]
+            return f(pad)(nm, np.concatenate([p, nm.sub(nm.ones(p.shape), p)], axis=1))
+        return decode
+
+    return wrapped(blocks.decode_A_stable, decoder)
+
+
 def _drop_last(f: Any, nm: Any, parts: Any) -> Any:
     A, B = f(nm, parts)
     last = list(A)[-1]

@@ -15,6 +15,9 @@ from attnsim.verify.twins.two_heads_breaks import (
     longer_blocks,
     oracle_mask_off,
     pad_off,
+    stable_complement_everywhere,
+    stable_decode_subtracts,
+    stable_pad_off,
     synthetic_weight,
 )
 
@@ -50,6 +53,14 @@ add("two_heads.lemma_3_1", "calls_formula_plus_one", "the exact count of calls i
     lambda: formula_off("calls"), kind="formula")
 add("two_heads.lemma_3_1", "agreement_too_loose", _LOOSE, lambda: together(loose_agreement(0.0), drop_term()),
     kind="agreement")
+_STABLE = {"N": 13, "M": 4, "d": 3, "decode": "stable"}
+add("two_heads.lemma_3_1", "stable_padding_off_by_one", "the stable decode counts one padding row too many",
+    stable_pad_off, _STABLE, kind="construction")
+add("two_heads.lemma_3_1", "stable_complement_everywhere", "the stable decode's complement column is 1 on real keys "
+    "too (the indicator left out)", stable_complement_everywhere, _STABLE, kind="construction")
+twin("two_heads.lemma_3_1", "stable_decode_subtracts", "the stable decode computes q = 1 - p instead of reading it "
+     "(exact arithmetic cannot tell; float64 at d = 16 must)", kind="construction",
+     params={"N": 64, "M": 8, "d": 16, "decode": "stable"}, numerics="float64")(stable_decode_subtracts)
 
 # Corollary 3.2: H heads, L layers, one job per call.
 add("two_heads.cor_3_2", "block_boundary", "every block after the first starts one token late", block_shift,

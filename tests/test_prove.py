@@ -12,7 +12,7 @@ from attnsim.verify.cli.app import app, main
 from attnsim.verify.prove.claims import obligations
 from attnsim.verify.prove.identities import prove_all
 from attnsim.verify.prove.run import run_obligation, run_plan_twin
-from attnsim.verify.prove.status import CHECKED, PROVED, proof_status
+from attnsim.verify.prove.status import CHECKED, PLAN_PROVED, proof_status
 from attnsim.verify.twins import all_twins
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,10 +47,10 @@ def test_per_call_identities_hold():
 
 
 def test_status_column():
-    rows = {"two_heads.lemma_3_1": [{"status": "proved", "scope": "every size"}]}
-    assert proof_status("two_heads.lemma_3_1", rows) == PROVED
+    rows = {"two_heads.lemma_3_1": [{"obligation": "index", "status": "proved", "scope": "every size"}]}
+    assert proof_status("two_heads.lemma_3_1", rows) == PLAN_PROVED
     assert proof_status("two_heads.thm_4_1", rows) == CHECKED
-    bad = {"two_heads.lemma_3_1": [{"status": "unknown", "scope": "every size"}]}
+    bad = {"two_heads.lemma_3_1": [{"obligation": "index", "status": "unknown", "scope": "every size"}]}
     assert proof_status("two_heads.lemma_3_1", bad).startswith("proof failed")
 
 

@@ -30,8 +30,8 @@ def _cex(row: Any) -> str:
 
 
 def _proof_rows(claims: list[str], timeout: float, fmt: str, json_path: Optional[str]) -> int:
-    from attnsim.verify.prove import identities
     from attnsim.verify.prove.run import all_proved, run
+    from attnsim.verify.prove.status import summary
 
     start = time.perf_counter()
 
@@ -40,22 +40,23 @@ def _proof_rows(claims: list[str], timeout: float, fmt: str, json_path: Optional
               file=sys.stderr, flush=True)
 
     rows = run(claims, int(timeout * 1000), note)
-    ids = identities.prove_all()
     seconds = time.perf_counter() - start
-    ok = all_proved(rows) and all(i.proved for i in ids)
-    record = {"seconds": round(seconds, 1), "proved": ok, "obligations": [r.as_dict() for r in rows],
-              "identities": [i.as_dict() for i in ids]}
+    ok = all_proved(rows)
+    by_claim = {c: [r.as_dict() for r in rows if r.claim == c] for c in claims}
+    status = summary(by_claim)
+    record = {"seconds": round(seconds, 1), "proved": ok, "status": status, "obligations": [r.as_dict() for r in rows]}
     if fmt == "json" or json_path == "-":
         write_json(record, "-")
     else:
         header = ("claim", "obligation", "variant", "status", "seconds", "scope", "counterexample")
         body = [(r.claim, r.obligation, r.variant, r.status, f"{r.seconds:.3f}", r.scope, _cex(r)) for r in rows]
-        body += [("per-call identity", i.name, i.shape, "proved" if i.proved else "FAILED", f"{i.seconds:.3f}",
-                  "symbolic weights and z", "") for i in ids]
+        body += [(c, "(claim)", "", st, "", "", "") for c, st in status.items()]
         print(render_rows(header, body, "md" if fmt == "md" else fmt))
         proved = sum(r.status == "proved" for r in rows)
-        print(f"{proved}/{len(rows)} obligations proved, {sum(i.proved for i in ids)}/{len(ids)} per-call "
-              f"identities, {seconds:.1f}s", file=sys.stderr)
+        print(f"{proved}/{len(rows)} obligations proved (call plans, per-call and output identities), "
+              f"{seconds:.1f}s", file=sys.stderr)
+        for c, st in status.items():
+            print(f"  {c}: {st}", file=sys.stderr)
         write_json(record, json_path)
     return 0 if ok else 1
 

@@ -15,6 +15,7 @@ import z3
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.check import run_check
+from attnsim.verify.prove import identities, outputs
 from attnsim.verify.prove.claims import CLAIMS, MIN_M, obligations
 from attnsim.verify.prove.obligations import Obligation
 from attnsim.verify.prove.z3kit import Outcome, prove
@@ -83,10 +84,10 @@ def replay_params(ob: Obligation, model: dict[str, int]) -> dict[str, Any]:
         p["window"], p["sinks"] = model["r"], model.get("s", 0)
     if "jobs" in model:
         p["jobs"] = max(1, min(model["jobs"], 8))
-    claim_params = {"two_heads.lemma_3_1": ("N", "M", "d", "scheme", "length"),
+    claim_params = {"two_heads.lemma_3_1": ("N", "M", "d", "scheme", "length", "psi"),
                     "two_heads.lemma_3_3": ("M", "d", "H", "Hp", "Lp", "jobs"),
                     "two_heads.claim_b_6": ("N", "M", "d", "length"),
-                    "two_heads.cor_3_2": ("N", "M", "d", "scheme", "length", "H", "L")}
+                    "two_heads.cor_3_2": ("N", "M", "d", "scheme", "length", "H", "L", "psi")}
     keep = claim_params.get(ob.claim)
     return {k: v for k, v in p.items() if keep is None or k in keep}
 
@@ -131,10 +132,71 @@ def quick_obligation(ob: Obligation) -> bool:
     return ob.variant.startswith(QUICK_VARIANTS)
 
 
+OUTPUT = "output"
+OUTPUT_SCOPE = "symbolic entries at sizes with every call shape"
+
+
+def output_rows(claim: str, keep_variant: Callable[[str], bool] | None = None,
+                done: dict[str, Row] | None = None) -> list[Row]:
+    """The claim's output identities (``outputs.py``), each failure replayed as an exact check."""
+    done = {} if done is None else done
+    rows = []
+    for variant, params, share in outputs.variants(claim):
+        if keep_variant is not None and not keep_variant(variant):
+            continue
+        if share in done:
+            first = done[share]
+            rows.append(Row(claim, OUTPUT, variant, first.status, 0.0, first.scope, first.counterexample,
+                            first.replay))
+            continue
+        out = outputs.run_output(claim, variant, params)
+        row = Row(claim, OUTPUT, variant, out.status, out.seconds, f"{OUTPUT_SCOPE} {out.sizes}" if out.sizes else
+                  OUTPUT_SCOPE, None if out.status == "proved" else {**out.sizes, "why": out.detail})
+        if out.status != "proved":
+            row.replay = replay_output(claim, params, out.sizes)
+        done[share] = row
+        rows.append(row)
+    return rows
+
+
+def replay_output(claim: str, params: dict[str, Any], sizes: dict[str, Any]) -> dict[str, Any]:
+    """A failed output identity's sizes as an ordinary exact check (affine ψ, as the identity ran); must fail."""
+    ob = Obligation(claim, OUTPUT, "", lambda: ([], None, {}), {**params, "psi": "affine"})
+    model = {k: v for k, v in sizes.items() if isinstance(v, int)}
+    if "window" in model:
+        model["r"], model["s"] = model.pop("window"), model.pop("sinks")
+    return replay(ob, model)
+
+
+def identity_rows(claim: str, ids: Sequence[identities.Identity]) -> list[Row]:
+    """The per-call identities (sympy) as rows of every claim whose calls they decode."""
+    return [Row(claim, f"identity[{i.name}]", "any", "proved" if i.proved else "failed", 0.0,
+                "symbolic A, B, u, e") for i in ids]
+
+
 def run(claims: Sequence[str], timeout_ms: int = TIMEOUT_MS, on_row: Callable[[Row], None] | None = None,
-        first_failure: bool = False, keep: Callable[[Obligation], bool] | None = None) -> list[Row]:
-    """Every obligation of ``claims`` (``keep``: only those it accepts); ``first_failure``: stop a claim at
-    its first row that is not proved."""
+        first_failure: bool = False, keep: Callable[[Obligation], bool] | None = None,
+        with_outputs: bool = True) -> list[Row]:
+    """Every obligation of ``claims`` (``keep``: only those it accepts), then each claim's per-call
+    identities and output identities (``with_outputs``; with ``keep``, only the variants it keeps);
+    ``first_failure``: stop a claim at its first row that is not proved."""
+    rows = _plan_rows(claims, timeout_ms, on_row, first_failure, keep)
+    if not with_outputs:
+        return rows
+    ids = identities.prove_all()
+    done: dict[str, Row] = {}
+    keep_variant = None if keep is None else (lambda v: v.startswith(QUICK_VARIANTS))
+    for claim in claims:
+        for row in identity_rows(claim, ids) + output_rows(claim, keep_variant, done):
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+    return rows
+
+
+def _plan_rows(claims: Sequence[str], timeout_ms: int, on_row: Callable[[Row], None] | None,
+               first_failure: bool, keep: Callable[[Obligation], bool] | None) -> list[Row]:
+    """The solver's rows: every obligation of the claims' call plans."""
     z3.set_param("rlimit", 0)
     rows: list[Row] = []
     done: dict[str, Row] = {}

@@ -1,10 +1,12 @@
-"""Each claim's proof status for the report: "proved for every size" or "checked at instances".
+"""Each claim's proof status for the report: "output proved for every size", "call plan proved for
+every size" or "checked at instances".
 
 :func:`proof_results` runs ``attnsim prove`` once per code version and keeps the rows in
-``OUT/.cache/prove-<version>.json``; :func:`proof_status` reads a claim's status off them. A claim
-whose plan has obligations is "proved for every size" only when every one of its rows is proved for
-every size (a row proved for each M up to a bound says so instead); every other claim is checked
-at the instances its checker runs.
+``OUT/.cache/prove-<version>.json``; :func:`proof_status` reads a claim's status off them. A claim's
+output is "proved for every size" only when every obligation of its call plan is proved for every size
+and its per-call identities and output identities (symbolic entries, every call shape) hold; with the
+plan's rows alone it is "call plan proved for every size"; a row proved for each M up to a bound says
+so instead; every other claim is checked at the instances its checker runs.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from typing import Any, Mapping, Sequence
 
 from attnsim.verify.prove.claims import CLAIMS
 
-PROVED = "proved for every size"
+OUTPUT_PROVED = "output proved for every size"
+PLAN_PROVED = "call plan proved for every size"
+PROVED = OUTPUT_PROVED
 CHECKED = "checked at instances"
 
 
@@ -42,12 +46,23 @@ def proof_results(out: Path | None, version: str, quick: bool = False) -> dict[s
 
 
 def proof_status(claim_id: str, results: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
-    """The claim's column in the report: :data:`PROVED`, a bounded proof, a failed proof, or :data:`CHECKED`."""
+    """The claim's column in the report: :data:`OUTPUT_PROVED` (call plan for every size, per-call and
+    output identities), :data:`PLAN_PROVED` (no output identity ran), a bounded or failed proof, or
+    :data:`CHECKED`."""
     rows = results.get(claim_id) or []
     if claim_id not in CLAIMS or not rows:
         return CHECKED
     if any(r["status"] != "proved" for r in rows):
-        bad = sum(r["status"] != "proved" for r in rows)
-        return f"proof failed ({bad} of {len(rows)} obligations not proved); {CHECKED}"
-    bounded = sorted({r["scope"] for r in rows if not r["scope"].startswith("every size")})
-    return PROVED if not bounded else f"proved for {bounded[0]}"
+        bad = [r for r in rows if r["status"] != "proved"]
+        what = sorted({r["obligation"].split("[")[0] for r in bad})
+        return f"proof failed ({len(bad)} of {len(rows)} obligations not proved: {', '.join(what)}); {CHECKED}"
+    plan = [r for r in rows if r["obligation"] != "output" and not r["obligation"].startswith("identity")]
+    bounded = sorted({r["scope"] for r in plan if not r["scope"].startswith("every size")})
+    if bounded:
+        return f"call plan proved for {bounded[0]}"
+    return OUTPUT_PROVED if any(r["obligation"] == "output" for r in rows) else PLAN_PROVED
+
+
+def summary(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, str]:
+    """Each claim's status."""
+    return {c: proof_status(c, results) for c in results}

@@ -26,6 +26,8 @@ from attnsim.verify.growth import VERDICTS, ResourceGrowth
 from attnsim.verify.registry import EVIDENCE_KINDS
 from attnsim.verify.sweep import code_version
 
+PROOF_PREFIXES = ("output proved", "call plan proved", "proof failed")
+
 
 def proof_status_of(out: Path | None, quick: bool, claims: Sequence[str]) -> dict[str, str]:
     """The status ``attnsim prove`` gives each of ``claims`` (run once per code version, cached under
@@ -93,7 +95,7 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
         if kind:
             kinds[kind] += 1
         status = proved.get(claim.id, "")
-        size = status if status.startswith("proved") or status.startswith("proof failed") else (
+        size = status if status.startswith(PROOF_PREFIXES) else (
             f"at instances: {sizes(mine)}" if mine else "—")
         scope = claim.extra.get("out_of_scope")
         note = (f"out of scope: {scope}" if scope and claim.id not in checkers else "") or (
@@ -103,8 +105,10 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
         rows.append(f"| [{claim.label}](#{claim.id}) | {verdict} | {size} | {note.replace('|', '/') or '—'} |")
     with_checker = sum(c.id in checkers for c in paper.claims)
     counts = ", ".join(f"{n} {k}" for k, n in kinds.items())
-    n_proved = sum(proved.get(c.id, "") == "proved for every size" for c in paper.claims)
-    proof = f"{n_proved} proved for every size (`attnsim prove`), the others checked at instances"
+    n_out = sum(proved.get(c.id, "") == "output proved for every size" for c in paper.claims)
+    n_plan = sum(proved.get(c.id, "").startswith("call plan proved") for c in paper.claims)
+    proof = (f"{n_out} with the output proved for every size, {n_plan} with only the call plan proved "
+             "(`attnsim prove`), the others checked at instances")
     growth_line = ", ".join(f"{n} {v}" for v, n in growth.items()) + " bounded resources (`attnsim growth CLAIM`)"
     lines = [f"#### {paper.title} (`{paper.id}`)", "",
              f"{len(paper.claims)} claims registered, {with_checker} with a checker, {checked} checked by this "

@@ -78,8 +78,11 @@ def register(app: typer.Typer) -> None:
               json_out: Optional[str] = json_option()) -> int:
         """Run each claim's broken variants through its check; exit 0 iff every claim has teeth: at least
         two variants, a construction twin among them, every variant caught (a refusal counts only for a
-        declared refusal twin), and at least one caught by the check's verdict."""
+        declared refusal twin), and at least one caught by the check's verdict; and the referee and theory
+        probes hold and catch their own broken variants."""
         from attnsim.verify import guards
+        from attnsim.verify.probes import probe_pass
+        from attnsim.verify.probes.page import text_lines
         from attnsim.verify.progress import progress
         from attnsim.verify.teeth import plan, run_teeth, select_claims, summary
 
@@ -95,7 +98,11 @@ def register(app: typer.Typer) -> None:
                                 executor=executor, workers=workers,
                                 scheduler=scheduler if scheduler.startswith("tcp://") else None)
         seconds = time.perf_counter() - start
-        _print(results, seconds, Console(file=human_stream(json_out), soft_wrap=True))
+        probes = probe_pass()  # the referee and the theory every claim's verdict rests on
+        out = Console(file=human_stream(json_out), soft_wrap=True)
+        _print(results, seconds, out)
+        for line in text_lines(probes):
+            out.print(line, markup=False, highlight=False)
         write_json({"seconds": round(seconds, 1), "summary": summary(results),
-                    "claims": [c.as_dict() for c in results]}, json_out)
-        return 0 if all(c.ok for c in results) else 1
+                    "claims": [c.as_dict() for c in results], "probes": probes}, json_out)
+        return 0 if all(c.ok for c in results) and probes["ok"] else 1

@@ -28,6 +28,8 @@ from rich.console import Console
 from attnsim.paper_refs import load, papers
 from attnsim.verify.cache import SECRET_NOTES, SET_ASIDE
 from attnsim.verify.guards import check_workers
+from attnsim.verify.probes import probe_failures, probe_pass
+from attnsim.verify.probes.page import markdown as probe_markdown
 from attnsim.verify.progress import Phases, cpu_seconds
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.records import split_varying
@@ -199,6 +201,10 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         bitten = {c.claim: c.as_dict() for c in assembled}
     toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
                  for cid, t in (bitten or {}).items() if not t["ok"]]
+    with phase("referee and theory probes"):
+        probes = probe_pass()  # what every verdict rests on: a failing probe fails the report
+    failed_probes = [{"claim": f"probe {name}", "params": {}, "numerics": None, "verdict": "fail",
+                      "reasons": [why]} for name, why in probe_failures(probes)]
     grown = growth.judged(claims, result.records[n_points:])
     ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
     ungrown += growth.failing_points(result.records[n_points:], records)  # so does a point that failed
@@ -227,10 +233,12 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                f"{sum(t.get('refused', 0) for t in bitten.values())} refused; claims without teeth: "
                f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
     md += summary_table(records + ungrown, bitten)
+    md += probe_markdown(probes)
     unsectioned = {t.split("\n", 1)[0].removeprefix("### "): t.split(f"**{NOT_COMPUTED}:** ", 1)[1].strip()
                    for key, t in parts.items() if isinstance(key, tuple) and f"**{NOT_COMPUTED}:**" in t}
     failed += toothless + ungrown + [{"claim": f"section {name}", "params": {}, "numerics": None, "verdict": "fail",
                                       "reasons": [why]} for name, why in unsectioned.items()]
+    failed += failed_probes
     for pr in shown:
         md += [f"## {pr.title}", "", f"_{pr.citation}_", "", *[parts[c.id] for c in pr.claims],
                *[parts[(pr.id, i)] for i in range(len(paper_sections(pr.id)))]]
@@ -248,12 +256,13 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     console.print(f"phase total (the phases overlap): {wall:.1f} s (CPU {cpu:.1f} s)", markup=False, highlight=False,
                   soft_wrap=True)
     beyond = "".join(f"; {n} {what}" for n, what in ((len(ungrown), "growth rows failed"),
+                                                     (len(failed_probes), "referee or theory probes failed"),
                                                      (len(toothless), "claims' broken-variant runs failed"),
                                                      (len(unsectioned), "report sections not computed"),
                                                      (audit_failed, "cached records differed when computed again"))
                      if n)
-    summary.print(f"{len(records) - len(failed) + len(toothless) + len(ungrown) + len(unsectioned) + audit_failed}"
-                  f"/{len(records)} checks passed"
+    beside = len(toothless) + len(ungrown) + len(failed_probes) + len(unsectioned) + audit_failed  # not checks
+    summary.print(f"{len(records) - len(failed) + beside}/{len(records)} checks passed"
                   f"{beyond} ({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")

@@ -89,6 +89,8 @@ for claim in ("two_heads.thm_3_4", "two_heads.thm_1_1"):
         kind="construction")
     add(claim, "slots_reversed", "the packed call's outputs come back in reverse job order", slots_reversed,
         {"L": 1}, kind="construction")
+    add(claim, "padding_off_by_one", "Step 1's decode counts one padding row too many", pad_off, {"L": 1},
+        kind="construction")
     add(claim, "ledger_drops_call", "the ledger drops the first oracle call", lambda: ledger_entry("oracle", 0),
         kind="ledger")
     add(claim, "oracle_dim_formula_plus_one", "the exact oracle width is off by one", lambda: formula_off("oracle_dim"),

@@ -13,6 +13,13 @@ A growth twin (a resource inflated by a factor that grows with N) is also run wi
 place (``constant_factor``): where the paper states no constant, a constant has the unbroken count's slope,
 so a verdict that fails it too says the resource outgrows its bound unbroken (a real failure, shown by
 ``attnsim growth``); no break can show on top of it, and the growth twin counts as missed.
+
+Before its twins, each claim's unbroken check runs on every point its twins run on (the *baseline*,
+:func:`baseline_points`; growth twins judge a sweep and have their constant-factor contrast instead). A
+baseline that does not pass is the claim failing, not its twins caught: the claim has no teeth to show
+(:attr:`ClaimTeeth.problem`), whatever its twins did. Every twin and baseline runs in a forked child under the
+check's memory backstop and time limit (:func:`attnsim.verify.isolate.in_child`), so exact arithmetic that
+ends the process (GMP's abort) is a refused run with one line, not the end of the pass.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from attnsim.sim.errors import AttnsimError
 from attnsim.theory.symbolic import derived_here
 from attnsim.verify.cache import set_aside, store, unseal
 from attnsim.verify.check import run_check
+from attnsim.verify.isolate import Isolated, in_child
 from attnsim.verify.registry import UsageError, all_checkers
 from attnsim.verify.twins import REFUSAL_KINDS, Twin, all_twins
 
@@ -60,6 +68,11 @@ class TwinResult:
         return self.outcome == "refused"
 
     @property
+    def passed(self) -> bool:
+        """A baseline run (the unbroken check) whose verdict passed."""
+        return self.outcome == "passed"
+
+    @property
     def bites(self) -> bool:
         """Caught by the verdict; for a declared refusal twin (a referee's limit), refused instead."""
         return self.refused if self.kind in REFUSAL_KINDS else self.caught
@@ -67,6 +80,54 @@ class TwinResult:
     def as_dict(self) -> dict[str, Any]:
         """The JSON form, with ``caught``, ``refused`` and ``bites`` spelled out."""
         return {**asdict(self), "caught": self.caught, "refused": self.refused, "bites": self.bites}
+
+
+BASELINE = "baseline"
+"""The name prefix and kind of a baseline run: a claim's unbroken check at one of its twins' points."""
+
+
+def baseline_points(twins: Sequence[Twin]) -> list[tuple[dict[str, Any], str | None]]:
+    """The distinct (parameters, numerics) its twins run the check on, growth twins aside, in twin order."""
+    out: list[tuple[dict[str, Any], str | None]] = []
+    for t in twins:
+        point = (dict(t.params), t.numerics)
+        if t.kind != "growth" and point not in out:
+            out.append(point)
+    return out
+
+
+def baseline_name(params: dict[str, Any], numerics: str | None) -> str:
+    """The key name of the baseline run at a point (it round-trips through :func:`baseline_point`)."""
+    return f"{BASELINE} {json.dumps([params, numerics], sort_keys=True)}"
+
+
+def baseline_point(name: str) -> tuple[dict[str, Any], str | None] | None:
+    """The point of a baseline key name; None for a twin's name."""
+    if not name.startswith(BASELINE + " "):
+        return None
+    params, numerics = json.loads(name[len(BASELINE) + 1:])
+    return params, numerics
+
+
+def run_baseline(claim: str, params: dict[str, Any], numerics: str | None, seed: int = 0) -> TwinResult:
+    """The unbroken check of ``claim`` at one point: ``passed``, ``failed`` (its verdict), ``refused`` or
+    ``crashed``."""
+    start = time.perf_counter()
+    what = f"the unbroken check at {params or 'its default point'}" + (f" ({numerics})" if numerics else "")
+
+    def result(outcome: str, reason: str) -> TwinResult:
+        return TwinResult(claim, baseline_name(params, numerics), what, BASELINE, outcome, reason,
+                          round(time.perf_counter() - start, 2))
+
+    try:
+        record = run_check(claim, dict(params), numerics, seed)
+    except (AttnsimError, AssertionError) as exc:
+        return result("refused", f"refused: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a crash of the unbroken check is its failure, named
+        return result("crashed", f"crashed ({type(exc).__name__}: {exc})")
+    if record["verdict"] != "pass":
+        return result("failed", "; ".join(record["reasons"]) or "verdict fail")
+    return result("passed", "the check passes")
 
 
 def run_twin(t: Twin, seed: int = 0) -> TwinResult:
@@ -102,12 +163,18 @@ def run_twin(t: Twin, seed: int = 0) -> TwinResult:
 
 @dataclass(frozen=True)
 class ClaimTeeth:
-    """A claim's twins and what the check said of each (see the module's docstring for ``ok``)."""
+    """A claim's twins and what the check said of each, after its baseline (see the module's docstring)."""
 
     claim: str
     registered: int
     results: tuple[TwinResult, ...]
     construction_twins: int
+    baseline: tuple[TwinResult, ...] = ()
+
+    @property
+    def baseline_failing(self) -> list[TwinResult]:
+        """The baseline runs that did not pass: the unbroken check fails (or cannot run) at a twin's point."""
+        return [b for b in self.baseline if not b.passed]
 
     @property
     def caught(self) -> int:
@@ -131,7 +198,12 @@ class ClaimTeeth:
 
     @property
     def problem(self) -> str | None:
-        """Why the claim has no teeth, in words (None when it has)."""
+        """Why the claim has no teeth, in words (None when it has); a failing baseline comes first."""
+        bad = self.baseline_failing
+        if bad:
+            first = bad[0]
+            return (f"the claim fails unbroken (baseline): {len(bad)} of {len(self.baseline)} baseline run(s) not "
+                    f"passing; first, {first.what}: {first.outcome}: {first.reason[:300]}")
         if self.registered < MIN_TWINS:
             return f"no teeth: {self.registered} broken variant(s) registered, {MIN_TWINS} needed"
         if not self.construction_twins:
@@ -148,7 +220,8 @@ class ClaimTeeth:
         return {"claim": self.claim, "registered": self.registered, "run": len(self.results),
                 "caught": self.caught, "refused": self.refused, "bitten": self.bitten,
                 "construction_twins": self.construction_twins, "ok": self.ok, "problem": self.problem,
-                "twins": [r.as_dict() for r in self.results]}
+                "baseline_failing": len(self.baseline_failing),
+                "baseline": [r.as_dict() for r in self.baseline], "twins": [r.as_dict() for r in self.results]}
 
 
 def select_claims(selected: Sequence[str] | None) -> list[str]:
@@ -184,10 +257,28 @@ def plan(claims: Sequence[str], quick: bool = False) -> dict[str, tuple[int, lis
     return {c: (len(ts), [t for t in [quick_twin(ts)] if t is not None]) for c, ts in by_claim.items()}
 
 
+def run_key(key: tuple[str, str], seed: int = 0) -> TwinResult:
+    """The twin or baseline run named by (claim, name), in a forked child under the check's guards: a child
+    that ends the process or runs past the time limit is a refused run with one line."""
+    claim, name = key
+    point = baseline_point(name)
+    if point is not None:
+        what = f"the unbroken check of {claim}"
+        work: tuple[Any, ...] = (run_baseline, claim, point[0], point[1], seed)
+        kind, label = BASELINE, f"the unbroken check at {point[0] or 'its default point'}"
+    else:
+        t = {(t.claim, t.name): t for t in all_twins()}[key]
+        what, work, kind, label = f"{claim}:{name}", (run_twin, t, seed), t.kind, t.what
+    start = time.perf_counter()
+    try:
+        return in_child(*work, what=what)
+    except Isolated as exc:
+        return TwinResult(claim, name, label, kind, "refused", f"refused: {exc}", round(time.perf_counter() - start, 2))
+
+
 def run_twin_chunk(keys: list[tuple[str, str]], _cache: str | None = None, seed: int = 0) -> list[TwinResult]:
-    """A task of the sweep's executors: the twins named by (claim, name)."""
-    twins = {(t.claim, t.name): t for t in all_twins()}
-    return [run_twin(twins[key], seed) for key in keys]
+    """A task of the sweep's executors: the twins and baseline runs named by (claim, name)."""
+    return [run_key(key, seed) for key in keys]
 
 
 def run_teeth(claims: Sequence[str], quick: bool = False, seed: int = 0,
@@ -210,8 +301,21 @@ def run_teeth(claims: Sequence[str], quick: bool = False, seed: int = 0,
 
 
 def twin_keys(planned: dict[str, tuple[int, list[Twin]]]) -> list[tuple[str, str]]:
-    """(claim, twin name) of every twin a :func:`plan` runs, in plan order."""
-    return [(t.claim, t.name) for _, twins in planned.values() for t in twins]
+    """(claim, name) of every baseline run and twin a :func:`plan` runs: per claim its baseline first, then its
+    twins, in plan order."""
+    keys: list[tuple[str, str]] = []
+    for claim, (_, twins) in planned.items():
+        keys += [(claim, baseline_name(*p)) for p in baseline_points(twins)] + [(t.claim, t.name) for t in twins]
+    return keys
+
+
+def key_point(planned: dict[str, tuple[int, list[Twin]]], key: tuple[str, str]) -> tuple[dict[str, Any], str | None]:
+    """The (parameters, numerics) a key of :func:`twin_keys` runs at (for a scheduler's cost estimate)."""
+    point = baseline_point(key[1])
+    if point is not None:
+        return point
+    t = next(t for t in planned[key[0]][1] if t.name == key[1])
+    return dict(t.params), t.numerics
 
 
 def assemble(claims: Sequence[str], planned: dict[str, tuple[int, list[Twin]]],
@@ -219,7 +323,8 @@ def assemble(claims: Sequence[str], planned: dict[str, tuple[int, list[Twin]]],
     """Each claim's teeth from the results of its planned twins (in plan order, whatever order they came in)."""
     built = {c: sum(t.kind == "construction" for t in all_twins() if t.claim == c) for c in claims}
     done = {(r.claim, r.name): r for r in results}
-    return [ClaimTeeth(claim, registered, tuple(done[(t.claim, t.name)] for t in twins), built[claim])
+    return [ClaimTeeth(claim, registered, tuple(done[(t.claim, t.name)] for t in twins), built[claim],
+                       tuple(done[(claim, baseline_name(*p))] for p in baseline_points(twins)))
             for claim, (registered, twins) in planned.items()]
 
 
@@ -243,6 +348,8 @@ def summary(results: Sequence[ClaimTeeth]) -> dict[str, Any]:
             "constant_factor_failed": [f"{r.claim}:{resource_of(r.name)}" for r in growth
                                        if r.constant_factor == "exceeds"],
             "caught_only_by_refusals": [c.claim for c in results if c.results and not c.caught],
+            "baseline_runs": sum(len(c.baseline) for c in results),
+            "baseline_failing": [c.claim for c in results if c.baseline_failing],
             "without_teeth": [c.claim for c in results if not c.ok]}
 
 
@@ -257,8 +364,9 @@ def _claim_ok(c: Any) -> bool:
     """Whether a saved claim's entry is what its own twins make of it (counts, ok, problem all recomputed)."""
     try:
         names = [f.name for f in fields(TwinResult)]
-        twins = tuple(TwinResult(**{n: t[n] for n in names}) for t in c["twins"])
-        again = ClaimTeeth(c["claim"], c["registered"], twins, c["construction_twins"])
+        twins, baseline = (tuple(TwinResult(**{n: t[n] for n in names}) for t in c[part])
+                           for part in ("twins", "baseline"))
+        again = ClaimTeeth(c["claim"], c["registered"], twins, c["construction_twins"], baseline)
         return json.loads(json.dumps(again.as_dict())) == c
     except (KeyError, TypeError, ValueError):
         return False

@@ -44,6 +44,8 @@ def _print(results: list[ClaimTeeth], seconds: float, console: Console) -> None:
         mark = "[green]ok[/green]" if c.ok else "[red]FAIL[/red]"
         console.print(f"{mark} [bold]{c.claim}[/bold]: {c.caught} caught, {c.refused} refused of {len(c.results)} "
                       f"({c.registered} registered)" + (f" — {c.problem}" if c.problem else ""))
+        for b in c.baseline_failing:
+            console.print(f"    [red]BASELINE {b.outcome.upper()}[/red] {b.what}: {b.reason[:300]}", highlight=False)
         for r in c.results:
             console.print(f"    {_tag(r)} {r.name} [{r.kind}] ({r.seconds:.1f} s): {r.what}", highlight=False)
             console.print(f"        reason: {r.reason[:300]}", markup=False, highlight=False)
@@ -54,6 +56,10 @@ def _print(results: list[ClaimTeeth], seconds: float, console: Console) -> None:
                   + (f"; without teeth: {', '.join(bad)}" if bad else ""))
     if missed:
         console.print(f"not caught: {', '.join(missed)}", markup=False, highlight=False)
+    failing = s["baseline_failing"]
+    console.print(f"baseline (each claim's unbroken check on its twins' points): {s['baseline_runs']} runs; "
+                  + (f"FAILING for {', '.join(failing)}: those claims fail, their twins show nothing" if failing
+                     else "every one passes"), markup=False, highlight=False)
     unrun = s["without_growth_twin"]
     console.print(f"growth twins: {s['growth_twins']} run for {s['bounded_resources']} bounded resources, "
                   f"{s['growth_caught']} caught" + (f"; none run for {', '.join(unrun)}" if unrun else ""),
@@ -84,16 +90,16 @@ def register(app: typer.Typer) -> None:
         from attnsim.verify.probes import probe_pass
         from attnsim.verify.probes.page import text_lines
         from attnsim.verify.progress import progress
-        from attnsim.verify.teeth import plan, run_teeth, select_claims, summary
+        from attnsim.verify.teeth import plan, run_teeth, select_claims, summary, twin_keys
 
         check_scheduler(scheduler)
         check_json_path(json_out)
         guards.check_workers(workers)
         selected = select_claims(claims)
-        total = sum(len(ts) for _, ts in plan(selected, quick).values())
+        total = len(twin_keys(plan(selected, quick)))  # the baseline runs and the twins
         executor = {"serial": "serial", "processes": "processes"}.get(scheduler, "dask")
         start = time.perf_counter()
-        with progress(Console(stderr=True), "broken variants", total) as bar:
+        with progress(Console(stderr=True), "baseline runs and broken variants", total) as bar:
             results = run_teeth(selected, quick, seed, lambda r: bar.advance(now=f"{r.claim} {r.name}"),
                                 executor=executor, workers=workers,
                                 scheduler=scheduler if scheduler.startswith("tcp://") else None)

@@ -37,6 +37,7 @@ from attnsim.verify.registry import EVIDENCE_KINDS, ResumableError, all_checkers
 from attnsim.verify.report.front import front_page
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.jobs import ReportJobs
+from attnsim.verify.report.not_tight import not_tight_lines
 from attnsim.verify.report.schedule import Graph
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.section_tasks import NOT_COMPUTED, run_topic, section_name, topic_jobs
@@ -221,6 +222,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
             parts[(paper_id, index)] = run_topic(str(out), quick, paper_id, index, inputs["records"], jobs.enabled)
             slow[section_name(paper_sections(paper_id)[index])] = time.perf_counter() - start
     md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten, jobs.proved, grown),
+          *not_tight_lines(records),
           "## Checks", "",
           f"{len(records)} checks, {len(grow)} points of growth sweeps ({result.computed} computed, "
           f"{result.cached} from the cache; a point of both is computed once), {len(records) - len(failed)} passed. "

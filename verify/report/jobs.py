@@ -27,7 +27,7 @@ from attnsim.verify.report.section_tasks import section_chunk, section_name
 from attnsim.verify.report.sections import growth, placement
 from attnsim.verify.sweep import Point, expected_seconds, run_chunk
 from attnsim.verify.sweep import plan as plan_sweep
-from attnsim.verify.teeth import Twin, run_twin_chunk, twin_keys
+from attnsim.verify.teeth import Twin, key_point, run_twin_chunk, twin_keys
 
 THEORY, SECTIONS, CHECKS = 0, 1, 2
 """Ranks (lower runs first among ready jobs): theory unblocks everything, a ready section is drawn at once,
@@ -110,12 +110,11 @@ class ReportJobs:
 
     def teeth(self, planned: dict[str, tuple[int, list[Twin]]]) -> None:
         """The twins of ``planned`` (:func:`attnsim.verify.teeth.plan`), each after its claim's theory."""
-        twins = {(t.claim, t.name): t for _, ts in planned.values() for t in ts}
-        for claim, name in twin_keys(planned):
-            t = twins[(claim, name)]
+        for claim, name in twin_keys(planned):  # each claim's baseline (its unbroken check) and its twins
+            params, numerics = key_point(planned, (claim, name))
             self.graph.add(Job(P_TEETH, run_twin_chunk, lambda k=(claim, name): ([k],),
                                self.twin_results.extend, needs=(f"theory:{claim}",), lane="teeth", rank=TEETH,
-                               cost=expected_seconds(("", Point(claim, dict(t.params), t.numerics))),
+                               cost=expected_seconds(("", Point(claim, params, numerics))),
                                label=f"{claim} ({name})", theories=self._theories(claim)))
 
     def proofs(self, ids: Sequence[str]) -> None:

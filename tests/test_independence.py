@@ -34,7 +34,8 @@ _MODEL = "attnsim.sim.model:reference"
 _LSH = "attnsim.verify.lsh_reference:collision_counts"
 _RELAY = ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.__call__", "attnsim.sim.anna.mpc_to_anna:MPCTransformer.place",
           "attnsim.sim.anna.mpc_to_anna:MPCTransformer.readout")
-_TORCH = ("attnsim.verify.tint_torch:sgd_steps", "attnsim.verify.tint_torch:forward_logits")
+_TORCH = ("attnsim.verify.tint_torch:sgd_steps", "attnsim.verify.tint_torch:forward_logits",
+          "attnsim.verify.tint_torch:module")
 _TINT = ("attnsim.sim.tint.pipeline:Runner.__call__", "attnsim.sim.tint.pipeline:run", "attnsim.sim.tint.builder:build",
          "attnsim.sim.tint.mlp_aux:build_mlp", "attnsim.sim.tint.mlp_aux:run_mlp")
 
@@ -123,9 +124,14 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "tint.mlp_split": ({}, "construction", ("attnsim.sim.tint.rows:mlp_split",)),
     "tint.loss_gradient": ({}, "construction", ("attnsim.sim.tint.rows:loss_gradient",)),
     "tint.def_2_7": ({}, "construction", ("attnsim.sim.tint.rows:first_order_gradient",)),
-    "tint.sgd_step": ({"approximations": False}, "reference", _TORCH),
+    **{c: ({"approximations": False} if c == "tint.sgd_step" else {}, "reference", _TORCH)
+       for c in ("tint.sgd_step", "tint.attn_backward", "tint.dynamic_eval")},
+    **{c: ({"halvings": 2}, "reference", _TORCH) for c in ("tint.ln_backward", "tint.act_backward")},
+    **{c: ({}, "reference", _TORCH) for c in ("tint.ln_forward", "tint.attn_forward", "tint.def_2_8")},
 }
-NUMERICS = {"tint.sgd_step": "float64"}  # the torch reference; its exact route is traced below
+# the torch reference (their exact route, the tape, is traced below)
+NUMERICS = {c: "float64" for c in ("tint.sgd_step", "tint.attn_backward", "tint.dynamic_eval", "tint.ln_forward",
+                                   "tint.attn_forward", "tint.def_2_8")}
 # The reference's own code, which may call nothing of attnsim but the numerics (no construction code at all)
 REFERENCE_OWN = ("verify/tint_torch.py", "verify/tint_tape.py", "sim/tint/arith.py")
 # Independent counts with no output: parameters counted from the built network's arrays, against the size
@@ -134,8 +140,7 @@ FORMULA_REFERENCED = {"tint.size": {"aux": "tiny"}, "tint.under_2b": {}, "tint.r
 NOT_INDEPENDENT = {"two_heads.lower_bound", "anna.rebuttal_hash_tables", "anna.rebuttal_linear_memory",
                    "tint.stacking", "tint.param_sharing", "tint.rebuttal_fd_end_to_end", "tint.act_descent",
                    # TinT's side calls the auxiliary model's own softmax, layer norm or loss gradient (traced):
-                   "tint.ln_forward", "tint.attn_forward", "tint.def_2_8", "tint.attn_backward",
-                   "tint.ln_backward", "tint.act_backward", "tint.rebuttal_mlp_aux", "tint.dynamic_eval"}
+                   "tint.rebuttal_mlp_aux"}
 
 
 def _code(path: str) -> Any:
@@ -233,7 +238,7 @@ def test_reference_and_construction_share_no_code(claim):
     assert not overlap, f"{claim}: the {side} and the rest of the run share {overlap}"
 
 
-@pytest.mark.parametrize("claim", ["tint.ln_forward", "tint.rebuttal_mlp_aux"])
+@pytest.mark.parametrize("claim", ["tint.rebuttal_mlp_aux"])
 def test_a_shared_path_is_found_and_the_record_says_self_consistency(claim):
     m, overlap, _ = traced(claim, {}, _TINT)
     assert m.evidence == "self-consistency" and m.reference is None

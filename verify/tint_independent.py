@@ -12,11 +12,12 @@ last position too when the whole sequence is the training part (docs/tint_reconc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from attnsim.sim.tint import experiments as ex
 from attnsim.sim.tint.arith import Arith, bits_of_agreement
 from attnsim.sim.tint.cases import Case
 from attnsim.verify import tint_tape, tint_torch
@@ -65,9 +66,10 @@ def _floats(ar: Arith, w: dict) -> dict:
     return out
 
 
-def step_against_reference(c: Case, ar: Arith, start: dict, got: dict, got_logits: np.ndarray, fd_scale: int,
-                           authors: bool) -> Verdict:
-    """TinT's updated weights ``got`` and final logits against the independent reference step from ``start``."""
+def reference_step(c: Case, ar: Arith, start: dict, fd_scale: int, authors: bool
+                   ) -> tuple[dict, np.ndarray, str] | None:
+    """The independent reference's updated weights and final logits from ``start`` and its name; None without
+    torch outside exact arithmetic. Exact: arithmetic arrays; otherwise float64 arrays."""
     n_sim, steps = c.tint.simulated(c.aux), c.tint.steps
     pos = loss_positions(len(c.ids), c.n_train, authors)
     bproj = AUTHORS_BPROJ_STEPS if authors else 1
@@ -75,24 +77,72 @@ def step_against_reference(c: Case, ar: Arith, start: dict, got: dict, got_logit
         eps = ar.scalar(1) / fd_scale
         want = tint_tape.sgd_steps(ar, start, c.tokens, pos, c.aux.heads, c.aux.activation, ar.scalar(c.tint.inner_lr),
                                    n_sim, steps, eps, bproj, authors)
-        logits = tint_tape.forward_logits(ar, want, c.tokens, c.aux.heads, c.aux.activation, eps)
-        equal = all(ar.equal(a, b) for a, b in zip(_arrays(got), _arrays(want))) and ar.equal(got_logits, logits)
-        bits, step_bits, logit_bits = _compare(_floats(ar, got), _floats(ar, want), _floats(ar, start),
-                                               ar.to_float(got_logits), ar.to_float(logits))
-        return Verdict("independent", tint_tape.REFERENCE, equal, min(bits, logit_bits), step_bits, want,
-                       extra={"weight_bits": bits, "logit_bits": logit_bits})
+        return want, tint_tape.forward_logits(ar, want, c.tokens, c.aux.heads, c.aux.activation, eps), \
+            tint_tape.REFERENCE
     if not tint_torch.available():
+        return None
+    spec = tint_torch.StepSpec(lr=c.tint.inner_lr, n_sim=n_sim, steps=steps, ln_fd=1.0 / fd_scale,
+                               act_fd=1.0 / fd_scale, bproj_steps=bproj, last_position=authors)
+    want = tint_torch.sgd_steps(_floats(ar, start), c.tokens, pos, c.aux.heads, c.aux.activation, spec)
+    return want, tint_torch.forward_logits(want, c.tokens, c.aux.heads, c.aux.activation), tint_torch.REFERENCE
+
+
+def step_against_reference(c: Case, ar: Arith, start: dict, got: dict, got_logits: np.ndarray, fd_scale: int,
+                           authors: bool) -> Verdict:
+    """TinT's updated weights ``got`` and final logits against the independent reference step from ``start``."""
+    ref = reference_step(c, ar, start, fd_scale, authors)
+    if ref is None:
         return Verdict("self-consistency", None, False, float("nan"), None, None, partial=tint_torch.MISSING)
-    spec = tint_torch.StepSpec(lr=c.tint.inner_lr, n_sim=n_sim, steps=steps, fd=1.0 / fd_scale, bproj_steps=bproj,
-                               last_position=authors)
-    w0 = _floats(ar, start)
-    want = tint_torch.sgd_steps(w0, c.tokens, pos, c.aux.heads, c.aux.activation, spec)
-    logits = tint_torch.forward_logits(want, c.tokens, c.aux.heads, c.aux.activation)
-    bits, step_bits, logit_bits = _compare(_floats(ar, got), want, w0, ar.to_float(got_logits), logits)
-    return Verdict("independent", tint_torch.REFERENCE, bits == logit_bits == float("inf"), min(bits, logit_bits),
+    want, logits, name = ref
+    exact = ar.kind == "exact"
+    equal = exact and all(ar.equal(a, b) for a, b in zip(_arrays(got), _arrays(want))) and ar.equal(got_logits, logits)
+    bits, step_bits, logit_bits = _compare(_floats(ar, got), _floats(ar, want) if exact else want, _floats(ar, start),
+                                           ar.to_float(got_logits), ar.to_float(logits) if exact else logits)
+    return Verdict("independent", name, equal or bits == logit_bits == float("inf"), min(bits, logit_bits),
                    step_bits, want, extra={"weight_bits": bits, "logit_bits": logit_bits})
 
 
 def _arrays(w: dict) -> list[np.ndarray]:
     return [w[k] for k in sorted(w) if k != "layers"] + [lw[k] for lw in w["layers"] for k in sorted(lw)]
 
+
+
+def module_against_reference(ar: Arith, c: Case, which: str, got: np.ndarray, inputs: dict) -> Verdict:
+    """One TinT module's output against its reference on the same inputs: torch in float, the tape in exact."""
+    heads, act = c.aux.heads, c.aux.activation
+    if ar.kind == "exact":
+        want = tint_tape.module(ar, which, inputs, heads, act)
+        err = float(np.max(np.abs(ar.to_float(got - want))))
+        return Verdict("independent", tint_tape.REFERENCE, ar.equal(got, want),
+                       bits_of_agreement(err, float(np.max(np.abs(ar.to_float(want))))), None, None)
+    if not tint_torch.available():
+        return Verdict("self-consistency", None, False, float("nan"), None, None, partial=tint_torch.MISSING)
+    want = tint_torch.module(which, _float_inputs(ar, inputs), heads, act)
+    err = float(np.max(np.abs(ar.to_float(got) - want)))
+    return Verdict("independent", tint_torch.REFERENCE, err == 0.0, bits_of_agreement(err, float(np.max(np.abs(want)))),
+                   None, None)
+
+
+def _float_inputs(ar: Arith, inputs: dict) -> dict:
+    return {k: (float(ar.to_float(np.array([v]))[0]) if k == "eps" else ar.to_float(v))
+            for k, v in inputs.items() if k != "probs"}
+
+
+def fd_sweep(c: Case, ar: Arith, which: str, scales: list[int]) -> tuple[list[float], list[float]]:
+    """Def 2.8 in TinT's step, for N in ``scales`` (eps = 1/N): (the error against the torch step whose ``which``
+    backward ("ln_fd" | "act_fd") is exact autograd, TinT's bits against the torch step that differences as TinT
+    does). The first should fall like eps (a second view); the second is the independent comparison."""
+    errors, bits = [], []
+    pos = loss_positions(len(c.ids), c.n_train, False)
+    for n in scales:
+        r = ex.sgd_step(c, ar, n)
+        start, got = _floats(ar, r.weights), _floats(ar, r.got)
+        spec = tint_torch.StepSpec(lr=c.tint.inner_lr, n_sim=c.tint.simulated(c.aux), steps=c.tint.steps,
+                                   ln_fd=1.0 / n, act_fd=1.0 / n)
+        same = tint_torch.sgd_steps(start, c.tokens, pos, c.aux.heads, c.aux.activation, spec)
+        exact = tint_torch.sgd_steps(start, c.tokens, pos, c.aux.heads, c.aux.activation,
+                                     replace(spec, **{which: None}))
+        b, _, _ = _compare(got, same, start, np.zeros(1), np.ones(1))
+        bits.append(b)
+        errors.append(max(float(np.max(np.abs(a - e))) for a, e in zip(_arrays(got), _arrays(exact))))
+    return errors, bits

@@ -212,3 +212,27 @@ def forward_logits(ar: Arith, w: dict, ids: np.ndarray, heads: int, act_name: st
     nodes = _leaves(t, w)
     h0 = t.leaf(w["wte"][np.asarray(ids)] + w["wpe"][: len(ids)])
     return _Model(ar, heads, act_name, eps).logits(t, nodes, nodes["layers"], h0).value
+
+
+def module(ar: Arith, which: str, x: dict, heads: int, act_name: str) -> np.ndarray:
+    """The exact reference output of one TinT module, from the model's own operations here (see
+    :func:`attnsim.verify.tint_torch.module` for the list)."""
+    model = _Model(ar, heads, act_name, x["eps"])
+    h, g, eps = x["h"], x["g"], x["eps"]
+    if which == "ln_forward":
+        return model.normalize(h) * x["ln1_g"] + x["ln1_b"]
+    if which in ("attn_forward", "attn_backward"):
+        n, D = x["q"].shape
+        dh = D // heads
+        scale = ar.scalar(1) / ar.sqrt(ar.array([dh]))[0]
+        causal = np.tril(np.ones((n, n), dtype=bool))
+        out = []
+        for i in range(heads):
+            lo, hi = i * dh, (i + 1) * dh
+            p = model.softmax(x["q"][:, lo:hi] @ x["k"][:, lo:hi].T * scale, causal)
+            out.append(p @ x["v"][:, lo:hi] if which == "attn_forward" else p.T @ g[:, lo:hi])
+        return np.concatenate(out, axis=1)
+    if which == "act_forward":
+        return model.act(h)
+    f = model.normalize if which == "ln_fd" else model.act
+    return (f(h + g * eps) - f(h)) / eps

@@ -52,7 +52,8 @@ class StepSpec:
     n_sim: int                   # top layers updated (with ln_f)
     steps: int = 1
     stop_grad: bool = True       # attention probabilities detached
-    fd: float | None = 1e-3      # finite-difference step for LN and activation backward; None = exact autograd
+    ln_fd: float | None = 1e-3   # finite-difference step of the layer norm's backward; None = exact autograd
+    act_fd: float | None = 1e-3  # the same for the activation's backward
     ln_bias_only: bool = True    # layer-norm gammas frozen
     bproj_steps: int = 1         # the MLP output bias takes this many steps (the authors' code: 4)
     last_position: bool = False  # the last position (no next token) is trained on, with no target
@@ -155,7 +156,7 @@ def sgd_steps(w: dict, ids: np.ndarray, positions: np.ndarray, heads: int, act_n
     The layers below the top ``n_sim`` are run once, without gradient (they are frozen, §2.7)."""
     tw = _as_torch(w)
     ids_t = torch.as_tensor(np.asarray(ids))
-    act, ln = _fd_op(activation(act_name), spec.fd), _fd_op(normalize, spec.fd)
+    act, ln = _fd_op(activation(act_name), spec.act_fd), _fd_op(normalize, spec.ln_fd)
     start = len(tw["layers"]) - spec.n_sim
     with torch.no_grad():
         h0 = tw["wte"][ids_t] + tw["wpe"][: len(ids_t)]
@@ -214,3 +215,19 @@ def vjp(fn_name: str, x: np.ndarray, g: np.ndarray) -> np.ndarray:
     f = normalize if fn_name == "ln" else activation(fn_name)
     xt = _t(x).requires_grad_(True)
     return torch.autograd.grad(f(xt), xt, _t(g))[0].numpy()
+
+
+def module(which: str, x: dict, heads: int, act_name: str) -> np.ndarray:
+    """The reference output of one TinT module on the inputs ``x`` (``attnsim.sim.tint.experiments.module_inputs``
+    names them): a layer norm with gamma, beta; causal attention; its stop-gradient value gradient; the
+    activation; and Def 2.8's differences of the activation and of the layer norm."""
+    f = {k: np.asarray(v, dtype=np.float64) if k != "eps" else float(v) for k, v in x.items() if k != "probs"}
+    if which == "ln_forward":
+        return layer_norm(f["h"], f["ln1_g"], f["ln1_b"])
+    if which == "attn_forward":
+        return causal_attention(f["q"], f["k"], f["v"], heads)
+    if which == "attn_backward":
+        return stop_grad_value_gradient(f["q"], f["k"], f["v"], heads, f["g"])
+    if which == "act_forward":
+        return act(f["h"], act_name)
+    return difference("ln" if which == "ln_fd" else act_name, f["h"], f["g"], f["eps"])

@@ -225,33 +225,40 @@ def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: in
     return prefix, want, m.branches[1].n_params()
 
 
-def nonlinear_module(ar: Arith, c: Case, which: str) -> tuple[np.ndarray, np.ndarray]:
-    """(TinT's result, the direct math) for one module on the case's first layer.
-
-    ``which``: "ln_forward" (normalise + LinFwd on diag gamma, beta), "attn_forward" (softmax module on
-    [Qx, Kx, Vx]), "attn_backward" (stop-gradient dv), "act_forward", "act_backward" (Def 2.8),
-    "ln_fd" (the LN finite difference of Def 2.8).
-    """
+def module_inputs(ar: Arith, c: Case) -> dict[str, Any]:
+    """What :func:`nonlinear_module` feeds the modules: the case's embedded tokens ``h``, a gradient-like input
+    ``g`` (h reversed), the difference step ``eps``, the first layer's LN1 affine part, and its Qx, Kx, Vx."""
     geo = Geometry.of(c.aux, c.tint)
     w = am.init_weights(c.aux, ar, c.seed)
     h = am.embed(c.aux, w, c.tokens)
-    r = Runner.of(ar, geo, len(c.ids), c.n_train)
     lw = w["layers"][0]
     _, cache = am.layer_forward(c.aux, ar, lw, h)
-    eps = ar.scalar(1) / geo.fd_scale
+    return {"h": h, "g": h[::-1].copy(), "eps": ar.scalar(1) / geo.fd_scale, "ln1_g": lw["ln1_g"],
+            "ln1_b": lw["ln1_b"], "q": cache["q"], "k": cache["k"], "v": cache["v"], "ln1": cache["ln1"],
+            "probs": cache["probs"], "o": cache["o"]}
+
+
+def nonlinear_module(ar: Arith, c: Case, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """(TinT's result, the auxiliary model's own computation) for one module on the case's first layer.
+
+    ``which``: "ln_forward" (normalise + LinFwd on diag gamma, beta), "attn_forward" (softmax module on
+    [Qx, Kx, Vx]), "attn_backward" (stop-gradient dv), "act_forward", "act_backward" (Def 2.8),
+    "ln_fd" (the LN finite difference of Def 2.8). Inputs: :func:`module_inputs`.
+    """
+    geo = Geometry.of(c.aux, c.tint)
+    x = module_inputs(ar, c)
+    h, g, eps = x["h"], x["g"], x["eps"]
+    r = Runner.of(ar, geo, len(c.ids), c.n_train)
     act = ar.activation(c.aux.activation)
-    g = h[::-1].copy()  # a gradient-like input
     if which == "ln_forward":
-        s = pack(ar, geo, diag_matrix(ar, lw["ln1_g"]), lw["ln1_b"])
-        return r(linear_forward(ar, geo), r(ln_normalise(ar, geo), h, s)[0], s)[0], cache["ln1"]
+        s = pack(ar, geo, diag_matrix(ar, x["ln1_g"]), x["ln1_b"])
+        return r(linear_forward(ar, geo), r(ln_normalise(ar, geo), h, s)[0], s)[0], x["ln1"]
     if which == "attn_forward":
-        return r(attention_softmax(ar, geo), np.concatenate([cache["q"], cache["k"], cache["v"]], axis=1))[0], cache[
-            "o"
-        ]
+        return r(attention_softmax(ar, geo), np.concatenate([x["q"], x["k"], x["v"]], axis=1))[0], x["o"]
     if which == "attn_backward":
-        got = r(attention_backward(ar, geo), g, None, np.concatenate([cache["q"], cache["k"], cache["ln1"]], axis=1))[0]
+        got = r(attention_backward(ar, geo), g, None, np.concatenate([x["q"], x["k"], x["ln1"]], axis=1))[0]
         da = c.aux.d_head
-        return got, np.concatenate([p.T @ g[:, i * da:(i + 1) * da] for i, p in enumerate(cache["probs"])], axis=1)
+        return got, np.concatenate([p.T @ g[:, i * da:(i + 1) * da] for i, p in enumerate(x["probs"])], axis=1)
     if which == "act_forward":
         return r(activation_forward(ar, geo), h)[0], act(h)
     if which == "act_backward":

@@ -33,8 +33,8 @@ def test_the_torch_reference_is_not_the_exact_gradient() -> None:
     c, r, v = _step("tiny-gelu")
     w0 = tint_independent._floats(F64, r.weights)
     pos = tint_independent.loss_positions(len(c.ids), c.n_train, False)
-    full = tint_torch.sgd_steps(w0, c.tokens, pos, c.aux.heads, c.aux.activation,
-                                tint_torch.StepSpec(lr=c.tint.inner_lr, n_sim=2, stop_grad=False, fd=None))
+    spec = tint_torch.StepSpec(lr=c.tint.inner_lr, n_sim=2, stop_grad=False, ln_fd=None, act_fd=None)
+    full = tint_torch.sgd_steps(w0, c.tokens, pos, c.aux.heads, c.aux.activation, spec)
     assert v.bits >= 35
     assert max(np.max(np.abs(a - b)) for a, b in zip(tint_independent._arrays(full), tint_independent._arrays(v.want))
                ) > 1e-4

@@ -16,8 +16,10 @@ from attnsim.sim.tint.arith import Arith, bits_of_agreement, get_arith, max_abs_
 from attnsim.sim.tint.cases import CASES, case
 from attnsim.sim.tint.configs import TINY
 from attnsim.sim.tint.experiments import fd_eps, reference
+from attnsim.verify import tint_torch
 from attnsim.verify.claims.tint import CONVENTION
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.tint_independent import reference_step
 
 ALL = ("exact", "mp", "float64")
 _CASE = Param("case", str, "tiny-relu", "named case", choices=tuple(CASES))
@@ -268,9 +270,16 @@ def check_dynamic_eval(ctx: CheckContext) -> Measurement:
     r = rows.dynamic_eval(c, ar, ctx.params["convention"])
     updated = reference(c, ar, r["weights"], am.Approx.tint(fd_eps(ar, 1000)), ctx.params["convention"])
     want = am.forward(c.aux, ar, updated, c.tokens)[0]
-    m = _compare(ctx, ar, {"held-out logits": (r["logits"][test], want[test])}, 30.0, shares_aux=True)
-    m.extra.update({"steps": c.tint.steps, "held_out_positions": int(test.sum()),
+    own = _compare(ctx, ar, {"held-out logits": (r["logits"][test], want[test])}, 30.0, shares_aux=True)
+    ref = reference_step(c, ar, r["weights"], 1000, ctx.params["convention"] == "authors")
+    if ref is None:
+        m = Measurement(evidence="self-consistency", agree=False, reasons=[tint_torch.MISSING],
+                        extra={"partial": tint_torch.MISSING})
+    else:  # the held-out logits after the independent reference's steps (torch; the exact tape)
+        m = _compare(ctx, ar, {"held-out logits": (r["logits"][test], ref[1][test])}, 30.0)
+        m.reference = ref[2]
+    m.extra.update({"steps": c.tint.steps, "held_out_positions": int(test.sum()), "aux_model_bits": own.error_bits,
                     "loss_before": am.summed_loss(ar, r["first"], c.tokens, test),
                     "loss_after_tint": am.summed_loss(ar, r["logits"], c.tokens, test),
-                    "loss_after_dynamic_eval": am.summed_loss(ar, want, c.tokens, test)})
+                    "loss_after_dynamic_eval": am.summed_loss(ar, ref[1] if ref else want, c.tokens, test)})
     return m

@@ -247,8 +247,9 @@ def _fixed_fd_scale(aux: Any, cfg: Any, ar: Any, fd_scale: int = 1000, **kw: Any
     return (aux, cfg, ar), {**kw, "fd_scale": 100}
 
 
-def _with_floor(errs: list[float]) -> list[float]:
-    return [e + errs[0] for e in errs]
+def _with_floor(out: tuple[list[float], list[float]]) -> tuple[list[float], list[float]]:
+    errs, bits = out
+    return [e + errs[0] for e in errs], bits
 
 
 @twin("tint.ln_backward", "step_frozen", "TinT's LN difference step stays 1/100 whatever N the sweep asks for",
@@ -263,7 +264,7 @@ def _lnb_step() -> Iterator[None]:
       params={"halvings": 3}, kind="construction")
 @contextmanager
 def _lnb_floor() -> Iterator[None]:
-    with wrapped(f"{_EX}.fd_sweep", result=_with_floor):
+    with wrapped("attnsim.verify.tint_independent.fd_sweep", result=_with_floor):
         yield
 
 
@@ -279,7 +280,7 @@ def _actb_step() -> Iterator[None]:
       params={"halvings": 3}, kind="construction")
 @contextmanager
 def _actb_floor() -> Iterator[None]:
-    with wrapped(f"{_EX}.fd_sweep", result=_with_floor):
+    with wrapped("attnsim.verify.tint_independent.fd_sweep", result=_with_floor):
         yield
 
 

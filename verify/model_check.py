@@ -3,7 +3,8 @@
 ``measure_model`` converts the case into the chosen numerics, gives the construction an
 :class:`~attnsim.sim.oracle.Oracle` with a fresh ledger, computes the reference T(X) in the truth
 numerics (``agreement.truth_numerics``), and returns a Measurement whose counts are read off the
-ledger: oracle calls (``calls``), oracle rounds, processing entries by tag, and the longest and
+ledger: oracle calls (``calls``), oracle rounds, processing entries by tag (``combine``: the recombination
+outside the oracle, eq. (1) or the window sums, summed over heads and layers), and the longest and
 widest call (``oracle_len``, ``oracle_dim``) — the sizes the claim's bound is about. In exact
 numerics it also compares each layer's output before its grid-rounding ψ when the case records them
 (``layer_record``): agreement then means every layer agrees exactly, not only the rounded output.
@@ -48,6 +49,7 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
         "layer_mlp": led.total("processing", "layer_mlp"),
         "input_mlp": led.total("processing", "input_mlp"),
         "processing": led.total("processing"),
+        "combine": sum(v for tag, v in led.by_tag("processing").items() if tag.endswith(".combine")),
         "oracle_len": shape[0] if shape else 0,
         "oracle_dim": shape[1] if len(shape) > 1 else 0,
     }

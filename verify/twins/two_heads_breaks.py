@@ -12,6 +12,7 @@ from unittest import mock
 import numpy as np
 
 from attnsim.sim import oracle as oracle_module
+from attnsim.sim.ledger import Entry, Ledger
 from attnsim.sim.masks import Causal, Sink, SlidingWindow
 from attnsim.sim.two_heads import blocks, causal
 from attnsim.verify.twins.breaks import oracle_unlimited, together, wrapped
@@ -81,6 +82,20 @@ def drop_term() -> Any:
 def double_term() -> Any:
     """Eq. (1)'s recombination counts the last key block's term A, B twice."""
     return wrapped(blocks.sort_parts, _double_last)
+
+
+@contextmanager
+def combine_unrecorded() -> Iterator[None]:
+    """The recombination outside the oracle (eq. (1), the window sums) is done but not written to the ledger."""
+    original = Ledger.record
+
+    def record(self: Ledger, kind: str, tag: str, **kw: Any) -> Entry:
+        if kind == "processing" and tag.endswith(".combine"):
+            return Entry(kind, tag, int(kw.get("round", 0)))
+        return original(self, kind, tag, **kw)
+
+    with mock.patch.object(Ledger, "record", record):
+        yield
 
 
 def _heavier_synthetic(job: Any, row: int) -> Any:

@@ -9,6 +9,7 @@ from attnsim.verify.twins import twin
 from attnsim.verify.twins.breaks import formula_off, ledger_entry, loose_agreement, together, wrapped
 from attnsim.verify.twins.two_heads_breaks import (
     block_shift,
+    combine_unrecorded,
     double_term,
     drop_term,
     long_blocks,
@@ -49,6 +50,9 @@ add("two_heads.lemma_3_1", "blocks_past_the_oracle", "blocks of b + 1 tokens aga
     "b + 1 (with the synthetic token, calls of b + 2): the oracle must refuse them", longer_blocks, kind="referee")
 add("two_heads.lemma_3_1", "ledger_drops_call", "the ledger drops the first oracle call",
     lambda: ledger_entry("oracle", 0), kind="ledger")
+for claim in ("two_heads.lemma_3_1", "two_heads.cor_3_2", "two_heads.thm_3_4", "two_heads.thm_1_1"):
+    add(claim, "combine_unrecorded", "eq. (1)'s recombination outside the oracle is not written to the ledger",
+        combine_unrecorded, kind="ledger")
 add("two_heads.lemma_3_1", "calls_formula_plus_one", "the exact count of calls is off by one",
     lambda: formula_off("calls"), kind="formula")
 add("two_heads.lemma_3_1", "agreement_too_loose", _LOOSE, lambda: together(loose_agreement(0.0), drop_term()),

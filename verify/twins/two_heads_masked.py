@@ -5,6 +5,7 @@ from __future__ import annotations
 from attnsim.verify.twins.breaks import formula_off, ledger_entry
 from attnsim.verify.twins.two_heads_breaks import (
     block_shift,
+    combine_unrecorded,
     double_term,
     drop_term,
     long_causal_blocks,
@@ -55,3 +56,6 @@ for claim in ("two_heads.thm_5_1", "two_heads.thm_1_4"):
         kind="ledger")
     add(claim, "calls_formula_plus_one", "the exact count of calls is off by one", lambda: formula_off("calls"),
         kind="formula")
+for claim in ("two_heads.thm_3_5", "two_heads.thm_5_1", "two_heads.thm_1_4"):
+    add(claim, "combine_unrecorded", "the recombination outside the oracle is not written to the ledger",
+        combine_unrecorded, kind="ledger")

@@ -16,7 +16,20 @@ from typing import Optional
 import typer
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.cli import bench, bounds, check, claims, growth, precision, prove, report, run, teeth, tint_size
+from attnsim.verify.cli import (
+    bench,
+    bounds,
+    check,
+    claims,
+    experiment,
+    growth,
+    precision,
+    prove,
+    report,
+    run,
+    teeth,
+    tint_size,
+)
 from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
 
@@ -45,7 +58,7 @@ def _root(show_version: Optional[bool] = typer.Option(None, "--version", callbac
 
 
 # The order of ``attnsim --help``.
-for command in (claims, check, report, bounds, growth, teeth, prove, precision, run, bench, tint_size):
+for command in (claims, check, report, bounds, growth, teeth, prove, precision, run, bench, tint_size, experiment):
     command.register(app)
 
 

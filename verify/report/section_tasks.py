@@ -17,7 +17,7 @@ from attnsim.sim.errors import AttnsimError
 from attnsim.verify.limits import out_of_memory
 from attnsim.verify.registry import ResumableError
 from attnsim.verify.report.section_cache import cached_section
-from attnsim.verify.report.sections import paper_sections, placement
+from attnsim.verify.report.sections import UNCACHED, paper_sections, placement
 
 Job = tuple[str, str, Any, dict[str, Any]]
 """(kind ``claim`` or ``topic``, paper, the claim id or the section's index, the task's inputs)."""
@@ -39,7 +39,7 @@ def run_topic(out: str, quick: bool, paper: str, index: int, records: list[dict[
     section = paper_sections(paper)[index]
     try:
         return cached_section(Path(out), section_name(section), quick, records,
-                              lambda: section(records, Path(out), quick), enabled=enabled)
+                              lambda: section(records, Path(out), quick), enabled=enabled and section not in UNCACHED)
     except ResumableError:
         raise
     except (AttnsimError, MemoryError) as exc:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from attnsim.verify.report.sections import (
                                             anna,
+                                            anna_experiments,
                                             anna_mpc_to_anna,
                                             anna_small_memory,
                                             cost_model,
@@ -47,6 +48,8 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
         anna_mpc_to_anna.anna_mpc_to_anna_section,
         anna_small_memory.anna_small_memory_section,
         rebuttal_memory.anna_memory_section,
+        anna_experiments.match2_section,
+        anna_experiments.induction_section,
     ),
     "tint": (
         tint.tint_report,
@@ -57,10 +60,16 @@ SECTIONS: dict[str, tuple[Section, ...]] = {
 ALONE: tuple[Section, ...] = (cost_model.cost_model_section,)
 """Sections that time work: the report runs them last, in its own process, with nothing else of it running."""
 
-IN_PROCESS: tuple[Section, ...] = (torch_models.torch_section,)
+IN_PROCESS: tuple[Section, ...] = (torch_models.torch_section, anna_experiments.match2_section,
+                                   anna_experiments.induction_section)
 """Sections that run torch: in the report's own process, once no worker will be forked from it any more (a
 process forked after torch's OpenMP threads started waits forever at their barrier, so a pool worker forked
 from a process that had used torch, as a test's is, must not run it)."""
+
+
+UNCACHED: tuple[Section, ...] = (anna_experiments.match2_section, anna_experiments.induction_section)
+"""Sections whose page depends on files outside the report (results ``attnsim experiment`` stored): computed
+on every report, never read from the report's section cache, so a result stored since is never hidden."""
 
 
 def placement(section: Section) -> str:

@@ -1,0 +1,157 @@
+"""ANNA's experiments (§6, App. G): Algorithm 1 on stacked sequences, deterministic resumable training, the
+tiny-budget runs repeating bit for bit, the comparison verdicts, and the command without torch."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from attnsim.verify.experiments import compare
+
+torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
+
+from attnsim.sim.anna.attention import anna_tables  # noqa: E402
+from attnsim.verify.experiments import induction, match2, training  # noqa: E402
+from attnsim.verify.experiments.anna_layer import SharedDraw, _first, anna_attention  # noqa: E402
+from attnsim.verify.experiments.tasks import Match2Data  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _torch_settings_kept():
+    from attnsim.verify.experiments.command import torch_settings_kept
+
+    with torch_settings_kept():  # training sets one thread and deterministic kernels for the process
+        yield
+
+
+TINY_MATCH2 = replace(match2.QUICK, betas=(0.1,), steps=6, train_size=32, tests=8, ells=(1, 3), zs=(1, 2), runs=2)
+TINY_INDUCTION = replace(induction.QUICK, N=8, width=8, steps=4, ells1=(1, 2), ells2=(1,), zs=(1,), tests=2)
+
+
+def _unit(rng, shape):
+    x = rng.standard_normal(shape)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def test_stacked_sequences_equal_algorithm_1_per_sequence():
+    rng = np.random.default_rng(3)
+    B, N, m, ell, z = 3, 8, 6, 4, 2
+    q, k, v = _unit(rng, (B * N, m)), _unit(rng, (B * N, m)), rng.standard_normal((B * N, m))
+    k[:N] = q[:N]  # the first sequence's queries meet their keys: buckets are shared
+    draw = SharedDraw.draw(np.random.default_rng(1), m, ell + 2, z + 1)
+    draw.prime(q, k)
+    got = anna_attention(draw, q, k, v, N, ell, z)
+    tables = [_first(t, z) for t in draw.tables[:ell]]
+    want = np.vstack([anna_tables(q[b * N:(b + 1) * N], k[b * N:(b + 1) * N], v[b * N:(b + 1) * N], tables).output()
+                      for b in range(B)])
+    assert np.array_equal(got, want)
+    assert np.abs(got[:N]).sum() > 0
+
+
+def _recipe():
+    return match2.recipe(replace(TINY_MATCH2, N=8, width=8), 0.1)
+
+
+def _data():
+    return Match2Data.draw(np.random.default_rng(0), 32, 8, 37)
+
+
+def _state(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_training_resumes_to_the_same_bits(tmp_path):
+    data = _data()
+    straight = training.train(_recipe(), data.batches, 6, None)
+    training.train(_recipe(), data.batches, 3, tmp_path)
+    resumed = training.train(_recipe(), data.batches, 6, tmp_path)
+    assert resumed.resumed_from == 3
+    a, b = _state(straight.model), _state(resumed.model)
+    assert all(torch.equal(a[n], b[n]) for n in a) and straight.losses == resumed.losses
+
+
+def test_a_damaged_checkpoint_is_set_aside_and_training_restarts(tmp_path):
+    data = _data()
+    training.train(_recipe(), data.batches, 3, tmp_path)
+    (path,) = list(_recipe().folder(tmp_path).glob("step-*.json"))
+    path.write_text(path.read_text().replace('"checksum": "', '"checksum": "0'))
+    again = training.train(_recipe(), data.batches, 3, tmp_path)
+    assert again.resumed_from == 0 and path.with_name(path.name + ".bad").exists()
+
+
+def _computed(result):
+    return {k: v for k, v in result.items() if not k.endswith("seconds") and k != "from_cache"} | {
+        "betas": {b: {k: v for k, v in r.items() if not k.endswith("seconds")} for b, r in result.get("betas",
+                                                                                                    {}).items()}}
+
+
+@pytest.mark.parametrize("module,config", [(match2, TINY_MATCH2), (induction, TINY_INDUCTION)])
+def test_the_experiments_repeat_bit_for_bit(tmp_path, module, config):
+    first = module.run(config, None)
+    second = module.run(config, tmp_path)
+    assert json.dumps(_computed(first), sort_keys=True) == json.dumps(_computed(second), sort_keys=True)
+    again = module.run(config, tmp_path)
+    assert again["from_cache"] and _computed(again) == _computed(json.loads(json.dumps(second)))
+    other = module.run(replace(config, seed=1), None)
+    assert _computed(other) != _computed(first)
+
+
+def _match2_result(zero_cell: float, soft: float, best_other: float):
+    ells = list(range(1, 17))
+    fig = {"zs": [1, 2], "anna_mean": [[0.3] * 7 + [zero_cell] * 9, [0.2] * 16], "softmax_error": soft, "steps": 5}
+    other = {"zs": [1], "anna_mean": [[best_other] * 16], "softmax_error": soft, "steps": 5}
+    return {"config": {"figure_beta": 0.1, "ells": ells}, "betas": {"0.1": fig, "1": other}}
+
+
+def test_match2_comparison_verdicts():
+    rows = compare.match2_rows(_match2_result(0.0, 0.0, 0.1))
+    assert [r.verdict for r in rows[:3]] == ["reproduced", "reproduced", "reproduced"]
+    rows = compare.match2_rows(_match2_result(compare.MATCH2_TOLERANCE, 0.0, 0.0))
+    assert rows[0].verdict == "close" and rows[1].verdict == "differs"  # a tie goes to the smaller beta: not here
+    rows = compare.match2_rows(_match2_result(0.05, 0.04, 0.1))
+    assert rows[0].verdict == "differs" and "surrogate itself" in rows[0].reason
+    rows = compare.match2_rows(_match2_result(0.3, 0.3, 0.4))  # beta = 0.1 lowest, but nothing learned
+    assert rows[1].verdict == "differs" and "says nothing" in rows[1].reason
+
+
+def test_induction_comparison_verdicts():
+    config = {"ells1": [32, 40, 48], "ells2": [4, 8], "zs": [1, 2]}
+    mean = np.array([[[0.5, 0.5], [0.4, 0.4], [0.3, 0.3]], [[0.24, 0.2], [0.15, 0.1], [0.05, 0.05]]])
+    result = {"config": config, "anna_mean": mean.tolist(), "anna_best": mean.min(axis=0).tolist(),
+              "softmax_error": 0.1, "steps": 7}
+    rows = compare.induction_rows(result)
+    assert [r.verdict for r in rows[:4]] == ["reproduced", "reproduced", "reproduced", "reproduced"]
+    mean[1, 0, 0] = 0.28
+    rows = compare.induction_rows(result | {"anna_mean": mean.tolist(), "anna_best": mean.min(axis=0).tolist()})
+    assert rows[0].verdict == rows[1].verdict == "close"
+    mean[1, 0, 0] = 0.35
+    rows = compare.induction_rows(result | {"anna_mean": mean.tolist(), "anna_best": mean.min(axis=0).tolist()})
+    assert rows[0].verdict == rows[1].verdict == "differs" and "Algorithm 1 adds" in rows[0].reason
+
+
+def test_the_command_without_torch_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
+    from attnsim.verify.cli import experiment as command
+    from attnsim.verify.cli.app import main
+
+    monkeypatch.setattr(command, "torch_missing", lambda: "torch is not installed")
+    with pytest.raises(SystemExit) as exit_:
+        main(["experiment", "anna.match2", "--quick", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 2 and err == "error: torch is not installed"
+
+
+def test_report_sections_say_when_they_ran_the_tiny_budget(monkeypatch, tmp_path):
+    from attnsim.verify.report.sections import anna_experiments
+
+    monkeypatch.setattr(anna_experiments, "DEFAULT_OUT", tmp_path / "none-stored")
+    torch.use_deterministic_algorithms(False)
+    threads = torch.get_num_threads()
+    for section, figure in ((anna_experiments.match2_section, "fig1a_match2.png"),
+                            (anna_experiments.induction_section, "fig1b_induction.png")):
+        md = section([], tmp_path / "report", True)
+        assert "**Tiny budget**" in md and f"](plots/{figure})" in md and "| paper's statement |" in md
+        assert (tmp_path / "report" / "plots" / figure).is_file()
+    assert torch.get_num_threads() == threads and not torch.are_deterministic_algorithms_enabled()

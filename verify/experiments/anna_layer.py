@@ -1,0 +1,101 @@
+"""Trained surrogate weights run with attnsim's Algorithm 1 in place of the softmax (§6, App. G).
+
+Each layer's attention becomes :func:`attnsim.sim.anna.attention.anna_tables` (Algorithm 1) with
+cross-polytope tables (:class:`attnsim.sim.anna.lsh.CrossPolytopeLSH`, the angular family of Andoni et al.
+2015 that the paper's experiments use) on the surrogate's unit queries and keys. A query that collides with
+no key outputs 0 (docs/reconstructions.md).
+
+Two reorganisations keep the paper's grid affordable without changing what Algorithm 1 computes:
+
+* **One draw per run and layer, read at every (ell, z).** Table u's hashes are the first z of z_max
+  i.i.d. cross-polytope hashes, and the tables are the first ell of ell_max: every grid cell is an
+  independent-hash Algorithm 1, and the cells of one run share their draws (common random numbers).
+  Each point's codes are computed once per run (:class:`SharedDraw`) and sliced.
+* **All test sequences in one call.** Algorithm 1 runs on each sequence on its own; stacking the
+  sequences and prefixing every code with the sequence's index (:class:`PerSequenceTable`) keeps
+  every bucket inside one sequence, so one call equals one call per sequence (a test holds this).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnsim.sim.anna.attention import anna_tables
+from attnsim.sim.anna.lsh import CrossPolytopeLSH, TableHash, draw_tables, table_codes
+from attnsim.sim.ledger import Ledger
+
+
+@dataclass
+class SharedDraw:
+    """``ell_max`` cross-polytope tables of ``z_max`` hashes each on R^dim, and the codes of the point sets
+    they hashed last (:meth:`prime`), found again by identity."""
+
+    tables: list[TableHash]
+    _known: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, dim: int, ell_max: int, z_max: int) -> "SharedDraw":
+        """Draw the tables (Algorithm 1, line 1) from ``rng``."""
+        return cls(draw_tables(CrossPolytopeLSH(dim), ell_max, z_max, rng))
+
+    def prime(self, *arrays: np.ndarray, z: int | None = None) -> None:
+        """Hash ``arrays`` (the queries and keys of one layer) in one product, each distinct point once, with the
+        first ``z`` hashes of every table (default all), and keep their codes."""
+        points, back = np.unique(np.vstack(arrays), axis=0, return_inverse=True)  # equal points, equal codes
+        tables = self.tables if z is None else [_first(t, z) for t in self.tables]
+        codes = table_codes(tables, points)[:, back.reshape(-1)]
+        cuts = np.cumsum([0] + [len(a) for a in arrays])
+        self._known = [(a, codes[:, lo:hi]) for a, lo, hi in zip(arrays, cuts[:-1], cuts[1:])]
+
+    def codes(self, x: np.ndarray) -> np.ndarray:
+        """Every table's z_max codes of ``x`` (ell_max x rows x z_max)."""
+        for known, codes in self._known:
+            if known is x:
+                return codes
+        return table_codes(self.tables, x)
+
+
+def _first(table: TableHash, z: int) -> TableHash:
+    """A cross-polytope table cut to its first ``z`` hashes (their rotations are the first z dim rows)."""
+    dim = table.a.shape[1]
+    return TableHash(table.a[: z * dim], table.b[:z], table.w, rotations=True)
+
+
+@dataclass(frozen=True)
+class PerSequenceTable:
+    """Table ``u`` of a :class:`SharedDraw` cut to its first ``z_used`` hashes, on stacked sequences of
+    ``length`` points: code entry 0 is the point's sequence, so no bucket mixes two sequences."""
+
+    draw: SharedDraw
+    u: int
+    z_used: int
+    length: int
+    sequences: int
+
+    @property
+    def z(self) -> int:
+        """Entries per code: the sequence, then the z hashes."""
+        return self.z_used + 1
+
+    @property
+    def alphabet(self) -> int:
+        """Values one entry takes: a cross-polytope code (2 dim of them) or a sequence index."""
+        return max(2 * int(self.draw.tables[0].a.shape[1]), self.sequences)
+
+    def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
+        """(sequence, h_1(x), ..., h_z(x)) per row of ``x``."""
+        seq = np.arange(x.shape[0], dtype=np.int64)[:, None] // self.length
+        codes = self.draw.codes(x)
+        assert codes.shape[2] >= self.z_used, "the draw was primed with fewer hashes per table"
+        return np.hstack([seq, codes[self.u, :, : self.z_used]])
+
+
+def anna_attention(draw: SharedDraw, q: np.ndarray, k: np.ndarray, v: np.ndarray, length: int, ell: int,
+                   z: int) -> np.ndarray:
+    """Algorithm 1 on each sequence of ``length`` rows of the stacked ``q``, ``k``, ``v`` (rows x m each) with the
+    first ``ell`` tables of ``draw`` cut to ``z`` hashes; rows that retrieve nothing are 0. Prime the draw
+    with these very ``q`` and ``k`` arrays to hash them once for every (ell, z)."""
+    tables = [PerSequenceTable(draw, u, z, length, len(q) // length) for u in range(ell)]
+    return anna_tables(q, k, v, tables).output()

@@ -15,6 +15,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from cli_run import invoke
@@ -87,6 +88,11 @@ BAD = [
     "tint-size --aux opt-125m --format html",
     "tint-size --aux opt-125m --steps x",
     "tint-size --aux opt-125m --K abc",
+    "experiment",
+    "experiment anna.nope",
+    "experiment anna.match2 --steps 0",
+    "experiment anna.match2 --format tex",
+    "experiment anna.match2 --tests 6",
 ]
 
 
@@ -158,6 +164,7 @@ SMALL = {
     "run": ["--N", "64", "--M", "16", "--d", "4"],
     "bench": ["--torch", "--N", "64", "--M", "16", "--d", "4", "--repeats", "1", "--engine", "torch-oracle"],
     "tint-size": ["--aux", "opt-125m"],
+    "experiment": ["anna.induction", "--quick", "--out", tempfile.mkdtemp(prefix="attnsim-experiment-")],
 }
 
 

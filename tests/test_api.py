@@ -6,10 +6,10 @@ import math
 
 import jsonschema
 import pytest
+from cli_run import invoke
 
 import attnsim
 from attnsim.verify.records import loads
-from tests.cli_run import invoke
 
 
 def test_check_returns_a_typed_record_whose_repr_shows_verdict_counts_and_bits() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -27,6 +28,12 @@ CLI = [sys.executable, "-m", "attnsim.verify.cli"]
 
 BAD = [
     "nosuchcmd",
+    "fuzz",
+    "fuzz two_heads.nope --examples 1",
+    "fuzz two_heads.lemma_3_1 --examples 0",
+    "fuzz two_heads.lemma_3_1 --minutes -1",
+    "fuzz two_heads.lemma_3_1 --minutes 1 --examples 3",
+    "fuzz two_heads.lemma_3_1 --examples 2 --target speed",
     "--bogus",
     "-x",
     "claim",
@@ -165,6 +172,8 @@ SMALL = {
     "bench": ["--torch", "--N", "64", "--M", "16", "--d", "4", "--repeats", "1", "--engine", "torch-oracle"],
     "tint-size": ["--aux", "opt-125m"],
     "experiment": ["anna.induction", "--quick", "--out", tempfile.mkdtemp(prefix="attnsim-experiment-")],
+    "fuzz": ["two_heads.lemma_3_3", "--examples", "2", "--out",
+             os.path.join(tempfile.gettempdir(), "attnsim-fuzz-small")],
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import sys
 from importlib.metadata import PackageNotFoundError, version
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -22,6 +22,7 @@ from attnsim.verify.cli import (
     check,
     claims,
     experiment,
+    fuzz,
     growth,
     precision,
     prove,
@@ -33,7 +34,9 @@ from attnsim.verify.cli import (
 from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
+# ``-h`` and ``--help`` on every command; plain help (the rich panels print ``<bool>`` beside every flag).
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]})
 
 
 def package_version() -> str:
@@ -58,8 +61,29 @@ def _root(show_version: Optional[bool] = typer.Option(None, "--version", callbac
 
 
 # The order of ``attnsim --help``.
-for command in (claims, check, report, bounds, growth, teeth, prove, precision, run, bench, tint_size, experiment):
+for command in (claims, check, report, bounds, growth, teeth, prove, fuzz, precision, run, bench, tint_size,
+                experiment):
     command.register(app)
+
+
+METAVARS = {"<int>": "INT", "<str>": "TEXT", "<float>": "NUMBER", "<path>": "PATH", "<int range>": "INT",
+            "<float range>": "NUMBER"}
+
+
+def plain_metavars(command: Any) -> Any:
+    """``command`` (and its subcommands) with every value-taking option shown as ``--name TYPE`` (``INT``, ``TEXT``,
+    ``NUMBER``, ``PATH``), as click shows them, instead of the CLI library's ``<int>`` and ``<str>``."""
+    from typer import _click
+
+    ctx = _click.Context(command)
+    for param in getattr(command, "params", []):
+        if param.param_type_name == "option" and param.metavar is None and not getattr(param, "is_flag", False):
+            shown = param.display_type(ctx) if hasattr(param, "display_type") else None
+            if isinstance(shown, str) and shown.startswith("<"):
+                param.metavar = METAVARS.get(shown, shown.strip("<>").upper())
+    for sub in getattr(command, "commands", {}).values():
+        plain_metavars(sub)
+    return command
 
 
 def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
@@ -127,7 +151,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     try:
         check_argv(sys.argv[1:] if argv is None else argv)
         # Without standalone mode click returns a command's exit code instead of exiting with it.
-        rc = app(args=argv, prog_name="attnsim", standalone_mode=False)
+        command = plain_metavars(typer.main.get_command(app))
+        rc = command.main(args=argv, prog_name="attnsim", standalone_mode=False)
         if rc == 130:  # typer turns Ctrl-C into exit status 130 without a word
             print("interrupted", file=sys.stderr)
         sys.stdout.flush()  # a full or closed stdout fails here, inside the handlers below

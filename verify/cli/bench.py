@@ -10,6 +10,7 @@ from typing import Any, Optional
 import typer
 
 from attnsim.verify.cli.options import (
+    bounded,
     check_format,
     check_json_path,
     emit,
@@ -114,15 +115,15 @@ def register(app: typer.Typer) -> None:
     """Add the ``bench`` command to ``app``."""
     @app.command("bench")
     def bench(quick: bool = quick_option("one size per figure"),
-              repeats: Optional[int] = typer.Option(None, min=1, max=1000,
-                                                    help="runs per timing (median; default 5, 3 with --torch)"),
+              repeats: Optional[int] = typer.Option(None, **bounded(
+                      "runs per timing (median; default 5, 3 with --torch)", 1, 1000)),
               dask: bool = typer.Option(True, help="include the Dask figure"),
               torch: bool = typer.Option(False, "--torch", help="only the torch figure: the fused simulation "
                                                                 "through torch SDPA calls / one direct SDPA call"),
-              N: int = typer.Option(8192, "--N", min=1, max=INT_MAX, help="--torch: sequence length"),
-              M: int = typer.Option(512, "--M", min=1, max=INT_MAX,
-                                    help="--torch: oracle length (blocks of M tokens + 1 synthetic)"),
-              d: int = typer.Option(64, "--d", min=1, max=INT_MAX, help="--torch: head width"),
+              N: int = typer.Option(8192, "--N", **bounded("--torch: sequence length", 1, INT_MAX)),
+              M: int = typer.Option(512, "--M", **bounded(
+                      "--torch: oracle length (blocks of M tokens + 1 synthetic)", 1, INT_MAX)),
+              d: int = typer.Option(64, "--d", **bounded("--torch: head width", 1, INT_MAX)),
               engine: Optional[str] = typer.Option(None, help="--torch: engine or torch-oracle (default: engine "
                                                               "when installed)"),
               fmt: str = format_option(("table", "md", "csv", "json"), "table"),

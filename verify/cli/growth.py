@@ -52,33 +52,41 @@ def rows(results: list) -> list[list[str]]:
 def register(app: typer.Typer) -> None:
     """Add the ``growth`` command to ``app``."""
     @app.command()
-    def growth(claim: str = typer.Argument(..., help="claim id (attnsim claims lists them)"),
+    def growth(claim: str = typer.Argument(..., help="claim id or paper (attnsim claims lists them)"),
                quick: bool = quick_option("the small growth grid"),
                seed: int = seed_option(),
                fmt: str = format_option(FORMATS, "table"),
                json_out: Optional[str] = json_option()) -> int:
-        """Judge each bounded resource of CLAIM over its growth sweep by the strongest evidence: the exact count
-        (== at every size), else the proof's upper formula (<=), else the paper's constant, else the growth test
+        """Judge each bounded resource of CLAIM (or of every claim of a paper) over its growth sweep by the
+        strongest evidence: the exact count (== at every size), else the proof's upper formula (<=), else the paper's constant, else the growth test
         (log-log slope of measured / bound over >= 4 sizes spanning >= 8x, persisting over the larger half);
         exit 0 iff every resource is within its bound."""
         from attnsim.verify.cli.check import find_checker
         from attnsim.verify.growth import has_growth_grid, run_growth, verdict_counts
         from attnsim.verify.registry import UsageError
+        from attnsim.verify.teeth import select_claims
 
         check_format(fmt, FORMATS)
         check_json_path(json_out)
         if seed < 0:
             raise UsageError(f"--seed: must be >= 0, got {seed}")
-        find_checker(claim)
-        records, results = run_growth(claim, quick, seed, console=Console(stderr=True))
-        doc = {"claim": claim, "quick": quick, "grid": "growth" if has_growth_grid(claim) else "default",
-               "counts": verdict_counts(results), "resources": [g.as_dict() for g in results],
-               "records": [{k: r.get(k) for k in ("params", "size", "bounds", "verdict", "reasons")}
-                           for r in records]}
+        from attnsim.paper_refs import papers
+
+        claims = select_claims([claim]) if claim in papers() else [find_checker(claim).claim]
+        docs, all_results = [], []
+        for one in claims:
+            records, results = run_growth(one, quick, seed, console=Console(stderr=True))
+            all_results += results
+            docs.append({"claim": one, "quick": quick, "grid": "growth" if has_growth_grid(one) else "default",
+                         "counts": verdict_counts(results), "resources": [g.as_dict() for g in results],
+                         "records": [{k: r.get(k) for k in ("params", "size", "bounds", "verdict", "reasons")}
+                                     for r in records]})
+        doc = docs[0] if len(docs) == 1 else {"paper": claim, "quick": quick, "claims": docs}
         if json_out == "-" or fmt == "json":
             print(json.dumps(doc, indent=2, default=str))
         else:
-            print(render_rows(HEADER, rows(results), fmt))
+            print(render_rows(("claim",) + HEADER, [[g.claim, *row] for g, row in zip(all_results, rows(all_results))],
+                              fmt) if len(docs) > 1 else render_rows(HEADER, rows(all_results), fmt))
         if json_out != "-":
             write_json(doc, json_out)
-        return 0 if all(g.ok for g in results) else 1
+        return 0 if all(g.ok for g in all_results) else 1

@@ -48,6 +48,28 @@ VOCABULARY = {
 """The help of every option that more than one command takes (``{...}``: filled per command)."""
 
 
+def range_words(low: float | None, high: float | None) -> str:
+    """A number's range in words: ``0 to 1000``, ``at least 1`` (the :data:`INT_MAX` cap goes unsaid)."""
+    from attnsim.verify.registry import INT_MAX
+
+    if high is None or high >= INT_MAX:
+        return "any" if low is None else f"at least {low}"
+    return f"at most {high}" if low is None else f"{low} to {high}"
+
+
+def bounded(help: str, low: int | None, high: int | None) -> dict[str, Any]:
+    """Keywords of a ``typer.Option`` for an integer in ``low..high``: the range said in words in its help (the
+    CLI library would print ``[1<=x<=9007199254740992]``) and checked by a callback that names the flag."""
+
+    def check(param: typer.CallbackParam, value: Optional[int]) -> Optional[int]:
+        if value is not None and ((low is not None and value < low) or (high is not None and value > high)):
+            name = max(param.opts, key=len)
+            raise UsageError(f"{name}: must be {range_words(low, high)}, got {value}")
+        return value
+
+    return {"callback": check, "metavar": "INT", "help": f"{help} ({range_words(low, high)})"}
+
+
 def format_option(choices: Sequence[str], default: str) -> Any:
     """A ``--format`` option offering ``choices`` (a subset of :data:`FORMATS`, in that order)."""
     assert set(choices) <= set(FORMATS) and default in choices
@@ -80,7 +102,7 @@ def workers_option(default: Any, default_text: str) -> Any:
 
 def seed_option() -> Any:
     """The ``--seed S`` option."""
-    return typer.Option(0, "--seed", min=0, max=2 ** 32 - 1, help=VOCABULARY["--seed"])
+    return typer.Option(0, "--seed", **bounded(VOCABULARY["--seed"], 0, 2 ** 32 - 1))
 
 
 def quick_option(what: str) -> Any:

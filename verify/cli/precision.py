@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from attnsim.verify.cli.options import (
+    bounded,
     check_format,
     check_json_path,
     format_option,
@@ -72,7 +73,7 @@ def register(app: typer.Typer) -> None:
     def precision(
         claim: str = typer.Argument(..., help="claim id: " + ", ".join(CLAIMS)),
         N: str = typer.Option("64,256,1024,4096", "--N", help="comma-separated sequence lengths"),
-        M: int = typer.Option(32, "--M", min=2, max=INT_MAX, help="oracle length (block size)"),
+        M: int = typer.Option(32, "--M", **bounded("oracle length (block size)", 2, INT_MAX)),
         target: str = typer.Option("2^-10", help="row-wise relative error to stay below, e.g. 2^-10"),
         format_family: str = typer.Option("float", "--family", help="number format family: float (E.M, mantissa "
                                                                       "searched) or fixed (qI.F)"),
@@ -80,20 +81,20 @@ def register(app: typer.Typer) -> None:
         int_bits: Optional[int] = typer.Option(None, help="fixed family: integer bits I (default: sized from the run)"),
         options: str = typer.Option("", help="format options, e.g. rz, sr, sat, acc=8.23 (colon-separated)"),
         constructions: str = typer.Option(",".join(CONSTRUCTIONS), help="paper, fused, direct"),
-        d: int = typer.Option(4, "--d", min=1, max=INT_MAX, help="embedding dimension"),
+        d: int = typer.Option(4, "--d", **bounded("embedding dimension", 1, INT_MAX)),
         seed: int = seed_option(),
         input_kind: str = typer.Option("random", "--input", help="random (entries in [-1, 1]) or large (integers "
                                                                   "up to 4: large scores, large A)"),
-        sample_blocks: int = typer.Option(16, min=0, max=INT_MAX, help="query blocks sampled per N (0: all)"),
+        sample_blocks: int = typer.Option(16, **bounded("query blocks sampled per N (0: all)", 0, INT_MAX)),
         blocks_format: Optional[str] = typer.Option(None, help="also: error vs N/M at this format"),
         decode: Optional[str] = typer.Option(None, help="also: p/(1-p) decode conditioning at this format"),
         scales: Optional[str] = typer.Option(None, help="also: bits needed as W^Q is scaled by these factors "
                                                           "(e.g. 0.5,1,2,4), at N = --scale-N"),
-        scale_N: int = typer.Option(256, "--scale-N", min=2, max=INT_MAX, help="N of the --scales study"),
-        window: Optional[int] = typer.Option(None, "--window", min=1, max=INT_MAX,
-                                             help="two_heads.thm_5_1: window r (default M/4)"),
-        sinks: Optional[int] = typer.Option(None, "--sinks", min=0, max=INT_MAX,
-                                            help="two_heads.thm_5_1: attention sinks s (default 1)"),
+        scale_N: int = typer.Option(256, "--scale-N", **bounded("N of the --scales study", 2, INT_MAX)),
+        window: Optional[int] = typer.Option(None, "--window", **bounded(
+                "two_heads.thm_5_1: window r (default M/4)", 1, INT_MAX)),
+        sinks: Optional[int] = typer.Option(None, "--sinks", **bounded(
+                "two_heads.thm_5_1: attention sinks s (default 1)", 0, INT_MAX)),
         fmt: str = format_option(("table", "json"), "table"),
         json_out: Optional[str] = json_option(),
         max_memory: Optional[str] = max_memory_option(),

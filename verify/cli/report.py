@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from attnsim.verify.cli.options import (
+    bounded,
     check_json_path,
     check_scheduler,
     human_stream,
@@ -35,9 +36,9 @@ def register(app: typer.Typer) -> None:
                workers: Optional[int] = workers_option(None, "the CPU count"),
                cache: Optional[Path] = typer.Option(None, help="record cache folder (default OUT/.cache)"),
                no_cache: bool = typer.Option(False, "--no-cache", help="recompute every check"),
-               audit: int = typer.Option(2, "--audit", min=0, max=1_000_000,
-                                         help="cached records drawn at random and computed again; one that "
-                                              "differs from its cache entry fails the report"),
+               audit: int = typer.Option(2, "--audit", **bounded(
+                       "cached records drawn at random and computed again; one that "
+                                              "differs from its cache entry fails the report", 0, 1_000_000)),
                max_memory: Optional[str] = max_memory_option(),
                teeth: bool = typer.Option(True, "--teeth/--no-teeth",
                                           help="run the broken variants (quick: one per claim); cached per code "

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from attnsim.verify.cli.options import (
+    bounded,
     check_format,
     check_json_path,
     check_scheduler,
@@ -27,16 +28,15 @@ RUN_SCHEDULERS = ("serial", "local", "tcp://HOST:PORT")
 def register(app: typer.Typer) -> None:
     """Add the ``run`` command to ``app``."""
     @app.command("run")
-    def run(N: int = typer.Option(65536, "--N", min=1, max=INT_MAX, help="sequence length"),
-            M: int = typer.Option(1024, "--M", min=1, max=INT_MAX,
-                                  help="oracle block length (calls have M + 1 tokens)"),
-            d: int = typer.Option(64, "--d", min=1, max=INT_MAX, help="embedding dimension"),
-            H: int = typer.Option(1, "--H", min=1, max=INT_MAX, help="heads"),
+    def run(N: int = typer.Option(65536, "--N", **bounded("sequence length", 1, INT_MAX)),
+            M: int = typer.Option(1024, "--M", **bounded("oracle block length (calls have M + 1 tokens)", 1, INT_MAX)),
+            d: int = typer.Option(64, "--d", **bounded("embedding dimension", 1, INT_MAX)),
+            H: int = typer.Option(1, "--H", **bounded("heads", 1, INT_MAX)),
             scheme: str = typer.Option("fused", help="fused (one call per block pair) or paper (two)"),
             scheduler: str = scheduler_option("serial", RUN_SCHEDULERS),
             workers: int = workers_option(2, "2"),
-            check_rows: int = typer.Option(0, "--check-rows", min=0, max=INT_MAX,
-                                           help="rows checked against direct attention"),
+            check_rows: int = typer.Option(0, "--check-rows", **bounded(
+                    "rows checked against direct attention", 0, INT_MAX)),
             seed: int = seed_option(),
             fmt: str = format_option(("table", "json"), "table"),
             json_out: Optional[str] = json_option(),

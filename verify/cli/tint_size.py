@@ -7,7 +7,15 @@ from typing import Optional
 import typer
 
 from attnsim.sim.tint.configs import LISTED
-from attnsim.verify.cli.options import check_format, check_json_path, emit, format_option, json_option, write_json
+from attnsim.verify.cli.options import (
+    bounded,
+    check_format,
+    check_json_path,
+    emit,
+    format_option,
+    json_option,
+    write_json,
+)
 from attnsim.verify.registry import INT_MAX
 
 
@@ -16,12 +24,12 @@ def register(app: typer.Typer) -> None:
     @app.command("tint-size")
     def tint_size(
         aux: str = typer.Option(..., help=f"auxiliary model: {', '.join(LISTED)}"),
-        n_sim: int = typer.Option(0, min=0, max=INT_MAX, help="layers simulated (0: the TinT default)"),
-        steps: int = typer.Option(1, min=1, max=INT_MAX, help="SGD steps simulated"),
+        n_sim: int = typer.Option(0, **bounded("layers simulated (0: the TinT default)", 0, INT_MAX)),
+        steps: int = typer.Option(1, **bounded("SGD steps simulated", 1, INT_MAX)),
         reuse_forward: bool = typer.Option(True, help="share forward modules across layers"),
         reuse_backward: bool = typer.Option(True, help="share backward modules across layers"),
-        K: int = typer.Option(0, "--K", min=0, max=INT_MAX, help="number of prefix tokens (0: default)"),
-        H_sim: int = typer.Option(0, "--H-sim", min=0, max=INT_MAX, help="TinT attention heads (0: default)"),
+        K: int = typer.Option(0, "--K", **bounded("number of prefix tokens (0: default)", 0, INT_MAX)),
+        H_sim: int = typer.Option(0, "--H-sim", **bounded("TinT attention heads (0: default)", 0, INT_MAX)),
         fmt: str = format_option(("md", "tex", "json"), "md"),
         verify_build: bool = typer.Option(False, help="also build the TinT network (shapes only) and count its arrays"),
         json_out: Optional[str] = json_option(),

@@ -1,0 +1,54 @@
+"""``attnsim fuzz``: hypothesis over a claim's domains; a planted off-by-one is found, shrunk and replayed."""
+
+from __future__ import annotations
+
+import shlex
+
+from cli_run import invoke
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attnsim.verify.fuzz import fuzz, grid_values, param_strategy
+from attnsim.verify.registry import all_checkers
+from attnsim.verify.twins import all_twins
+
+CLAIM = "two_heads.lemma_3_1"
+
+
+def _block_boundary():
+    return next(t for t in all_twins() if t.claim == CLAIM and t.name == "block_boundary")
+
+
+def test_a_planted_block_boundary_off_by_one_is_shrunk_to_a_check_command_that_fails(tmp_path, capfd) -> None:
+    twin = _block_boundary()
+    with twin.breaks():
+        result = fuzz(CLAIM, examples=15, derandomize=True, out=tmp_path)
+        assert len(result.failures) == 1, result
+        failure = result.failures[0]
+        argv = shlex.split(failure.command)
+        assert argv[:3] == ["attnsim", "check", CLAIM]
+        assert failure.params["N"] <= 8 and failure.params["M"] <= 4, failure.command  # shrunk
+        code, _, _ = invoke(argv[1:], capfd)
+        assert code == 1  # the replayed command fails while the bug is in
+    code, out, _ = invoke(argv[1:], capfd)
+    assert code == 0, out  # ... and passes on the correct construction
+    assert (tmp_path / "failures" / f"{CLAIM}-1.json").is_file()
+
+
+def test_the_command_fuzzes_a_correct_construction_and_summarises(tmp_path, capfd) -> None:
+    code, out, _ = invoke(["fuzz", CLAIM, "--examples", "4", "--out", str(tmp_path), "--format", "md"], capfd)
+    assert code == 0, out
+    row = [line for line in out.splitlines() if line.startswith(f"| {CLAIM} ")]
+    assert row and row[0].split(" | ")[3] == "4", out  # examples run; no failure
+    code, _, err = invoke(["fuzz", CLAIM, "--examples", "0"], capfd)
+    assert code == 2 and err.startswith("error: --examples: ")
+
+
+@given(st.data())
+def test_every_drawn_parameter_lies_in_its_domain(data) -> None:
+    checkers = all_checkers()
+    chk = checkers[data.draw(st.sampled_from(sorted(checkers)))]
+    seen = grid_values(chk)
+    for p in chk.params:
+        value = data.draw(param_strategy(p, seen.get(p.name)))
+        assert p.parse(value) == value

@@ -58,9 +58,9 @@ def register(app: typer.Typer) -> None:
                fmt: str = format_option(FORMATS, "table"),
                json_out: Optional[str] = json_option()) -> int:
         """Judge each bounded resource of CLAIM (or of every claim of a paper) over its growth sweep by the
-        strongest evidence: the exact count (== at every size), else the proof's upper formula (<=), else the paper's constant, else the growth test
-        (log-log slope of measured / bound over >= 4 sizes spanning >= 8x, persisting over the larger half);
-        exit 0 iff every resource is within its bound."""
+        strongest evidence: the exact count (== at every size), else the proof's upper formula (<=), else the
+        paper's constant, else the growth test (log-log slope of measured / bound over >= 4 sizes spanning >= 8x,
+        persisting over the larger half); exit 0 iff every resource is within its bound."""
         from attnsim.verify.cli.check import find_checker
         from attnsim.verify.growth import has_growth_grid, run_growth, verdict_counts
         from attnsim.verify.registry import UsageError

@@ -9,12 +9,14 @@ non-zero pattern only) and prints the count of its weight arrays beside them.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable
+from typing import Any, Iterable
 
 from attnsim.sim.tint.arith import get_arith
 from attnsim.sim.tint.cases import case
 from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, TinTConfigError, check, published
-from attnsim.sim.tint.network import build_tint
+from attnsim.sim.tint.network import Network, build_tint
+from attnsim.sim.tint.network_effective import effective_modules, effective_prefix
+from attnsim.sim.tint.network_size import NetworkSize
 from attnsim.sim.tint.network_size import count as count_network
 from attnsim.theory import tint_size
 
@@ -127,3 +129,32 @@ def size_table(names: Iterable[str] = LISTED, fmt: str = "md") -> str:
                      _n(total), _n(no_reuse), "yes" if total < tint_size.ceiling() else "no"])
     header = ["aux", "D", "L", "K", "S", "D_sim", "H_sim", "TinT params (reuse)", "TinT params (no reuse)", "under 2B"]
     return _render(header, rows, fmt)
+
+
+def three_counts(net: Network, size: NetworkSize) -> dict[str, Any]:
+    """The parameter count three ways (as the authors' code and Table 3 count; distinct arrays; effective), and
+    the prefix entries read off the stream's layout, which must equal the prefix sets counted."""
+    stream_prefix = net.geo.K * net.prefix_width
+    modules = effective_modules(net)
+    effective = modules + effective_prefix(net) + size.by_tag.get("Emb", 0)
+    return {"as_instantiated": size.total, "distinct_arrays": size.shared_total, "effective": effective,
+            "effective_modules": modules, "prefix_from_stream": stream_prefix,
+            "prefix_counted": size.by_tag.get("Prefix", 0) + size.lnf_set,
+            "labels": {"as_instantiated": "every module copy the configuration instantiates (per auxiliary layer, "
+                                          "per step without reuse), prefix sets and embeddings: the authors' code's "
+                                          "count and Table 3's",
+                       "distinct_arrays": "each module object once (their weights are fixed functions of the "
+                                          "configuration, §2.8), prefix sets and embeddings",
+                       "effective": "module entries on a path from a live input to a read output (structure, "
+                                    "each object once), prefix entries a module reads, embeddings"}}
+
+
+def width_finding(name: str, w: dict[str, int]) -> dict[str, Any]:
+    """What one forward pass costs in width, from this run's layout (for the front page's findings)."""
+    ratio = w["stream_width"] / w["D_sim"]
+    return {"topic": "tint.width", "value": ratio,
+            "text": f"TinT for {name} in one forward pass runs on a stream {w['stream_width']:,} columns wide, "
+                    f"{ratio:,.0f}x the paper's D_sim = {w['D_sim']:,}: {w['prefix_area']:,} hold the "
+                    f"{w['prefix_sets']} prefix sets side by side, {w['carried_activations']:,} the activations the "
+                    f"backward pass reads, {w['gradients']:,} gradients, {w['logits'] + w['targets_and_loss_mask']:,} "
+                    "logits and targets; the paper's width keeps the prefix sets and activations outside"}

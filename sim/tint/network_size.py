@@ -171,3 +171,21 @@ def count(net: Network) -> NetworkSize:
         nz_by_tag["Emb"] += _nonzero(table)
     return NetworkSize(dict(by_tag), dict(nz_by_tag), shared, shared_nz,
                        {"routing_entries": routed, "residual_sum_entries": combine}, lnf)
+
+
+def width_split(net: Network) -> dict[str, int]:
+    """The stream's columns by what they hold (every figure read off the built network's layout): the prefix
+    area (one slot of the module width D_sim per prefix set), positions and the prefix mask, targets and the
+    loss mask, the logits, the hidden state after each auxiliary layer, the activations the forward pass
+    writes for later layers to read (the authors' "memories" and every module output), and the gradients."""
+    groups = {"positions_and_prefix_mask": 0, "targets_and_loss_mask": 0, "logits": 0, "hidden_states": 0,
+              "carried_activations": 0, "gradients": 0}
+    for name, (_, width) in net.registers.items():
+        group = ("positions_and_prefix_mask" if name in ("pos", "train") else
+                 "targets_and_loss_mask" if name in ("target", "loss_mask") else
+                 "logits" if name.startswith("logits") else
+                 "gradients" if name.startswith("d.") else
+                 "hidden_states" if name[0] == "h" and name[1:].isdigit() else "carried_activations")
+        groups[group] += width
+    return {"stream_width": net.width, "D_sim": net.geo.H, "prefix_area": net.prefix_width,
+            "prefix_sets": len(net.sets), **groups}

@@ -83,7 +83,7 @@ BAD = [
     "prove nosuch.claim",
     "prove two_heads.thm_4_1",
     "prove --format tex",
-    "prove --timeout 0",
+    "prove --rlimit 0",
     "teeth nosuch.claim",
     "teeth --bogus",
     "bench --repeats abc",

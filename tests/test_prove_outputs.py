@@ -120,7 +120,11 @@ def test_exp_is_split_at_its_integer_constant():
 def test_status_reads_output_and_plan_rows():
     plan = {"obligation": "coverage[norm]", "status": "proved", "scope": "every size"}
     out = {"obligation": OUTPUT, "status": "proved", "scope": "symbolic entries"}
-    assert proof_status("two_heads.lemma_3_1", {"two_heads.lemma_3_1": [plan, out]}) == OUTPUT_PROVED
-    assert proof_status("two_heads.lemma_3_1", {"two_heads.lemma_3_1": [plan]}) == PLAN_PROVED
+    both = {**plan, "cvc5": "unsat"}
+    assert proof_status("two_heads.lemma_3_1", {"two_heads.lemma_3_1": [both, out]}) == f"{OUTPUT_PROVED} (z3 and cvc5)"
+    assert proof_status("two_heads.lemma_3_1", {"two_heads.lemma_3_1": [plan]}) == f"{PLAN_PROVED} (z3; cvc5 not run)"
+    one = {**plan, "cvc5": "unknown"}
+    assert proof_status("two_heads.lemma_3_1", {"two_heads.lemma_3_1": [both, one, out]}).endswith(
+        "(z3; cvc5 confirms 1 of 2)")
     bad = {**out, "status": "failed"}
     assert proof_status("two_heads.lemma_3_1", {"two_heads.lemma_3_1": [plan, bad]}).startswith("proof failed")

@@ -29,7 +29,7 @@ def _cex(row: Any) -> str:
     return text
 
 
-def _proof_rows(claims: list[str], timeout: float, fmt: str, json_path: Optional[str]) -> int:
+def _proof_rows(claims: list[str], rlimit: int, fmt: str, json_path: Optional[str]) -> int:
     from attnsim.verify.prove.run import all_proved, run
     from attnsim.verify.prove.status import summary
 
@@ -39,7 +39,7 @@ def _proof_rows(claims: list[str], timeout: float, fmt: str, json_path: Optional
         print(f"prove: {row.claim} {row.obligation} [{row.variant}] {row.status} ({row.seconds:.2f}s)",
               file=sys.stderr, flush=True)
 
-    rows = run(claims, int(timeout * 1000), note)
+    rows = run(claims, rlimit, note)
     seconds = time.perf_counter() - start
     ok = all_proved(rows)
     by_claim = {c: [r.as_dict() for r in rows if r.claim == c] for c in claims}
@@ -61,14 +61,14 @@ def _proof_rows(claims: list[str], timeout: float, fmt: str, json_path: Optional
     return 0 if ok else 1
 
 
-def _twin_rows(claims: list[str], timeout: float, fmt: str, json_path: Optional[str]) -> int:
+def _twin_rows(claims: list[str], rlimit: int, fmt: str, json_path: Optional[str]) -> int:
     from attnsim.verify.prove.run import run_plan_twin
     from attnsim.verify.twins import all_twins
 
     twins = [t for t in all_twins() if t.kind == "plan" and t.claim in claims]
     results = []
     for t in twins:
-        r = run_plan_twin(t, int(timeout * 1000))
+        r = run_plan_twin(t, rlimit)
         print(f"prove --twins: {t.claim} {t.name} {'caught' if r.caught else 'NOT CAUGHT'} ({r.seconds:.1f}s)",
               file=sys.stderr, flush=True)
         results.append(r)
@@ -92,7 +92,9 @@ def register(app: typer.Typer) -> None:
                                                                      "(default: every proved plan)"),
               twins: bool = typer.Option(False, "--twins", help="prove each broken plan twin instead: each must "
                                          "give a counterexample whose replay fails the ordinary check"),
-              timeout: float = typer.Option(20.0, "--timeout", help="solver seconds per obligation (then unknown)"),
+              rlimit: Optional[int] = typer.Option(None, "--rlimit", help="z3 resource units per query "
+                                                   "(deterministic, unlike seconds; over it a query is unknown; "
+                                                   "default: verify/prove/run.py's RLIMIT)"),
               fmt: str = format_option(FORMATS, "table"),
               json_path: Optional[str] = json_option()) -> int:
         """Prove the call plans of the exact Two Heads constructions for every N and M (and window r,
@@ -102,7 +104,10 @@ def register(app: typer.Typer) -> None:
 
         check_format(fmt, FORMATS)
         check_json_path(json_path)
-        if not (timeout > 0 and timeout < 3600):
-            raise UsageError(f"--timeout: must be a number of seconds in (0, 3600), got {timeout}")
+        from attnsim.verify.prove.run import RLIMIT
+
+        rlimit = RLIMIT if rlimit is None else rlimit
+        if not 0 < rlimit <= 10 ** 12:
+            raise UsageError(f"--rlimit: must be a number of resource units in 1..10^12, got {rlimit}")
         selected = select(claims)
-        return (_twin_rows if twins else _proof_rows)(selected, timeout, fmt, json_path)
+        return (_twin_rows if twins else _proof_rows)(selected, rlimit, fmt, json_path)

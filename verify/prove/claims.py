@@ -90,9 +90,9 @@ def packing_obligations(claim: str, variant: str, params: dict[str, Any]) -> lis
     a, b = P.pack_slot(Z3, k, Hp * Lp, Lp), P.pack_slot(Z3, k2, Hp * Lp, Lp)
     inside = z3.And(a[0] >= 0, a[0] < P.pack_count(Z3, J, Hp * Lp), a[1] >= 0, a[1] < Hp, a[2] >= 0, a[2] < Lp)
     apart = z3.Implies(k != k2, z3.Or(*[x != y for x, y in zip(a, b)]))
-    out = [Obligation(claim, "packing", variant, lambda: (hyps, z3.And(inside, apart), names), params),
-           Obligation(claim, "slot index", variant, lambda: _slot_index(k, Hp, Lp), params),
-           Obligation(claim, "slot columns", variant, lambda: _slot_columns(Hp, Lp), params)]
+    out = [Obligation(claim, "packing", variant, lambda: (hyps, z3.And(inside, apart), names), params, "packing"),
+           Obligation(claim, "slot index", variant, lambda: _slot_index(k, Hp, Lp), params, "slot index"),
+           Obligation(claim, "slot columns", variant, lambda: _slot_columns(Hp, Lp), params, "slot columns")]
     if claim == "two_heads.lemma_3_3":
         env = {"jobs": J, "Hp": Hp, "Lp": Lp}
         for res in ("calls", "abstract_calls"):
@@ -155,7 +155,7 @@ def _head(claim: str, kind: str, uniform: bool = False, extra: dict[str, Any] | 
     if claim in PACKED or claim == "two_heads.lemma_3_3":
         out += packing_obligations(claim, "any", dict(extra or {}))
     if claim != "two_heads.lemma_3_1":
-        out.append(Obligation(claim, "head columns", "any", _head_columns, dict(extra or {})))
+        out.append(Obligation(claim, "head columns", "any", _head_columns, dict(extra or {}), "head columns"))
     return out
 
 

@@ -11,18 +11,16 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
-import z3
-
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.check import run_check
-from attnsim.verify.prove import identities, outputs
+from attnsim.verify.prove import cvc5kit, identities, outputs
 from attnsim.verify.prove.claims import CLAIMS, MIN_M, obligations
 from attnsim.verify.prove.obligations import Obligation
 from attnsim.verify.prove.z3kit import Outcome, prove
 from attnsim.verify.registry import UsageError
 from attnsim.verify.teeth import select_claims
 
-TIMEOUT_MS = 20_000
+RLIMIT = 20_000_000  # z3 resource units per query: deterministic (10× the largest query's use), not seconds
 M_BOUND = 64  # per-M fallback when symbolic M is unknown: every N, each M ≤ this bound
 SMALL = {"N": 24, "M": 8, "r": 4, "s": 3, "n": 6, "chunks": 6, "H": 2, "L": 2, "Hp": 2, "Lp": 2, "jobs": 12}
 
@@ -39,6 +37,7 @@ class Row:
     scope: str
     counterexample: dict[str, int] | None = None
     replay: dict[str, Any] | None = None
+    cvc5: str | None = None  # the second solver on the same query: unsat, unknown (its resource limit), sat
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -55,11 +54,11 @@ def select(names: Sequence[str] | None) -> list[str]:
     return chosen
 
 
-def _per_M(ob: Obligation, hyps: list[Any], goal: Any, names: dict[str, Any], timeout_ms: int) -> Outcome:
+def _per_M(ob: Obligation, hyps: list[Any], goal: Any, names: dict[str, Any], rlimit: int) -> Outcome:
     """Every N, each M from the minimum to :data:`M_BOUND` (symbolic M defeated the solver)."""
     total = 0.0
     for m in range(MIN_M, M_BOUND + 1):
-        out = prove(hyps + [names["M"] == m], goal, names, timeout_ms)
+        out = prove(hyps + [names["M"] == m], goal, names, rlimit)
         total += out.seconds
         if out.status != "proved":
             return Outcome(out.status, total, out.model)
@@ -106,18 +105,23 @@ def replay(ob: Obligation, model: dict[str, int]) -> dict[str, Any]:
     return {"params": params, "verdict": record["verdict"], "reasons": record["reasons"][:3]}
 
 
-def run_obligation(ob: Obligation, timeout_ms: int = TIMEOUT_MS, replay_failures: bool = True) -> Row:
-    """Prove one obligation (symbolic M first, then each M up to :data:`M_BOUND`), replaying a counterexample."""
+def run_obligation(ob: Obligation, rlimit: int = RLIMIT, replay_failures: bool = True,
+                   second: bool = False) -> Row:
+    """Prove one obligation (symbolic M first, then each M up to :data:`M_BOUND`), replaying a counterexample;
+    ``second``: ask cvc5 too when z3 proves it for every size (``Row.cvc5``)."""
     hyps, goal, names = ob.build()
-    out = prove(hyps, goal, names, timeout_ms, SMALL)
+    out = prove(hyps, goal, names, rlimit, SMALL)
+    verdict = cvc5kit.check(cvc5kit.smt2(hyps, goal)).status if second and out.status == "proved" else None
     scope = "every size"
     if out.status == "unknown" and "M" in names:
         first = out.seconds
-        out = _per_M(ob, hyps, goal, names, timeout_ms)
+        out = _per_M(ob, hyps, goal, names, rlimit)
         out.seconds += first
         scope = f"every N, each M <= {M_BOUND}"
+    if verdict == "sat":  # the solvers disagree: neither answer is taken
+        out = Outcome("unknown", out.seconds)
     row = Row(ob.claim, ob.name, ob.variant, out.status, round(out.seconds, 3), scope,
-              out.model if out.status == "counterexample" else None)
+              out.model if out.status == "counterexample" else None, cvc5=verdict)
     if row.counterexample is not None and replay_failures:
         row.replay = replay(ob, row.counterexample)
     return row
@@ -174,13 +178,14 @@ def identity_rows(claim: str, ids: Sequence[identities.Identity]) -> list[Row]:
                 "symbolic A, B, u, e") for i in ids]
 
 
-def run(claims: Sequence[str], timeout_ms: int = TIMEOUT_MS, on_row: Callable[[Row], None] | None = None,
+def run(claims: Sequence[str], rlimit: int = RLIMIT, on_row: Callable[[Row], None] | None = None,
         first_failure: bool = False, keep: Callable[[Obligation], bool] | None = None,
-        with_outputs: bool = True) -> list[Row]:
+        with_outputs: bool = True, second: bool = True) -> list[Row]:
     """Every obligation of ``claims`` (``keep``: only those it accepts), then each claim's per-call
     identities and output identities (``with_outputs``; with ``keep``, only the variants it keeps);
-    ``first_failure``: stop a claim at its first row that is not proved."""
-    rows = _plan_rows(claims, timeout_ms, on_row, first_failure, keep)
+    ``first_failure``: stop a claim at its first row that is not proved; ``second``: every query z3
+    proves is re-checked by cvc5."""
+    rows = _plan_rows(claims, rlimit, on_row, first_failure, keep, second)
     if not with_outputs:
         return rows
     ids = identities.prove_all()
@@ -194,10 +199,9 @@ def run(claims: Sequence[str], timeout_ms: int = TIMEOUT_MS, on_row: Callable[[R
     return rows
 
 
-def _plan_rows(claims: Sequence[str], timeout_ms: int, on_row: Callable[[Row], None] | None,
-               first_failure: bool, keep: Callable[[Obligation], bool] | None) -> list[Row]:
+def _plan_rows(claims: Sequence[str], rlimit: int, on_row: Callable[[Row], None] | None,
+               first_failure: bool, keep: Callable[[Obligation], bool] | None, second: bool) -> list[Row]:
     """The solver's rows: every obligation of the claims' call plans."""
-    z3.set_param("rlimit", 0)
     rows: list[Row] = []
     done: dict[str, Row] = {}
     for claim in claims:
@@ -208,9 +212,9 @@ def _plan_rows(claims: Sequence[str], timeout_ms: int, on_row: Callable[[Row], N
             if ob.share is not None and ob.share in done:
                 first = done[ob.share]
                 row = Row(claim, ob.name, ob.variant, first.status, 0.0, f"{first.scope} (the query of {first.claim})",
-                          first.counterexample, first.replay)
+                          first.counterexample, first.replay, first.cvc5)
             else:
-                row = run_obligation(ob, timeout_ms)
+                row = run_obligation(ob, rlimit, second=second)
                 row.seconds = round(max(row.seconds, time.perf_counter() - start), 3)
                 if ob.share is not None:
                     done[ob.share] = row
@@ -244,14 +248,14 @@ class TwinProof:
                 "seconds": self.seconds, "row": self.row.as_dict() if self.row else None}
 
 
-def run_plan_twin(t: Any, timeout_ms: int = TIMEOUT_MS) -> TwinProof:
+def run_plan_twin(t: Any, rlimit: int = RLIMIT) -> TwinProof:
     """Prove ``t.claim`` with the twin's break applied: caught iff an obligation has a counterexample
     whose replay (under the same break) fails the ordinary check."""
     start = time.perf_counter()
     found = None
     with t.breaks():
         for ob in obligations(t.claim):
-            row = run_obligation(ob, timeout_ms, replay_failures=False)
+            row = run_obligation(ob, rlimit, replay_failures=False)
             if row.status == "counterexample":
                 row.replay = replay(_with(ob, t.params), row.counterexample or {})
                 found = row

@@ -60,7 +60,19 @@ def proof_status(claim_id: str, results: Mapping[str, Sequence[Mapping[str, Any]
     bounded = sorted({r["scope"] for r in plan if not r["scope"].startswith("every size")})
     if bounded:
         return f"call plan proved for {bounded[0]}"
-    return OUTPUT_PROVED if any(r["obligation"] == "output" for r in rows) else PLAN_PROVED
+    status = OUTPUT_PROVED if any(r["obligation"] == "output" for r in rows) else PLAN_PROVED
+    return f"{status} {solvers(plan)}"
+
+
+def solvers(plan: Sequence[Mapping[str, Any]]) -> str:
+    """Which solvers proved the plan's rows: both, or z3 with how many of them cvc5 confirmed."""
+    asked = [r for r in plan if r.get("cvc5") is not None]
+    both = sum(r.get("cvc5") == "unsat" for r in plan)
+    if not asked:
+        return "(z3; cvc5 not run)"
+    if both == len(plan):
+        return "(z3 and cvc5)"
+    return f"(z3; cvc5 confirms {both} of {len(plan)})"
 
 
 def summary(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, str]:

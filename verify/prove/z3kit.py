@@ -102,13 +102,14 @@ class Outcome:
     model: dict[str, int] = field(default_factory=dict)
 
 
-def prove(hyps: list[Any], goal: Any, names: Mapping[str, Any], timeout_ms: int,
+def prove(hyps: list[Any], goal: Any, names: Mapping[str, Any], rlimit: int,
           small: Mapping[str, int] | None = None) -> Outcome:
-    """Does ``hyps → goal`` hold for all values? ``small``: upper bounds tried once a counterexample
+    """Does ``hyps → goal`` hold for all values (z3 within ``rlimit`` resource units, a deterministic limit
+    that does not depend on the machine's load)? ``small``: upper bounds tried once a counterexample
     exists, so that it is small enough to replay as an ordinary check."""
     start = time.perf_counter()
     s = z3.Solver()
-    s.set("timeout", timeout_ms)
+    s.set("rlimit", rlimit)
     s.set("ctrl_c", False)  # z3 would take SIGINT for itself and swallow it: Ctrl-C stays Python's
     s.add(*hyps)
     s.add(z3.Not(goal))

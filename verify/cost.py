@@ -260,6 +260,14 @@ MODELS: dict[str, Model] = {
                                nm="mp:200"),
     "two_heads.lower_bound": Model({"N": 16, "M": 8, "d": 6, "seeds": 20, "radius": 1},
                                    mem=(T(2, N=2, d=1),), time=(T(10, N=2, d=1, seeds=1, radius=1),), nm="mp:96"),
+    # certified bits (arb balls) over the sampled rows: 2·N·(M+1) exps per sampled query block per probe, each at
+    # about N bits for the 2^-N target (measured: N = 1024, 4 blocks, M = 8: 9 s and 40 MiB; 2^-20: 5 s)
+    "two_heads.rebuttal_log_bits": Model({"N": 1024, "M": 8, "d": 4, "sample_blocks": 4},
+                                         mem=(T(40, N=1, M=1, d=1),), time=(T(10, N=2, M=1, d=1, sample_blocks=1),),
+                                         nm=None),
+    "two_heads.rebuttal_log_bits_tolerance": Model({"N": 1024, "M": 8, "d": 4, "sample_blocks": 4},
+                                                   mem=(T(40, N=1, M=1, d=1),),
+                                                   time=(T(6, N=1, M=1, d=1, sample_blocks=1),), nm=None),
     "two_heads.rebuttal_kv_memory": Model(
         {"N": 16384, "M": 256, "d": 32, "points": 6, "engine": 4096, "direct": 2048},
         mem=(T(200, N=1, d=1), T(32, direct=2), T(128, engine=1, M=1)),

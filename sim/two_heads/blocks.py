@@ -44,7 +44,7 @@ Calls: 2·n_q·n_k (paper) or n_q·n_k (fused) per head, n = ceil(N/b) blocks; a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Sequence, TypeVar
+from typing import Collection, Hashable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -203,10 +203,11 @@ def fused_input(nm: Numerics, X: Array, q0: int, k0: int, b: int) -> tuple[Array
 
 def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, scheme: str,
               tag: str, rope: RoPE | None = None, length: int | None = None,
-              decode: str = "paper") -> tuple[list[HeadJob], list[PairPlan]]:
+              decode: str = "paper", queries: Collection[int] | None = None) -> tuple[list[HeadJob], list[PairPlan]]:
     """All jobs of one head (X: N × d_head in numerics ``nm``; weights in ``nm``), in the plan's order
     (``plan.pair_index``); ``length``: every job padded to that many rows (Theorem 3.4); ``decode``: the
-    paper's p/(1 − p) or the stable p/q (module docstring)."""
+    paper's p/(1 − p) or the stable p/q (module docstring); ``queries``: only the pairs whose query block starts
+    at one of these positions (a precision sweep's sampled rows), the others not built."""
     N, d = X.shape
     m = WQ.shape[1]
     jobs: list[HeadJob] = []
@@ -221,6 +222,8 @@ def head_jobs(nm: Numerics, X: Array, WQ: Array, WK: Array, WV: Array, b: int, s
     for c in range(P.pair_count(len(starts), fused)):
         tq, t, si = P.pair_index(P.INT, len(starts), fused, c)
         q0, k0 = starts[tq], starts[t]
+        if queries is not None and q0 not in queries:
+            continue
         bq, bk = P.block_len(P.INT, N, b, q0), P.block_len(P.INT, N, b, k0)
         lay = P.pair_layout(P.INT, bq, bk, q0, k0, names[si], length)
         if rope is not None:

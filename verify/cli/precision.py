@@ -98,6 +98,9 @@ def register(app: typer.Typer) -> None:
         fmt: str = format_option(("table", "json"), "table"),
         json_out: Optional[str] = json_option(),
         max_memory: Optional[str] = max_memory_option(),
+        certified: bool = typer.Option(False, "--certified", help="two_heads.lemma_3_1: instead, the smallest "
+                                       "arb:BITS whose balls certify 2^-N (the rebuttal's target) and --target, per "
+                                       "N, with growth verdicts in log N (--target 2^-N: that target only)"),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
         from attnsim.sim.numerics import backend_kind
@@ -124,6 +127,14 @@ def register(app: typer.Typer) -> None:
         if scales and claim != "two_heads.lemma_3_1":
             raise UsageError(f"--scales: the score-scaling study runs two_heads.lemma_3_1 only; got {claim}")
         Ns = _ints(N, "N")
+        if certified:
+            if claim != "two_heads.lemma_3_1":
+                raise UsageError(f"--certified: certifies two_heads.lemma_3_1 only; got {claim}")
+            guards.positive(d=d)
+            guards.require_memory(guards.estimate_precision(Ns, M, d))
+            from attnsim.verify.cli.precision_certified import run_certified
+
+            return run_certified(Ns, M, d, seed, sample_blocks if sample_blocks != 16 else 4, target, fmt, json_out)
         if scales:
             _fractions(scales)
         tgt = parse_target(target)

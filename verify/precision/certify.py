@@ -41,42 +41,56 @@ sharp. (The default base z = 2 makes weights 2^(64·s), a softmax 44 times sharp
 whose decode p/(1 − p) leaves nothing certified at 128 bits.)"""
 
 
-def _bits(bound: Fraction | float) -> float:
-    """−log2 of a relative error bound, rounded down to 1/100 bit (inf for 0)."""
-    if bound == 0:
+def _log2(x: Fraction) -> float:
+    """log2 of a positive rational of any size (math.log2 takes big integers whole; floats would underflow)."""
+    return math.log2(x.numerator) - math.log2(x.denominator)
+
+
+def _floor_bits(bits: float) -> float:
+    """Bits rounded down to 1/100 (a certificate is never rounded up); ±inf unchanged."""
+    return bits if math.isinf(bits) else math.floor(bits * 100) / 100
+
+
+def row_bound_bits(mids: list[Fraction], rads: list[Fraction]) -> float | None:
+    """−log2 of ‖rad‖/(‖mid‖ − ‖rad‖), the row's certified relative error (inf: exact; None: not certified,
+    ‖rad‖ ≥ ‖mid‖). Computed from the exact squared norms, so radii of 2^-4000 do not underflow."""
+    M2, R2 = sum(m * m for m in mids), sum(r * r for r in rads)
+    if R2 == 0:
         return math.inf
-    return math.floor(-math.log2(float(bound)) * 100) / 100 if float(bound) > 0 else math.inf
+    if R2 >= M2:
+        return None
+    ratio = math.sqrt(float(R2 / M2)) if R2 / M2 > Fraction(1, 2 ** 1000) else 0.0  # ‖rad‖/‖mid‖ < 1
+    return 0.5 * (_log2(M2) - _log2(R2)) + math.log2(1 - ratio)
 
 
 def certified_bits(Y: Array) -> dict[str, Any]:
     """The error the balls of ``Y`` certify: row-wise relative L2 bound and the per-entry relative radius."""
-    worst_row: float = 0.0
-    worst_row_at: int | None = None
-    worst_entry = 0.0
-    non_finite = 0
-    uncertified_rows = 0
+    worst_row, worst_row_at = math.inf, None
+    worst_entry = math.inf
+    non_finite = uncertified_rows = 0
     for i, row in enumerate(Y):
-        if not all(is_finite_ball(x) for x in row):
-            non_finite += sum(not is_finite_ball(x) for x in row)
+        bad = sum(not is_finite_ball(x) for x in row)
+        if bad:
+            non_finite += bad
             uncertified_rows += 1
-            worst_row, worst_row_at = math.inf, i
+            worst_row, worst_row_at = -math.inf, i
             continue
-        mids = [midpoint(x) for x in row]
-        rads = [radius(x) for x in row]
-        mid_norm = math.sqrt(float(sum(m * m for m in mids)))
-        rad_norm = math.sqrt(float(sum(r * r for r in rads)))
+        mids, rads = [midpoint(x) for x in row], [radius(x) for x in row]
         for m, r in zip(mids, rads):
-            if m != 0:
-                worst_entry = max(worst_entry, float(r / abs(m)))
-        if mid_norm == 0 and rad_norm == 0:
+            if m != 0 and r != 0:
+                worst_entry = min(worst_entry, _log2(abs(m)) - _log2(r))
+        if not any(mids) and not any(rads):
             continue  # an exactly zero row (a fully masked query): certified exactly
-        bound = rad_norm / (mid_norm - rad_norm) if mid_norm > rad_norm else math.inf
-        uncertified_rows += bound == math.inf
-        if bound > worst_row or worst_row_at is None:
-            worst_row, worst_row_at = bound, i
-    return {"certified_bits": 0.0 if worst_row == math.inf else _bits(worst_row), "worst_row": worst_row_at,
-            "max_relative_radius_bits": _bits(worst_entry), "non_finite_balls": non_finite,
-            "uncertified_rows": uncertified_rows}
+        bits = row_bound_bits(mids, rads)
+        if bits is None:
+            uncertified_rows += 1
+            bits = -math.inf
+        if bits < worst_row or worst_row_at is None:
+            worst_row, worst_row_at = bits, i
+    return {"certified_bits": max(0.0, _floor_bits(worst_row)),
+            "worst_row": worst_row_at,
+            "max_relative_radius_bits": _floor_bits(worst_entry),
+            "non_finite_balls": non_finite, "uncertified_rows": uncertified_rows}
 
 
 def reference_inside(Y: Array, ref: Array, truth: Numerics) -> tuple[int, tuple[int, int] | None]:

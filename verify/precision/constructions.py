@@ -123,8 +123,9 @@ def make_setup(N: int, M: int, d: int = 4, seed: int = 0, sample_blocks: int | N
     return Setup(N, M, case, setup.q_blocks, rows, truth, claim, r, s)
 
 
-def run_construction(name: str, nm: Numerics, setup: Setup) -> np.ndarray:
-    """Output rows ``setup.rows`` of construction ``name`` (paper, fused or direct) in numerics ``nm``."""
+def run_construction(name: str, nm: Numerics, setup: Setup, decode: str = "paper") -> np.ndarray:
+    """Output rows ``setup.rows`` of construction ``name`` (paper, fused or direct) in numerics ``nm``; ``decode``:
+    Lemma 3.1's Step-1 decode (``blocks``: paper or stable) for the unmasked claims."""
     case = setup.case
     hw = case.weights.layers[0].heads[0]
     X = nm.array(case.X, "X")
@@ -145,7 +146,7 @@ def run_construction(name: str, nm: Numerics, setup: Setup) -> np.ndarray:
         jobs, plans = window_head_jobs(nm, X, WQ, WK, WV, M, setup.window, setup.sinks, name, tag)
     else:
         length = P.job_length(P.INT, N, M) if claim == "two_heads.thm_3_4" else None
-        jobs, plans = head_jobs(nm, X, WQ, WK, WV, M, name, tag, length=length)
+        jobs, plans = head_jobs(nm, X, WQ, WK, WV, M, name, tag, length=length, decode=decode, queries=sampled)
     keep = [i for i, p in enumerate(plans) if p.q0 in sampled]
     jobs, plans = [jobs[i] for i in keep], [plans[i] for i in keep]
     results = run_batched(oracle, jobs)

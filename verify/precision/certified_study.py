@@ -1,0 +1,47 @@
+"""``attnsim precision two_heads.lemma_3_1 --certified``: the certified bits needed per N, and their growth
+verdict in log N, for the rebuttal's target 2^-N and for a fixed tolerance (docs/precision.md).
+
+Each N is one record of a claim row (``verify/claims/two_heads_precision.py``: ``two_heads.rebuttal_log_bits``
+for 2^-N, ``two_heads.rebuttal_log_bits_tolerance`` for 2^-B), and the records of each row are judged by the
+growth verdict (:func:`attnsim.verify.growth.judge`), the same as ``attnsim growth`` does over the claim's sweep.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from attnsim.verify.check import run_check
+from attnsim.verify.growth import judge
+
+PER_N = "two_heads.rebuttal_log_bits"
+TOLERANCE = "two_heads.rebuttal_log_bits_tolerance"
+
+
+def certified_study(Ns: list[int], M: int, d: int, seed: int, sample_blocks: int, tolerance_bits: int | None,
+                    per_N: bool = True, decode: str = "paper",
+                    progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Per target (2^-N when ``per_N``, 2^-tolerance_bits when given): a record per N and the growth verdict."""
+    rows: list[tuple[str, dict[str, Any]]] = []
+    if per_N:
+        rows.append((PER_N, {}))
+    if tolerance_bits is not None:
+        rows.append((TOLERANCE, {"target_bits": tolerance_bits}))
+    out: dict[str, Any] = {"Ns": Ns, "M": M, "d": d, "seed": seed, "sample_blocks": sample_blocks,
+                           "decode": decode, "targets": []}
+    for claim, extra in rows:
+        records = []
+        for N in Ns:
+            if progress:
+                progress(f"{claim.split('.')[1]} N={N}")
+            records.append(run_check(claim, {"N": N, "M": M, "d": d, "decode": decode,
+                                             "sample_blocks": sample_blocks, **extra}, seed=seed))
+        g = judge(claim, "bits", records)
+        out["targets"].append({
+            "claim": claim, "target": records[0]["extra"]["target"] if records else None,
+            "bits": [r["counts"].get("bits") for r in records],
+            "loss": [r["extra"]["search"]["loss"] for r in records],
+            "probes": [r["extra"]["search"]["probes"] for r in records],
+            "seconds": [r["extra"]["search"]["seconds"] for r in records],
+            "record_verdicts": [r["verdict"] for r in records],
+            "growth": g.as_dict()})
+    return out

@@ -1,0 +1,33 @@
+"""Broken twins of the certified-precision rows (``two_heads.rebuttal_log_bits`` and its fixed-tolerance variant)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from attnsim.sim.two_heads import blocks
+from attnsim.verify.precision import certify
+from attnsim.verify.twins import twin
+from attnsim.verify.twins.breaks import wrapped
+
+
+def radius_ignored() -> Any:
+    """The certificate reads only the midpoints (every radius taken as 0): every precision "certifies"."""
+
+    def exact_balls(f: Any, Y: Any) -> Any:
+        return f(np.vectorize(lambda x: x.mid(), otypes=[object])(Y))
+
+    return wrapped(certify.certified_bits, exact_balls)
+
+
+def decode_pad_off() -> Any:
+    """Step 1's decode counts one padding row too many: the balls hold a wrong value, tightly."""
+    return wrapped(blocks.decode_A, lambda f, pad: f(pad + 1))
+
+
+for _claim in ("two_heads.rebuttal_log_bits", "two_heads.rebuttal_log_bits_tolerance"):
+    twin(_claim, "radius_ignored", "the certificate ignores the balls' radii (midpoints taken as exact)",
+         kind="agreement", params={"N": 32})(radius_ignored)
+    twin(_claim, "decode_pad_off", "Step 1's decode counts one padding row too many (N = 36: the last key block "
+         "is padded)", kind="construction", params={"N": 36})(decode_pad_off)

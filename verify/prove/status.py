@@ -25,7 +25,7 @@ CHECKED = "checked at instances"
 
 def proof_results(out: Path | None, version: str, quick: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Rows of ``attnsim prove`` per claim, from ``out``'s cache when it holds this ``version``'s;
-    ``quick``: only the paper's scheme and length convention (``run.quick_obligation``)."""
+    ``quick``: only the paper's scheme and length convention (``run.quick_obligation``), z3 alone."""
     path = None if out is None else Path(out) / ".cache" / f"prove-{version}{'-quick' if quick else ''}.json"
     if path is not None and path.exists():
         try:
@@ -37,7 +37,7 @@ def proof_results(out: Path | None, version: str, quick: bool = False) -> dict[s
     from attnsim.verify.prove.run import quick_obligation, run
 
     by_claim: dict[str, list[dict[str, Any]]] = {c: [] for c in CLAIMS}
-    for row in run(CLAIMS, keep=quick_obligation if quick else None):
+    for row in run(CLAIMS, keep=quick_obligation if quick else None, second=not quick):
         by_claim[row.claim].append(row.as_dict())
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -36,8 +36,8 @@ def proofs_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> 
              "output identities all hold; \"call plan proved for every size\" when only the plan's rows ran.",
              *(["", "Quick report: this run proved the obligations of the paper's scheme and length convention (with "
                  "and without sinks), packing, head columns, the per-call identities and the output identities of "
-                 "that variant; `attnsim prove two_heads` also proves the fused scheme and the strict length "
-                 "convention."] if quick else []),
+                 "that variant, with z3 alone; `attnsim prove two_heads` also proves the fused scheme and the strict "
+                 "length convention and re-checks every query with cvc5."] if quick else []),
              "", "| claim | status | obligations | solver seconds (total, largest) |", "|---|---|---|---|"]
     for cid in claims:
         rows = results.get(cid) or []

@@ -12,6 +12,10 @@
 
 All values are ``fractions.Fraction`` (exactly representable in every numerics). Example: see
 ``docs/fuzzing.md``.
+
+The other papers' strategies are here too: ANNA's point sets at the radii, Match2 and k-hop inputs and MPC
+inputs (:mod:`attnsim.verify.anna_strategies`), TinT's small auxiliary models and their inputs
+(:mod:`attnsim.verify.tint_strategies`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,22 @@ from attnsim.sim.masks import Causal, Full, Mask, Sink, SlidingWindow
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights
 from attnsim.sim.oracle import OracleSpec
 from attnsim.sim.token_maps import Identity
+from attnsim.verify.anna_strategies import (
+    KHopInput,
+    Match2Input,
+    MPCInput,
+    PointSet,
+    khop_inputs,
+    lsh_point_sets,
+    match2_inputs,
+    mpc_inputs,
+)
 from attnsim.verify.cases import Case
+from attnsim.verify.tint_strategies import AuxInput, aux_inputs, aux_models
+
+__all__ = ["masks", "model_specs", "oracle_specs", "inputs", "weights", "cases", "score_patterns", "ScorePattern",
+           "grid_values", "lsh_point_sets", "PointSet", "match2_inputs", "Match2Input", "khop_inputs", "KHopInput",
+           "mpc_inputs", "MPCInput", "aux_models", "aux_inputs", "AuxInput"]
 
 SCORE_KINDS = ("ties", "dominant", "extreme", "alternating", "masked_rows", "random")
 

@@ -101,7 +101,7 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "anna.thm_4_2": ({"N": 32, "layers": 1, "eps1": 0.5, "r": 0.1, "c": 14.0, "mv": 2, "s_scale": 40.0}, "reference",
                      ("attnsim.sim.anna.anna_stack:run_stack",)),
     "anna.thm_c_1": ({"N": 64, "layers": 1, "s_scale": 40.0}, "reference", ("attnsim.sim.anna.anna_stack:run_stack",)),
-    "anna.lemma_c_2": ({"N": 256}, "construction", ("attnsim.sim.anna.mpc_radix:radix_sort",)),
+    "anna.lemma_c_2": ({"N": 256}, "construction", ("attnsim.sim.anna.mpc_splitter_sort:splitter_sort",)),
     **{c: ({"protocol": "sort", "N": 256, "P": 16}, "construction", _RELAY)
        for c in ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")},
     **{c: ({"N": 256, "P": 16, "depth": 2}, "construction", _RELAY)

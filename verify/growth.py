@@ -29,6 +29,11 @@ for the growth test fewer than :data:`MIN_SIZES` sizes or a span below :data:`MI
 at every size is ``within`` (nothing grows); zeros at some sizes are left out of the fit (log 0 is not defined).
 Slopes within :data:`FLOAT_NOISE` of 0 are rounding, not growth.
 
+A bound that depends on another parameter (rounds O(1/(eps'-eps)), layers O(log k)) is judged in it as well: a
+checker's ``param_sweeps`` (:class:`attnsim.verify.registry.ParamSweep`) fix N and vary the parameter, and the same
+rules run with the size of each point the sweep's variable (``1/(eps1 - eps)``) instead of the limit variable
+(:func:`run_param_growth`); the growth test there needs :data:`MIN_SIZES` values spanning :data:`MIN_PARAM_SPAN` x.
+
 A failure probability (``eta`` of anna.alg_1 / anna.alg_2) is measured by its checker as the one-sided 95%
 Clopper-Pearson upper bound over the record's runs, never the empirical rate: a feasible sweep sees no failure, and
 0 at every size fits nothing. The fit is then of that upper bound / bound, and the growth sweep runs at each size
@@ -58,7 +63,8 @@ from attnsim.verify.growth_rules import (  # noqa: F401 - the growth API, re-exp
     size_rule,
     stated,
 )
-from attnsim.verify.registry import UsageError, all_checkers
+from attnsim.theory.formulas import FormulaError, as_number, evaluate
+from attnsim.verify.registry import ParamSweep, UsageError, all_checkers
 from attnsim.verify.sweep import Point
 
 
@@ -90,13 +96,26 @@ def split_points(size_var: str, records: Sequence[dict[str, Any]]) -> tuple[list
     return good, failing, refused
 
 
-def _points(resource: str, records: Sequence[dict[str, Any]]) -> tuple[list[tuple[float, ...]], int]:
+MIN_PARAM_SPAN = 4.0
+"""The span a sweep in a parameter other than the limit variable needs (eps' - eps from 1/4 to 1/16)."""
+
+
+def _sweep_size(var: str, record: dict[str, Any]) -> float | None:
+    """The value of a parameter sweep's variable at a record's parameters (None where it has none)."""
+    try:
+        return as_number(evaluate(var, get_claim(record.get("claim", "")).definitions, record.get("params") or {}))
+    except (FormulaError, KeyError):
+        return None
+
+
+def _points(resource: str, records: Sequence[dict[str, Any]],
+            var: str | None = None) -> tuple[list[tuple[float, ...]], int]:
     """(size, measured, bound value, exact count or NaN, upper formula or NaN) of every record that measured the
-    resource, sorted, and how many did not."""
+    resource, sorted, and how many did not; the size is the limit variable's, or a parameter sweep's ``var``."""
     pts, missing = [], 0
     for r in records:
         b = (r.get("bounds") or {}).get(resource) or {}
-        size = (r.get("size") or {}).get("value")
+        size = (r.get("size") or {}).get("value") if var is None else _sweep_size(var, r)
         if b.get("measured") is None or b.get("value") in (None, 0) or size is None:
             missing += 1
             continue
@@ -121,14 +140,15 @@ def guard_summary(claim_id: str, resource: str, records: Sequence[dict[str, Any]
     return f"{res.constant:g} x bound ({source}): {held}"
 
 
-def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> ResourceGrowth:
-    """The verdict of one bounded resource over ``records`` (the claim's sweep), by the strongest evidence."""
+def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]], var: str | None = None) -> ResourceGrowth:
+    """The verdict of one bounded resource over ``records`` (the claim's sweep; with ``var``, a parameter sweep
+    judged as ``var`` grows), by the strongest evidence."""
     claim = get_claim(claim_id)
     res = claim.resources[resource]
     good, failing, refused = split_points(claim.limit, records)
-    pts, missing = _points(resource, good)
+    pts, missing = _points(resource, good, var)
     sizes = tuple(p[0] for p in pts)
-    base = dict(claim=claim_id, resource=resource, bound=res.bound or "", size_var=claim.limit, sizes=sizes,
+    base = dict(claim=claim_id, resource=resource, bound=res.bound or "", size_var=var or claim.limit, sizes=sizes,
                 measured=tuple(p[1] for p in pts), bound_values=tuple(p[2] for p in pts),
                 guard=guard_summary(claim_id, resource, records), evidence=evidence_of(claim_id, resource),
                 failing=tuple(failing), refused=tuple(refused), **shown_slopes(pts))
@@ -141,7 +161,7 @@ def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> Re
     elif evidence == "paper's constant":
         g = stated(base, res.constant or 0.0, res.stated_by or "", good, note)
     else:
-        g = growth_test(base, pts, note)
+        g = growth_test(base, pts, note, MIN_SPAN if var is None else MIN_PARAM_SPAN)
     if failing or refused:
         left = f"{len(failing)} failing and {len(refused)} refused point(s), never measured: " + " | ".join(
             failing + refused)
@@ -180,6 +200,33 @@ def growth_points(claim_id: str, quick: bool = False, seed: int = 0) -> list[Poi
     return points
 
 
+def param_sweeps(claim_id: str) -> tuple[tuple[str, ParamSweep], ...]:
+    """The claim's named sweeps in parameters other than its limit variable (none for most claims)."""
+    chk = all_checkers().get(claim_id)
+    return chk.param_sweeps if chk is not None else ()
+
+
+def sweep_points(claim_id: str, sweep: ParamSweep, quick: bool = False, seed: int = 0) -> list[Point]:
+    """The points of one parameter sweep of the claim."""
+    return [Point(claim_id, dict(raw), None, seed) for raw in sweep.grid(quick)]
+
+
+def run_param_growth(claim_id: str, quick: bool = False, seed: int = 0, *, executor: str = "serial",
+                     workers: int | None = None,
+                     console: Any = None) -> list[tuple[str, list[dict[str, Any]], list[ResourceGrowth]]]:
+    """Run each parameter sweep of the claim and judge its resources as the sweep's variable grows:
+    (sweep name, records, verdicts) per sweep."""
+    from attnsim.verify.sweep import sweep as run_sweep
+
+    out = []
+    for name, ps in param_sweeps(claim_id):
+        records = run_sweep(sweep_points(claim_id, ps, quick, seed), executor=executor, workers=workers,
+                            console=console).records
+        mine = [r for r in records if r.get("claim") == claim_id]
+        out.append((name, records, [judge(claim_id, res, mine, ps.var) for res in ps.resources]))
+    return out
+
+
 def verdict_counts(results: Sequence[ResourceGrowth]) -> dict[str, int]:
     """Resources counted by growth verdict, every verdict present (the report's summary line)."""
     return {v: sum(r.verdict == v for r in results) for v in VERDICTS}
@@ -214,25 +261,29 @@ def calibrate(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -
     return float(f"{math.ceil(raw / step) * step:.3g}"), size
 
 
-def judge_broken(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0) -> ResourceGrowth:
-    """The growth verdict of ``resource`` over the claim's quick growth sweep run in this process with
-    ``breaks()`` applied."""
+def judge_broken(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0,
+                 sweep_name: str | None = None) -> ResourceGrowth:
+    """The growth verdict of ``resource`` over the claim's quick growth sweep (or its parameter sweep
+    ``sweep_name``) run in this process with ``breaks()`` applied."""
     import io
 
     from rich.console import Console
 
     from attnsim.verify.sweep import sweep
 
+    ps = dict(param_sweeps(claim_id))[sweep_name] if sweep_name else None
+    points = growth_points(claim_id, True, seed) if ps is None else sweep_points(claim_id, ps, True, seed)
     with breaks():
-        records = sweep(growth_points(claim_id, True, seed), console=Console(file=io.StringIO())).records
-    return judge(claim_id, resource, records)
+        records = sweep(points, console=Console(file=io.StringIO())).records
+    return judge(claim_id, resource, records, ps.var if ps else None)
 
 
-def judge_twin(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0) -> tuple[str, str]:
+def judge_twin(claim_id: str, resource: str, breaks: Callable[[], Any], seed: int = 0,
+               sweep_name: str | None = None) -> tuple[str, str]:
     """(outcome, reason) of a growth twin (:func:`judge_broken`): ``caught`` when ``resource`` is judged ``exceeds``
     by its deciding evidence, or when a point's check failed on it (a count off its exact formula, a measurement
     over the proof's upper formula or a constant); a point a guard refused is no catch; else ``missed``."""
-    g = judge_broken(claim_id, resource, breaks, seed)
+    g = judge_broken(claim_id, resource, breaks, seed, sweep_name)
     if g.measured and not any(g.measured) and not g.failing:
         return "missed", (f"growth verdict {g.verdict}: {resource} is measured 0 at every size of the quick growth "
                           f"sweep, so no factor can inflate it (this twin cannot break anything there); {g.why}")

@@ -83,14 +83,14 @@ class ResourceGrowth:
         return {**asdict(self), "ratios": list(self.ratios), "level": LEVEL, "decided_by": self.decided_by}
 
 
-def size_rule(sizes: Sequence[float]) -> str | None:
+def size_rule(sizes: Sequence[float], span: float = MIN_SPAN) -> str | None:
     """Why these sizes cannot judge growth (None when they can): at least :data:`MIN_SIZES` distinct sizes
-    spanning at least :data:`MIN_SPAN` x."""
+    spanning at least ``span`` x (:data:`MIN_SPAN` for a sweep in the limit variable)."""
     distinct = sorted(set(sizes))
     if len(distinct) < MIN_SIZES:
         return f"{len(distinct)} distinct size(s), {MIN_SIZES} needed"
-    if distinct[-1] < MIN_SPAN * distinct[0]:
-        return f"sizes span {distinct[-1] / distinct[0]:.3g}x, {MIN_SPAN:g}x needed"
+    if distinct[-1] < span * distinct[0]:
+        return f"sizes span {distinct[-1] / distinct[0]:.3g}x, {span:g}x needed"
     return None
 
 
@@ -157,15 +157,17 @@ def by_formula(base: dict[str, Any], pts: Sequence[tuple[float, ...]], col: int,
                           **extra)
 
 
-def growth_test(base: dict[str, Any], pts: Sequence[tuple[float, ...]], note: str) -> ResourceGrowth:
+def growth_test(base: dict[str, Any], pts: Sequence[tuple[float, ...]], note: str,
+                span: float = MIN_SPAN) -> ResourceGrowth:
     """The growth test, for a resource with no exact count, upper formula or stated constant: ``exceeds`` only when
-    measured / bound's slope interval lies above 0 over the sweep and the growth persists over its larger half."""
+    measured / bound's slope interval lies above 0 over the sweep and the growth persists over its larger half
+    (``span``: the sizes' span the sweep needs)."""
     sizes = base["sizes"]
-    if pts and all(p[1] == 0 for p in pts) and size_rule(sizes) is None:
+    if pts and all(p[1] == 0 for p in pts) and size_rule(sizes, span) is None:
         return ResourceGrowth(**{**base, "slope": 0.0, "low": 0.0, "high": 0.0}, verdict="within",
                               why="zero at every size" + note)
     fit = [p for p in pts if p[1] > 0]
-    rule = size_rule([p[0] for p in fit])
+    rule = size_rule([p[0] for p in fit], span)
     if rule is not None:
         zeros = len(pts) - len(fit)
         return ResourceGrowth(**base, verdict="unmeasured growth",

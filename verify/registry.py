@@ -206,6 +206,18 @@ GridFn = Callable[[bool], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
+class ParamSweep:
+    """A growth sweep in a parameter other than the claim's limit variable (the gap eps' - eps, k, |Sigma| ...):
+    ``var`` is the size each point is judged at, a formula in the claim's parameters (``1/(eps1 - eps)``: rounds
+    against 1/(eps'-eps) judged as 1/(eps'-eps) grows); ``grid(quick)`` its points (a fixed N, the parameter
+    varied); ``resources`` the bounded resources whose bound depends on it (:func:`attnsim.verify.growth.judge`)."""
+
+    var: str
+    grid: GridFn
+    resources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Checker:
     """A registered checker: its claim, function, parameters, default grid and numerics."""
     claim: str
@@ -216,6 +228,8 @@ class Checker:
     default_numerics: str
     growth_grid: GridFn | None = None
     shares: str | None = None
+    param_sweeps: tuple[tuple[str, ParamSweep], ...] = ()
+    """Named growth sweeps in other parameters (:class:`ParamSweep`), judged beside the sweep in N."""
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``; a usage error lists the known ones."""
@@ -250,6 +264,7 @@ def checker(
     default_numerics: str = "exact",
     growth_grid: GridFn | None = None,
     shares: str | None = None,
+    param_sweeps: dict[str, ParamSweep] | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds; an empty
     tuple says the claim computes in none the user chooses (it counts): ``--numerics`` is then refused and
@@ -258,7 +273,8 @@ def checker(
     ``growth_grid(quick)``: the points of the claim's growth sweep (``attnsim growth``,
     :mod:`attnsim.verify.growth`): at least 4 values of the claim's limit variable spanning at least 8x,
     everything else fixed, so that the log-log slope of measured / bound against size can be fitted.
-    A point may pin ``numerics`` or ``seed`` as in ``grid``.
+    A point may pin ``numerics`` or ``seed`` as in ``grid``. ``param_sweeps``: named sweeps in other parameters
+    (:class:`ParamSweep`), each judged by growth in its own variable.
 
     ``shares``: claims registered with the same name run one construction (the same function and
     parameters, which registration enforces), so a sweep measures each (parameters, numerics, seed) once
@@ -275,7 +291,8 @@ def checker(
                 raise RuntimeError(f"{claim} shares {shares!r} with {other.claim} but runs another function "
                                    "or takes other parameters")
         _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics,
-                                   default_numerics if numerics else NO_NUMERICS, growth_grid, shares)
+                                   default_numerics if numerics else NO_NUMERICS, growth_grid, shares,
+                                   tuple((param_sweeps or {}).items()))
         return fn
 
     return register

@@ -140,11 +140,11 @@ def run_twin(t: Twin, seed: int = 0) -> TwinResult:
     try:
         if t.kind == "growth":  # the growth verdict over the claim's quick growth sweep, and a constant's contrast
             from attnsim.verify.growth import judge_twin
-            from attnsim.verify.twins.growth import CONSTANT, constant_contrast, resource_of
+            from attnsim.verify.twins.growth import CONSTANT, constant_contrast, resource_of, sweep_of
 
-            res = resource_of(t.name)
-            outcome, why = judge_twin(t.claim, res, t.breaks, seed)
-            flat = constant_contrast(t.claim, res, seed) or ""
+            res, sweep = resource_of(t.name), sweep_of(t.name)
+            outcome, why = judge_twin(t.claim, res, t.breaks, seed, sweep)
+            flat = constant_contrast(t.claim, res, seed, sweep) or ""
             if flat == "exceeds":  # a constant has the unbroken slope: the resource outgrows its bound unbroken
                 outcome, why = "missed", (f"x{CONSTANT:g} (a constant) is judged exceeds too: {res} outgrows its bound "
                                           f"unbroken (a failing growth verdict: attnsim growth {t.claim}), so no break "

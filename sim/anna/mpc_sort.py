@@ -26,6 +26,7 @@ from typing import Callable
 
 from attnsim.sim.anna.errors import require
 from attnsim.sim.anna.mpc import MPC, Record
+from attnsim.sim.anna.mpc_lockstep import Local, Part, Round, run
 
 Key = Callable[[Record], tuple]
 _SAMPLE, _SPLIT, _COUNT, _OFFSET = "sample", "split", "count", "offset"
@@ -38,11 +39,18 @@ def sort_memory_needed(P: int, block: int, record_words: int, key_words: int) ->
 
 def sample_sort(mpc: MPC, machines: range, key: Key, block: int, *, record_words: int, key_words: int) -> None:
     """Sort the records on ``machines`` (see the module docstring); six MPC rounds."""
-    P, root = len(machines), machines[0]
+    P = len(machines)
     require(block >= 1, "block", f"must be >= 1, got {block}")
     need = sort_memory_needed(P, block, record_words, key_words)
     require(mpc.s >= need, "s", f"local memory {mpc.s} is too small for a one-level sample sort over "
                                 f"{P} machines of {block} records ({record_words} words each): need >= {need}")
+    run(mpc, sample_sort_part(machines, key, block, label="sort"))
+
+
+def sample_sort_part(machines: range, key: Key, block: int | None, *, label: str) -> Part:
+    """:func:`sample_sort` as a lockstep part (:mod:`attnsim.sim.anna.mpc_lockstep`), memory checked by the caller;
+    ``block=None``: ceil(records / P) a machine, the root's count of the records telling every machine."""
+    P, root = len(machines), machines[0]
     index = {m: j for j, m in enumerate(machines)}
 
     def items(mem: list[Record]) -> list[Record]:
@@ -77,20 +85,24 @@ def sample_sort(mpc: MPC, machines: range, key: Key, block: int, *, record_words
         out = [(m, r) for r in items(mem)]
         if m == root:
             sizes = dict((r[1], r[2]) for r in mem if r[0] == _COUNT)
-            before = 0
+            before, blk = 0, block or max(1, -(-sum(sizes.values()) // P))
             for j in range(P):
-                out.append((machines[j], (_OFFSET, before)))
+                out.append((machines[j], (_OFFSET, before, blk)))
                 before += sizes.get(j, 0)
         return out
 
     def place(m: int, mem: list[Record]):
         if m not in index:
             return [(m, r) for r in mem]
-        start = next(r[1] for r in mem if r[0] == _OFFSET)
+        start, blk = next(r[1:] for r in mem if r[0] == _OFFSET)
         own = sorted(items(mem), key=key)
-        return [(machines[(start + t) // block], r) for t, r in enumerate(own)]
+        return [(machines[(start + t) // blk], r) for t, r in enumerate(own)]
 
-    for step, label in ((samples, "sort.sample"), (splitters, "sort.splitters"), (route, "sort.route"),
-                        (counts, "sort.count"), (offsets, "sort.offsets"), (place, "sort.place")):
-        mpc.round(step, label=label)
-    mpc.local(lambda m, mem: sorted(mem, key=key) if m in index else mem)
+    for step, name in ((samples, "sample"), (splitters, "splitters"), (route, "route"), (counts, "count"),
+                       (offsets, "offsets"), (place, "place")):
+        yield Round(machines, step, _nothing, f"{label}.{name}")
+    yield Local(machines, lambda m, mem: sorted(mem, key=key))
+
+
+def _nothing(m: int, mem: list[Record]) -> list[Record]:
+    return []  # every step of the sample sort sends a machine's records to itself explicitly

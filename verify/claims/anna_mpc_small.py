@@ -1,5 +1,5 @@
-"""Checkers for MPC in small memory: anna.thm_4_2 (= Thm C.3), anna.thm_c_1 (Thm C.1) and its sort, anna.lemma_c_2;
-and the O(d N log N) time of exact-match attention itself (anna.def_ema, App. B).
+"""Checkers for MPC in small memory: anna.thm_4_2 (= Thm C.3) and anna.thm_c_1 (Thm C.1) (Lemma C.2's sort is
+checked in verify/claims/anna_sort.py); and the O(d N log N) time of exact-match attention (anna.def_ema, App. B).
 
 Both run a construction of :mod:`attnsim.sim.anna.mpc_small` on the referee MPC machine and compare
 every layer's output exactly with the reference (Algorithm 1 for ANNA, sorted exact matching for
@@ -21,8 +21,6 @@ from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.anna_stack import clustered_stack, exact_match_stack, run_stack
 from attnsim.sim.anna.attention import ema
 from attnsim.sim.anna.lsh import FAMILIES, draw_tables
-from attnsim.sim.anna.mpc import MPC
-from attnsim.sim.anna.mpc_radix import radix_sort
 from attnsim.sim.anna.mpc_small import anna_stack_mpc
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
@@ -173,47 +171,6 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
                "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "max_words_received": load,
                "work_per_dNlogN": work / (L * d * N * math.log(N)),
                "matches_per_query": float(np.mean([w.counts.mean() for w in want]))},
-    )
-
-
-@checker("anna.lemma_c_2", numerics=EXACT, params=[
-    Param("N", int, 4096, "items (random keys in 0..N^2-1, one word each)", minimum=2),
-    Param("eps", float, 0.25, "eps (items of O(N^eps) words; ours have 3)", minimum=0.01),
-    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
-    Param("s_scale", float, 40.0, "constant in front of N^eps'", minimum=1.0),
-], grid=lambda quick: [{"N": 256, "eps1": 0.5}, {"N": 1024, "eps1": 0.75}] if quick else
-   [{"N": n, "eps1": e} for e in (0.5, 0.75) for n in (256, 1024, 4096, 16384)],
-   growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 1024, 4096, 16384), eps1=0.5))
-def check_lemma_c_2(ctx: CheckContext) -> Measurement:
-    """The multi-level radix sort on the referee MPC machine: sorted output, exact loads, rounds and machines."""
-    N, eps, eps1 = (ctx.params[x] for x in ("N", "eps", "eps1"))
-    if not 0 < eps < eps1 < 1:
-        raise UsageError(f"--eps, --eps1: the lemma needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
-    s = memory_words(ctx)
-    fan, per = math.isqrt(s) // 3, s // 15
-    if fan < 2 or per < 1:
-        raise UsageError(f"--s_scale: s = {s} words is below the sort's minimum of 36")
-    keys = [int(x) for x in np.random.default_rng(ctx.seed).integers(0, N * N, size=N)]
-    P = -(-N // per)
-    ledger = Ledger()
-    mpc = MPC(P, s, ledger=ledger, tag="mpc_sort")
-    mpc.load({m: [("k", keys[i], i) for i in range(m * per, min(N, (m + 1) * per))] for m in range(P)})
-    passes = radix_sort(mpc, range(P), key=lambda r: r[1], key_bound=N * N, base=fan, fan=fan, per_machine=per)
-    got = [r[1] for mem in mpc.memory for r in mem]
-    loads = [len(mem) for mem in mpc.memory]
-    in_order = got == sorted(keys)
-    reasons = [] if in_order else ["the machines' records, read in machine order, are not sorted"]
-    if loads[:-1] != [per] * (P - 1):
-        reasons.append(f"machines do not hold exactly {per} records each after the sort")
-    load = max_load(ledger)
-    if load > s:
-        reasons.append(f"a machine received {load} words > s = {s}")
-    return Measurement(
-        evidence="independent", reference="sorted(keys)",
-        agree=in_order, error_bits=math.inf if in_order else 0.0,
-        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load},
-        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), reasons=reasons,
-        extra={"s": s, "fan": fan, "per_machine": per, "passes": passes, "max_words_received": load},
     )
 
 

@@ -1,4 +1,4 @@
-"""Broken twins of anna.thm_4_2, anna.thm_c_1, anna.lemma_c_2 and anna.def_ema (checkers in
+"""Broken twins of anna.thm_4_2, anna.thm_c_1 and anna.def_ema (checkers in
 verify/claims/anna_mpc_small.py)."""
 
 from __future__ import annotations
@@ -88,29 +88,6 @@ def _left_part_doubled() -> Iterator[None]:
         yield
 
 
-@twin("anna.lemma_c_2", "left_counts_dropped", "each machine ranks its records as if no machine lay to its left, "
-      "so every record is routed to the first machines: the referee's memory limit s must refuse the round",
-      params={"N": 1024}, kind="referee")
-@contextmanager
-def _left_counts_dropped() -> Iterator[None]:
-    real = mpc_radix.tree_scan
-
-    def scan(mpc, leaves, fan, monoid, summary, apply, *, label):
-        return real(mpc, leaves, fan, monoid, summary,
-                    lambda m, mem, pre, suf: apply(m, mem, monoid.identity, suf), label=label)
-
-    with mock.patch.object(mpc_radix, "tree_scan", scan):
-        yield
-
-
-@twin("anna.lemma_c_2", "digit_pass_short", "the radix sort makes one pass fewer than the key has digits",
-      params={"N": 1024}, kind="construction")
-@contextmanager
-def _sort_pass_short() -> Iterator[None]:
-    with mock.patch.object(mpc_radix, "radix_passes", lambda bound, base: max(1, levels(bound, base) - 1)):
-        yield
-
-
 @contextmanager
 def radix_ranks_reversed() -> Iterator[None]:
     """The radix sort's scans rank a machine's records of equal key in reverse: the sort is no longer stable."""
@@ -123,25 +100,6 @@ def radix_ranks_reversed() -> Iterator[None]:
     with mock.patch.object(mpc_radix, "tree_scan", scan):
         yield
 
-
-twin("anna.lemma_c_2", "unstable_pass", "each pass ranks a machine's records of equal digit in reverse order, "
-     "so a pass undoes the order the passes before it made", params={"N": 1024}, kind="construction")(
-    radix_ranks_reversed)
-
-
-@twin("anna.lemma_c_2", "ledger_drops_routing", "the ledger loses every routing round of the sort", params={"N": 1024},
-      kind="ledger")
-@contextmanager
-def _ledger_drops_routing() -> Iterator[None]:
-    real = Ledger.record
-
-    def record(self, kind, tag, *args, **kw):
-        if kind == "mpc_round" and tag.endswith("sort.route"):
-            return None
-        return real(self, kind, tag, *args, **kw)
-
-    with mock.patch.object(Ledger, "record", record):
-        yield
 
 
 # ---------------------------------------------------------------- exact-match attention (App. B)

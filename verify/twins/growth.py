@@ -39,9 +39,11 @@ def _measure(fn: Callable[[CheckContext], Measurement], ctx: CheckContext) -> Me
 
 
 @contextmanager
-def inflated(claim_id: str, resource: str, factor: Callable[[float], float]) -> Iterator[None]:
+def inflated(claim_id: str, resource: str, factor: Callable[[float], float], var: str | None = None) -> Iterator[None]:
     """While active, ``claim_id``'s checker reports ``resource`` as ``measured * factor(size)``, the size being the
-    claim's limit variable of that record (:func:`attnsim.verify.check.record_size`)."""
+    claim's limit variable of that record (:func:`attnsim.verify.check.record_size`), or the value of ``var`` (a
+    parameter sweep's variable) at its parameters."""
+    from attnsim.theory.formulas import as_number, evaluate
     from attnsim.verify import check
 
     claim = get_claim(claim_id)
@@ -50,7 +52,9 @@ def inflated(claim_id: str, resource: str, factor: Callable[[float], float]) -> 
     def broken(ctx: CheckContext) -> Measurement:
         m = _measure(chk.fn, ctx)
         measured = m.counts.get(resource)
-        size = check.record_size(claim, check._formula_values(ctx.params, m.derived))
+        values = check._formula_values(ctx.params, m.derived)
+        size = (check.record_size(claim, values) if var is None
+                else as_number(evaluate(var, claim.definitions, values)))
         if measured is None or size is None:
             return m
         m.counts[resource] = float(measured) * factor(float(size))
@@ -66,20 +70,26 @@ CONSTANT = 7.0
 """The contrast's constant factor: a big-O bound whose constant the paper does not state must not fail on it."""
 
 
-def constant_contrast(claim_id: str, resource: str, seed: int = 0) -> str | None:
-    """The growth verdict of ``resource`` reported as measured x :data:`CONSTANT`; None where the paper states the
-    bound's constant (a constant factor may then rightly fail it)."""
+def constant_contrast(claim_id: str, resource: str, seed: int = 0, sweep: str | None = None) -> str | None:
+    """The growth verdict of ``resource`` reported as measured x :data:`CONSTANT` (over the parameter sweep
+    ``sweep`` when given); None where the paper states the bound's constant (a constant factor may then rightly
+    fail it)."""
     if get_claim(claim_id).resources[resource].stated_by:
         return None
     from attnsim.verify.growth import judge_broken
 
     return judge_broken(claim_id, resource, lambda: inflated(claim_id, resource, lambda n: CONSTANT),
-                        seed).verdict
+                        seed, sweep).verdict
 
 
 def resource_of(name: str) -> str:
-    """The resource a growth twin's name inflates."""
-    return name[len(PREFIX):]
+    """The resource a growth twin's name inflates (``growth:rounds``; in a parameter sweep ``growth:rounds@gap``)."""
+    return name[len(PREFIX):].split("@")[0]
+
+
+def sweep_of(name: str) -> str | None:
+    """The parameter sweep a growth twin is judged over (None: the claim's growth sweep in its limit variable)."""
+    return name.split("@")[1] if "@" in name else None
 
 
 def _register() -> None:
@@ -91,6 +101,12 @@ def _register() -> None:
             what = (f"{name} reported as measured x sqrt(n), n = {claim.limit}: it outgrows what the scheme "
                     f"spends by a growing factor (bound O({res.bound}))")
             twin(claim_id, PREFIX + name, what, kind="growth")(lambda c=claim_id, r=name: inflated(c, r, math.sqrt))
+        for sweep, ps in all_checkers()[claim_id].param_sweeps:
+            for name in ps.resources:
+                what = (f"{name} reported as measured x {ps.var} over the {sweep} sweep: it grows one power of "
+                        f"{ps.var} faster than the scheme spends (bound O({claim.resources[name].bound}))")
+                twin(claim_id, f"{PREFIX}{name}@{sweep}", what, kind="growth")(
+                    lambda c=claim_id, r=name, v=ps.var: inflated(c, r, lambda x: x, v))
 
 
 _register()

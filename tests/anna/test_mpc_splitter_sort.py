@@ -1,0 +1,57 @@
+"""Lemma C.2's splitter-tree sort (sim/anna/mpc_splitter_sort.py), its multicast trees and the growth judged in a
+parameter other than N (verify/growth.py's parameter sweeps)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from attnsim.sim.anna.mpc import MPC
+from attnsim.sim.anna.mpc_lockstep import run
+from attnsim.sim.anna.mpc_multicast import heap_depth, multicast, sum_up
+from attnsim.sim.anna.mpc_splitter_sort import SortShape, sort_rounds, splitter_sort
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.growth import judge
+
+
+@pytest.mark.parametrize("N, s, per, seed", [(600, 400, 6, 0), (600, 400, 6, 1), (300, 2000, 50, 2)])
+def test_sorts_random_keys_in_the_plans_rounds(N, s, per, seed):
+    rng = random.Random(seed)
+    keys = [rng.randrange(N * N) for _ in range(N)]
+    P = -(-N // per)
+    ledger = Ledger()
+    mpc = MPC(P, s, ledger=ledger)
+    mpc.load({m: [(keys[i], i, 0) for i in range(m * per, min(N, (m + 1) * per))] for m in range(P)})
+    splitter_sort(mpc, range(P), key=lambda r: r[:2], key_words=2, record_words=3, seed=seed)
+    assert [r[0] for mem in mpc.memory for r in mem] == sorted(keys)
+    assert ledger.rounds("mpc_round") == sort_rounds(SortShape(s, 2, 3), P, N)
+
+
+def test_multicast_reaches_every_member_and_sums_come_back():
+    ledger = Ledger()
+    mpc = MPC(10, 50, ledger=ledger)
+    mpc.load({0: [("x", 0, 7)], 5: [("x", 1, 9)]})
+    groups = {("x", 0): list(range(0, 5)), ("x", 1): list(range(5, 10))}
+    run(mpc, multicast(range(10), groups, 2, label="t"))
+    assert all(mpc.memory[m] == [("x", m // 5, 7 if m < 5 else 9)] for m in range(10))
+    assert ledger.rounds("mpc_round") == heap_depth(5, 2) == 2
+    mpc.local(lambda m, mem: [("y", m // 5, m, 1)])
+    run(mpc, sum_up(range(10), {("y", 0): list(range(5)), ("y", 1): list(range(5, 10))}, 2, label="t"))
+    assert mpc.memory[0] == [("y", 0, 10, 5)] and mpc.memory[5] == [("y", 1, 35, 5)]
+
+
+def _record(gap: float, rounds: float) -> dict:
+    return {"claim": "anna.lemma_c_2", "params": {"N": 4096, "eps": 0.0625, "eps1": 0.0625 + gap, "s_scale": 128.0},
+            "size": {"var": "N", "value": 4096.0},
+            "bounds": {"rounds": {"measured": rounds, "value": 1 / gap}}, "predicted": {}}
+
+
+def test_a_parameter_sweep_judges_growth_in_its_variable():
+    gaps = (1 / 4, 3 / 16, 1 / 8, 3 / 32, 1 / 16)
+    fine = judge("anna.lemma_c_2", "rounds", [_record(g, 3 / g) for g in gaps], "1/(eps1 - eps)")
+    squared = judge("anna.lemma_c_2", "rounds", [_record(g, 3 / g**2) for g in gaps], "1/(eps1 - eps)")
+    assert fine.size_var == "1/(eps1 - eps)" and fine.sizes == (4.0, 5.333333333333333, 8.0, 10.666666666666666, 16.0)
+    assert fine.verdict == "within" and squared.verdict == "exceeds"
+    assert judge("anna.lemma_c_2", "rounds", [_record(g, 3 / g) for g in gaps[:3]], "1/(eps1 - eps)").verdict == \
+        "unmeasured growth"

@@ -1,0 +1,78 @@
+"""Broken twins of anna.lemma_c_2 (checker in verify/claims/anna_sort.py; the sort in sim/anna/mpc_splitter_sort.py).
+
+The growth twin in eps' - eps (rounds x 1/(eps'-eps) over the gap sweep: rounds growing like 1/(eps'-eps)^2) is
+registered with every parameter sweep in verify/twins/growth.py.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from contextlib import contextmanager
+from typing import Iterator
+from unittest import mock
+
+from attnsim.sim.anna import mpc_sort, mpc_splitter_sort
+from attnsim.sim.anna.mpc import MPC
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.twins import twin
+
+_CASE = {"N": 4096, "eps": 0.0625, "eps1": 0.1875}  # s = 1024 words: two levels and one-machine buckets
+
+
+@twin("anna.lemma_c_2", "walk_one_child_right", "a record below a node's first splitter descends to the child "
+      "right of its own", params=_CASE, kind="construction")
+@contextmanager
+def _walk_one_child_right() -> Iterator[None]:
+    def shifted(cut, x, *args, **kw):
+        c = bisect_right(cut, x, *args, **kw)
+        return 1 if c == 0 and cut else c
+
+    with mock.patch.object(mpc_splitter_sort, "bisect_right", shifted):
+        yield
+
+
+@twin("anna.lemma_c_2", "small_range_routed_right", "where a range is small enough for the one-level sample sort, "
+      "records of odd key below its first splitter are routed to the second machine", params=_CASE,
+      kind="construction")
+@contextmanager
+def _small_range_routed_right() -> Iterator[None]:
+    def shifted(cut, x, *args, **kw):
+        c = bisect_right(cut, x, *args, **kw)
+        return 1 if c == 0 and cut and x[0] % 2 else c
+
+    with mock.patch.object(mpc_sort, "bisect_right", shifted):
+        yield
+
+
+@twin("anna.lemma_c_2", "ledger_drops_walk", "the ledger loses every walk round of the sort", params=_CASE,
+      kind="ledger")
+@contextmanager
+def _ledger_drops_walk() -> Iterator[None]:
+    real = Ledger.record
+
+    def record(self, kind, tag, *args, **kw):
+        if kind == "mpc_round" and tag.endswith(".walk"):
+            return None
+        return real(self, kind, tag, *args, **kw)
+
+    with mock.patch.object(Ledger, "record", record):
+        yield
+
+
+@twin("anna.lemma_c_2", "memory_limit_lifted", "the referee allows 4 s words a machine and the sort plans for them "
+      "(4 times the room for samples, splitter paths and records)", params=_CASE, kind="oracle-limit")
+@contextmanager
+def _memory_limit_lifted() -> Iterator[None]:
+    from attnsim.verify.claims import anna_sort
+
+    def roomy(P: int, s: int, **kw) -> MPC:
+        return MPC(P, 4 * s, **kw)
+
+    real_value = anna_sort._value
+
+    def packed(ctx, name):  # four times the records a machine at the start
+        return 4 * real_value(ctx, "b") if name == "b" else (
+            -(-ctx.params["N"] // (4 * real_value(ctx, "b"))) if name == "P" else real_value(ctx, name))
+
+    with mock.patch.object(anna_sort, "MPC", roomy), mock.patch.object(anna_sort, "_value", packed):
+        yield

@@ -47,6 +47,7 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from attnsim.paper_refs import get as get_claim
+from attnsim.theory.formulas import FormulaError, as_number, evaluate
 from attnsim.verify.growth_rules import (  # noqa: F401 - the growth API, re-exported
     EVIDENCE,
     FLOAT_NOISE,
@@ -63,7 +64,6 @@ from attnsim.verify.growth_rules import (  # noqa: F401 - the growth API, re-exp
     size_rule,
     stated,
 )
-from attnsim.theory.formulas import FormulaError, as_number, evaluate
 from attnsim.verify.registry import ParamSweep, UsageError, all_checkers
 from attnsim.verify.sweep import Point
 

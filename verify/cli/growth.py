@@ -60,9 +60,10 @@ def register(app: typer.Typer) -> None:
         """Judge each bounded resource of CLAIM (or of every claim of a paper) over its growth sweep by the
         strongest evidence: the exact count (== at every size), else the proof's upper formula (<=), else the
         paper's constant, else the growth test (log-log slope of measured / bound over >= 4 sizes spanning >= 8x,
-        persisting over the larger half); exit 0 iff every resource is within its bound."""
+        persisting over the larger half); each sweep in another parameter the claim declares (eps' - eps at fixed
+        N: >= 4 values spanning >= 4x) is judged in its own variable; exit 0 iff every resource is within its bound."""
         from attnsim.verify.cli.check import find_checker
-        from attnsim.verify.growth import has_growth_grid, run_growth, verdict_counts
+        from attnsim.verify.growth import has_growth_grid, run_growth, run_param_growth, verdict_counts
         from attnsim.verify.registry import UsageError
         from attnsim.verify.teeth import select_claims
 
@@ -76,11 +77,16 @@ def register(app: typer.Typer) -> None:
         docs, all_results = [], []
         for one in claims:
             records, results = run_growth(one, quick, seed, console=Console(stderr=True))
+            swept = run_param_growth(one, quick, seed, console=Console(stderr=True))
+            results += [g for _, _, gs in swept for g in gs]
             all_results += results
             docs.append({"claim": one, "quick": quick, "grid": "growth" if has_growth_grid(one) else "default",
                          "counts": verdict_counts(results), "resources": [g.as_dict() for g in results],
                          "records": [{k: r.get(k) for k in ("params", "size", "bounds", "verdict", "reasons")}
-                                     for r in records]})
+                                     for r in records],
+                         "param_sweeps": [{"sweep": name, "variable": gs[0].size_var if gs else None,
+                                           "records": [{k: r.get(k) for k in ("params", "bounds", "verdict")}
+                                                       for r in recs]} for name, recs, gs in swept]})
         doc = docs[0] if len(docs) == 1 else {"paper": claim, "quick": quick, "claims": docs}
         if json_out == "-" or fmt == "json":
             print(json.dumps(doc, indent=2, default=str))

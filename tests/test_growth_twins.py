@@ -20,7 +20,9 @@ CLAIM = "two_heads.lemma_3_3"
 def test_every_bounded_resource_of_every_checker_has_a_growth_twin():
     have = {(t.claim, t.name) for t in all_twins() if t.kind == "growth"}
     want = {(c, PREFIX + r) for c in all_checkers() for r in bounded_resources(c)}
-    assert want and want == have
+    swept = {(c, f"{PREFIX}{r}@{name}") for c, chk in all_checkers().items() for name, ps in chk.param_sweeps
+             for r in ps.resources}  # and one per resource of each sweep in another parameter (eps' - eps)
+    assert want and swept and want | swept == have
 
 
 def test_a_growth_twin_is_caught_by_the_deciding_evidence():
@@ -35,7 +37,7 @@ def test_a_constant_factor_does_not_fail_a_big_o_bound_by_growth(monkeypatch):
 
     flat = [{"claim": "anna.def_ema", "verdict": "pass", "size": {"value": n}, "bounds": {"time": {
         "measured": 7.0 * n, "value": float(n)}}} for n in (16, 32, 64, 128)]
-    monkeypatch.setattr(growth, "judge_broken", lambda c, r, b, s=0: growth.judge(c, r, flat))
+    monkeypatch.setattr(growth, "judge_broken", lambda c, r, b, s=0, sweep=None: growth.judge(c, r, flat))
     outcome, reason = judge_twin("anna.def_ema", "time", lambda: None)
     assert outcome == "missed" and reason.startswith("growth test: within"), reason
 
@@ -61,7 +63,7 @@ def test_a_resource_measured_zero_everywhere_is_reported_not_caught_saying_why(m
 
     zero = [{"claim": CLAIM, "verdict": "pass", "size": {"value": n}, "bounds": {"calls": {"measured": 0, "value": n}}}
             for n in (4, 8, 16, 32)]
-    monkeypatch.setattr(growth, "judge_broken", lambda c, r, b, s=0: growth.judge(c, r, zero))
+    monkeypatch.setattr(growth, "judge_broken", lambda c, r, b, s=0, sweep=None: growth.judge(c, r, zero))
     outcome, reason = judge_twin(CLAIM, "calls", lambda: None)
     assert outcome == "missed" and "measured 0 at every size" in reason
 

@@ -32,7 +32,9 @@ Slopes within :data:`FLOAT_NOISE` of 0 are rounding, not growth.
 A bound that depends on another parameter (rounds O(1/(eps'-eps)), layers O(log k)) is judged in it as well: a
 checker's ``param_sweeps`` (:class:`attnsim.verify.registry.ParamSweep`) fix N and vary the parameter, and the same
 rules run with the size of each point the sweep's variable (``1/(eps1 - eps)``) instead of the limit variable
-(:func:`run_param_growth`); the growth test there needs :data:`MIN_SIZES` values spanning :data:`MIN_PARAM_SPAN` x.
+(:func:`run_param_growth`); the growth test there needs :data:`MIN_SIZES` values spanning :data:`MIN_PARAM_SPAN` x,
+and its slope interval over the whole sweep decides (the larger-half rule tells curvature from growth as N grows
+without end; a sweep at fixed N has no such limit, and a cost that levels off there is the constant's doing).
 
 A failure probability (``eta`` of anna.alg_1 / anna.alg_2) is measured by its checker as the one-sided 95%
 Clopper-Pearson upper bound over the record's runs, never the empirical rate: a feasible sweep sees no failure, and
@@ -147,11 +149,12 @@ def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]], var: 
     res = claim.resources[resource]
     good, failing, refused = split_points(claim.limit, records)
     pts, missing = _points(resource, good, var)
+    span = MIN_SPAN if var is None else MIN_PARAM_SPAN
     sizes = tuple(p[0] for p in pts)
     base = dict(claim=claim_id, resource=resource, bound=res.bound or "", size_var=var or claim.limit, sizes=sizes,
                 measured=tuple(p[1] for p in pts), bound_values=tuple(p[2] for p in pts),
                 guard=guard_summary(claim_id, resource, records), evidence=evidence_of(claim_id, resource),
-                failing=tuple(failing), refused=tuple(refused), **shown_slopes(pts))
+                failing=tuple(failing), refused=tuple(refused), **shown_slopes(pts, span))
     note = f"; {missing} record(s) without a measurement or size" if missing else ""
     evidence = base["evidence"]
     if evidence == "exact count":
@@ -161,7 +164,7 @@ def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]], var: 
     elif evidence == "paper's constant":
         g = stated(base, res.constant or 0.0, res.stated_by or "", good, note)
     else:
-        g = growth_test(base, pts, note, MIN_SPAN if var is None else MIN_PARAM_SPAN)
+        g = growth_test(base, pts, note, span, persist=var is None)
     if failing or refused:
         left = f"{len(failing)} failing and {len(refused)} refused point(s), never measured: " + " | ".join(
             failing + refused)

@@ -94,12 +94,12 @@ def size_rule(sizes: Sequence[float], span: float = MIN_SPAN) -> str | None:
     return None
 
 
-def shown_slopes(pts: Sequence[tuple[float, ...]]) -> dict[str, Any]:
+def shown_slopes(pts: Sequence[tuple[float, ...]], span: float = MIN_SPAN) -> dict[str, Any]:
     """measured / bound's slope over every positive point and over the larger half of the sizes (the growth test's
     fits; shown beside every other evidence), and measured / exact count's where every exact count is positive."""
     fit = [p for p in pts if p[1] > 0]
     out: dict[str, Any] = dict(slope=None, low=None, high=None, top_slope=None, top_low=None, top_high=None)
-    if size_rule([p[0] for p in fit]) is not None:
+    if size_rule([p[0] for p in fit], span) is not None:
         return out
     out["slope"], out["low"], out["high"] = _slope([p[0] for p in fit], [p[1] / p[2] for p in fit])
     top = larger_half(fit)
@@ -158,10 +158,11 @@ def by_formula(base: dict[str, Any], pts: Sequence[tuple[float, ...]], col: int,
 
 
 def growth_test(base: dict[str, Any], pts: Sequence[tuple[float, ...]], note: str,
-                span: float = MIN_SPAN) -> ResourceGrowth:
+                span: float = MIN_SPAN, persist: bool = True) -> ResourceGrowth:
     """The growth test, for a resource with no exact count, upper formula or stated constant: ``exceeds`` only when
     measured / bound's slope interval lies above 0 over the sweep and the growth persists over its larger half
-    (``span``: the sizes' span the sweep needs)."""
+    (``span``: the sizes' span the sweep needs; ``persist=False``, for a sweep in a parameter at fixed N: the
+    interval over the whole sweep decides, since at a fixed N no resource can keep growing toward a limit)."""
     sizes = base["sizes"]
     if pts and all(p[1] == 0 for p in pts) and size_rule(sizes, span) is None:
         return ResourceGrowth(**{**base, "slope": 0.0, "low": 0.0, "high": 0.0}, verdict="within",
@@ -175,11 +176,12 @@ def growth_test(base: dict[str, Any], pts: Sequence[tuple[float, ...]], note: st
     slope, low, high, top = base["slope"], base["low"], base["high"], base["top_slope"]
     top_low = base["top_low"]
     rising = not math.isnan(low) and low > FLOAT_NOISE
-    persists = top > FLOAT_NOISE and top >= UPPER_SHARE * slope and (math.isnan(top_low) or top_low > FLOAT_NOISE)
+    persists = not persist or (top > FLOAT_NOISE and top >= UPPER_SHARE * slope
+                               and (math.isnan(top_low) or top_low > FLOAT_NOISE))
     half = larger_half(fit)
     why = (f"slope {slope:.3g}, {LEVEL:.0%} interval [{low:.3g}, {high:.3g}] "
            + ("lies above 0" if rising else "reaches 0 or below") + f" over {len(fit)} points")
-    if rising:
+    if rising and persist:
         why += (f"; over the larger half ({base['size_var']} = {half[0][0]:g} ... {half[-1][0]:g}) slope {top:.3g}"
                 + ("" if math.isnan(top_low) else f", interval [{top_low:.3g}, {base['top_high']:.3g}]")
                 + (": the growth persists" if persists else

@@ -139,13 +139,15 @@ def sort_rounds(shape: SortShape, K: int, expect: int) -> int:
 
 
 def splitter_sort(mpc: MPC, machines: range, key: Key, *, key_words: int, record_words: int, seed: int,
-                  oversample: int = 16, label: str = "sort") -> None:
-    """Sort the records on ``machines`` by ``key`` (distinct keys); afterwards machine order is key order."""
+                  oversample: int = 16, label: str = "sort") -> int:
+    """Sort the records on ``machines`` by ``key`` (distinct keys); afterwards machine order is key order.
+    Returns the rounds its plan takes (:func:`sort_rounds`), which the ledger must show."""
     require(len(machines) >= 1, "machines", "need at least one machine")
     require(oversample >= 1, "oversample", f"must be >= 1, got {oversample}")
     shape = SortShape(mpc.s, key_words, record_words, oversample)
     expect = sum(1 for m in machines for rec in mpc.memory[m] if is_item(rec))
     run(mpc, _level(shape, key, machines.start, machines.stop, max(1, expect), seed, 0, label))
+    return sort_rounds(shape, len(machines), max(1, expect))
 
 
 def _level(shape: SortShape, key: Key, lo: int, hi: int, expect: int, seed: int, depth: int, label: str) -> Part:

@@ -43,7 +43,7 @@ def test_multicast_reaches_every_member_and_sums_come_back():
 
 def _record(gap: float, rounds: float) -> dict:
     return {"claim": "anna.lemma_c_2", "params": {"N": 4096, "eps": 0.0625, "eps1": 0.0625 + gap, "s_scale": 128.0},
-            "size": {"var": "N", "value": 4096.0},
+            "size": {"var": "N", "value": 4096.0}, "verdict": "pass",
             "bounds": {"rounds": {"measured": rounds, "value": 1 / gap}}, "predicted": {}}
 
 

@@ -6,8 +6,8 @@ docs/anna_lemma_c_2.md) on the referee MPC machine. Keys are drawn from 0..N^2-1
 max(2, ceil(N^eps)) words, so the items have the size the lemma speaks of. The output, read in machine order, is
 compared with Python's ``sorted`` of the drawn keys (no code shared with the construction). Rounds, machines and
 the largest load are read off the ledger; the bounds live in paper_refs/anna.toml. The sort's rounds do not depend
-on its random draws: its plan (:func:`~attnsim.sim.anna.mpc_splitter_sort.sort_rounds`) predicts them, and a run
-whose ledger disagrees fails.
+on its random draws: the sort returns its plan's count (:func:`~attnsim.sim.anna.mpc_splitter_sort.sort_rounds`), a
+self-consistency check beside the ledger's, and a run whose ledger disagrees fails.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.mpc import MPC, MPCLimitError
-from attnsim.sim.anna.mpc_splitter_sort import SortShape, sort_rounds, splitter_sort
+from attnsim.sim.anna.mpc_splitter_sort import splitter_sort
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
@@ -64,9 +64,10 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     mpc = MPC(P, s, ledger=ledger, tag="mpc_sort")
     mpc.load({m: [(keys[i], i, *pad) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)})
     reasons: list[str] = []
+    plan = 0
     try:
-        splitter_sort(mpc, range(P), key=lambda r: (r[0], r[1]), key_words=KEY_WORDS, record_words=w,
-                      seed=ctx.seed)
+        plan = splitter_sort(mpc, range(P), key=lambda r: (r[0], r[1]), key_words=KEY_WORDS, record_words=w,
+                             seed=ctx.seed)
     except MPCLimitError as exc:
         reasons.append(f"the referee refused a round of this draw: {exc}")
     got = [r[0] for mem in mpc.memory for r in mem]
@@ -74,7 +75,6 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     if not reasons and not in_order:
         reasons.append("the machines' records, read in machine order, are not the sorted keys")
     rounds = ledger.rounds("mpc_round")
-    plan = sort_rounds(SortShape(s, KEY_WORDS, w), P, N)
     if not reasons and rounds != plan:
         reasons.append(f"the ledger counts {rounds} rounds, the sort's plan {plan}")
     load = max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)

@@ -128,6 +128,7 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "tint.def_2_7": ({}, "construction", ("attnsim.sim.tint.rows:first_order_gradient",)),
     **{c: ({"approximations": False} if c == "tint.sgd_step" else {}, "reference", _TORCH)
        for c in ("tint.sgd_step", "tint.attn_backward", "tint.dynamic_eval")},
+    "tint.thm_1_1": ({"case": "tiny-relu"}, "reference", _TORCH),
     **{c: ({"halvings": 2}, "reference", _TORCH) for c in ("tint.ln_backward", "tint.act_backward")},
     **{c: ({}, "reference", _TORCH) for c in ("tint.ln_forward", "tint.attn_forward", "tint.def_2_8")},
 }

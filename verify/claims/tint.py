@@ -204,6 +204,11 @@ def network_record(r: ex.StepRun, n_tokens: int) -> dict[str, Any]:
             "params": r.size.summary()}
 
 
+# error bits against torch as the width grows (float64; the report's "error bits vs D" table)
+WIDE_POINTS = [{"case": name, "numerics": "float64", "approximations": False}
+               for name in ("tiny-relu", "d12-S3", "gpt2-d64", "opt-d64", "gpt2-d96", "gpt2-d128")]
+
+
 @checker("tint.sgd_step",
          params=[Param("case", str, "tiny-relu", "named case", choices=CASE_NAMES),
                  Param("fd_scale", int, 1000, "N: finite-difference step 1/N", minimum=1),
@@ -212,7 +217,7 @@ def network_record(r: ex.StepRun, n_tokens: int) -> dict[str, Any]:
                  CONVENTION,
                  Param("approximations", bool, True, "also measure each approximation alone (float64)")],
          grid=lambda quick: [{"case": "tiny-relu"}] + ([] if quick else [{"case": "tiny-top1-2steps"},
-                                                                         {"case": "tiny-gelu"}]),
+                                                                         {"case": "tiny-gelu"}] + WIDE_POINTS),
          numerics=ALL)
 def check_sgd_step(ctx: CheckContext) -> Measurement:
     """One forward of the built network: its updated weights and final logits against an independent reference

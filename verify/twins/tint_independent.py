@@ -16,7 +16,7 @@ from unittest import mock
 import numpy as np
 
 from attnsim.verify.twins import twin
-from attnsim.verify.twins._kit import wrapped
+from attnsim.verify.twins._kit import formula_shifted, wrapped
 
 _F64 = {"approximations": False}
 _TORCH = "attnsim.verify.tint_torch"
@@ -93,4 +93,22 @@ def _tape_eps() -> Iterator[None]:
         original(self, ar, heads, act_name, eps / 2)
 
     with mock.patch(f"{_TAPE}._Model.__init__", init):
+        yield
+
+
+@twin("tint.thm_1_1", "step_doubled", "TinT's inner learning rate is twice the reference's", numerics="float64",
+      kind="construction")
+@contextmanager
+def _thm11_step() -> Iterator[None]:
+    from attnsim.verify.twins.tint import _lr_scaled
+
+    with wrapped("attnsim.sim.tint.experiments.build_tint", args=_lr_scaled(2)):
+        yield
+
+
+@twin("tint.thm_1_1", "width_plus_one", "the width formula read as (S + 1) D_aux + 1", numerics="float64",
+      kind="formula")
+@contextmanager
+def _thm11_width() -> Iterator[None]:
+    with formula_shifted("tint.thm_1_1", "width"):
         yield

@@ -28,6 +28,15 @@ def tint_report(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> str
                  "| case | approximation | max abs error | relative to the SGD update | worst parameter group |\n"
                  "|---|---|---|---|---|\n"
                  + "\n".join(rows) + "\n")
+    wide = sorted(((r["extra"]["D"], r["params"]["case"], r["error_bits"], r["extra"].get("step_bits"),
+                    r["evidence"]) for r in records if r["claim"] == "tint.sgd_step" and r["numerics"] == "float64"
+                   and "D" in r.get("extra", {})), key=lambda t: (t[0], t[1]))
+    if wide:
+        text += ("\n### TinT's SGD step against its reference as the width grows (float64)\n\n"
+                 "| D | case | error bits (weights and logits) | bits of the update itself | evidence |\n"
+                 "|---|---|---|---|---|\n"
+                 + "\n".join(f"| {d} | {c} | {b:.1f} | {'-' if s is None else f'{s:.1f}'} | {e} |"
+                             for d, c, b, s, e in wide) + "\n")
     slopes = [f"| {r['claim']} | {r['params'].get('case', '')} | {r['extra']['slope']:.3f} |"
               for r in records if "slope" in r.get("extra", {})]
     if slopes:

@@ -77,9 +77,10 @@ def _twin_rows(claims: list[str], rlimit: int, fmt: str, json_path: Optional[str
     if fmt == "json" or json_path == "-":
         write_json(record, "-")
     else:
-        header = ("claim", "twin", "caught", "obligation", "counterexample")
-        body = [(r.claim, r.name, "caught" if r.caught else "NOT CAUGHT", r.row.obligation if r.row else "-",
-                 _cex(r.row) if r.row else "no counterexample") for r in results]
+        header = ("claim", "twin", "caught", "counterexamples (replays failing)", "first obligation", "counterexample")
+        body = [(r.claim, r.name, "caught" if r.caught else "NOT CAUGHT",
+                 f"{len(r.rows)} ({sum(x.replay is not None and x.replay['verdict'] == 'fail' for x in r.rows)})",
+                 r.row.obligation if r.row else "-", _cex(r.row) if r.row else "no counterexample") for r in results]
         print(render_rows(header, body, "md" if fmt == "md" else fmt))
         write_json(record, json_path)
     return 0 if ok else 1

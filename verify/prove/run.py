@@ -8,7 +8,7 @@ check is run at once at those sizes and must fail) or ``unknown`` (a failing row
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 from attnsim.sim.errors import AttnsimError
@@ -233,7 +233,7 @@ def all_proved(rows: Sequence[Row]) -> bool:
 
 @dataclass
 class TwinProof:
-    """What the prover said of a plan twin: its first counterexample and that counterexample's replay."""
+    """What the prover said of a plan twin: every counterexample it found, each replayed."""
 
     claim: str
     name: str
@@ -241,27 +241,29 @@ class TwinProof:
     caught: bool
     seconds: float
     row: Row | None
+    rows: list[Row] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form."""
         return {"claim": self.claim, "name": self.name, "what": self.what, "caught": self.caught,
-                "seconds": self.seconds, "row": self.row.as_dict() if self.row else None}
+                "seconds": self.seconds, "row": self.row.as_dict() if self.row else None,
+                "counterexamples": [r.as_dict() for r in self.rows]}
 
 
 def run_plan_twin(t: Any, rlimit: int = RLIMIT) -> TwinProof:
-    """Prove ``t.claim`` with the twin's break applied: caught iff an obligation has a counterexample
-    whose replay (under the same break) fails the ordinary check."""
+    """Prove ``t.claim`` with the twin's break applied: caught iff some obligation has a counterexample and
+    the replay of every counterexample (under the same break) fails the ordinary check."""
     start = time.perf_counter()
-    found = None
+    found: list[Row] = []
     with t.breaks():
         for ob in obligations(t.claim):
             row = run_obligation(ob, rlimit, replay_failures=False)
             if row.status == "counterexample":
                 row.replay = replay(_with(ob, t.params), row.counterexample or {})
-                found = row
-                break
-    caught = found is not None and found.replay is not None and found.replay["verdict"] == "fail"
-    return TwinProof(t.claim, t.name, t.what, caught, round(time.perf_counter() - start, 2), found)
+                found.append(row)
+    caught = bool(found) and all(r.replay is not None and r.replay["verdict"] == "fail" for r in found)
+    return TwinProof(t.claim, t.name, t.what, caught, round(time.perf_counter() - start, 2),
+                     found[0] if found else None, found)
 
 
 def _with(ob: Obligation, params: dict[str, Any]) -> Obligation:

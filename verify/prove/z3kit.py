@@ -119,11 +119,43 @@ def prove(hyps: list[Any], goal: Any, names: Mapping[str, Any], rlimit: int,
     if result != z3.sat:
         return Outcome("unknown", time.perf_counter() - start)
     model = _values(s.model(), names)
-    if small:
-        s.add(*[names[k] <= v for k, v in small.items() if k in names])
+    bounds = [names[k] <= v for k, v in (small or {}).items() if k in names]
+    for extra in ([*nondegenerate(names), *bounds], bounds):
+        s.push()
+        s.add(*extra)
         if s.check() == z3.sat:
             model = _values(s.model(), names)
+            if "N" in names:
+                model = _least_N(s, names, model)
+            s.pop()
+            break
+        s.pop()
     return Outcome("counterexample", time.perf_counter() - start, model)
+
+
+def nondegenerate(names: Mapping[str, Any]) -> list[Any]:
+    """Sizes at which a plan's bug can show: at least three blocks (N ≥ 2M + 1) of at least three tokens,
+    or three blocks of a count (n ≥ 3). A counterexample is sought here first, then anywhere."""
+    out = []
+    if "N" in names and "M" in names:
+        out += [names["N"] >= 2 * names["M"] + 1, names["M"] >= 3]
+    if "n" in names:
+        out.append(names["n"] >= 3)
+    return out
+
+
+def _least_N(s: z3.Solver, names: Mapping[str, Any], model: dict[str, int], steps: int = 12) -> dict[str, int]:
+    """The counterexample with the least N the solver finds in a few steps under the current constraints."""
+    for _ in range(steps):
+        s.push()
+        s.add(names["N"] < model["N"])
+        found = s.check() == z3.sat
+        if found:
+            model = _values(s.model(), names)
+        s.pop()
+        if not found:
+            break
+    return model
 
 
 def _values(model: z3.ModelRef, names: Mapping[str, Any]) -> dict[str, int]:

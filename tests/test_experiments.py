@@ -155,3 +155,12 @@ def test_report_sections_say_when_they_ran_the_tiny_budget(monkeypatch, tmp_path
         assert "**Tiny budget**" in md and f"](plots/{figure})" in md and "| paper's statement |" in md
         assert (tmp_path / "report" / "plots" / figure).is_file()
     assert torch.get_num_threads() == threads and not torch.are_deterministic_algorithms_enabled()
+
+
+def test_every_module_either_computes_results_or_presents_them():
+    from pathlib import Path
+
+    from attnsim.verify.experiments import store
+
+    here = {p.stem for p in Path(store.__file__).parent.glob("*.py")}
+    assert here == set(store.COMPUTES) | set(store.PRESENTS) and not set(store.COMPUTES) & set(store.PRESENTS)

@@ -164,3 +164,20 @@ def test_every_module_either_computes_results_or_presents_them():
 
     here = {p.stem for p in Path(store.__file__).parent.glob("*.py")}
     assert here == set(store.COMPUTES) | set(store.PRESENTS) and not set(store.COMPUTES) & set(store.PRESENTS)
+
+
+def test_the_definition_checker_sees_the_gap_and_algorithm_1s_breaks():
+    from attnsim.verify.experiments.definition import definition_rates
+    from attnsim.verify.experiments.surrogate import Surrogate
+
+    torch.manual_seed(0)
+    model = Surrogate(_recipe().shape).eval()
+    tokens = np.array([[0, 35, 1, 34, 2, 5, 9, 3]])  # x = 1, 36, 2, 35, ...: four partnered queries
+    rates = definition_rates(model, tokens, 37, [(1, 1), (4, 2)], 2, 0)
+    assert rates["partnered"] == 4 and 0 <= rates["with_gap"] <= 4
+    assert all(0 <= c["query_rate"] <= 1 and 0 <= c["sequence_rate"] <= 1 for c in rates["cells"])
+    with torch.no_grad():  # x and 37 - x embedded alike and keys = queries: a query's own key (not a partner,
+        model.blocks[0].key.weight.copy_(model.blocks[0].query.weight)  # as 2x != 0 mod 37) is as near as its
+        for t in range(18):  # partners' keys, so no (c, r) separates them
+            model.embed.weight[35 - t] = model.embed.weight[t]
+    assert definition_rates(model, tokens, 37, [], 1, 0)["with_gap"] == 0

@@ -71,7 +71,15 @@ def register(app: typer.Typer) -> None:
         result = run_experiment(name, config, out, Console(stderr=True), reuse=not fresh)
         text = [_budget(result, quick), "",
                 render_rows(["paper's statement", "paper", "ours", "verdict", "why"], comparison_table(result), fmt),
-                "", f"figure: {result['figure']}",
+                ""]
+        if name == "anna.match2":
+            from attnsim.verify.experiments.command import match2_definition
+            from attnsim.verify.experiments.definition import definition_lines
+
+            result["definition"] = match2_definition(config, out)
+            if result["definition"] is not None:
+                text += definition_lines(result["definition"], config.figure_beta) + [""]
+        text += [f"figure: {result['figure']}",
                 f"took {time.perf_counter() - start:.0f} s here"
                 + (" (result read back from the cache)" if result["from_cache"] else "")]
         emit("\n".join(text), json_out)

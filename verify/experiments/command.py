@@ -40,6 +40,32 @@ def run_experiment(experiment: str, config: Any, out: Path, console: Console | N
     return {**result, "figure": str(figure), "comparison": [r.__dict__ for r in rows]}
 
 
+DEFINITION_CELLS = ((1, 1), (8, 1), (16, 1), (8, 2), (16, 2))
+"""The (ell, z) cells at which Algorithm 1's weights are held against the ANNA definition."""
+
+
+def match2_definition(config: Any, out: Path) -> dict[str, Any] | None:
+    """The ANNA definition on the trained keys of the figure's beta (:mod:`.definition`), on every eighth test
+    sequence (a spread over the four bins); None when no verified checkpoint of that model is stored."""
+    import numpy as np
+
+    from attnsim.verify.experiments.definition import definition_rates
+    from attnsim.verify.experiments.surrogate import Surrogate
+    from attnsim.verify.experiments.tasks import Match2Data
+    from attnsim.verify.experiments.training import load
+
+    recipe = match2.recipe(config, config.figure_beta)
+    state = load(recipe, Path(out) / "cache", config.steps)
+    if state is None:
+        return None
+    model = Surrogate(recipe.shape)
+    model.load_state_dict(state["model"])
+    model.eval()
+    test = Match2Data.draw(np.random.default_rng([config.seed, 2]), config.tests, config.N, config.modulus)
+    with torch_settings_kept():
+        return definition_rates(model, test.x[::8], config.modulus, DEFINITION_CELLS, config.runs, config.seed)
+
+
 @contextmanager
 def torch_settings_kept() -> Iterator[None]:
     """Training sets one thread and deterministic kernels for the whole process; put them back afterwards."""

@@ -201,6 +201,8 @@ def traced(claim: str, params: dict[str, Any], roots: tuple[str, ...]) -> tuple[
     """Run ``claim``'s checker under the trace (the theory that judges its counts after is not traced): its
     measurement, the functions found on both sides that are not shared by design, the count inside."""
     chk = get_checker(claim)
+    if claim in NUMERICS:  # the torch reference: one thread (the suite shares the CPU)
+        pytest.importorskip("torch", reason="the torch reference needs the torch extra").set_num_threads(1)
     ctx = CheckContext(claim, chk.resolve(params), NUMERICS.get(claim, chk.default_numerics), 0)
     measurement, sides = _run_traced(roots, lambda: chk.fn(ctx))
     both = sorted(_name(c) for c in sides.inside & sides.outside)

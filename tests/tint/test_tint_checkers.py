@@ -28,6 +28,9 @@ def test_quick_grid_passes(cid: str) -> None:
     numerics = "float64" if "float64" in chk.numerics else chk.default_numerics
     for given in chk.grid(True)[:1]:
         m = chk.fn(CheckContext(cid, chk.resolve(given), numerics, 0))
+        if m.extra.get("partial"):  # only without torch: the record says so and does not pass
+            assert m.agree is False and m.extra["partial"] in m.reasons
+            pytest.skip("torch is not installed: the torch-referenced record is partial")
         assert m.agree in (True, None) and not m.reasons, (cid, m.reasons)
         size = load("tint").claims
         resources = next(c for c in size if c.id == cid).resources

@@ -167,7 +167,7 @@ def test_every_module_either_computes_results_or_presents_them():
 
 
 def test_the_definition_checker_sees_the_gap_and_algorithm_1s_breaks():
-    from attnsim.verify.experiments.definition import definition_rates
+    from attnsim.verify.experiments.command import definition_rates
     from attnsim.verify.experiments.surrogate import Surrogate
 
     torch.manual_seed(0)

@@ -73,8 +73,7 @@ def register(app: typer.Typer) -> None:
                 render_rows(["paper's statement", "paper", "ours", "verdict", "why"], comparison_table(result), fmt),
                 ""]
         if name == "anna.match2":
-            from attnsim.verify.experiments.command import match2_definition
-            from attnsim.verify.experiments.definition import definition_lines
+            from attnsim.verify.experiments.command import definition_lines, match2_definition
 
             result["definition"] = match2_definition(config, out)
             if result["definition"] is not None:

@@ -14,9 +14,9 @@ holds ``<paper>.toml``; docs/extending.md). The paper table (validated by :func:
     [paper.symbols]                     # optional: how formulas print a symbol (theory/notation.py)
     Hp = { text = "H′", latex = "H'" }
     fused = { flag = ["paper scheme", "fused scheme"] }   # a 0/1 flag, printed as cases
-    [[paper.findings]]                  # optional: what checking found, one line, and where it shows
-    text = "..."
-    link = "two_heads.lemma_3_1"        # a claim id or a report heading's anchor
+
+(What checking found is never written here: findings are computed from the run's records by finders,
+:mod:`attnsim.verify.findings`.)
 
 Schema of one claim (a wrong file raises :class:`SchemaError`)::
 
@@ -117,21 +117,13 @@ class Symbol:
 
 
 @dataclass(frozen=True)
-class Finding:
-    """Something checking a paper found, in one line, and the claim id or report anchor where it shows."""
-    text: str
-    link: str
-
-
-@dataclass(frozen=True)
 class Paper:
-    """One paper: its identity, citation, claims, symbols, findings, and the modules that check it."""
+    """One paper: its identity, citation, claims, symbols, and the modules that check it."""
     id: str
     title: str
     citation: str
     claims: tuple[Claim, ...]
     symbols: dict[str, Symbol] = field(default_factory=dict)
-    findings: tuple[Finding, ...] = ()
     modules: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()
 
@@ -140,7 +132,7 @@ _REQUIRED = ("id", "label", "kind", "statement")
 _LINES = ("no_checker", "reconstructed", "weakened", "docs")
 _KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "stated", "definitions",
                            "definitions_from", "resources", "extra", *_LINES}
-_PAPER_KEYS = {"id", "title", "citation", "order", "modules", "sections", "symbols", "findings"}
+_PAPER_KEYS = {"id", "title", "citation", "order", "modules", "sections", "symbols"}
 _RESOURCE_KEYS = {"bound", "exact", "note", "constant", "calibrated_at", "stated_by", "upper"}
 
 
@@ -229,12 +221,9 @@ def _paper(paper: str, text: str) -> Paper:
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise SchemaError(f"{where}: duplicate claim ids {sorted(dup)}")
-    findings = meta.get("findings", [])
-    if not all(isinstance(f, dict) and set(f) == {"text", "link"} for f in findings):
-        raise SchemaError(f"{where}: each [[paper.findings]] needs text and link")
     parents = {c["id"]: c["definitions_from"] for c in raw if "definitions_from" in c}
     return Paper(paper, meta["title"], meta.get("citation", ""), _inherit(paper, claims, parents),
-                 _symbols(meta.get("symbols", {}), where), tuple(Finding(f["text"], f["link"]) for f in findings),
+                 _symbols(meta.get("symbols", {}), where),
                  tuple(meta.get("modules", ())), tuple(meta.get("sections", ())))
 
 

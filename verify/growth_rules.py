@@ -141,20 +141,20 @@ def by_formula(base: dict[str, Any], pts: Sequence[tuple[float, ...]], col: int,
     values = tuple(p[col] for p in pts)
     off = [f"{p[0]:g}" for p in pts if math.isnan(p[col]) or (p[1] != p[col] if exact else p[1] > p[col])]
     finite, reads = containment
-    extra = {"formula": formula, "containment": reads, **({} if exact else {"upper": values})}
+    extra = {"formula": formula, "containment": reads, **({"exact": values} if exact else {"upper": values})}
     shown = ("" if base["slope"] is None else
              f"; measured / bound slope {base['slope']:.3g}, interval [{base['low']:.3g}, {base['high']:.3g}] "
              "(shown, not deciding)")
     if not pts:
-        return ResourceGrowth(**base, verdict="unmeasured growth", why="no measurement" + note, **extra)
+        return ResourceGrowth(**{**base, **extra}, verdict="unmeasured growth", why="no measurement" + note)
     if off:
         why = f"measured {rel} {what} {formula} fails at {base['size_var']} = {', '.join(off)}"
     elif not finite:
         why = f"measured {rel} {what} {formula} at all {len(pts)} points, but that formula is not in O(bound): {reads}"
     else:
         why = f"measured {rel} {what} {formula} at all {len(pts)} points; in O(bound) by theory: {reads}"
-    return ResourceGrowth(**base, verdict="within" if finite and not off else "exceeds", why=why + shown + note,
-                          **extra)
+    return ResourceGrowth(**{**base, **extra}, verdict="within" if finite and not off else "exceeds",
+                          why=why + shown + note)
 
 
 def growth_test(base: dict[str, Any], pts: Sequence[tuple[float, ...]], note: str,

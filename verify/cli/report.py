@@ -44,6 +44,8 @@ def register(app: typer.Typer) -> None:
                                           help="run the broken variants (quick: one per claim); cached per code "
                                                "version"),
                paper: Optional[str] = paper_option(),
+               force: bool = typer.Option(False, "--force", help="replace a report of another scope (other "
+                                                                 "papers) that OUT holds"),
                json_out: Optional[str] = json_option()) -> None:
         """Run the default sweep of every claim; write report.md/.html, checks.csv/.json, tables/, plots/.
 
@@ -69,7 +71,7 @@ def register(app: typer.Typer) -> None:
         summary = Console(file=human_stream(json_out), soft_wrap=True)
         failed = write_report(out, quick=quick, console=Console(stderr=True), executor=executor, workers=workers,
                               scheduler=address, cache=False if no_cache else (cache or True), teeth=teeth,
-                              summary=summary, paper=paper, audit=audit)
+                              summary=summary, paper=paper, audit=audit, force=force)
         if json_out is not None:
             import json
 

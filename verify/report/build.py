@@ -27,6 +27,7 @@ from rich.console import Console
 
 from attnsim.paper_refs import load, papers
 from attnsim.verify.cache import SECRET_NOTES, SET_ASIDE
+from attnsim.verify.findings import findings
 from attnsim.verify.guards import check_workers
 from attnsim.verify.probes import probe_failures, probe_pass
 from attnsim.verify.probes.page import markdown as probe_markdown
@@ -39,12 +40,13 @@ from attnsim.verify.report.html import html_page
 from attnsim.verify.report.jobs import ReportJobs
 from attnsim.verify.report.not_tight import not_tight_lines
 from attnsim.verify.report.schedule import Graph
+from attnsim.verify.report.scope import claim_folder, sweep_line
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.section_tasks import NOT_COMPUTED, run_topic, section_name, topic_jobs
 from attnsim.verify.report.sections import growth, paper_sections
+from attnsim.verify.report.verdicts import claim_verdicts, failing_list, verdict_table
 from attnsim.verify.sweep import Point, atomic_write, code_version, grid, reachable
 from attnsim.verify.sweep import run_point as _run_point
-from attnsim.verify.teeth import MIN_TWINS
 from attnsim.verify.teeth import assemble as assemble_teeth
 from attnsim.verify.teeth import load as load_teeth
 from attnsim.verify.teeth import plan as plan_teeth
@@ -79,43 +81,9 @@ def evidence_counts(records: list[dict[str, Any]]) -> str:
             f"{unmeasured}.")
 
 
-def _teeth_cell(teeth: dict[str, dict[str, Any]] | None, cid: str) -> tuple[str, bool]:
-    if teeth is None:
-        return "not run", True
-    t = teeth.get(cid)
-    if t is None or t["registered"] < MIN_TWINS:
-        return f"no teeth ({0 if t is None else t['registered']} registered)", False
-    refused = f", {t['refused']} refused" if t.get("refused") else ""
-    return f"{t['caught']}/{t['run']}{refused}" + ("" if t["ok"] else f" (**{t.get('problem')}**)"), t["ok"]
-
-
 def summary_table(records: list[dict[str, Any]], teeth: dict[str, dict[str, Any]] | None = None) -> list[str]:
-    """One row per claim that ran, in the papers' order: result, checks, passed, evidence, broken variants
-    caught, verdict (failing last).
-
-    A claim fails when a check fails or when its check lets a broken variant pass (or it has fewer than
-    two); a passing claim whose checks are self-consistency or sanity evidence says so.
-    """
-    from attnsim.paper_refs import all_claims
-
-    known = all_claims()
-    order = {cid: i for i, cid in enumerate(known)}
-    claims = sorted(dict.fromkeys(r["claim"] for r in records), key=lambda c: order.get(c, len(order)))
-    rows = []
-    for cid in claims:
-        rs = [r for r in records if r["claim"] == cid]
-        ok = sum(r["verdict"] == "pass" for r in rs)
-        kinds = sorted({r.get("evidence", "independent") for r in rs})
-        cell, teeth_ok = _teeth_cell(teeth, cid)
-        good = ok == len(rs) and teeth_ok
-        weak = [k for k in kinds if k != "independent"]
-        verdict = ("pass" + (f" ({', '.join(weak)})" if weak else "")) if good else "fail"
-        label = known[cid].label if cid in known else cid
-        rows.append((not good, f"| [{label}](#{cid}) | `{cid}` | {len(rs)} | {ok} | {', '.join(kinds)} | {cell} "
-                               f"| {verdict} |"))
-    rows.sort(key=lambda r: r[0])
-    return ["| result | claim | checks | passed | evidence | broken variants caught | verdict |",
-            "|---|---|---|---|---|---|---|", *[r[1] for r in rows], ""] if rows else []
+    """The checks table of ``records`` alone (:func:`attnsim.verify.report.verdicts.verdict_table`)."""
+    return verdict_table(claim_verdicts(records, teeth))
 
 
 def records_csv(records: list[dict[str, Any]]) -> str:
@@ -136,7 +104,7 @@ def _teeth_key(claims: list[str], quick: bool) -> str:
 def write_report(out: Path, quick: bool = False, console: Console | None = None, *, executor: str = "processes",
                  workers: int | None = None, scheduler: str | None = None, cache: Path | None | bool = True,
                  teeth: bool = True, summary: Console | None = None,
-                 paper: str | None = None, audit: int = 0) -> list[dict[str, Any]]:
+                 paper: str | None = None, audit: int = 0, force: bool = False) -> list[dict[str, Any]]:
     """Run the sweep, write the files, return the failing records (a claim whose broken variant passed
     adds a failing record of its own).
 
@@ -145,7 +113,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     broken variants (one per claim when ``quick``), cached per code version in ``out/.cache``. Progress
     goes to ``console``, the closing summary to ``summary`` (default: ``console``). ``paper``: only that
     paper's claims and sections (default: every paper). ``audit``: that many cached records, drawn at random,
-    are computed again; one that differs from its cache entry fails the report.
+    are computed again; one that differs from its cache entry fails the report. A folder that holds a report of
+    another scope (other papers) is refused unless ``force`` (:func:`attnsim.verify.report.scope.claim_folder`).
 
     The theory, the checks, the broken variants, the proofs and the sections run as one graph of jobs
     (:mod:`attnsim.verify.report.schedule`): each starts as soon as what it reads exists, so the phases
@@ -159,6 +128,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     aside_before = len(SET_ASIDE)
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
     chosen = [paper] if paper else list(papers())
+    claim_folder(out, chosen, paper, force)
     mine = [c for c in all_checkers() if c.split(".")[0] in chosen]
     points = grid(None, quick=quick) if paper is None else grid(mine, quick=quick) if mine else []
     claims = [c for c in dict.fromkeys(p.claim for p in points) if c in all_checkers()]
@@ -195,13 +165,10 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     atomic_write(out / "measurements.json", dumps_records(
         [{k: r[k] for k in ("claim", "params", "numerics", "seed")} | {"measured": m}
          for r, (_, m) in zip(records, split) if m], indent=1))
-    failed = [r for r in records if r["verdict"] != "pass"]
     if teeth and bitten is None:
         assembled = assemble_teeth(claims, twins_planned, jobs.twin_results)
         save_teeth(assembled, teeth_path, teeth_key, quick)
         bitten = {c.claim: c.as_dict() for c in assembled}
-    toothless = [{"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [t["problem"]]}
-                 for cid, t in (bitten or {}).items() if not t["ok"]]
     with phase("referee and theory probes"):
         probes = probe_pass()  # what every verdict rests on: a failing probe fails the report
     failed_probes = [{"claim": f"probe {name}", "params": {}, "numerics": None, "verdict": "fail",
@@ -209,6 +176,10 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     grown = growth.judged(claims, result.records[n_points:])
     ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
     ungrown += growth.failing_points(result.records[n_points:], records)  # so does a point that failed
+    verdicts = claim_verdicts(records, bitten, ungrown)  # the front page, the checks table, the failing list
+    failed = failing_list(verdicts)
+    toothless = [v for v in verdicts.values() if any(r.get("source") == "teeth" for r in v.failures)]
+    n_checks_failed = sum(v.checks - v.passed for v in verdicts.values())
     aside = (f" {result.set_aside} cache entries did not verify: set aside as *.bad and computed again."
              if result.set_aside else "")
     aside += (f" Spot audit: {result.audited} cached records computed again, {len(result.audit_failures)} differed."
@@ -221,11 +192,15 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
             start = time.perf_counter()
             parts[(paper_id, index)] = run_topic(str(out), quick, paper_id, index, inputs["records"], jobs.enabled)
             slow[section_name(paper_sections(paper_id)[index])] = time.perf_counter() - start
-    md = ["# attnsim report", "", *front_page(loaded, records, set(all_checkers()), bitten, jobs.proved, grown),
+    found = {pr.id: findings(pr.id, records) for pr in shown}
+    atomic_write(out / "findings.json", dumps_records([f.as_dict() for fs in found.values() for f in fs], indent=1))
+    md = ["# attnsim report", "", sweep_line(quick, records, len(grow), chosen, paper), "",
+          *front_page(loaded, records, set(all_checkers()), verdicts, jobs.proved, grown, found),
           *not_tight_lines(records),
           "## Checks", "",
           f"{len(records)} checks, {len(grow)} points of growth sweeps ({result.computed} computed, "
-          f"{result.cached} from the cache; a point of both is computed once), {len(records) - len(failed)} passed. "
+          f"{result.cached} from the cache; a point of both is computed once), {len(records) - n_checks_failed} "
+          "passed. "
           f"Sweep: {'quick' if quick else 'default'}, executor {executor}."
           + aside, "", evidence_counts(records), "", growth.verdict_line(grown), ""]
     if bitten is not None:
@@ -233,13 +208,13 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         md += [f"Broken variants ({'one per claim' if quick else 'all'}, `attnsim teeth`): "
                f"{sum(t['caught'] for t in bitten.values())}/{twins} caught, "
                f"{sum(t.get('refused', 0) for t in bitten.values())} refused; claims without teeth: "
-               f"{', '.join(f'`{t}`' for t in sorted(r['claim'] for r in toothless)) or 'none'}.", ""]
-    md += summary_table(records + ungrown, bitten)
+               f"{', '.join(f'`{t}`' for t in sorted(v.claim for v in toothless)) or 'none'}.", ""]
+    md += verdict_table(verdicts)
     md += probe_markdown(probes)
     unsectioned = {t.split("\n", 1)[0].removeprefix("### "): t.split(f"**{NOT_COMPUTED}:** ", 1)[1].strip()
                    for key, t in parts.items() if isinstance(key, tuple) and f"**{NOT_COMPUTED}:**" in t}
-    failed += toothless + ungrown + [{"claim": f"section {name}", "params": {}, "numerics": None, "verdict": "fail",
-                                      "reasons": [why]} for name, why in unsectioned.items()]
+    failed += [{"claim": f"section {name}", "params": {}, "numerics": None, "verdict": "fail",
+                "reasons": [why]} for name, why in unsectioned.items()]
     failed += failed_probes
     for pr in shown:
         md += [f"## {pr.title}", "", f"_{pr.citation}_", "", *[parts[c.id] for c in pr.claims],
@@ -263,8 +238,8 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                                                      (len(unsectioned), "report sections not computed"),
                                                      (audit_failed, "cached records differed when computed again"))
                      if n)
-    beside = len(toothless) + len(ungrown) + len(failed_probes) + len(unsectioned) + audit_failed  # not checks
-    summary.print(f"{len(records) - len(failed) + beside}/{len(records)} checks passed"
+    summary.print(f"{len(records) - n_checks_failed}"
+                  f"/{len(records)} checks passed"
                   f"{beyond} ({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
                   f"tables/, plots/")

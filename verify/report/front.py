@@ -9,7 +9,11 @@ For each paper of ``attnsim.paper_refs``, in its order:
   for every size or checked at instances (and at which N), and a note — why it has no checker, what we
   reconstructed, what we check that is weaker than the statement;
 - the reconstructions and weakenings, one line each, linking ``docs/``;
-- the findings (``[[paper.findings]]``), one line each, linking the report's section.
+- the findings (:mod:`attnsim.verify.findings`), computed from records of this run, one line each, linking the
+  report's section and naming the records and the command that computes each.
+
+A claim's verdict is its :class:`~attnsim.verify.report.verdicts.ClaimVerdict`, the object the checks table and
+the failing list are built from too.
 
 What is proved for every size comes from ``attnsim prove`` (:mod:`attnsim.verify.prove.status`, run
 once per code version and cached beside the records); the growth verdicts from the report's growth pass
@@ -22,8 +26,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from attnsim.paper_refs import Claim, Paper
+from attnsim.verify.findings import Finding
 from attnsim.verify.growth import VERDICTS, ResourceGrowth
 from attnsim.verify.registry import EVIDENCE_KINDS
+from attnsim.verify.report.verdicts import ClaimVerdict
 from attnsim.verify.sweep import code_version
 
 PROOF_PREFIXES = ("output proved", "call plan proved", "proof failed")
@@ -41,26 +47,14 @@ def proof_status_of(out: Path | None, quick: bool, claims: Sequence[str]) -> dic
     return {cid: proof_status(cid, results) for cid in results}
 
 
-def weakest(kinds: set[str]) -> str:
-    """The weakest evidence kind of a claim's checks (independent > self-consistency > sanity)."""
-    return max(kinds, key=EVIDENCE_KINDS.index) if kinds else ""
-
-
-def claim_status(claim: Claim, records: list[dict[str, Any]], has_checker: bool,
-                 teeth: dict[str, dict[str, Any]] | None) -> tuple[str, str]:
-    """(verdict cell, evidence kind or "") of one claim on the front page."""
+def claim_status(claim: Claim, verdict: ClaimVerdict | None, has_checker: bool) -> tuple[str, str]:
+    """(verdict cell, evidence kind or "") of one claim on the front page: its :class:`ClaimVerdict`'s cell."""
     if not has_checker:
         restated = claim.extra.get("restated_as")
         return (f"checked as [`{restated}`](#{restated})" if restated else "no checker"), ""
-    if not records:
+    if verdict is None or not verdict.checks:
         return "not run by this sweep", ""
-    failed = sum(r["verdict"] != "pass" for r in records)
-    t = (teeth or {}).get(claim.id)
-    if failed or (t is not None and not t["ok"]):
-        why = f"{failed} of {len(records)} checks fail" if failed else "a broken variant passed"
-        return f"fail ({why})", ""
-    kind = weakest({r.get("evidence", "independent") for r in records})
-    return ("pass" if kind == "independent" else f"pass ({kind})"), kind
+    return verdict.cell, verdict.weakest if verdict.ok else ""
 
 
 def sizes(records: list[dict[str, Any]]) -> str:
@@ -83,13 +77,13 @@ def _docs_link(claim: Claim) -> str:
 
 
 def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
-                teeth: dict[str, dict[str, Any]] | None, proved: Mapping[str, str],
-                growth: dict[str, int]) -> list[str]:
+                verdicts: Mapping[str, ClaimVerdict], proved: Mapping[str, str],
+                growth: dict[str, int], found: Sequence[Finding] = ()) -> list[str]:
     """The front-page block of one paper (markdown)."""
     rows, kinds, failing, checked = [], {k: 0 for k in EVIDENCE_KINDS}, 0, 0
     for claim in paper.claims:
         mine = [r for r in records if r["claim"] == claim.id]
-        verdict, kind = claim_status(claim, mine, claim.id in checkers, teeth)
+        verdict, kind = claim_status(claim, verdicts.get(claim.id), claim.id in checkers)
         checked += bool(mine)
         failing += verdict.startswith("fail")
         if kind:
@@ -122,23 +116,29 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
             f"{what} — {line}" for what, line in (("reconstructed", c.reconstructed), ("weakened", c.weakened))
             if line) + _docs_link(c) for c in changed]
         lines.append("")
-    if paper.findings:
-        lines += ["Findings:", ""]
-        lines += [f"- {f.text} ([{f.link}](#{f.link}))" for f in paper.findings]
+    if found:
+        lines += ["Findings (computed by this run; each record and the command that computes it again are in "
+                  "findings.json):", ""]
+        lines += [f"- {f.text} ([{f.link}](#{f.link})). Records: " + "; ".join(
+            f"`{name}` (`{cmd}`)" for name, cmd in zip(f.sources, f.commands)) if f.records
+            else f"- {f.text} ([{f.link}](#{f.link}))" for f in found]
         lines.append("")
     return lines
 
 
 def front_page(papers: list[Paper], records: list[dict[str, Any]], checkers: set[str],
-               teeth: dict[str, dict[str, Any]] | None, proved: Mapping[str, str],
-               grown: Mapping[str, Sequence[ResourceGrowth]]) -> list[str]:
-    """The front page (markdown, no level-2 heading: the table of contents follows it). ``proved``: each
-    claim's proof status; ``grown``: each claim's growth verdicts."""
+               verdicts: Mapping[str, ClaimVerdict], proved: Mapping[str, str],
+               grown: Mapping[str, Sequence[ResourceGrowth]],
+               found: Mapping[str, Sequence[Finding]] | None = None) -> list[str]:
+    """The front page (markdown, no level-2 heading: the table of contents follows it). ``verdicts``: each claim's
+    verdict (:func:`attnsim.verify.report.verdicts.claim_verdicts`); ``proved``: each claim's proof status;
+    ``grown``: each claim's growth verdicts; ``found``: each paper's findings."""
     lines = ["What holds, per paper: a claim passes when every check of it passes and its check rejects its "
              "broken variants; *independent* evidence compares with a reference computed another way, "
              "*self-consistency* holds our code against our own formula, *sanity* is a necessary condition.", ""]
     for paper in papers:
         mine = [r for r in records if r["claim"].startswith(paper.id + ".")]
-        verdicts = [g.verdict for cid, rs in grown.items() if cid.startswith(paper.id + ".") for g in rs]
-        lines += paper_block(paper, mine, checkers, teeth, proved, {v: verdicts.count(v) for v in VERDICTS})
+        counted = [g.verdict for cid, rs in grown.items() if cid.startswith(paper.id + ".") for g in rs]
+        lines += paper_block(paper, mine, checkers, verdicts, proved, {v: counted.count(v) for v in VERDICTS},
+                             (found or {}).get(paper.id, ()))
     return lines

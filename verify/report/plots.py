@@ -7,9 +7,10 @@ grid, and :func:`log_axes` for logarithmic axes with enough labelled ticks to re
 Generic plots, drawn from check records only:
 
 - ``<claim>_counts.png``: every counted resource that varies over the sweep (calls first, at most
-  three) against N/M (or the claim's limit variable): measured (dots) and predicted by the exact
-  formula (crosses) per series of fixed parameters, and the paper's bound times c = max
-  measured/bound as one dashed curve per series (every dot lies on or below its curve).
+  three) against the bound's own variable (the claim's limit variable, ``n = ceil(N/b)`` for Lemma 3.1;
+  N/M where a record does not fix it): measured (dots) and predicted by the exact formula (crosses) per
+  series of fixed parameters, and the bound drawn with the constant that decided it, named in the legend
+  (:func:`deciding_line`).
 - ``<claim>_error.png``: bits of agreement against the numerics' precision in bits, for every
   numerics in the claim's table (``mp:B`` → B, ``float64`` → 53, ``float:E.M`` → M + 1,
   ``fixed:qI.F`` → F); exact numerics are drawn at the right edge, labelled "exact".
@@ -140,11 +141,12 @@ def save(fig: Any, path: Path, dpi: int = DPI) -> None:
 
 def legend(ax: Any, entries: int | None = None) -> None:
     """A legend inside the panel; below it when there are more than five entries."""
-    n = entries if entries is not None else len(ax.get_legend_handles_labels()[0])
+    labels = ax.get_legend_handles_labels()[1]
+    n = entries if entries is not None else len(labels)
     if n == 0:
         return
-    if n > 5:  # :func:`save` anchors it under the x label
-        ax.legend(loc="upper center", ncol=2, frameon=False).set_gid(BELOW)
+    if n > 5 or any("\n" in label for label in labels):  # :func:`save` anchors it under the x label
+        ax.legend(loc="upper center", ncol=2 if n > 5 else 1, frameon=False).set_gid(BELOW)
     else:
         ax.legend(loc="best")
 
@@ -184,13 +186,46 @@ def _num(v: Any) -> float | None:
 
 
 def x_value(record: dict[str, Any], limit: str) -> tuple[str, float] | None:
-    """(name, value) of the x axis of a counts plot: N/M when both are parameters, else the limit variable."""
+    """(name, value) of the x axis of a counts plot: the bound's own variable (the record's size, the claim's
+    limit variable), else N/M when both are parameters."""
+    size = record.get("size") or {}
+    if _num(size.get("value")) and size.get("var"):
+        return str(size["var"]), float(size["value"])
     p = record.get("params", {})
-    if _num(p.get("N")) and _num(p.get("M")):
-        return "N/M", p["N"] / p["M"]
     if _num(p.get(limit)):
         return limit, float(p[limit])
+    if _num(p.get("N")) and _num(p.get("M")):
+        return "N/M", p["N"] / p["M"]
     return None
+
+
+def deciding_line(entry: dict[str, Any], containment: dict[str, Any] | None) -> tuple[str, float] | None:
+    """(what, value) of the bound line a record's resource is held to, with the constant that decided it: the
+    proof's upper formula; the paper's constant or a frozen one times the bound; the bound times the limit of
+    exact count / bound (a tight containment's leading constant). None when no constant decides (the growth test
+    judges the bound's shape only)."""
+    value = _num(entry.get("value"))
+    upper = _num((entry.get("upper") or {}).get("value"))
+    if upper is not None:
+        return f"proof's upper formula {entry['upper'].get('formula', '')} (decides: measured <= it)", upper
+    if value is None:
+        return None
+    if entry.get("constant") == "paper" and _num(entry.get("C")):
+        return f"{entry['C']:g} × bound (the paper's constant, {entry.get('stated_by')})", entry["C"] * value
+    lead = _num(_number((containment or {}).get("leading_constant_here")))
+    if (containment or {}).get("verdict") == "tight" and lead:
+        return f"{lead:.3g} × bound (limit of exact count / bound: the exact count decides)", lead * value
+    if entry.get("constant") == "frozen" and _num(entry.get("C")):
+        return (f"{entry['C']:g} × bound (frozen at {entry.get('calibrated_at'):g}: a guard; the growth test "
+                "decides)"), entry["C"] * value
+    return None
+
+
+def _number(text: Any) -> Any:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
 
 
 def precision_bits(numerics: str | None) -> float | None:
@@ -214,7 +249,7 @@ def precision_bits(numerics: str | None) -> float | None:
 
 def _series_key(record: dict[str, Any], xname: str, limit: str) -> tuple:
     """The parameters held fixed along one curve (everything but the x variables), and the numerics."""
-    varying = {"N", "M"} if xname == "N/M" else {limit}
+    varying = {"N", "M", limit, xname}
     p = record.get("params", {})
     return tuple(sorted((k, str(v)) for k, v in p.items() if k not in varying and v is not None))
 
@@ -235,7 +270,8 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
     panels = []
     for res in summary["resources"]:
         rows = [(x[1], _num(r.get("counts", {}).get(res)), _num(r.get("predicted", {}).get(res)),
-                 _num((r.get("bounds", {}).get(res) or {}).get("value")), _series_key(r, xname, summary["limit"]))
+                 _num((r.get("bounds", {}).get(res) or {}).get("value")), _series_key(r, xname, summary["limit"]),
+                 deciding_line((r.get("bounds") or {}).get(res) or {}, (r.get("containment") or {}).get(res)))
                 for x, r in pts]
         rows = [row for row in rows if row[1] is not None]
         if len({row[1] for row in rows}) > 1:
@@ -248,8 +284,9 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
     handles: dict[str, Any] = {}
     for ax, (res, rows) in zip(axes, panels):
         keys = list(dict.fromkeys(row[4] for row in rows))
+        decided = all(row[5] is not None for row in rows if row[3] is not None)
         ratios = [row[1] / row[3] for row in rows if row[3]]
-        c = max(ratios) if ratios else None
+        c = None if decided else (ratios[0] if ratios else None)
         for k, key in enumerate(keys):
             mine = [row for row in rows if row[4] == key]
             label = _series_label(key, keys) if len(keys) > 1 else "measured"
@@ -257,24 +294,29 @@ def counts_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pa
             pred = [(r[0], r[2]) for r in mine if r[2] is not None]
             if pred:
                 ax.plot(*zip(*pred), "x", color="black", markersize=8, label="exact formula" if k == 0 else None)
-            bound = sorted({(r[0], c * r[3]) for r in mine if r[3] is not None and c})
+            if decided:
+                bound = sorted({(r[0], r[5][1]) for r in mine if r[5] is not None})
+                what = next((r[5][0] for r in mine if r[5] is not None), "")
+            else:  # no constant decides: the bound's shape, through the first point (the growth test's question)
+                bound = sorted({(r[0], c * r[3]) for r in mine if r[3] is not None and c})
+                what = f"bound × {c:.3g} (through the first point: shape only, the growth test decides)" if c else ""
             if bound:  # a curve per series; a series of one point gets a bar at its bound
                 ax.plot(*zip(*bound), "--" if len(bound) > 1 else "_", markersize=16, color=line.get_color(),
-                        alpha=0.8, label="c × bound, per series (c in the panel title)" if k == 0 else None)
+                        alpha=0.8, label=what if k == 0 else None)
         positive = all(v > 0 for row in rows for v in (row[0], row[1]))
         if positive:
             log_axes(ax)
         ax.set_xlabel(xname)
         ax.set_ylabel(res)
         bound = summary["resources"][res]["bound"]
-        scale = f"{c:.3g} × " if c else ""
-        ax.set_title(wrap(f"{res}: {scale}{formula_text(bound, summary['paper'])}" if bound else
+        ax.set_title(wrap(f"{res}: {formula_text(bound, summary['paper'])}" if bound else
                           f"{res} (exact count only)", 4.0, STYLE["axes.titlesize"]))
         handles.update({lab: h for h, lab in zip(*ax.get_legend_handles_labels()) if lab not in handles})
     # one legend for every panel, below them: the series are the same in each
-    widest = max(len(label) for label in handles)
+    labels = [wrap(label, 4.0 * len(panels), STYLE["legend.fontsize"]) for label in handles]
+    widest = max(len(line) for label in labels for line in label.split("\n"))
     columns = max(1, min(3, len(handles), int(len(panels) * 4.0 * 72 / 5.5 / (widest + 6))))
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=columns)
+    fig.legend(list(handles.values()), labels, loc="lower center", ncol=columns)
     fig.suptitle(wrap(f"{summary['label']} ({summary['id']})", 4.0 * len(panels), STYLE["figure.titlesize"]))
     save(fig, path)
     return True
@@ -315,8 +357,10 @@ def error_plot(summary: dict[str, Any], records: list[dict[str, Any]], path: Pat
 
 def growth_plot(results: Sequence[Any], path: Path) -> bool:
     """``<claim>_growth.png``: per bounded resource of one claim (a :class:`~attnsim.verify.growth.ResourceGrowth`),
-    measured (dots) and bound (dashed) against the size on log-log axes, titled with the fitted slope of
-    measured / bound and the growth verdict. False when no resource has two positive points."""
+    measured (dots) against the size on log-log axes, with the line that decided it, named in the legend: the exact
+    count or the proof's upper formula, the paper's constant times the bound; where the growth test decides, the
+    bound's shape through the first point (and a frozen constant's guard). Titled with the evidence, the verdict and
+    the fitted slope of measured / bound. False when no resource has two positive points."""
     drawn = [g for g in results if len([m for m in g.measured if m > 0]) >= 2]
     if not drawn:
         return False
@@ -324,12 +368,35 @@ def growth_plot(results: Sequence[Any], path: Path) -> bool:
     fig, axes = figure(cols, math.ceil(len(drawn) / cols), width=4.2, height=3.3, panels=len(drawn))
     for ax, g in zip(axes, drawn):
         pts = [(s, m, b) for s, m, b in zip(g.sizes, g.measured, g.bound_values) if m > 0 and b > 0]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", label="measured")
-        ax.plot([p[0] for p in pts], [p[2] for p in pts], "--", color="grey", label=f"bound {formula_text(g.bound)}")
-        slope = "" if g.slope is None else f", slope {g.slope:+.2f}"
-        ax.set_title(f"{g.resource}: {g.verdict}{slope}")
+        xs = [p[0] for p in pts]
+        ax.plot(xs, [p[1] for p in pts], "o", label="measured")
+        for label, ys in _growth_lines(g, pts):
+            ax.plot(xs, ys, "--", label=wrap(label, 4.0, STYLE["legend.fontsize"]))
+        slope = "" if g.slope is None else f", slope of measured / bound {g.slope:+.2f}"
+        ax.set_title(wrap(f"{g.resource}: {g.verdict} by the {g.evidence}{slope}", 4.2, STYLE["axes.titlesize"]))
         ax.set_xlabel(g.size_var)
+        ax.set_ylabel(g.resource)
         log_axes(ax)
         legend(ax)
     save(fig, path)
     return True
+
+
+def _growth_lines(g: Any, pts: Sequence[tuple[float, float, float]]) -> list[tuple[str, list[float]]]:
+    """(legend, values at the points) of the lines a growth panel draws: the one that decided, named."""
+    keep = [k for k, (s, m, b) in enumerate(zip(g.sizes, g.measured, g.bound_values)) if m > 0 and b > 0]
+    bound = formula_text(g.bound)
+    if g.evidence == "exact count" and len(g.exact) == len(g.sizes):
+        return [(f"exact count {g.formula} (decides: ==; {g.containment})", [g.exact[k] for k in keep])]
+    if g.evidence == "proof's inequality" and len(g.upper) == len(g.sizes):
+        return [(f"proof's upper formula {g.formula} (decides: <=; {g.containment})", [g.upper[k] for k in keep])]
+    if g.evidence == "paper's constant":
+        c = float(g.formula.split(" ")[0])
+        return [(f"{g.formula} {bound} (the paper's constant decides)", [c * p[2] for p in pts])]
+    c = pts[0][1] / pts[0][2]
+    lines = [(f"bound {bound} × {c:.3g}, through the first point (shape only: the growth test decides)",
+              [c * p[2] for p in pts])]
+    frozen = g.guard.split(" x bound")[0] if g.guard != "no constant" else ""
+    if frozen:
+        lines.append((f"{g.guard.split(':')[0]} (a guard beside the verdict)", [float(frozen) * p[2] for p in pts]))
+    return lines

@@ -100,3 +100,13 @@ def test_plots_draw_the_line_that_decided_on_the_bounds_own_variable_with_labels
     entry = {"value": 16.0, "constant": "none"}
     assert plots.deciding_line(entry, {"verdict": "tight", "leading_constant_here": "2"})[1] == 32.0
     assert plots.deciding_line(entry, {"verdict": "within bound (not tight)"}) is None
+
+
+def test_a_record_may_carry_its_own_finding():
+    from attnsim.verify.findings import carried
+
+    rec = {"claim": "tint.size", "paper": "tint", "params": {}, "numerics": "none", "seed": 0,
+           "extra": {"finding": {"text": "a stream 340x wider"}}}
+    (f,) = carried("tint", [rec, dict(rec)])  # one finding per distinct text
+    assert f.text == "a stream 340x wider" and f.link == "tint.size" and f.records == (rec,)
+    assert carried("anna", [rec]) == []

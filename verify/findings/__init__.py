@@ -4,7 +4,8 @@ No finding is written by hand, and none lives in ``paper_refs/``. A *finder* reg
 (:func:`finder`) is given the run's check records and returns :class:`Finding` objects: the line, the claim or
 report anchor it links, and the records it read. A finder reuses a record of the run where the run holds the one
 it needs (:func:`record_for`) and runs that check otherwise, so every finding names the records that computed it
-and the command that computes each again (:func:`check_command`). The report's front page lists them with both,
+and the command that computes each again (:func:`check_command`); a checker may also carry a finding in its record
+(``extra.finding``, :func:`carried`). The report's front page lists them with both,
 and ``findings.json`` holds them with their records. attnsim's own finders are in the modules of
 :data:`BUILT_IN`; a paper of another package registers its finders in a module its ``[paper] modules`` names
 (imported with its checkers).
@@ -98,13 +99,25 @@ def record_for(records: Sequence[dict[str, Any]], claim: str, params: dict[str, 
     return run_check(claim, dict(params), numerics, seed)
 
 
+def carried(paper: str, records: Sequence[dict[str, Any]]) -> list[Finding]:
+    """The findings the run's records of ``paper`` carry themselves: a checker may put ``extra.finding =
+    {"text": ...}`` into its record (computed from what it ran), one finding per distinct text."""
+    out: dict[str, Finding] = {}
+    for r in records:
+        found = (r.get("extra") or {}).get("finding")
+        if r.get("paper", str(r.get("claim", "")).split(".")[0]) == paper and isinstance(found, dict) \
+                and found.get("text") and found["text"] not in out:
+            out[found["text"]] = Finding(paper, str(found["text"]), r["claim"], (r,))
+    return list(out.values())
+
+
 def findings(paper: str, records: Sequence[dict[str, Any]]) -> list[Finding]:
     """Every finding of ``paper`` computed from ``records`` (its finders' order); a finder whose check a guard
     refuses gives a line that says so, with no record."""
     all_checkers()  # imports the papers' modules, whose finders register themselves
     for module in BUILT_IN:
         importlib.import_module(module)
-    out: list[Finding] = []
+    out = carried(paper, records)
     for fn in _FINDERS.get(paper, []):
         try:
             out += fn(records)

@@ -231,3 +231,17 @@ def module(which: str, x: dict, heads: int, act_name: str) -> np.ndarray:
     if which == "act_forward":
         return act(f["h"], act_name)
     return difference("ln" if which == "ln_fd" else act_name, f["h"], f["g"], f["eps"])
+
+
+def linear(which: str, W: np.ndarray, b: np.ndarray, x: np.ndarray, dy: np.ndarray, n_train: int,
+           eta: float) -> tuple[np.ndarray, ...]:
+    """tint.linear_*'s reference by autograd: y = x W^T + b ("forward"); the gradient dy reaching x ("backward");
+    one SGD step on W, b for the loss sum_{t < n_train} <y_t, dy_t> ("descent": (W', b'))."""
+    Wt, bt, xt = _t(W).requires_grad_(True), _t(b).requires_grad_(True), _t(x).requires_grad_(True)
+    y = F.linear(xt, Wt, bt)
+    if which == "forward":
+        return (y.detach().numpy(),)
+    if which == "backward":
+        return (torch.autograd.grad(y, xt, _t(dy))[0].numpy(),)
+    gW, gb = torch.autograd.grad((y[:n_train] * _t(dy)[:n_train]).sum(), (Wt, bt))
+    return (Wt - eta * gW).detach().numpy(), (bt - eta * gb).detach().numpy()

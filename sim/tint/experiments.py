@@ -198,6 +198,18 @@ def thm25_sweep(ar: Arith, eps_list: list[float], seed: int = 0, n: int = 6, dim
     return [max_abs_diff(softmax_simulation(ar, q, k, v, allowed, e), exact) for e in eps_list]
 
 
+def linear_inputs(ar: Arith, D: int, n: int, seed: int) -> tuple[np.ndarray, ...]:
+    """(W, b, x, dy) of :func:`linear_module`: random rationals on the grid Z/8."""
+    rng = np.random.default_rng(seed)
+    draw = lambda *s: ar.array(np.round(rng.standard_normal(s) * 8) / 8)  # noqa: E731
+    return draw(D, D), draw(D), draw(n, D), draw(n, D)
+
+
+def linear_geometry(ar: Arith, D: int, K: int, n: int, eta: Any = 0.25) -> Geometry:
+    """The geometry :func:`linear_module` builds its module for (one head, n positions)."""
+    return Geometry(D, K, T=n, H_sim=1, aux_heads=1, activation="relu", eta=ar.scalar(eta))
+
+
 def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: int = 3,
                   seed: int = 0, eta: Any = 0.25) -> tuple[np.ndarray, np.ndarray, int]:
     """tint.linear_forward / linear_backward / linear_descent on random rationals.
@@ -205,12 +217,10 @@ def linear_module(ar: Arith, D: int, K: int, which: str, n: int = 5, n_train: in
     Returns (TinT's result, the direct math, the module's parameter count): W x + b on the token
     rows; W^T dy; or the prefix rows after descent against pack(W - eta sum dy x^T, b - eta sum dy).
     """
-    rng = np.random.default_rng(seed)
-    draw = lambda *s: ar.array(np.round(rng.standard_normal(s) * 8) / 8)  # noqa: E731
     if K < 1 or D % K:
         raise TinTConfigError(f"the number of prefixes K = {K} must divide D = {D}", param="K")
-    geo = Geometry(D, K, T=n, H_sim=1, aux_heads=1, activation="relu", eta=ar.scalar(eta))
-    W, b, x, dy = draw(D, D), draw(D), draw(n, D), draw(n, D)
+    geo = linear_geometry(ar, D, K, n, eta)
+    W, b, x, dy = linear_inputs(ar, D, n, seed)
     r = Runner.of(ar, geo, n, n_train)
     if which == "forward":
         m = linear_forward(ar, geo)

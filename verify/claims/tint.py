@@ -18,6 +18,7 @@ from attnsim.sim.tint import reconcile
 from attnsim.sim.tint.arith import bits_of_agreement, get_arith, max_abs_diff
 from attnsim.sim.tint.cases import CASES, case
 from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, published
+from attnsim.sim.tint.modules import unpack
 from attnsim.sim.tint.network import CONVENTIONS, Network, build_tint
 from attnsim.sim.tint.network_size import count as count_network
 from attnsim.sim.tint.network_size import width_split
@@ -39,8 +40,7 @@ def _bits(got: np.ndarray, want: np.ndarray) -> float:
     return bits_of_agreement(max_abs_diff(got, want), scale)
 
 
-AUX_REFERENCE = "the auxiliary model evaluated directly, with exact gradients (attnsim.sim.tint.aux_model)"
-"""What TinT's outputs and updates are compared with (``Measurement.reference``)."""
+DIRECT_MATH = "the linear layer's math written out: x W^T + b, dy W, W - eta sum dy x^T (attnsim.sim.tint.experiments)"
 NETWORK_COUNT = "the size formulas of paper_refs (through theory); the count is read off the built network's arrays"
 """What the size claims' counts are compared with (``Measurement.reference``)."""
 SHARES_AUX_CODE = ("ln_forward", "attn_forward", "ln_fd")
@@ -63,12 +63,26 @@ def _linear(which: str) -> CheckFn:
     def fn(ctx: CheckContext) -> Measurement:
         p = ctx.params
         ar = get_arith(ctx.numerics)
-        got, want, n_params = ex.linear_module(ar, p["D"], p["K"], which, p["n"], min(p["n_train"], p["n"]), ctx.seed)
-        bits = _bits(got, want)
-        return Measurement(evidence="independent", reference=AUX_REFERENCE,
-                           agree=_agreement(ctx, ar.equal(got, want), bits, 40.0), error_bits=bits,
+        n_train = min(p["n_train"], p["n"])
+        got, want, n_params = ex.linear_module(ar, p["D"], p["K"], which, p["n"], n_train, ctx.seed)
+        own_bits = _bits(got, want)
+        extra: dict[str, Any] = {"direct_math_bits": own_bits}
+        if ar.kind == "exact":  # the direct math, written out over rationals, is the exact reference
+            bits, equal, reference = own_bits, ar.equal(got, want), DIRECT_MATH
+        elif not tint_torch.available():
+            return Measurement(evidence="self-consistency", agree=False, reasons=[tint_torch.MISSING],
+                               extra={**extra, "partial": tint_torch.MISSING})
+        else:
+            W, b, x, dy = (ar.to_float(a) for a in ex.linear_inputs(ar, p["D"], p["n"], ctx.seed))
+            ref = tint_torch.linear(which, W, b, x, dy, n_train, 0.25)
+            mine = (ar.to_float(got),) if which != "descent" else \
+                tuple(ar.to_float(a) for a in unpack(ex.linear_geometry(ar, p["D"], p["K"], p["n"]), got))
+            bits = min(_bits(m, r) for m, r in zip(mine, ref))
+            equal, reference = False, tint_torch.REFERENCE
+        return Measurement(evidence="independent", reference=reference,
+                           agree=_agreement(ctx, equal, bits, 40.0), error_bits=bits,
                            counts_by_tag={f"Lin{which.capitalize()}": n_params},
-                           derived={"S": p["D"] // p["K"]})
+                           derived={"S": p["D"] // p["K"]}, extra=extra)
     return fn
 
 

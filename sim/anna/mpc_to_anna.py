@@ -275,7 +275,7 @@ class MPCTransformer:
             decoded, failure = None, exc
         cut = np.searchsorted(hit, np.arange(len(keys) + 1) * n).tolist()
         for h, (most, compared) in enumerate(zip(counts.max(axis=1, initial=0).tolist(), compares.tolist())):
-            where = self._record_head(h, self.code.width)
+            where = self._record_head(h, values.shape[1])  # the value columns that execute, not the code's capacity
             self.ledger.record("compare", f"{where}.search", amount=compared)
             self.max_alpha = max(self.max_alpha, most)
             if failure is not None:

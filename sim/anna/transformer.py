@@ -94,13 +94,17 @@ class AnnaTransformer:
                     "anna_head", f"{tag}.layer{li}.head{hi}", round=li, shape=(x.shape[0], q.shape[1], v.shape[1])
                 )
                 outs.append(head.mechanism(q, k, v, ledger=ledger, tag=f"{tag}.layer{li}.head{hi}").output_exact())
+            width_in = x.shape[1]
             x = as_matrix(layer.mix(x, outs), "layer output", rows=x.shape[0])
+            ledger.record("anna_embedding", f"{tag}.layer{li}", round=li, shape=(x.shape[0], width_in, x.shape[1]))
         return self.readout(x)
 
 
 def size_from_ledger(ledger: Ledger) -> dict[str, int]:
-    """Layers, distinct heads (tags) per layer and the largest query/key and value dimensions, read off the ledger."""
+    """Layers, distinct heads (tags) per layer, the largest query/key and value dimensions and the widest
+    embedding a layer reads or writes (``embedding``: 0 where no layer recorded its stream), read off the ledger."""
     entries = [e for e in ledger.entries if e.kind == "anna_head"]
+    streams = [e for e in ledger.entries if e.kind == "anna_embedding"]
     per_layer: dict[int, set[str]] = {}
     for e in entries:
         per_layer.setdefault(e.round, set()).add(e.tag)
@@ -109,5 +113,6 @@ def size_from_ledger(ledger: Ledger) -> dict[str, int]:
         "heads": max((len(tags) for tags in per_layer.values()), default=0),
         "qk_dim": max((e.shape[1] for e in entries), default=0),
         "v_dim": max((e.shape[2] for e in entries), default=0),
+        "embedding": max((max(e.shape[1:]) for e in streams), default=0),
     }
 

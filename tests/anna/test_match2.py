@@ -30,7 +30,8 @@ def test_match2_exact_with_one_head_of_dimension_one(case, kind):
     for _ in range(20):
         x = rng.integers(0, 3 * M, size=N)
         assert np.array_equal(model(x, ledger=led), match2_labels(x, M))
-    assert size_from_ledger(led) == {"layers": 1, "heads": 1, "qk_dim": 1, "v_dim": 1}
+    assert size_from_ledger(led) == {"layers": 1, "heads": 1, "qk_dim": 1, "v_dim": 1,
+                                     "embedding": 2}
 
 
 @settings(max_examples=40, deadline=None)
@@ -40,7 +41,7 @@ def test_match2_exact_on_every_generated_input(x):
     for kind in ("ema", "alg1"):
         led = Ledger()
         assert np.array_equal(match2_transformer(37, match2_mechanism(kind))(x, ledger=led), match2_labels(x, 37))
-        assert size_from_ledger(led) == {"layers": 1, "heads": 1, "qk_dim": 1, "v_dim": 1}
+        assert size_from_ledger(led) == {"layers": 1, "heads": 1, "qk_dim": 1, "v_dim": 1, "embedding": 2}
 
 
 @pytest.mark.parametrize("N, M", [(32, 37), (64, 1009), (8, 5)])

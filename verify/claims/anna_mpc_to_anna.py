@@ -127,11 +127,9 @@ def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], 
     wrong = sum(a != b for a, b in zip(run.outputs, direct.vector()))
     if wrong:
         reasons.append(f"the transformer's output differs from the protocol's at {wrong} of {N} tokens")
-    size = size_from_ledger(_only(ledger, tag))
+    size = size_from_ledger(_only(ledger, tag))  # the arrays the heads executed, not the layout's capacity
     state = 1 + UNIT_NUMBERS * run.max_token_units  # a token's units in transit, three numbers each
-    if state > size["v_dim"]:
-        reasons.append(f"a token holds {run.max_token_units} units ({state} numbers), more than the width "
-                       f"{size['v_dim']}")
+    width = max(size["qk_dim"], size["v_dim"], state)  # the widest embedding any layer reads or writes
     R = direct_ledger.rounds("mpc_round")
     plan = run.plan
     derived = {"R": R, "D": plan.hops, "k": plan.base, "s": s, "eps": eps, "P": direct.machines,
@@ -139,7 +137,7 @@ def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], 
     return Measurement(
         evidence="independent", reference="the protocol run directly",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
-        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"]),
+        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": width,
                 "decoding_failures": ledger.total("decode_failure")},
         counts_by_tag=direct_ledger.by_tag("mpc_round"), rounds=R, derived=derived, reasons=reasons,
         extra={**{k: (float(v) if isinstance(v, Fraction) else v) for k, v in derived.items()},
@@ -147,7 +145,8 @@ def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], 
                         "delta": run.code.delta, "width": run.code.width},
                "tokens": max(N, plan.tokens), "bundles_decoded": ledger.total("decode"), "max_alpha": run.max_alpha,
                "max_bundle_units": run.max_bundle_units, "max_token_units": run.max_token_units,
-               "token_state_numbers": state, "qk_dim": size["qk_dim"], "value_dim": size["v_dim"]},
+               "token_state_numbers": state, "qk_dim": size["qk_dim"], "value_dim": size["v_dim"],
+               "width_measured": width, "width_declared": run.code.width},
     )
 
 

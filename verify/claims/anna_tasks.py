@@ -73,9 +73,11 @@ def _run(ctx: CheckContext, k: int | None) -> Measurement:
     return Measurement(
         evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
-        counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": max(size["qk_dim"], size["v_dim"])},
+        counts={"layers": size["layers"], "heads": size["heads"],
+                "embedding_dim": max(size["qk_dim"], size["v_dim"], size["embedding"])},  # the widest that executed
         derived=derived, reasons=reasons,
-        extra={"fan": fan, "alphabets": _alphabets(N), "strings": n * len(_alphabets(N)), "hops": hops,
+        extra={"qk_dim": size["qk_dim"], "value_dim": size["v_dim"], "stream_width": size["embedding"],
+               "fan": fan, "alphabets": _alphabets(N), "strings": n * len(_alphabets(N)), "hops": hops,
                "non_sink_answers": answered, "positions": total, "mechanism": kind},
     )
 

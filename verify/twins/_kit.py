@@ -28,6 +28,20 @@ def formula_shifted(claim_id: str, resource: str, shift: str = "1") -> Iterator[
 
 
 @contextmanager
+def upper_replaced(claim_id: str, resource: str, upper: str) -> Iterator[None]:
+    """The check reads ``resource``'s proof's upper formula of ``claim_id`` as ``upper``."""
+    claim = get_claim(claim_id)
+    broken_res = dataclasses.replace(claim.resources[resource], upper=upper)
+    broken = dataclasses.replace(claim, resources={**claim.resources, resource: broken_res})
+
+    def lookup(cid: str) -> Any:
+        return broken if cid == claim_id else get_claim(cid)
+
+    with mock.patch("attnsim.verify.check.get_claim", lookup):
+        yield
+
+
+@contextmanager
 def ledger_scaled(kind: str, scale: Callable[[int], int], tag_prefix: str = "", first_only: bool = False
                   ) -> Iterator[None]:
     """Ledger entries of ``kind`` (tag starting with ``tag_prefix``) are recorded with ``scale(amount)``;

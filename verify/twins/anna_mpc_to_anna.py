@@ -237,3 +237,25 @@ twin("anna.lemma_b_6", "readout_shifted", "the output layer hands token i the ou
      params=_IO_PARAMS, kind="construction")(_readout_shifted)
 twin("anna.lemma_b_6", "ledger_doubles_head", "the ledger writes a second head for the output layer",
      params=_IO_PARAMS, kind="ledger")(_ledger_doubles_head)
+
+
+@contextmanager
+def _layout_constant_lowered() -> Iterator[None]:
+    """The declared layout's constant 3 lowered to 1 in both places: the construction designs its code for
+    payloads of 1 + capacity numbers (not 1 + 3 capacity) and paper_refs holds the width to B + 4 (not 3B + 4).
+    Only the arrays that execute, three numbers per unit, can show it."""
+    from attnsim.verify.twins._kit import upper_replaced
+
+    original = MessageCode.design
+
+    def design(tokens: int, alpha: int, delta: int) -> MessageCode:
+        return original(tokens, alpha, 1 + (delta - 1) // mpc_to_anna.UNIT_NUMBERS)
+
+    with mock.patch.object(MessageCode, "design", staticmethod(design)), \
+            upper_replaced("anna.thm_4_1", "embedding_dim", "B + 4"):
+        yield
+
+
+twin("anna.thm_4_1", "layout_constant_lowered", "the declared width's constant 3 lowered to 1 in both the "
+     "construction's code and paper_refs (3B + 4 -> B + 4)", kind="construction", params=_MPC_PARAMS)(
+    _layout_constant_lowered)

@@ -37,7 +37,7 @@ def certified_study(Ns: list[int], M: int, d: int, seed: int, sample_blocks: int
                                              "sample_blocks": sample_blocks, **extra}, seed=seed))
         g = judge(claim, "bits", records)
         out["targets"].append({
-            "claim": claim, "target": records[0]["extra"]["target"] if records else None,
+            "claim": claim, "target": "2^-N" if claim == PER_N else f"2^-{tolerance_bits}",
             "bits": [r["counts"].get("bits") for r in records],
             "loss": [r["extra"]["search"]["loss"] for r in records],
             "probes": [r["extra"]["search"]["probes"] for r in records],

@@ -34,6 +34,8 @@ Schema of one claim (a wrong file raises :class:`SchemaError`)::
     reconstructed = "..."               # optional: what we had to fill in, one line (the reasoning in docs/)
     weakened = "..."                    # optional: what we check is weaker than the statement, one line
     docs = "reconstructions.md"         # optional: the docs/ page with the reasoning
+    route = "..."                       # optional: whose construction runs (the paper's, or ours and how), one line
+    regime = "..."                      # optional: the part of the statement's range the runs reach, one line
 
     definitions_from = "two_heads.thm_1_1"  # optional: start from that claim's definitions (same paper),
                                            # so a formula several claims share is written once
@@ -105,6 +107,8 @@ class Claim:
     reconstructed: str = ""
     weakened: str = ""
     docs: str = ""
+    route: str = ""
+    regime: str = ""
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,7 @@ class Paper:
 
 
 _REQUIRED = ("id", "label", "kind", "statement")
-_LINES = ("no_checker", "reconstructed", "weakened", "docs")
+_LINES = ("no_checker", "reconstructed", "weakened", "docs", "route", "regime")
 _KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "stated", "definitions",
                            "definitions_from", "resources", "extra", *_LINES}
 _PAPER_KEYS = {"id", "title", "citation", "order", "modules", "sections", "symbols"}

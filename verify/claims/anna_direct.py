@@ -42,6 +42,13 @@ def _grid(quick: bool) -> list[dict[str, Any]]:
 _SHARED = {p.name: p for p in THM_4_1_PARAMS}  # the protocol's parameters, as anna.thm_4_1 has them
 
 
+def _regime(s: int, N: int) -> str:
+    """Whether the run lies in Thm B.2's stated range s = O(N^(1/5 - delta)): said in every record."""
+    eps = math.log(s) / math.log(N)
+    return ("in Thm B.2's range (eps < 1/5)" if eps < 0.2 else
+            f"partial: eps = log s / log N = {eps:.2f} >= 1/5, outside Thm B.2's stated s = O(N^(1/5 - delta))")
+
+
 @checker("anna.cor_b_9", numerics=EXACT, params=[
     replace(_SHARED["protocol"], default="khop", choices=tuple(_REFERENCES)),
     replace(_SHARED["N"], default=256), replace(_SHARED["P"], default=256),
@@ -84,5 +91,6 @@ def check_cor_b_9(ctx: CheckContext) -> Measurement:
                "code": {"alpha": code.alpha, "base": code.base, "rows": code.rows, "digits": code.digits,
                         "width": code.width},
                "max_alpha": run.max_alpha, "bundles_decoded": ledger.total("decode"),
-               "s_below_N": s < N, "qk_dim": size["qk_dim"], "value_dim": size["v_dim"]},
+               "s_below_N": s < N, "qk_dim": size["qk_dim"], "value_dim": size["v_dim"],
+               "eps_run": math.log(s) / math.log(N), "regime": _regime(s, N)},
     )

@@ -26,7 +26,7 @@ from attnsim.verify.cli.options import (
 from attnsim.verify.registry import UsageError
 
 FORMATS = ("table", "md", "csv", "json")
-HEADER = ("id", "label", "kind", "checker", "calls bound")
+HEADER = ("id", "label", "kind", "checker", "calls bound", "route", "judged in", "regime")
 
 
 def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
@@ -42,8 +42,11 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
     rows = []
     for p in [paper] if paper else list(papers()):
         for c in load(p).claims:
+            chk = checkers.get(c.id)
+            judged = [c.limit] + [ps.var for _, ps in chk.param_sweeps] if chk is not None else []
             rows.append({"id": c.id, "label": c.label, "kind": c.kind, "checker": c.id in checkers,
                          "out_of_scope": c.extra.get("out_of_scope"),
+                         "route": c.route, "regime": c.regime, "judged_in": judged,
                          "statement": c.statement,
                          "bounds": {k: r.bound for k, r in c.resources.items() if r.bound},
                          "exact": {k: r.exact for k, r in c.resources.items() if r.exact},
@@ -53,11 +56,13 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def table_cells(r: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    """The row of the table: id, label, kind, whether it runs, and the calls bound as O(...)."""
+def table_cells(r: dict[str, Any]) -> tuple[str, ...]:
+    """The row of the table: id, label, kind, whether it runs, the calls bound as O(...), the route (whose
+    construction), the variables its growth verdicts are judged in (the limit variable, then any parameter
+    sweep's) and the regime its runs reach."""
     calls = r["text"].get("calls", {}).get("bound")
     return (r["id"], r["label"], r["kind"], "yes" if r["checker"] else "out of scope" if r["out_of_scope"] else "-",
-            calls or "")
+            calls or "", r["route"], ", ".join(r["judged_in"]), r["regime"])
 
 
 def register(app: typer.Typer) -> None:
@@ -66,7 +71,8 @@ def register(app: typer.Typer) -> None:
     def claims(paper: Optional[str] = paper_option(),
                fmt: str = format_option(FORMATS, "table"),
                json_out: Optional[str] = json_option()) -> None:
-        """List the registered claims: id, label, kind, whether a checker runs it, and its calls bound."""
+        """List the registered claims: id, label, kind, whether a checker runs it, its calls bound, the route (the
+        paper's construction or ours), the variables its bounds are judged in, and the regime its runs reach."""
         check_format(fmt, FORMATS)
         check_json_path(json_out)
         rows = claim_rows(paper)

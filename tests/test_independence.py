@@ -277,3 +277,25 @@ def test_a_truth_computed_by_the_estimator_is_found(monkeypatch):
     params, _, roots = SIDES["two_heads.thm_4_1"]
     _, overlap, _ = traced("two_heads.thm_4_1", params, roots)
     assert "sim/two_heads/average.py:estimate" in overlap
+
+
+def test_the_evidence_page_says_what_the_anna_checkers_declare():
+    """docs/evidence_anna_tint.md lists every ANNA checker once, and its label is the one the code declares: an
+    ``independent`` row is a claim whose run is traced above (or is held against a paper_refs formula), any other
+    label a claim declared not independent."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "evidence_anna_tint.md").read_text()
+    labels: dict[str, str] = {}
+    for cell, label in re.findall(r"^\| ([a-z0-9_., ]+) \| (independent|self-consistency|sanity) \|", page, re.M):
+        for claim in cell.split(", "):
+            assert claim not in labels, f"{claim} listed twice"
+            labels[claim] = label
+    anna = {c for c in all_checkers() if c.startswith("anna.")}
+    assert anna <= labels.keys(), sorted(anna - labels.keys())
+    for claim, label in labels.items():
+        if not claim.startswith("anna."):
+            continue
+        traced = claim in SIDES or claim in FORMULA_REFERENCED
+        assert (label == "independent") == traced, f"{claim}: the page says {label}"

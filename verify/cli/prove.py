@@ -48,9 +48,10 @@ def _proof_rows(claims: list[str], rlimit: int, fmt: str, json_path: Optional[st
     if fmt == "json" or json_path == "-":
         write_json(record, "-")
     else:
-        header = ("claim", "obligation", "variant", "status", "seconds", "scope", "counterexample")
-        body = [(r.claim, r.obligation, r.variant, r.status, f"{r.seconds:.3f}", r.scope, _cex(r)) for r in rows]
-        body += [(c, "(claim)", "", st, "", "", "") for c, st in status.items()]
+        header = ("claim", "obligation", "variant", "status", "cvc5", "seconds", "scope", "counterexample")
+        body = [(r.claim, r.obligation, r.variant, r.status, r.cvc5 or "-", f"{r.seconds:.3f}", r.scope, _cex(r))
+                for r in rows]
+        body += [(c, "(claim)", "", st, "", "", "", "") for c, st in status.items()]
         print(render_rows(header, body, "md" if fmt == "md" else fmt))
         proved = sum(r.status == "proved" for r in rows)
         print(f"{proved}/{len(rows)} obligations proved (call plans, per-call and output identities), "

@@ -40,6 +40,20 @@ def test_a_plan_twin_gives_a_counterexample_whose_replay_fails():
     assert r.caught and r.row is not None
     assert r.row.status == "counterexample" and {"N", "M"} <= set(r.row.counterexample or {})
     assert r.row.replay is not None and r.row.replay["verdict"] == "fail"
+    cex = r.row.counterexample or {}
+    assert cex["N"] >= 2 * cex["M"] + 1 and cex["M"] >= 3  # a size at which the bug can show
+    assert len(r.rows) > 1 and all(x.replay and x.replay["verdict"] == "fail" for x in r.rows)
+
+
+def test_cvc5_reads_the_exported_query():
+    import z3
+
+    from attnsim.verify.prove import cvc5kit
+
+    n, b = z3.Ints("n b")
+    text = cvc5kit.smt2([b >= 1, z3.Sum(n) >= 0], z3.And(n / b <= n))  # one-argument + and and, as z3 prints
+    assert "(+ n)" not in text and cvc5kit.check(text).status == "unsat"
+    assert cvc5kit.check(cvc5kit.smt2([b >= 1], n / b < n)).status == "sat"
 
 
 def test_per_call_identities_hold():

@@ -76,6 +76,8 @@ class ResourceGrowth:
             return f"{self.evidence}: measured {rel} {self.formula} at every point; {self.containment}"
         if self.evidence == "paper's constant":
             return f"{self.evidence}: measured <= {self.formula}"
+        if self.size_var != get_claim(self.claim).limit:  # a parameter sweep at fixed N (verify/growth.py)
+            return f"growth test in {self.size_var} at fixed {get_claim(self.claim).limit} (slope over the sweep)"
         return "growth test (slope over the sweep and over its larger half)"
 
     def as_dict(self) -> dict[str, Any]:

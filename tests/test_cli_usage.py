@@ -100,6 +100,8 @@ BAD = [
     "experiment anna.match2 --steps 0",
     "experiment anna.match2 --format tex",
     "experiment anna.match2 --tests 6",
+    "experiment anna.match2 --betas 1,x",
+    "experiment anna.induction --betas 0.1",
 ]
 
 

@@ -38,6 +38,9 @@ def register(app: typer.Typer) -> None:
                                            help="Algorithm 1 runs per grid cell (default: match2 10, induction 3)"),
         tests: Optional[int] = typer.Option(None, "--tests", min=4, max=100_000,
                                             help="test sequences (default: match2 256, induction 20)"),
+        betas: Optional[str] = typer.Option(None, "--betas", metavar="B,B,...",
+                                            help="anna.match2's temperatures (default 0.1,1,10; must include 0.1, "
+                                                 "the figure's)"),
         seed: int = seed_option(),
         quick: bool = quick_option("a tiny budget that checks the whole path in seconds (learns nothing)"),
         out: Path = typer.Option(Path("attnsim-experiments"), "--out",
@@ -64,10 +67,11 @@ def register(app: typer.Typer) -> None:
         if name == "anna.match2" and tests is not None and tests % 4:
             raise UsageError(f"--tests: Match2 test sets are balanced over four bins; need a multiple of 4, "
                              f"got {tests}")
+        temperatures = _betas(betas, name)
         from attnsim.verify.experiments.command import comparison_table, config_for, run_experiment
 
         start = time.perf_counter()
-        config = config_for(name, quick=quick, steps=steps, runs=runs, tests=tests, seed=seed)
+        config = config_for(name, quick=quick, steps=steps, runs=runs, tests=tests, seed=seed, betas=temperatures)
         result = run_experiment(name, config, out, Console(stderr=True), reuse=not fresh)
         text = [_budget(result, quick), "",
                 render_rows(["paper's statement", "paper", "ours", "verdict", "why"], comparison_table(result), fmt),
@@ -83,6 +87,21 @@ def register(app: typer.Typer) -> None:
                 + (" (result read back from the cache)" if result["from_cache"] else "")]
         emit("\n".join(text), json_out)
         write_json(result, json_out)
+
+
+def _betas(text: Optional[str], name: str) -> tuple[float, ...] | None:
+    """``--betas`` parsed: positive numbers including 0.1, for anna.match2 only."""
+    if text is None:
+        return None
+    if name != "anna.match2":
+        raise UsageError("--betas: only anna.match2 trains several temperatures")
+    try:
+        values = tuple(float(b) for b in text.split(","))
+    except ValueError:
+        raise UsageError(f"--betas: expected comma-separated numbers, got {text!r}") from None
+    if not all(0 < b < float("inf") for b in values) or 0.1 not in values or len(set(values)) != len(values):
+        raise UsageError(f"--betas: need distinct positive numbers including 0.1 (the figure's), got {text!r}")
+    return values
 
 
 def _budget(result: dict, quick: bool) -> str:

@@ -35,12 +35,13 @@ FIGURES = {match2.ID: ("fig1a_match2.png", figures.match2_figure),
 
 
 def config_for(experiment: str, *, quick: bool, steps: int | None, runs: int | None, tests: int | None,
-               seed: int) -> Any:
-    """The experiment's configuration: the default (or quick) one with the given overrides."""
+               seed: int, betas: tuple[float, ...] | None = None) -> Any:
+    """The experiment's configuration: the default (or quick) one with the given overrides (``betas``: Match2's
+    temperatures; they must include the figure's)."""
     base = {match2.ID: (match2.Match2Config(), match2.QUICK), induction.ID: (induction.InductionConfig(),
                                                                              induction.QUICK)}[experiment]
     config = base[1] if quick else base[0]
-    changes = {"steps": steps, "runs": runs, "tests": tests}
+    changes = {"steps": steps, "runs": runs, "tests": tests, "betas": betas}
     return replace(config, seed=seed, **{k: v for k, v in changes.items() if v is not None})
 
 

@@ -70,7 +70,10 @@ def match2_rows(result: dict[str, Any]) -> list[Row]:
                         f"{worst:.4f}", verdict, why))
     best = {b: float(np.mean([v["anna_mean"][v["zs"].index(1)][i] for i in cols])) for b, v in betas.items()
             if cols and 1 in v["zs"]}
-    if len(best) >= 2:
+    if len(best) < 2:
+        rows.append(Row("best β (Algorithm 1 error, z = 1, mean over ℓ ≥ 8)", "0.1", "not measured", "differs",
+                        "fewer than two β were run (--betas)"))
+    else:
         winner = min(best, key=lambda b: (best[b], float(b)))
         listing = ", ".join(f"β = {b}: {e:.4f}" for b, e in best.items())
         ok = winner == f"{config['figure_beta']:g}"

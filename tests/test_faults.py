@@ -187,6 +187,9 @@ CASES = [
     ("bench-N-negative", ["bench", "--quick", "--N", "-5"], 2, "--N"),
     ("bench-repeats-1e12", ["bench", "--quick", "--repeats", "1000000000000"], 2, "--repeats"),
     ("teeth-seed-negative", ["teeth", "--seed", "-1"], 2, "--seed"),
+    ("bench-N-without-torch", ["bench", "--quick", "--N", "64"], 2, "--N"),
+    ("bench-d-without-torch", ["bench", "--quick", "--d", "8"], 2, "--d"),
+    ("check-empty-claim", ["check", ""], 2, "CLAIM"),
 ]
 
 

@@ -431,3 +431,22 @@ def test_interrupted_proofs_end_in_one_line(tmp_path: Path):
     _, err = proc.communicate(timeout=limit(120))
     lines = [line for line in err.strip().splitlines() if not line.startswith("prove: ") and not _PROGRESS.match(line)]
     assert first.startswith("prove: ") and proc.returncode == 130 and lines == ["interrupted"], err[-500:]
+
+
+SMALL_CHECK = ["check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2"]
+
+
+@pytest.mark.parametrize(("env", "args", "phrase"), [
+    ({"ATTNSIM_MAX_MEMORY": "lots"}, [], "ATTNSIM_MAX_MEMORY"),
+    ({"ATTNSIM_MAX_TIME": "garbage"}, [], "ATTNSIM_MAX_TIME"),
+    ({"ATTNSIM_MAX_TIME": "1"}, ["--N", "1024", "--d", "8", "--numerics", "exact"], "--max-time"),
+    ({}, ["--max-memory", "1M"], "--max-memory"),
+], ids=["max-memory-env-text", "max-time-env-text", "max-time-env-read-by-check", "max-memory-below-the-libraries"])
+def test_the_environment_and_a_cap_below_the_libraries_are_one_line(env, args, phrase, tmp_path: Path):
+    """The limits from the environment are read inside the CLI's own handling (a malformed one is one line,
+    not a traceback, and ``check`` honours ``$ATTNSIM_MAX_TIME``); a ``--max-memory`` too small to map numpy's
+    extension modules names itself instead of surfacing numpy's ImportError."""
+    p = subprocess.run([*CLI, *SMALL_CHECK, *args], capture_output=True, text=True, timeout=limit(120),
+                       cwd=tmp_path, env={k: v for k, v in {**os.environ, **env}.items()
+                                          if k not in ("ATTNSIM_MAX_MEMORY", "ATTNSIM_MAX_TIME") or k in env})
+    assert p.returncode == 2 and phrase in _one_line(p) and _one_line(p).startswith("error: "), p.stderr

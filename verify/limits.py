@@ -104,9 +104,16 @@ def memory_limit() -> int:
 
 
 def set_time_limit(text: str | None, default: float | None = None) -> None:
-    """Set the time limit of this process from ``--max-time`` (None: ``default``; None again: no limit)."""
+    """Set the time limit of this process from ``--max-time`` (None: ``$ATTNSIM_MAX_TIME``, else ``default``;
+    None again: no limit). A malformed value of either is refused now, naming where it came from."""
     global _time_limit
-    _time_limit = default if text is None else parse_duration(text)
+    env = os.environ.get("ATTNSIM_MAX_TIME")
+    if text is not None:
+        _time_limit = parse_duration(text)
+    elif env:
+        _time_limit = parse_duration(env, "ATTNSIM_MAX_TIME")
+    else:
+        _time_limit = default
 
 
 def time_limit() -> float | None:
@@ -140,9 +147,10 @@ def arm_backstop() -> None:
     limit follows the imports done by then). Does nothing unless :data:`BACKSTOP_ENV` is set, or where
     the platform has no ``RLIMIT_AS``; the estimates stand alone there.
     """
+    limit = memory_limit()  # a malformed $ATTNSIM_MAX_MEMORY is refused here, armed or not
     if os.environ.get(BACKSTOP_ENV) != "1":
         return
-    want = _virtual_size() + memory_limit()
+    want = _virtual_size() + limit
     try:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
@@ -150,6 +158,18 @@ def arm_backstop() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (want, hard))
     except (ValueError, OSError, AttributeError):
         pass
+
+
+def import_failure(exc: ImportError) -> str:
+    """The one line of a library that could not be loaded: under the armed backstop, the memory limit is too
+    small to map it (numpy's extension modules alone map tens of MiB), and the line names where it came from."""
+    what = exc.name or "a library"
+    if os.environ.get(BACKSTOP_ENV) == "1":
+        source = "--max-memory" if _limit is not None else "ATTNSIM_MAX_MEMORY" if os.environ.get(
+            "ATTNSIM_MAX_MEMORY") else "the default memory limit"
+        return (f"{source}: {human(memory_limit())} is too little to load {what} (its shared objects could not be "
+                f"mapped under the address-space limit); raise it, to 1G say")
+    return f"cannot load {what}: " + " ".join(str(exc).split())[:200]
 
 
 def out_of_memory() -> str:

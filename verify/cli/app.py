@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import sys
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
 
@@ -32,6 +32,7 @@ from attnsim.verify.cli import (
     tint_size,
 )
 from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
+from attnsim.verify.limits import import_failure
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
 
 # ``-h`` and ``--help`` on every command; plain help (the rich panels print ``<bool>`` beside every flag).
@@ -140,15 +141,17 @@ def entry() -> None:
 
     os.environ[BACKSTOP_ENV] = "1"
     signal.signal(signal.SIGTERM, _terminate)
-    arm_backstop()
-    main()
+    main(arm=arm_backstop)
 
 
-def main(argv: Optional[list[str]] = None) -> None:
-    """Entry point: one clear line and exit 2 for bad input, never a traceback."""
+def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = None) -> None:
+    """Entry point: one clear line and exit 2 for bad input, never a traceback. ``arm``: run first, inside the
+    same handling (the backstop, which reads ``$ATTNSIM_MAX_MEMORY``)."""
     usage, other, abort = _click_exception_types()
     prepare_streams()
     try:
+        if arm is not None:
+            arm()
         check_argv(sys.argv[1:] if argv is None else argv)
         # Without standalone mode click returns a command's exit code instead of exiting with it.
         command = plain_metavars(typer.main.get_command(app))
@@ -193,6 +196,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         from attnsim.verify.limits import out_of_memory
 
         print(out_of_memory(), file=sys.stderr)
+        sys.exit(2)
+    except ImportError as e:  # a library that cannot even be mapped under a tiny --max-memory
+        print(f"error: {import_failure(e)}", file=sys.stderr)
         sys.exit(2)
     except ValueError as e:  # a bad value that reached a library before our own checks
         print(f"error: {one_line(str(e))}", file=sys.stderr)

@@ -109,6 +109,8 @@ def torch_rows(r: dict[str, Any], repeats: int) -> list[tuple[str, str, str]]:
 
 
 ENGINES = ("engine", "torch-oracle")
+TORCH_SIZE = {"N": 8192, "M": 512, "d": 64}
+"""The torch figure's default sizes."""
 
 
 def register(app: typer.Typer) -> None:
@@ -120,16 +122,24 @@ def register(app: typer.Typer) -> None:
               dask: bool = typer.Option(True, help="include the Dask figure"),
               torch: bool = typer.Option(False, "--torch", help="only the torch figure: the fused simulation "
                                                                 "through torch SDPA calls / one direct SDPA call"),
-              N: int = typer.Option(8192, "--N", **bounded("--torch: sequence length", 1, INT_MAX)),
-              M: int = typer.Option(512, "--M", **bounded(
-                      "--torch: oracle length (blocks of M tokens + 1 synthetic)", 1, INT_MAX)),
-              d: int = typer.Option(64, "--d", **bounded("--torch: head width", 1, INT_MAX)),
+              N: Optional[int] = typer.Option(None, "--N", **bounded(
+                      f"--torch: sequence length (default {TORCH_SIZE['N']})", 1, INT_MAX)),
+              M: Optional[int] = typer.Option(None, "--M", **bounded(
+                      f"--torch: oracle length (blocks of M tokens + 1 synthetic; default {TORCH_SIZE['M']})",
+                      1, INT_MAX)),
+              d: Optional[int] = typer.Option(None, "--d", **bounded(
+                      f"--torch: head width (default {TORCH_SIZE['d']})", 1, INT_MAX)),
               engine: Optional[str] = typer.Option(None, help="--torch: engine or torch-oracle (default: engine "
                                                               "when installed)"),
               fmt: str = format_option(("table", "md", "csv", "json"), "table"),
               json_out: Optional[str] = json_option()) -> None:
         """Engine speed as ratios: simulation / direct attention, fused / paper, flint / Fraction, Dask / serial."""
         check_format(fmt, ("table", "md", "csv", "json"))
+        given = [f"--{k}" for k, v in (("N", N), ("M", M), ("d", d)) if v is not None]
+        if given and not torch:
+            raise UsageError(f"{given[0]}: sizes are the torch figure's; give them with --torch (the other figures "
+                             "run their own fixed sizes)")
+        N, M, d = (TORCH_SIZE[k] if v is None else v for k, v in (("N", N), ("M", M), ("d", d)))
         if engine is not None and (not torch or engine not in ENGINES):
             raise UsageError(f"--engine: one of {', '.join(ENGINES)}, with --torch; got {engine!r}"
                              + ("" if torch else " without --torch"))

@@ -66,7 +66,7 @@ def check_argv(argv: list[str]) -> None:
 
     for i, arg in enumerate(argv):
         name = arg.partition("=")[0] if arg.startswith("--") else (argv[i - 1] if i and argv[i - 1].startswith("--")
-                                                                   else "argument")
+                                                                   else "CLAIM")
         value = arg.partition("=")[2] if arg.startswith("--") and "=" in arg else arg
         if arg.startswith("--") and "=" not in arg:
             continue

@@ -279,8 +279,8 @@ def test_a_truth_computed_by_the_estimator_is_found(monkeypatch):
     assert "sim/two_heads/average.py:estimate" in overlap
 
 
-def test_the_evidence_page_says_what_the_anna_checkers_declare():
-    """docs/evidence_anna_tint.md lists every ANNA checker once, and its label is the one the code declares: an
+def test_the_evidence_page_says_what_the_anna_and_tint_checkers_declare():
+    """docs/evidence_anna_tint.md lists every ANNA and TinT checker once, and its label is the one the code declares: an
     ``independent`` row is a claim whose run is traced above (or is held against a paper_refs formula), any other
     label a claim declared not independent."""
     import re
@@ -292,10 +292,10 @@ def test_the_evidence_page_says_what_the_anna_checkers_declare():
         for claim in cell.split(", "):
             assert claim not in labels, f"{claim} listed twice"
             labels[claim] = label
-    anna = {c for c in all_checkers() if c.startswith("anna.")}
-    assert anna <= labels.keys(), sorted(anna - labels.keys())
+    listed = {c for c in all_checkers() if c.startswith(("anna.", "tint."))}
+    assert listed <= labels.keys(), sorted(listed - labels.keys())
     for claim, label in labels.items():
-        if not claim.startswith("anna."):
+        if not claim.startswith(("anna.", "tint.")):
             continue
         traced = claim in SIDES or claim in FORMULA_REFERENCED
         assert (label == "independent") == traced, f"{claim}: the page says {label}"

@@ -103,15 +103,17 @@ def teeth(claims_or_papers: Sequence[str] | str | None = None, *, quick: bool = 
     return list(run_teeth(select_claims(names), quick, seed))
 
 
-def prove(claims_or_papers: Sequence[str] | str | None = None, *, timeout: float = 20.0) -> list[Any]:
-    """Prove the call plans of the named claims (default: all) for every size: one
-    :class:`attnsim.verify.prove.run.Row` per obligation."""
-    from attnsim.verify.prove.run import run, select
+def prove(claims_or_papers: Sequence[str] | str | None = None, *, rlimit: int | None = None) -> list[Any]:
+    """Prove the named claims (default: all) for every size — call plans (z3, re-checked by cvc5), per-call
+    and output identities: one :class:`attnsim.verify.prove.run.Row` per obligation. ``rlimit``: z3
+    resource units per query (default ``attnsim.verify.prove.run.RLIMIT``; deterministic, unlike seconds)."""
+    from attnsim.verify.prove.run import RLIMIT, run, select
 
-    if not 0 < timeout < 3600:
-        raise UsageError(f"must be a number of seconds in (0, 3600), got {timeout}", param="timeout")
+    rlimit = RLIMIT if rlimit is None else rlimit
+    if not 0 < rlimit <= 10 ** 12:
+        raise UsageError(f"must be a number of resource units in 1..10^12, got {rlimit}", param="rlimit")
     names = [claims_or_papers] if isinstance(claims_or_papers, str) else claims_or_papers
-    return run(select(names), int(timeout * 1000))
+    return run(select(names), rlimit)
 
 
 def report(out: str | Path = "attnsim-report", *, quick: bool = True, paper: Optional[str] = None,

@@ -268,6 +268,9 @@ MODELS: dict[str, Model] = {
     "two_heads.rebuttal_log_bits_tolerance": Model({"N": 1024, "M": 8, "d": 4, "sample_blocks": 4},
                                                    mem=(T(40, N=1, M=1, d=1),),
                                                    time=(T(6, N=1, M=1, d=1, sample_blocks=1),), nm=None),
+    "two_heads.rebuttal_log_bits_float": Model({"N": 1024, "M": 8, "d": 4, "sample_blocks": 4},
+                                               mem=(T(40, N=1, M=1, d=1),),
+                                               time=(T(3, N=1, M=1, d=1, sample_blocks=1),), nm=None),
     "two_heads.rebuttal_kv_memory": Model(
         {"N": 16384, "M": 256, "d": 32, "points": 6, "engine": 4096, "direct": 2048},
         mem=(T(200, N=1, d=1), T(32, direct=2), T(128, engine=1, M=1)),

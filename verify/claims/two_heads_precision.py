@@ -9,6 +9,10 @@ judged against the bound log N by the growth verdict:
   so the certified bits grow like N and the verdict is ``exceeds``.
 * ``two_heads.rebuttal_log_bits_tolerance`` — the variant the data supports: a fixed error 2^-B (B = 20 by
   default); the bits needed do not grow with N.
+* ``two_heads.rebuttal_log_bits_float`` — the same fixed error for the fixed-width simulator: the narrowest
+  float:8.M (rounding after every operation, ``precision.study.bits_needed``), its width 1 + 8 + M measured
+  against the truth; evidence, not a certificate (the width is the smallest at which the measured error met the
+  target on the sampled rows).
 
 Each record also holds the midpoints against the precision study's truth (``precision.truth``: exact scores,
 mp exps, rounded once to float64), which shares no code with the construction: a ball that certified more than
@@ -17,16 +21,19 @@ it holds would show there, to the truth's own 52 bits.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from attnsim.sim.numerics import get_numerics
 from attnsim.sim.numerics.arb import Arb, ArbSpec
 from attnsim.sim.two_heads.blocks import DECODES
 from attnsim.verify.precision.certified import certified_need
 from attnsim.verify.precision.constructions import make_setup, run_construction
-from attnsim.verify.precision.study import error_bits
-from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
+from attnsim.verify.precision.study import bits_needed, error_bits, make_family
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 TRUTH_BITS = 50
 """Bits to which the float64-rounded truth can confirm a certificate (its own error is below 2^-52)."""
@@ -38,6 +45,19 @@ _PARAMS = [
     Param("decode", str, "paper", "Lemma 3.1's Step-1 decode: paper p/(1-p) or stable p/q", choices=DECODES),
     Param("sample_blocks", int, 4, "query blocks whose rows are certified (0: all)", minimum=0),
 ]
+
+
+def exact_error_bits(Y: np.ndarray, T: np.ndarray) -> float:
+    """−log2 of the worst row-wise relative L2 error of float rows Y against T, squared norms in rationals."""
+    worst = 0.0
+    for y, t in zip(Y, T):
+        if not np.isfinite(y).all():
+            return 0.0
+        diff = sum((Fraction(a) - Fraction(b)) ** 2 for a, b in zip(y, t))
+        norm = sum(Fraction(b) ** 2 for b in t)
+        if diff:
+            worst = max(worst, float(diff / norm) if norm else float("inf"))
+    return float("inf") if worst == 0 else -0.5 * math.log2(worst)
 
 
 def _measure(ctx: CheckContext, target_bits: float) -> Measurement:
@@ -80,3 +100,34 @@ def check_log_bits(ctx: CheckContext) -> Measurement:
 def check_log_bits_tolerance(ctx: CheckContext) -> Measurement:
     """The smallest certifying precision for a fixed relative error 2^-target_bits."""
     return _measure(ctx, float(ctx.params["target_bits"]))
+
+
+@checker("two_heads.rebuttal_log_bits_float", params=[*_PARAMS, Param(
+    "target_bits", int, 10, "the fixed error target 2^-target_bits (at most 40: the formats ride on float64)",
+    minimum=1, maximum=40)], numerics=(), grid=lambda quick: [{"N": 64}],
+         growth_grid=size_grid("N", (32, 64, 128, 256), (64, 256, 1024, 4096), M=8, d=4))
+def check_log_bits_float(ctx: CheckContext) -> Measurement:
+    """The narrowest float:8.M whose measured error meets 2^-target_bits, as a width in bits."""
+    p = ctx.params
+    if p["decode"] != "paper":
+        raise UsageError("--decode: the float family row runs the paper's decode (the precision study's scheme)")
+    setup = make_setup(p["N"], p["M"], p["d"], ctx.seed, p["sample_blocks"] or None)
+    family = make_family("float", setup, exp_bits=8)
+    need = bits_needed("paper", setup, family, 2.0 ** -p["target_bits"], seed=ctx.seed)
+    reasons = [] if need.width is not None else [f"no float:8.M up to M = 52 meets 2^-{p['target_bits']}: "
+                                                 + "; ".join(need.reasons[:2])]
+    confirmed = None
+    if need.width is not None:  # the answer's error again, in rationals, apart from the search's measure
+        Y = run_construction("paper", get_numerics(family.name(need.precision), ctx.seed), setup)
+        confirmed = exact_error_bits(np.asarray(Y, float), setup.truth)
+        if confirmed < p["target_bits"]:
+            reasons.append(f"float:8.{need.precision}: its error, recomputed in rationals, is 2^-{confirmed:.3g}, "
+                           f"above the target 2^-{p['target_bits']}")
+    probes = {e.fmt: round(e.error_bits, 2) if e.error_bits != float("-inf") else None for e in need.evals}
+    extra = {"target": f"2^-{p['target_bits']}", "rows": len(setup.rows), "probes": probes,
+             "confirmed_bits": confirmed,
+             "summary": [f"float:8.{need.precision} (width {need.width}) is the narrowest float format whose error "
+                         f"meets 2^-{p['target_bits']} on {len(setup.rows)} sampled rows; probes {probes}"]}
+    counts = {} if need.width is None else {"bits": need.width}
+    return Measurement(agree=need.width is not None and not reasons, counts=counts, reasons=reasons, extra=extra,
+                       evidence="independent", reference="attnsim.verify.precision.truth.attention_truth")

@@ -115,7 +115,7 @@ def _norm_grid(quick: bool) -> list[dict]:
 
 
 @checker("two_heads.rebuttal_norm", params=NORM_PARAMS, grid=_norm_grid,
-         numerics=("exact", "fraction", "mp", "float64"), default_numerics="mp:200",
+         numerics=("exact", "fraction", "mp", "arb", "float64"), default_numerics="mp:200",
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=4, H=2, L=2, numerics="float64"))
 def check_norm(ctx: CheckContext) -> Measurement:
     """The rebuttal on skip connections and layer norm: the simulation stays exact with them."""

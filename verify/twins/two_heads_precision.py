@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from attnsim.sim.two_heads import blocks
-from attnsim.verify.precision import certify
+from attnsim.verify.precision import certify, study
 from attnsim.verify.twins import twin
 from attnsim.verify.twins.breaks import wrapped
 
@@ -25,6 +25,16 @@ def decode_pad_off() -> Any:
     """Step 1's decode counts one padding row too many: the balls hold a wrong value, tightly."""
     return wrapped(blocks.decode_A, lambda f, pad: f(pad + 1))
 
+
+def study_error_ignored() -> Any:
+    """The precision study's error measure reads every run as exact (inf bits): the narrowest format "passes"."""
+    return wrapped(study.error_bits, lambda f, Y, T: float("inf"))
+
+
+twin("two_heads.rebuttal_log_bits_float", "decode_pad_off", "Step 1's decode counts one padding row too many "
+     "(N = 36: the last key block is padded)", kind="construction", params={"N": 36})(decode_pad_off)
+twin("two_heads.rebuttal_log_bits_float", "error_ignored", "the error measure reads every run as exact",
+     kind="agreement", params={"N": 32})(study_error_ignored)
 
 for _claim in ("two_heads.rebuttal_log_bits", "two_heads.rebuttal_log_bits_tolerance"):
     twin(_claim, "radius_ignored", "the certificate ignores the balls' radii (midpoints taken as exact)",

@@ -31,6 +31,22 @@ REFERENCE_MODEL = "attnsim.sim.model.reference"
 """The reference every Two Heads model check compares with: the large transformer evaluated directly."""
 
 
+EXACT_SECONDS = 30.0
+"""Largest estimated time of the exact run an ``arb`` check adds for its containment test (beyond it: not run)."""
+
+
+def exact_too_long(ctx: CheckContext) -> str | None:
+    """Why the exact companion run of an arb check is skipped (its estimated time), or None."""
+    from attnsim.verify.cost import estimate
+    from attnsim.verify.precision.certify import EXACT_COMPANION
+
+    est = estimate(ctx.claim, ctx.params, EXACT_COMPANION)
+    if est.seconds <= EXACT_SECONDS:
+        return None
+    return (f"the {EXACT_COMPANION} run is estimated at {est.seconds:.0f} s (over {EXACT_SECONDS:g} s; "
+            f"{est.time_driver} drives it): certified bits only")
+
+
 def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simulate: Simulate,
                   derived: dict[str, Any]) -> Measurement:
     """Run ``simulate`` on an oracle and the reference model, compare, and read the ledger's counts."""
@@ -59,7 +75,8 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
         extra["non_finite"] = dict(nm.non_finite)
         extra["summary"] = [f"non-finite intermediates (created per primitive): {nm.non_finite}"]
     if isinstance(nm, Arb):  # ball arithmetic: what the balls certify, and the reference and exact output inside
-        extra["certified"], ball_reasons = certify(nm, Y, ref, truth, oracle_spec, case.X, simulate, ctx.seed)
+        extra["certified"], ball_reasons = certify(nm, Y, ref, truth, oracle_spec, case.X, simulate, ctx.seed,
+                                                   exact_too_long(ctx))
         extra["summary"] = [certify_summary(extra["certified"])]
         layer_reasons = layer_reasons + ball_reasons
     agree = ag.agree and not layer_reasons

@@ -213,24 +213,27 @@ def traced(claim: str, params: dict[str, Any], roots: tuple[str, ...]) -> tuple[
 
 @pytest.mark.parametrize("route", ["torch", "tape"])
 def test_tint_step_references_run_no_attnsim_model_code(route):
-    """tint.sgd_step's references (torch autograd; the exact tape) call nothing of attnsim but their own module and
-    the numerics: no construction code, and none of the auxiliary model's hand-derived step."""
+    """tint.sgd_step's references (torch autograd; the tape, here in float64: the same functions as in exact
+    arithmetic) call nothing of attnsim but their own module and the numerics: no construction code, and none of
+    the auxiliary model's hand-derived step."""
+    from attnsim.sim.tint import aux_model as am
     from attnsim.sim.tint.arith import get_arith
     from attnsim.sim.tint.cases import CASES
-    from attnsim.sim.tint.experiments import sgd_step
+    from attnsim.verify import tint_tape
     from attnsim.verify.tint_independent import step_against_reference
 
+    ar, c = get_arith("float64"), CASES["tiny-relu"]
+    w = am.init_weights(c.aux, ar, c.seed)  # outside the trace: the input weights
+    pos = np.arange(len(c.ids)) < c.n_train - 1
     if route == "torch":
         pytest.importorskip("torch", reason="the torch reference needs the torch extra").set_num_threads(1)
-    ar, c = get_arith("float64" if route == "torch" else "exact"), CASES["tiny-relu"]
-    r = sgd_step(c, get_arith("float64"))  # outside the trace: TinT's run, converted for the exact route below
-    w = r.weights if route == "torch" else {**{k: ar.array(v) for k, v in r.weights.items() if k != "layers"},
-                                            "layers": [{k: ar.array(v) for k, v in lw.items()}
-                                                       for lw in r.weights["layers"]]}
-    roots = _TORCH if route == "torch" else ("attnsim.verify.tint_tape:sgd_steps",
-                                             "attnsim.verify.tint_tape:forward_logits")
-    verdict, sides = _run_traced(roots, lambda: step_against_reference(c, ar, w, w, ar.zeros((6, 16)), 1000, False))
-    assert verdict.evidence == "independent" and sides.inside
+        roots, run = _TORCH, lambda: step_against_reference(c, ar, w, w, ar.zeros((6, 16)), 1000, False)
+    else:
+        roots = ("attnsim.verify.tint_tape:sgd_steps", "attnsim.verify.tint_tape:forward_logits")
+        run = lambda: tint_tape.sgd_steps(ar, w, c.tokens, pos, c.aux.heads, c.aux.activation, 0.25, 2, 1,  # noqa: E731
+                                          1e-3)
+    _, sides = _run_traced(roots, run)
+    assert sides.inside
     foreign = sorted(n for n in map(_name, sides.inside) if not n.startswith(REFERENCE_OWN))
     assert not foreign, f"the {route} reference runs attnsim code: {foreign}"
 

@@ -49,12 +49,12 @@ def test_an_entry_the_structure_calls_ineffective_changes_no_output_and_effectiv
     changed = {True: 0, False: 0}
     tried = {True: 0, False: 0}
     ids = sorted(weights)
-    while min(tried.values()) < 8:
+    while min(tried.values()) < 6:
         a = weights[ids[rng.integers(len(ids))]]
         mask = marks.get(id(a), (a, np.zeros(a.shape, dtype=bool)))[1].reshape(-1)
         want = bool(rng.integers(2))
         idx = np.flatnonzero(mask == want)
-        if not len(idx) or tried[want] >= 8:
+        if not len(idx) or tried[want] >= 6:
             continue
         i = idx[rng.integers(len(idx))]
         old = a.flat[i]
@@ -65,4 +65,4 @@ def test_an_entry_the_structure_calls_ineffective_changes_no_output_and_effectiv
             a.flat[i] = old
         tried[want] += 1
     assert changed[False] == 0
-    assert changed[True] >= 4
+    assert changed[True] >= 3

@@ -29,3 +29,8 @@ def test_float64_at_d16_the_stable_decode_keeps_its_bits():
     assert paper["error_bits"] < 1 and paper["extra"]["non_finite"]["div"] > 0
     assert stable["error_bits"] >= 40 and "non_finite" not in stable["extra"]
     assert stable["verdict"] == "pass", stable["reasons"]
+
+
+def test_corollary_3_2_runs_every_head_with_the_stable_decode_exactly():
+    r = run_check("two_heads.cor_3_2", {"N": 10, "M": 4, "d": 4, "H": 2, "L": 2, "decode": "stable"}, numerics="exact")
+    assert r["verdict"] == "pass" and r["agree"] is True and r["calls"] == r["predicted_calls"], r["reasons"]

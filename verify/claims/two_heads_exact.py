@@ -199,7 +199,7 @@ def _cor_3_2_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.cor_3_2", params=COR_3_2_PARAMS, grid=_cor_3_2_grid, numerics=NUMERICS,
+@checker("two_heads.cor_3_2", params=[*COR_3_2_PARAMS, DECODE], grid=_cor_3_2_grid, numerics=NUMERICS,
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=4, H=2, L=2, numerics="float64"))
 def check_cor_3_2(ctx: CheckContext) -> Measurement:
     """Every head of every layer through Lemma 3.1, one job per call to a single-head oracle of width 2d/H + 2."""
@@ -209,7 +209,8 @@ def check_cor_3_2(ctx: CheckContext) -> Measurement:
     m = case.spec.m
     spec = OracleSpec(OracleSpec.max_len_for(p["M"], p["length"]), 1, 1, 2 * m + 2, length_convention=p["length"])
     return measure_model(ctx, case, spec, lambda oracle, X: simulate(
-        case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_one_per_call, tag="cor_3_2"),
+        case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_one_per_call, tag="cor_3_2",
+        decode=p["decode"]),
         base_derived(ctx, case, b))
 
 

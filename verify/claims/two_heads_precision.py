@@ -87,7 +87,7 @@ def _measure(ctx: CheckContext, target_bits: float) -> Measurement:
 
 
 @checker("two_heads.rebuttal_log_bits", params=_PARAMS, numerics=(), grid=lambda quick: [{"N": 64}],
-         growth_grid=size_grid("N", (32, 64, 128, 256), (64, 256, 1024, 4096), M=8, d=4))
+         growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))
 def check_log_bits(ctx: CheckContext) -> Measurement:
     """The smallest certifying precision for relative error 2^-N (the rebuttal's statement)."""
     return _measure(ctx, float(ctx.params["N"]))
@@ -96,7 +96,7 @@ def check_log_bits(ctx: CheckContext) -> Measurement:
 @checker("two_heads.rebuttal_log_bits_tolerance", params=[*_PARAMS, Param(
     "target_bits", int, 20, "the fixed error target 2^-target_bits", minimum=1)], numerics=(),
          grid=lambda quick: [{"N": 64}],
-         growth_grid=size_grid("N", (32, 64, 128, 256), (64, 256, 1024, 4096), M=8, d=4))
+         growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))
 def check_log_bits_tolerance(ctx: CheckContext) -> Measurement:
     """The smallest certifying precision for a fixed relative error 2^-target_bits."""
     return _measure(ctx, float(ctx.params["target_bits"]))
@@ -105,7 +105,7 @@ def check_log_bits_tolerance(ctx: CheckContext) -> Measurement:
 @checker("two_heads.rebuttal_log_bits_float", params=[*_PARAMS, Param(
     "target_bits", int, 10, "the fixed error target 2^-target_bits (at most 40: the formats ride on float64)",
     minimum=1, maximum=40)], numerics=(), grid=lambda quick: [{"N": 64}],
-         growth_grid=size_grid("N", (32, 64, 128, 256), (64, 256, 1024, 4096), M=8, d=4))
+         growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))
 def check_log_bits_float(ctx: CheckContext) -> Measurement:
     """The narrowest float:8.M whose measured error meets 2^-target_bits, as a width in bits."""
     p = ctx.params

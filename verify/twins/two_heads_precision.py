@@ -21,6 +21,21 @@ def radius_ignored() -> Any:
     return wrapped(certify.certified_bits, exact_balls)
 
 
+def balls_without_radius() -> Any:
+    """Ball arithmetic hands back its midpoints as exact balls (the radius dropped after each division, the
+    output's last step)."""
+    from unittest import mock
+
+    from attnsim.sim.numerics.arb import Arb
+
+    original = Arb.div
+
+    def exact_mids(self: Any, a: Any, b: Any) -> Any:
+        return np.vectorize(lambda x: x.mid(), otypes=[object])(original(self, a, b))
+
+    return mock.patch.object(Arb, "div", exact_mids)
+
+
 def decode_pad_off() -> Any:
     """Step 1's decode counts one padding row too many: the balls hold a wrong value, tightly."""
     return wrapped(blocks.decode_A, lambda f, pad: f(pad + 1))
@@ -41,3 +56,7 @@ for _claim in ("two_heads.rebuttal_log_bits", "two_heads.rebuttal_log_bits_toler
          kind="agreement", params={"N": 32})(radius_ignored)
     twin(_claim, "decode_pad_off", "Step 1's decode counts one padding row too many (N = 36: the last key block "
          "is padded)", kind="construction", params={"N": 36})(decode_pad_off)
+
+twin("two_heads.lemma_3_1", "arb_radius_dropped", "in arb numerics each division's radius is dropped (midpoints "
+     "passed off as exact)", kind="agreement", params={"N": 16, "M": 4, "d": 2},
+     numerics="arb:64")(balls_without_radius)

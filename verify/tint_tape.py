@@ -236,3 +236,25 @@ def module(ar: Arith, which: str, x: dict, heads: int, act_name: str) -> np.ndar
         return model.act(h)
     f = model.normalize if which == "ln_fd" else model.act
     return (f(h + g * eps) - f(h)) / eps
+
+
+def mlp_sgd(ar: Arith, w: dict, x: np.ndarray, target: np.ndarray, n_train: int, act_name: str, act_fd: Any,
+            eta: Any, steps: int) -> dict:
+    """tint.rebuttal_mlp_aux's exact reference: SGD on the 2-layer MLP's loss 1/2 sum_{t < n_train} |y - target|^2
+    by the tape; the activation's backward is Def 2.8's difference, or (``act_fd`` None, ReLU) its derivative."""
+    act = ar.activation(act_name)
+    zero = ar.scalar(0)
+    mask = ar.array((np.arange(len(x)) < n_train).astype(int))[:, None]
+    for _ in range(steps):
+        t = Tape()
+        p = {k: t.leaf(v) for k, v in w.items()}
+        u = t.add(t.matmul(t.leaf(x), t.transpose(p["w1"])), p["b1"])
+        if act_fd is None:
+            g = t.custom(u, act(u.value), lambda d, u=u: np.where(u.value > zero, d, zero))
+        else:
+            g = t.custom(u, act(u.value), lambda d, u=u: (act(u.value + d * act_fd) - act(u.value)) / act_fd)
+        y = t.add(t.matmul(g, t.transpose(p["w2"])), p["b2"])
+        loss = t.custom(y, None, lambda d, y=y: d * (y.value - target) * mask)
+        t.backward(loss, ar.scalar(1))
+        w = {k: w[k] - ar.scalar(eta) * p[k].grad for k in w}
+    return w

@@ -245,3 +245,20 @@ def linear(which: str, W: np.ndarray, b: np.ndarray, x: np.ndarray, dy: np.ndarr
         return (torch.autograd.grad(y, xt, _t(dy))[0].numpy(),)
     gW, gb = torch.autograd.grad((y[:n_train] * _t(dy)[:n_train]).sum(), (Wt, bt))
     return (Wt - eta * gW).detach().numpy(), (bt - eta * gb).detach().numpy()
+
+
+def mlp_sgd(w: dict, x: np.ndarray, target: np.ndarray, n_train: int, act_name: str, act_fd: float | None,
+            eta: float, steps: int) -> dict:
+    """tint.rebuttal_mlp_aux's reference: ``steps`` SGD steps on the 2-layer MLP y = W2 act(W1 x + b1) + b2 for the
+    loss 1/2 sum_{t < n_train} |y_t - target_t|^2, by autograd (the activation's backward by Def 2.8's difference
+    when ``act_fd`` is set)."""
+    act = _fd_op(activation(act_name), act_fd)
+    p = {k: _t(v) for k, v in w.items()}
+    xt, tt = _t(x), _t(target)
+    for _ in range(steps):
+        p = {k: v.detach().requires_grad_(True) for k, v in p.items()}
+        y = F.linear(act(F.linear(xt, p["w1"], p["b1"])), p["w2"], p["b2"])
+        loss = 0.5 * ((y[:n_train] - tt[:n_train]) ** 2).sum()
+        grads = torch.autograd.grad(loss, list(p.values()))
+        p = {k: (v - eta * g).detach() for (k, v), g in zip(p.items(), grads)}
+    return {k: v.numpy() for k, v in p.items()}

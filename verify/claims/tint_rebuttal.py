@@ -30,6 +30,7 @@ from attnsim.sim.tint.configs import LISTED, AuxConfig, TinTConfig, TinTConfigEr
 from attnsim.sim.tint.network import build_tint
 from attnsim.sim.tint.network_size import count as count_network
 from attnsim.theory.formulas import as_number, evaluate
+from attnsim.verify import tint_tape, tint_torch
 from attnsim.verify.claims.tint import NETWORK_COUNT
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import loglog_fit
@@ -99,15 +100,21 @@ def check_mlp_aux(ctx: CheckContext) -> Measurement:
     if margin is False:
         reasons.append("a pre-activation lies within |dg|/N of the ReLU kink: the one-sided difference is not the "
                        "exact derivative there; raise --fd_scale or change --seed")
+    own_equal = all(ar.equal(res.weights[k], want[k]) for k in want)
+    want, reference = _independent_mlp_step(cfg, ar, w, x, target, p["n_train"], relu)
+    if want is None:
+        return Measurement(evidence="self-consistency", agree=False, reasons=[tint_torch.MISSING],
+                           extra={"partial": tint_torch.MISSING})
     errors = {k: max_abs_diff(res.weights[k], want[k]) for k in want}
     bits = bits_of_agreement(max(errors.values()), max(max_abs_diff(w[k] - want[k], 0 * w[k]) for k in w) or 1.0)
     equal = all(ar.equal(res.weights[k], want[k]) for k in want)
-    y_want = ma.mlp_forward(cfg, ar, want, x)[2]
+    y_want = ma.mlp_forward(cfg, ar, want, x)[2] if ar.kind == "exact" else None
     agree = equal and ar.equal(res.outputs, y_want) if ar.kind == "exact" else \
         bits >= (40.0 if ctx.min_bits is None else ctx.min_bits)
     counts: dict[str, float] = dict(t.ledger.by_tag("param"))
     counts["total"] = t.n_params
     extra: dict[str, Any] = {"errors": errors, "bit_for_bit": equal, "kink_margin_ok": margin,
+                             "hand_derived_step_equal": own_equal,
                              "reference": "exact gradient" if relu else "same one-sided activation difference",
                              "mlp_params": 2 * cfg.D * cfg.D + 2 * cfg.D}
     peer = transformer_peer(cfg)
@@ -117,9 +124,23 @@ def check_mlp_aux(ctx: CheckContext) -> Measurement:
         tt = build(*peer, get_arith("count"), count_only=True)
         extra["transformer"] = {"by_tag": tt.ledger.by_tag("param"), "total": tt.n_params,
                                 "values": size_values(*peer)}
-    return Measurement(evidence="self-consistency",  # mlp_sgd and the MLP TinT share loss_gradient
+    return Measurement(evidence="independent", reference=reference,
                        agree=agree, error_bits=bits, counts=counts, counts_by_tag=t.ledger.by_tag("param"),
                        derived=mlp_values(cfg), reasons=reasons, extra=extra)
+
+
+def _independent_mlp_step(cfg: ma.MLPConfig, ar: Any, w: dict, x: Any, target: Any, n_train: int, relu: bool
+                          ) -> tuple[dict | None, str | None]:
+    """The MLP's SGD step by the tape (exact) or torch autograd (float); (None, None) without torch."""
+    fd = None if relu else ar.scalar(1) / cfg.fd_scale
+    if ar.kind == "exact":
+        return tint_tape.mlp_sgd(ar, w, x, target, n_train, cfg.activation, fd, cfg.eta, cfg.steps), tint_tape.REFERENCE
+    if not tint_torch.available():
+        return None, None
+    f = {k: ar.to_float(v) for k, v in w.items()}
+    want = tint_torch.mlp_sgd(f, ar.to_float(x), ar.to_float(target), n_train, cfg.activation,
+                              None if relu else 1.0 / cfg.fd_scale, float(cfg.eta), cfg.steps)
+    return want, tint_torch.REFERENCE
 
 
 # ------------------------------------------------------------------------------------------ item 8

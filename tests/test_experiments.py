@@ -130,6 +130,9 @@ def test_induction_comparison_verdicts():
     mean[1, 0, 0] = 0.35
     rows = compare.induction_rows(result | {"anna_mean": mean.tolist(), "anna_best": mean.min(axis=0).tolist()})
     assert rows[0].verdict == rows[1].verdict == "differs" and "Algorithm 1 adds" in rows[0].reason
+    noise = np.full_like(mean, 0.8) - 0.01 * np.arange(3)[None, :, None]  # falls with ell_1, all above guessing
+    rows = compare.induction_rows(result | {"anna_mean": noise.tolist(), "anna_best": noise.min(axis=0).tolist()})
+    assert rows[3].verdict == "differs" and "noise" in rows[3].reason
 
 
 def test_the_command_without_torch_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):

@@ -184,3 +184,14 @@ def test_the_definition_checker_sees_the_gap_and_algorithm_1s_breaks():
         for t in range(18):  # partners' keys, so no (c, r) separates them
             model.embed.weight[35 - t] = model.embed.weight[t]
     assert definition_rates(model, tokens, 37, [], 1, 0)["with_gap"] == 0
+
+
+def test_report_sections_show_a_stored_result(monkeypatch, tmp_path):
+    from attnsim.verify.experiments.command import run_experiment
+    from attnsim.verify.report.sections import anna_experiments
+
+    monkeypatch.setattr(anna_experiments, "DEFAULT_OUT", tmp_path / "stored")
+    run_experiment("anna.match2", TINY_MATCH2, tmp_path / "stored", None)
+    md = anna_experiments.match2_section([], tmp_path / "report", True)
+    assert "Read back from the verified result" in md and "not the default budget (6 steps, 2 run(s) × 8" in md
+    assert "Tiny budget" not in md and (tmp_path / "report" / "plots" / "fig1a_match2.png").is_file()

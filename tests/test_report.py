@@ -177,7 +177,8 @@ def test_a_section_whose_work_a_guard_refuses_is_listed_not_fatal(tmp_path, monk
     from attnsim.verify.sweep import grid
 
     def greedy(records, out, quick):
-        raise UsageError("--N: this run would need about 16.0 GiB; the limit is 1.0 GiB (--max-memory changes it)")
+        raise UsageError("this run would need about 16.0 GiB; the limit is 1.0 GiB (--max-memory changes it)",
+                         param="N")
 
     monkeypatch.setattr(section_tasks, "paper_sections", lambda paper: [greedy])
     monkeypatch.setattr(report_mod, "paper_sections", lambda paper: [greedy])
@@ -190,7 +191,8 @@ def test_a_section_whose_work_a_guard_refuses_is_listed_not_fatal(tmp_path, monk
     assert [r["claim"] for r in failed] == ["section test_report.test_a_section_whose_work_a_guard_refuses_is_listed_"
                                             "not_fatal.<locals>.greedy"]
     md = (tmp_path / "report.md").read_text()
-    assert "**Section not computed:** --N: this run would need about 16.0 GiB" in md
+    # the report is the library's page, not the command line's: the parameter is named as the API names it
+    assert "**Section not computed:** N: this run would need about 16.0 GiB" in md
     assert "1 report sections not computed" in console.file.getvalue()
     cached = list((tmp_path / ".cache" / "sections").rglob("*")) if (tmp_path / ".cache" / "sections").exists() else []
     assert not any("greedy" in p.name for p in cached)

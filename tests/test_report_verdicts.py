@@ -110,3 +110,13 @@ def test_a_record_may_carry_its_own_finding():
     (f,) = carried("tint", [rec, dict(rec)])  # one finding per distinct text
     assert f.text == "a stream 340x wider" and f.link == "tint.size" and f.records == (rec,)
     assert carried("anna", [rec]) == []
+
+
+def test_a_legend_taller_than_the_figure_makes_the_figure_taller(tmp_path):
+    from attnsim.verify.report import plots
+
+    fig, (ax,) = plots.figure(width=3.0, height=2.0)
+    lines = [ax.plot([1, 2], [k, k + 1], label=f"a long legend entry number {k}")[0] for k in range(30)]
+    fig.legend(lines, [line.get_label() for line in lines], loc="lower center", ncol=1)
+    plots.save(fig, tmp_path / "tall.png")  # the texts alone need more than 2 inches: no "bottom >= top"
+    assert (tmp_path / "tall.png").stat().st_size > 1000

@@ -42,6 +42,8 @@ for them measures the panel's y axis once more per title (a tenth of the claim s
 MAX_PANELS = 3
 PAD = 4.0
 """Points between a panel's texts and their neighbours (and the figure's edge)."""
+MIN_PANEL = 1.6
+"""Inches of a panel's height that texts around it never squeeze away (the figure grows instead)."""
 BELOW = "attnsim-legend-below"
 """The gid of a panel legend that :func:`save` places under the panel."""
 MARKERS = "osD^v<>p*h"
@@ -117,6 +119,10 @@ def _arrange(fig: Any) -> None:
         height += wrapped
         fig.set_size_inches(width, height)
     right = max(w for w, _ in xticks) / 2 + pad  # the last x label overhangs
+    needed = top + bottom + nrows * MIN_PANEL + (nrows - 1) * (over + under + below)
+    if height < needed:  # long legends and titles make the figure taller, never a panel too short to draw
+        height = needed
+        fig.set_size_inches(width, height)
     panel_w = (width - left - right - (ncols - 1) * (left + right)) / ncols
     panel_h = (height - top - bottom - (nrows - 1) * (over + under + below)) / nrows
     fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height,

@@ -25,3 +25,16 @@ def test_the_per_N_row_needs_more_than_N_bits_and_the_midpoints_agree_with_the_t
     r = run_check("two_heads.rebuttal_log_bits", {"N": 16, "M": 4, "d": 2, "sample_blocks": 2})
     assert r["verdict"] == "pass", r["reasons"]
     assert r["counts"]["bits"] > 16 and r["extra"]["midpoint_bits_vs_truth"] >= 16
+
+
+def test_the_per_N_finding_states_the_bits_beyond_N_that_the_records_measured():
+    from attnsim.verify.findings.two_heads import per_N_bits_beyond_N
+    from attnsim.verify.registry import get_checker
+
+    chk = get_checker("two_heads.rebuttal_log_bits")
+    points = [chk.resolve(dict(p)) for p in chk.growth_grid(False)]
+    records = [{"claim": chk.claim, "params": p, "numerics": "none", "seed": 0,
+                "counts": {"bits": p["N"] + 12 - (i == 0)}} for i, p in enumerate(points)]
+    (f,) = per_N_bits_beyond_N(records)
+    assert "needs N + 11 … N + 12 certified bits" in f.text and "cannot reach it" in f.text
+    assert f.records == tuple(records) and f.commands[-1] == f"attnsim check {chk.claim} --N {points[-1]['N']}"

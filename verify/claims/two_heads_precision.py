@@ -1,13 +1,14 @@
 """The rebuttal's precision claim, judged with certified bits (docs/precision.md, "Certified bits needed").
 
-The authors answered that with O(log N)-bit numbers the simulation is the best possible approximation, up to
-O(1/2^N) relative error. Two claim rows hold it against the smallest ``arb:BITS`` at which ball arithmetic
-certifies Lemma 3.1's output (``verify/precision/certified.py``), measured at each N of a growth sweep and
-judged against the bound log N by the growth verdict:
+The authors' rebuttal says that with O(log N)-bit numbers the simulation is the best possible approximation, up
+to O(1/2^N) relative error. Read literally the two cannot both hold: an answer within 2^-N has at least N correct
+bits. The rows hold the smallest ``arb:BITS`` at which ball arithmetic certifies Lemma 3.1's output
+(``verify/precision/certified.py``), measured at each N of a growth sweep and judged by the growth verdict against
+the bound each row's paper_refs entry gives:
 
-* ``two_heads.rebuttal_log_bits`` — the statement: error 2^-N. Writing an answer that accurate takes N bits,
-  so the certified bits grow like N and the verdict is ``exceeds``.
-* ``two_heads.rebuttal_log_bits_tolerance`` — the variant the data supports: a fixed error 2^-B (B = 20 by
+* ``two_heads.rebuttal_log_bits`` — error 2^-N, judged against N (the reading that can hold: 2^-N in N + O(1)
+  bits; the bits minus N are the finding, ``verify/findings/two_heads.py``).
+* ``two_heads.rebuttal_log_bits_tolerance`` — the rebuttal's O(log N) bits, at a fixed error 2^-B (B = 20 by
   default); the bits needed do not grow with N.
 * ``two_heads.rebuttal_log_bits_float`` — the same fixed error for the fixed-width simulator: the narrowest
   float:8.M (rounding after every operation, ``precision.study.bits_needed``), its width 1 + 8 + M measured
@@ -89,7 +90,7 @@ def _measure(ctx: CheckContext, target_bits: float) -> Measurement:
 @checker("two_heads.rebuttal_log_bits", params=_PARAMS, numerics=(), grid=lambda quick: [{"N": 64}],
          growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))
 def check_log_bits(ctx: CheckContext) -> Measurement:
-    """The smallest certifying precision for relative error 2^-N (the rebuttal's statement)."""
+    """The smallest certifying precision for relative error 2^-N (the rebuttal's target; bound N in paper_refs)."""
     return _measure(ctx, float(ctx.params["N"]))
 
 

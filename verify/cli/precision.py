@@ -100,7 +100,8 @@ def register(app: typer.Typer) -> None:
         max_memory: Optional[str] = max_memory_option(),
         certified: bool = typer.Option(False, "--certified", help="two_heads.lemma_3_1: instead, the smallest "
                                        "arb:BITS whose balls certify 2^-N (the rebuttal's target) and --target, per "
-                                       "N, with growth verdicts in log N (--target 2^-N: that target only)"),
+                                       "N, with growth verdicts against each row's bound (--target 2^-N: that "
+                                       "target only)"),
     ) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
         from attnsim.sim.numerics import backend_kind

@@ -56,4 +56,4 @@ def print_certified(result: dict, console: Console) -> None:
                           ", ".join(f"{k}→{v:g}" for k, v in probes.items()), f"{sec:.1f}")
         console.print(table)
         g = t["growth"]
-        console.print(f"  growth in N against O(log N): [bold]{g['verdict']}[/bold] — {g['why']}")
+        console.print(f"  growth in N against O({g['bound']}): [bold]{g['verdict']}[/bold] — {g['why']}")

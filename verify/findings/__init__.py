@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.registry import all_checkers, get_checker
+from attnsim.verify.registry import NO_NUMERICS, all_checkers, get_checker
 
 BUILT_IN = ("attnsim.verify.findings.two_heads", "attnsim.verify.findings.tint")
 """The modules that register attnsim's own finders."""
@@ -87,8 +87,8 @@ def _non_default(r: dict[str, Any]) -> dict[str, Any]:
 
 def record_for(records: Sequence[dict[str, Any]], claim: str, params: dict[str, Any], numerics: str,
                seed: int = 0) -> dict[str, Any]:
-    """The run's record of ``claim`` at ``params`` (the checker's defaults filled in), ``numerics`` and ``seed``;
-    the check is run when the run holds none."""
+    """The run's record of ``claim`` at ``params`` (the checker's defaults filled in), ``numerics`` (``"none"`` for
+    a claim that computes in none) and ``seed``; the check is run when the run holds none."""
     from attnsim.verify.check import run_check
 
     full = get_checker(claim).resolve(dict(params))
@@ -96,7 +96,7 @@ def record_for(records: Sequence[dict[str, Any]], claim: str, params: dict[str, 
         if r.get("claim") == claim and r.get("params") == full and r.get("numerics") == numerics \
                 and r.get("seed", 0) == seed:
             return r
-    return run_check(claim, dict(params), numerics, seed)
+    return run_check(claim, dict(params), None if numerics == NO_NUMERICS else numerics, seed)
 
 
 def carried(paper: str, records: Sequence[dict[str, Any]]) -> list[Finding]:

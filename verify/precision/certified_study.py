@@ -1,5 +1,5 @@
 """``attnsim precision two_heads.lemma_3_1 --certified``: the certified bits needed per N, and their growth
-verdict in log N, for the rebuttal's target 2^-N and for a fixed tolerance (docs/precision.md).
+verdict against each row's bound (N for the target 2^-N, log N for a fixed tolerance; docs/precision.md).
 
 Each N is one record of a claim row (``verify/claims/two_heads_precision.py``: ``two_heads.rebuttal_log_bits``
 for 2^-N, ``two_heads.rebuttal_log_bits_tolerance`` for 2^-B), and the records of each row are judged by the

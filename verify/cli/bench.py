@@ -10,6 +10,7 @@ from typing import Any, Optional
 import typer
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     bounded,
     check_format,
     check_json_path,
@@ -131,10 +132,10 @@ def register(app: typer.Typer) -> None:
                       f"--torch: head width (default {TORCH_SIZE['d']})", 1, INT_MAX)),
               engine: Optional[str] = typer.Option(None, help="--torch: engine or torch-oracle (default: engine "
                                                               "when installed)"),
-              fmt: str = format_option(("table", "md", "csv", "json"), "table"),
+              fmt: str = format_option(FORMAT_KINDS["rows"], "table"),
               json_out: Optional[str] = json_option()) -> None:
         """Engine speed as ratios: simulation / direct attention, fused / paper, flint / Fraction, Dask / serial."""
-        check_format(fmt, ("table", "md", "csv", "json"))
+        check_format(fmt, FORMAT_KINDS["rows"])
         given = [f"--{k}" for k, v in (("N", N), ("M", M), ("d", d)) if v is not None]
         if given and not torch:
             raise UsageError(f"{given[0]}: sizes are the torch figure's; give them with --torch (the other figures "

@@ -12,17 +12,20 @@ from typing import Any, Optional
 import typer
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
+    ascii_tex,
     check_format,
     check_json_path,
     emit,
     format_option,
     json_option,
     paper_option,
+    render_rows,
     write_json,
 )
 from attnsim.verify.registry import UsageError
 
-FORMATS = ("md", "tex", "json")
+FORMATS = FORMAT_KINDS["formulas"]
 
 
 def render_md(rows: list[dict[str, Any]]) -> str:
@@ -33,6 +36,15 @@ def render_md(rows: list[dict[str, Any]]) -> str:
     for c in rows:
         out += [f"## {c['label']} — `{c['id']}`", "", *theory_lines(c)]
     return "\n".join(out)
+
+
+TABLE_HEADER = ("claim", "result", "resource", "bound", "exact count", "containment")
+
+
+def table_rows(rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One row per bounded or counted resource of each claim (the ``table`` format)."""
+    return [(c["id"], c["label"], name, r["text"].get("bound") or "", r["text"].get("exact") or "",
+             r.get("verdict") or "") for c in rows for name, r in c["resources"].items()]
 
 
 def render_tex(rows: list[dict[str, Any]]) -> str:
@@ -71,7 +83,9 @@ def register(app: typer.Typer) -> None:
         if fmt == "json":
             emit(json.dumps(rows, indent=2, ensure_ascii=False), json_out)
         elif fmt == "tex":
-            emit(render_tex(rows).rstrip("\n"), json_out)
+            emit(ascii_tex(render_tex(rows)).rstrip("\n"), json_out)
+        elif fmt == "table":
+            emit(render_rows(TABLE_HEADER, table_rows(rows), "table"), json_out)
         else:
             emit(render_md(rows), json_out)
         write_json(rows, json_out)

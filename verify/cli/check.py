@@ -13,6 +13,7 @@ from typing import Any, Optional
 import typer
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     check_format,
     check_json_path,
     format_option,
@@ -26,7 +27,7 @@ from attnsim.verify.cli.options import (
 from attnsim.verify.limits import CHECK_SECONDS
 from attnsim.verify.registry import Checker, UsageError
 
-FORMATS = ("table", "json")
+FORMATS = FORMAT_KINDS["record"]
 
 
 def parse_extra_args(args: list[str]) -> dict[str, str]:
@@ -80,7 +81,7 @@ def format_params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items() if v is not None)
 
 
-def print_record(r: dict[str, Any], file: Any = None) -> None:
+def print_record(r: dict[str, Any], file: Any = None, fmt: str = "table") -> None:
     """The record as a short text block and a resource table (counts, exact formula, bound, ratio), on
     ``file`` (default stdout); formulas in the notation of :mod:`attnsim.theory.notation`."""
     from rich.console import Console
@@ -116,7 +117,9 @@ def print_record(r: dict[str, Any], file: Any = None) -> None:
         lead = cont.get("leading_constant_here") or (at(general, values, paper) if general else "—")
         rows.append([str(c) for c in (name, number(measured), number(r["predicted"].get(name)), bound, ratio,
                                       lead, cont.get("verdict") or "—")])
-    if console.is_terminal:
+    if fmt == "md":  # a Markdown table between the text lines (paste into a page)
+        print("\n" + render_rows(header, rows, "md") + "\n", file=console.file, flush=True)
+    elif console.is_terminal:
         table = Table(show_header=True, caption="measured / bound: the constant the paper's O(·) hides at this size")
         for col in header:
             table.add_column(col)
@@ -193,6 +196,6 @@ def register(app: typer.Typer) -> None:
         if fmt == "json" and json_out != "-":
             print(text)
         elif fmt != "json":
-            print_record(record, human_stream(json_out))
+            print_record(record, human_stream(json_out), fmt)
         write_json(record, json_out, text)
         raise typer.Exit(0 if record["verdict"] == "pass" else 1)

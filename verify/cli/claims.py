@@ -12,6 +12,7 @@ from typing import Any, Optional
 import typer
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     check_format,
     check_json_path,
     emit,
@@ -25,7 +26,7 @@ from attnsim.verify.cli.options import (
 )
 from attnsim.verify.registry import UsageError
 
-FORMATS = ("table", "md", "csv", "json")
+FORMATS = FORMAT_KINDS["rows"]
 HEADER = ("id", "label", "kind", "checker", "calls bound", "route", "judged in", "regime")
 
 

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     check_format,
     check_json_path,
     emit,
@@ -23,7 +24,7 @@ from attnsim.verify.cli.options import (
 from attnsim.verify.experiments import EXPERIMENTS, torch_missing
 from attnsim.verify.registry import INT_MAX, UsageError
 
-FORMATS = ("table", "md", "csv")
+FORMATS = FORMAT_KINDS["rows"]
 
 
 def register(app: typer.Typer) -> None:
@@ -73,6 +74,12 @@ def register(app: typer.Typer) -> None:
         start = time.perf_counter()
         config = config_for(name, quick=quick, steps=steps, runs=runs, tests=tests, seed=seed, betas=temperatures)
         result = run_experiment(name, config, out, Console(stderr=True), reuse=not fresh)
+        if fmt == "json":  # the whole result, as --json writes it
+            import json
+
+            emit(json.dumps(result, indent=2, default=str), json_out)
+            write_json(result, json_out)
+            return
         text = [_budget(result, quick), "",
                 render_rows(["paper's statement", "paper", "ours", "verdict", "why"], comparison_table(result), fmt),
                 ""]

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     check_format,
     check_json_path,
     emit,
@@ -23,7 +24,7 @@ from attnsim.verify.cli.options import (
     write_json,
 )
 
-FORMATS = ("table", "md", "csv", "tex", "json")
+FORMATS = FORMAT_KINDS["rows"]
 HEADER = ("claim", "target", "numerics", "examples", "rejected", "worst bits", "worst measured / bound", "failures",
           "seconds")
 

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     check_format,
     check_json_path,
     format_option,
@@ -26,7 +27,7 @@ from attnsim.verify.cli.options import (
     write_json,
 )
 
-FORMATS = ("table", "md", "csv", "json")
+FORMATS = FORMAT_KINDS["rows"]
 HEADER = ("resource", "bound", "size", "sizes", "measured / bound", "slope", "95% interval", "decided by", "verdict",
           "guard")
 

@@ -34,6 +34,15 @@ import typer
 from attnsim.verify.registry import UsageError
 
 FORMATS = ("table", "md", "tex", "csv", "json")
+FORMAT_KINDS: dict[str, tuple[str, ...]] = {
+    "rows": ("table", "md", "csv", "tex", "json"),
+    "record": ("table", "md", "json"),
+    "formulas": ("table", "md", "tex", "json"),
+    "study": ("table", "json"),
+}
+"""One ``--format`` set per kind of output (README, "Output formats"): ``rows`` (a table of rows: claims, growth,
+prove, fuzz, bench), ``record`` (one check record: check), ``formulas`` (bounds and counts as formulas: bounds,
+tint-size), ``study`` (a study's report of several parts: run, precision)."""
 SCHEDULERS = ("serial", "processes", "local", "tcp://HOST:PORT")
 VOCABULARY = {
     "--json": "write the full record as JSON to PATH; with -, to stdout and nothing else (the printed "
@@ -71,8 +80,8 @@ def bounded(help: str, low: int | None, high: int | None) -> dict[str, Any]:
 
 
 def format_option(choices: Sequence[str], default: str) -> Any:
-    """A ``--format`` option offering ``choices`` (a subset of :data:`FORMATS`, in that order)."""
-    assert set(choices) <= set(FORMATS) and default in choices
+    """A ``--format`` option offering ``choices`` (one of the sets of :data:`FORMAT_KINDS`)."""
+    assert tuple(choices) in FORMAT_KINDS.values() and default in choices
     return typer.Option(default, "--format", help="output format, one of: " + ", ".join(choices))
 
 
@@ -179,8 +188,16 @@ def render_rows(header: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) 
         lines = [r"\begin{tabular}{" + "l" * len(header) + "}", r"\toprule", " & ".join(map(tex_escape, header))
                  + r" \\", r"\midrule"]
         lines += [" & ".join(map(tex_escape, r)) + r" \\" for r in cells]
-        return "\n".join(lines + [r"\bottomrule", r"\end{tabular}"])
+        return ascii_tex("\n".join(lines + [r"\bottomrule", r"\end{tabular}"]))
     return "\n".join("\t".join(r) for r in [list(header)] + cells)
+
+
+def ascii_tex(text: str) -> str:
+    """LaTeX with every non-ASCII character written as its command (``ψ`` as ``\\ensuremath{\\psi}``, ``§`` as
+    ``\\textsection``), so that it compiles without a Unicode engine or inputenc (pylatexenc's table)."""
+    from pylatexenc.latexencode import unicode_to_latex
+
+    return unicode_to_latex(text, non_ascii_only=True, unknown_char_policy="keep")
 
 
 def is_terminal() -> bool:

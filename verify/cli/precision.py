@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     bounded,
     check_format,
     check_json_path,
@@ -95,7 +96,7 @@ def register(app: typer.Typer) -> None:
                 "two_heads.thm_5_1: window r (default M/4)", 1, INT_MAX)),
         sinks: Optional[int] = typer.Option(None, "--sinks", **bounded(
                 "two_heads.thm_5_1: attention sinks s (default 1)", 0, INT_MAX)),
-        fmt: str = format_option(("table", "json"), "table"),
+        fmt: str = format_option(FORMAT_KINDS["study"], "table"),
         json_out: Optional[str] = json_option(),
         max_memory: Optional[str] = max_memory_option(),
         certified: bool = typer.Option(False, "--certified", help="two_heads.lemma_3_1: instead, the smallest "
@@ -110,7 +111,7 @@ def register(app: typer.Typer) -> None:
         from attnsim.verify.progress import progress
 
         guards.set_memory_limit(max_memory)
-        check_format(fmt, ("table", "json"))
+        check_format(fmt, FORMAT_KINDS["study"])
         check_json_path(json_out)
         as_json = fmt == "json"
         if claim not in CLAIMS:

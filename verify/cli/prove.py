@@ -9,6 +9,7 @@ from typing import Any, Optional
 import typer
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     check_format,
     check_json_path,
     format_option,
@@ -17,7 +18,7 @@ from attnsim.verify.cli.options import (
     write_json,
 )
 
-FORMATS = ("table", "md", "csv", "json")
+FORMATS = FORMAT_KINDS["rows"]
 
 
 def _cex(row: Any) -> str:

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
     bounded,
     check_format,
     check_json_path,
@@ -38,11 +39,11 @@ def register(app: typer.Typer) -> None:
             check_rows: int = typer.Option(0, "--check-rows", **bounded(
                     "rows checked against direct attention", 0, INT_MAX)),
             seed: int = seed_option(),
-            fmt: str = format_option(("table", "json"), "table"),
+            fmt: str = format_option(FORMAT_KINDS["study"], "table"),
             json_out: Optional[str] = json_option(),
             max_memory: Optional[str] = max_memory_option()) -> None:
         """Simulate one float64 layer of length N from oracle calls in O(N·M) memory; report time, memory, calls."""
-        check_format(fmt, ("table", "json"))
+        check_format(fmt, FORMAT_KINDS["study"])
         check_scheduler(scheduler, RUN_SCHEDULERS)
         from rich.console import Console
 

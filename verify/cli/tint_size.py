@@ -8,6 +8,8 @@ import typer
 
 from attnsim.sim.tint.configs import LISTED
 from attnsim.verify.cli.options import (
+    FORMAT_KINDS,
+    ascii_tex,
     bounded,
     check_format,
     check_json_path,
@@ -30,7 +32,7 @@ def register(app: typer.Typer) -> None:
         reuse_backward: bool = typer.Option(True, help="share backward modules across layers"),
         K: int = typer.Option(0, "--K", **bounded("number of prefix tokens (0: default)", 0, INT_MAX)),
         H_sim: int = typer.Option(0, "--H-sim", **bounded("TinT attention heads (0: default)", 0, INT_MAX)),
-        fmt: str = format_option(("md", "tex", "json"), "md"),
+        fmt: str = format_option(FORMAT_KINDS["formulas"], "md"),
         verify_build: bool = typer.Option(False, help="also build the TinT network (shapes only) and count its arrays"),
         json_out: Optional[str] = json_option(),
     ) -> None:
@@ -39,9 +41,10 @@ def register(app: typer.Typer) -> None:
 
         from attnsim.verify.tint_size import tint_size_command
 
-        check_format(fmt, ("md", "tex", "json"))
+        check_format(fmt, FORMAT_KINDS["formulas"])
         check_json_path(json_out)
         args = (aux, n_sim, steps, reuse_forward, reuse_backward, K, H_sim)
-        emit(tint_size_command(*args, fmt, verify_build).rstrip("\n"), json_out)
+        text = tint_size_command(*args, "md" if fmt == "table" else fmt, verify_build)  # its table is md's
+        emit((ascii_tex(text) if fmt == "tex" else text).rstrip("\n"), json_out)
         if json_out is not None:
             write_json(json.loads(tint_size_command(*args, "json", verify_build)), json_out)

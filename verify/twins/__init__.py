@@ -17,7 +17,9 @@ import importlib
 import pkgutil
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal
+
+from attnsim.sim.errors import AttnsimError
 
 BreakFn = Callable[[], AbstractContextManager[Any]]
 
@@ -66,15 +68,47 @@ class Twin:
 _TWINS: dict[tuple[str, str], Twin] = {}
 
 
-def twin(claim: str, name: str, what: str, *, kind: str, params: dict[str, Any] | None = None,
+TwinKind = Literal["construction", "oracle", "reference", "formula", "ledger", "agreement", "oracle-limit", "referee",
+                   "growth", "plan"]
+"""The ``kind`` of a twin, as a type (the keys of :data:`KINDS`)."""
+
+GROWTH_PREFIX = "growth:"
+"""A ``growth`` twin is named ``growth:<resource>``: the bounded resource of its claim that it inflates."""
+
+
+class TwinError(AttnsimError):
+    """A twin declared wrongly (an unknown kind, a growth twin not named after a bounded resource): one line,
+    raised when it is registered."""
+
+
+def check_declaration(claim: str, name: str, kind: str) -> None:
+    """Refuse a twin whose ``kind`` is not one of :data:`KINDS`, or a growth twin whose name does not say which
+    bounded resource of ``claim`` it inflates (``growth:<resource>``)."""
+    if kind not in KINDS:
+        raise TwinError(f"twin {claim}:{name}: kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    if kind != "growth":
+        return
+    from attnsim.paper_refs import get as get_claim
+
+    try:
+        bounded = [r for r, res in get_claim(claim).resources.items() if res.bound]
+    except KeyError:
+        raise TwinError(f"twin {claim}:{name}: {claim} has no entry in paper_refs") from None
+    if not name.startswith(GROWTH_PREFIX) or name[len(GROWTH_PREFIX):] not in bounded:
+        raise TwinError(f"twin {claim}:{name}: a growth twin is named {GROWTH_PREFIX}<resource>, one of "
+                        f"{', '.join(GROWTH_PREFIX + r for r in bounded) or '(none: the claim bounds nothing)'}")
+
+
+def twin(claim: str, name: str, what: str, *, kind: TwinKind, params: dict[str, Any] | None = None,
          numerics: str | None = None) -> Callable[[BreakFn], BreakFn]:
     """Register a context-manager factory as a broken variant of ``claim`` (``what``: one line;
-    ``kind``: a key of :data:`KINDS`)."""
+    ``kind``: a key of :data:`KINDS`, checked here with :func:`check_declaration`)."""
+    check_declaration(claim, name, kind)
 
     def register(fn: BreakFn) -> BreakFn:
         key = (claim, name)
         if key in _TWINS:
-            raise RuntimeError(f"two twins named {name!r} for {claim}")
+            raise TwinError(f"two twins named {name!r} for {claim}")
         _TWINS[key] = Twin(claim, name, what, fn, dict(params or {}), numerics, kind=kind)
         return fn
 

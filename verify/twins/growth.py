@@ -25,9 +25,9 @@ from unittest import mock
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.verify.registry import CheckContext, Measurement, all_checkers
+from attnsim.verify.twins import GROWTH_PREFIX as PREFIX
 from attnsim.verify.twins import twin
 
-PREFIX = "growth:"
 _MEASURED: dict[str, Measurement] = {}  # one teeth run's unbroken measurements, shared by a claim's growth twins
 
 

@@ -15,7 +15,7 @@ def test_the_kind_type_names_every_kind_and_every_registered_twin_passes() -> No
 
 
 @pytest.mark.parametrize(("name", "kind", "says"), [
-    ("calls", "growth", "a growth twin is named growth:<resource>, one of growth:calls"),
+    ("calls", "growth", "a growth twin is named growth:<resource>"),
     ("growth:no_such_resource", "growth", "growth:calls"),
     ("x", "bogus", "kind must be one of construction"),
 ])

@@ -73,7 +73,8 @@ TwinKind = Literal["construction", "oracle", "reference", "formula", "ledger", "
 """The ``kind`` of a twin, as a type (the keys of :data:`KINDS`)."""
 
 GROWTH_PREFIX = "growth:"
-"""A ``growth`` twin is named ``growth:<resource>``: the bounded resource of its claim that it inflates."""
+"""A ``growth`` twin is named ``growth:<resource>`` (``growth:<resource>@<sweep>`` in a parameter sweep): the
+bounded resource of its claim that it inflates."""
 
 
 class TwinError(AttnsimError):
@@ -94,8 +95,9 @@ def check_declaration(claim: str, name: str, kind: str) -> None:
         bounded = [r for r, res in get_claim(claim).resources.items() if res.bound]
     except KeyError:
         raise TwinError(f"twin {claim}:{name}: {claim} has no entry in paper_refs") from None
-    if not name.startswith(GROWTH_PREFIX) or name[len(GROWTH_PREFIX):] not in bounded:
-        raise TwinError(f"twin {claim}:{name}: a growth twin is named {GROWTH_PREFIX}<resource>, one of "
+    if not name.startswith(GROWTH_PREFIX) or name[len(GROWTH_PREFIX):].split("@")[0] not in bounded:
+        raise TwinError(f"twin {claim}:{name}: a growth twin is named {GROWTH_PREFIX}<resource> (or "
+                        f"{GROWTH_PREFIX}<resource>@<sweep>), <resource> one of "
                         f"{', '.join(GROWTH_PREFIX + r for r in bounded) or '(none: the claim bounds nothing)'}")
 
 

@@ -67,8 +67,8 @@ def test_check_catches_a_wrong_output():
 
 
 @pytest.mark.parametrize("kwargs, needle", [
-    (dict(N=0, M=4, d=2), "--N"), (dict(N=8, M=1, d=2), "--M"), (dict(N=8, M=4, d=3, H=2), "--H"),
-    (dict(N=8, M=4, d=2, check_rows=9), "--check-rows"), (dict(N=8, M=4, d=2, scheme="x"), "--scheme"),
+    (dict(N=0, M=4, d=2), "^N: "), (dict(N=8, M=1, d=2), "^M: "), (dict(N=8, M=4, d=3, H=2), "^H: "),
+    (dict(N=8, M=4, d=2, check_rows=9), "^check_rows: "), (dict(N=8, M=4, d=2, scheme="x"), "^scheme: "),
     (dict(N=8, M=4, d=2, scheduler="nowhere"), "^scheduler: "),
 ])
 def test_bad_input_names_the_parameter(kwargs, needle):

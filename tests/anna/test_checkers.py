@@ -58,9 +58,9 @@ def test_alg_1_reports_eta_with_an_interval():
 
 @pytest.mark.parametrize("claim, params, flag", [
     ("anna.alg_1", {"c": 12.0, "r": 0.5}, "--r, --c"),
-    ("anna.alg_1", {"c": 1.0}, "--c"),
-    ("anna.prop_e_3", {"N": 8, "B": 2, "L": 4}, "--L"),
-    ("anna.thm_5_2", {"mechanism": "softmax"}, "--mechanism"),
+    ("anna.alg_1", {"c": 1.0}, "c:"),
+    ("anna.prop_e_3", {"N": 8, "B": 2, "L": 4}, "L:"),
+    ("anna.thm_5_2", {"mechanism": "softmax"}, "mechanism:"),
 ])
 def test_bad_parameters_are_usage_errors(claim, params, flag):
     with pytest.raises(UsageError, match=f"^{flag}"):

@@ -314,6 +314,22 @@ def _sgd_loose() -> Iterator[None]:
         yield
 
 
+@twin("tint.thm_1_1", "step_sign_flipped", "the one forward pass's inner SGD step goes up the gradient",
+      params={"case": "tiny-relu"}, numerics="float64", kind="construction")
+@contextmanager
+def _thm11_sign() -> Iterator[None]:
+    with wrapped(f"{_EX}.build_tint", args=_lr_scaled(-1)):
+        yield
+
+
+@twin("tint.thm_1_1", "within_2^-20", "one updated W_V entry moved by 2^-20 relative, inside the 30-bit test",
+      params={"case": "tiny-relu"}, numerics="float64", kind="agreement")
+@contextmanager
+def _thm11_loose() -> Iterator[None]:
+    with wrapped(f"{_EX}.updated_weights", result=_wv_nudged):
+        yield
+
+
 @twin("tint.attn_backward", "query_weights_updated", "the backward pass changes W_Q (no stop-gradient)",
       kind="construction")
 @contextmanager

@@ -74,17 +74,6 @@ def _every_bundle_in_head_one() -> Iterator[None]:
 
 
 @contextmanager
-def _payload_one_number_long() -> Iterator[None]:
-    original = MessageCode.design.__func__
-
-    def design(cls: type, senders: int, alpha: int, delta: int) -> MessageCode:
-        return original(cls, senders, alpha, delta + 1)
-
-    with mock.patch.object(MessageCode, "design", classmethod(design)):
-        yield
-
-
-@contextmanager
 def _ledger_keeps_first_head_only() -> Iterator[None]:
     original = MPCTransformer._record_head
 
@@ -135,8 +124,6 @@ for _claim in MPC_CLAIMS:
          params=_MPC_PARAMS, kind="construction")(_move_along_wrong_digit)
     twin(_claim, "every_bundle_in_head_one", "every bundle rides head 1, so receivers average several senders",
          params=_MPC_PARAMS, kind="construction")(_every_bundle_in_head_one)
-    twin(_claim, "payload_one_number_long", "the code is designed one payload number wider than the bundles need",
-         params=_MPC_PARAMS, kind="construction")(_payload_one_number_long)
 
 
 @contextmanager

@@ -128,14 +128,14 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
     aside_before = len(SET_ASIDE)
     cache_dir = out / ".cache" if cache is True else (Path(cache) if cache else None)
     chosen = [paper] if paper else list(papers())
+    if scheduler and "://" in scheduler:
+        reachable(scheduler)  # before anything is written: an unreachable scheduler is one line, nothing else
     claim_folder(out, chosen, paper, force)
     mine = [c for c in all_checkers() if c.split(".")[0] in chosen]
     points = grid(None, quick=quick) if paper is None else grid(mine, quick=quick) if mine else []
     claims = [c for c in dict.fromkeys(p.claim for p in points) if c in all_checkers()]
     grow = growth.points_of(claims, quick)  # in the checks' sweep: a point of both is computed once
     loaded = [load(p) for p in chosen]
-    if scheduler and "://" in scheduler:
-        reachable(scheduler)  # before any phase: an unreachable scheduler is one line, nothing else
     ids = [c.id for pr in loaded for c in pr.claims]
     graph = Graph(console, executor, check_workers(workers), scheduler)
     jobs = ReportJobs(graph, out, quick, points, grow, claims, cache_dir, audit)

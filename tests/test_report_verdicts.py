@@ -40,6 +40,9 @@ def test_a_failing_plug_in_claim_fails_on_the_front_page_the_checks_table_and_th
     assert "| [Proposition 1](#plug.prop) | pass |" in "\n".join(front_page([PLUG], [_rec("pass")], {"plug.prop"}, ok,
                                                                               {}, {}))
     assert verdict_table(ok)[2].endswith("| pass |") and failing_list(ok) == []
+    said = "output proved for every size (z3; cvc5 confirms 3 of 5)"  # a status with the second solver's word
+    proved = "\n".join(front_page([PLUG], [_rec("pass")], {"plug.prop"}, ok, {"plug.prop": said}, {}))
+    assert f"| {said} |" in proved and "1 with the output proved for every size" in proved
 
 
 def test_the_page_opens_with_its_sweep_and_a_folder_keeps_its_scope(tmp_path):

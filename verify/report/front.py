@@ -99,7 +99,7 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
         rows.append(f"| [{claim.label}](#{claim.id}) | {verdict} | {size} | {note.replace('|', '/') or '—'} |")
     with_checker = sum(c.id in checkers for c in paper.claims)
     counts = ", ".join(f"{n} {k}" for k, n in kinds.items())
-    n_out = sum(proved.get(c.id, "") == "output proved for every size" for c in paper.claims)
+    n_out = sum(proved.get(c.id, "").startswith("output proved for every size") for c in paper.claims)
     n_plan = sum(proved.get(c.id, "").startswith("call plan proved") for c in paper.claims)
     proof = (f"{n_out} with the output proved for every size, {n_plan} with only the call plan proved "
              "(`attnsim prove`), the others checked at instances")

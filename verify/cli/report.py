@@ -23,7 +23,7 @@ from attnsim.verify.cli.options import (
     write_json,
 )
 
-QUICK_SECONDS = "measured: 48 s in each of two runs on an idle 2-core machine, 88 and 90 CPU s"
+QUICK_SECONDS = "48 s in two idle runs on 2 cores before this round's added claims and probes; not measured since"
 """What ``--quick`` took when last measured, and where (said in the help, not hoped for)."""
 
 

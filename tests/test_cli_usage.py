@@ -221,8 +221,10 @@ def test_claims_piped_lists_every_id_whole(capsys):
     from attnsim.paper_refs import PAPERS, load
 
     rc, out, _ = _invoke(["claims"], capsys)
-    ids = [line.split("\t")[0] for line in out.splitlines()[1:]]
+    lines = out.splitlines()[1:]
+    ids = [line.split("\t")[0] for line in lines if not line.startswith("# ")]
     assert rc == 0 and ids == [c.id for p in PAPERS for c in load(p).claims]
+    assert all(line.startswith("# ") and "independent evidence" in line for line in lines[len(ids):])
 
 
 def test_check_help_lists_the_claim_parameters(capsys):

@@ -226,6 +226,8 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
                 reasons.append(f"{name}: {what} {c.exact} is not O({c.bound}) as {c.limit_var} grows")
     if chk.numerics:
         reasons += agreement_reasons(m, get_numerics(numerics, seed).exact)
+    if chk.evidence is not None and m.evidence != chk.evidence and not m.extra.get("partial"):
+        reasons.append(f"evidence: the checker declares {chk.evidence}, its measurement says {m.evidence}")
     if m.agree is False:
         bits = "inf" if m.error_bits is not None and math.isinf(m.error_bits) else m.error_bits
         reasons.append(f"output does not agree with the reference (error bits {bits})")

@@ -230,6 +230,9 @@ class Checker:
     shares: str | None = None
     param_sweeps: tuple[tuple[str, ParamSweep], ...] = ()
     """Named growth sweeps in other parameters (:class:`ParamSweep`), judged beside the sweep in N."""
+    evidence: str | None = None
+    """The evidence its records rest on, declared with the checker (:data:`EVIDENCE_KINDS`; None: not declared).
+    A record whose measurement says otherwise fails (:func:`attnsim.verify.check.run_check`)."""
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``; a usage error lists the known ones."""
@@ -265,6 +268,7 @@ def checker(
     growth_grid: GridFn | None = None,
     shares: str | None = None,
     param_sweeps: dict[str, ParamSweep] | None = None,
+    evidence: str | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds; an empty
     tuple says the claim computes in none the user chooses (it counts): ``--numerics`` is then refused and
@@ -280,7 +284,12 @@ def checker(
     parameters, which registration enforces), so a sweep measures each (parameters, numerics, seed) once
     for all of them (:func:`attnsim.verify.check.measurements_shared`); each claim's record is still
     judged against its own entry in paper_refs.
+
+    ``evidence``: what its records rest on (:data:`EVIDENCE_KINDS`), declared here so that ``attnsim claims``
+    can say it without running the check; a record whose measurement says otherwise fails.
     """
+    if evidence is not None and evidence not in EVIDENCE_KINDS:
+        raise ValueError(f"evidence must be one of {EVIDENCE_KINDS}, got {evidence!r}")
 
     def register(fn: CheckFn) -> CheckFn:
         if claim in _CHECKERS:
@@ -292,7 +301,7 @@ def checker(
                                    "or takes other parameters")
         _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics,
                                    default_numerics if numerics else NO_NUMERICS, growth_grid, shares,
-                                   tuple((param_sweeps or {}).items()))
+                                   tuple((param_sweeps or {}).items()), evidence)
         return fn
 
     return register

@@ -39,7 +39,7 @@ EXACT = ("exact",)
 
 # ---------------------------------------------------------------- Theorem 5.2: Match2
 
-@checker("anna.thm_5_2", numerics=EXACT, params=[
+@checker("anna.thm_5_2", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 32, "sequence length", minimum=1),
     Param("modulus", int, 37, "Match2 modulus M", minimum=2),
     Param("examples", int, 200, "hypothesis examples (plus 32 balanced-batch inputs)", minimum=1),
@@ -108,7 +108,7 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     return small + wide + [{"N": 100, "k": k, "eps1": 0.5, "s_scale": 25.6} for k in (1, 2, 5, 16)]  # large memory
 
 
-@checker("anna.khop", numerics=EXACT, params=[
+@checker("anna.khop", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 1024, "string length", minimum=2),
     Param("k", int, 16, "number of hops", minimum=1),
     Param("eps1", float, 0.5, "memory exponent: s = ceil(s_scale N^eps1) words per machine", minimum=0.01),
@@ -156,7 +156,7 @@ def check_khop(ctx: CheckContext) -> Measurement:
 
 # ---------------------------------------------------------------- Lemma D.2: low-rank attention by tree sums
 
-@checker("anna.lemma_d_2", numerics=EXACT, params=[
+@checker("anna.lemma_d_2", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 1000, "tokens", minimum=1),
     Param("rank", int, 2, "feature rank r", minimum=1),
     Param("mv", int, 3, "value dimension", minimum=1),
@@ -190,7 +190,7 @@ def check_lemma_d_2(ctx: CheckContext) -> Measurement:
 
 # ---------------------------------------------------------------- Proposition E.3: fixed-chunk Reformer vs SUM
 
-@checker("anna.prop_e_3", numerics=EXACT, params=[
+@checker("anna.prop_e_3", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 64, "tokens (a power of B)", minimum=2),
     Param("B", int, 2, "chunk size", minimum=2),
     Param("L", int, 3, "Reformer layers (B^L <= N)", minimum=1),

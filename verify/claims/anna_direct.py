@@ -49,7 +49,7 @@ def _regime(s: int, N: int) -> str:
             f"partial: eps = log s / log N = {eps:.2f} >= 1/5, outside Thm B.2's stated s = O(N^(1/5 - delta))")
 
 
-@checker("anna.cor_b_9", numerics=EXACT, params=[
+@checker("anna.cor_b_9", evidence="independent", numerics=EXACT, params=[
     replace(_SHARED["protocol"], default="khop", choices=tuple(_REFERENCES)),
     replace(_SHARED["N"], default=256), replace(_SHARED["P"], default=256),
     *(_SHARED[name] for name in ("eps", "k", "alphabet")),

@@ -62,7 +62,7 @@ def growth_point(N: int, eps: float = 0.75, gap: float = 0.15, heads_scale: floa
     return {"N": N, "eps": eps, "eps1": round(round(eps * log2n) / log2n + gap, 12), "heads_scale": heads_scale}
 
 
-@checker("anna.thm_5_4", numerics=EXACT, params=_PARAMS,
+@checker("anna.thm_5_4", evidence="independent", numerics=EXACT, params=_PARAMS,
          grid=lambda quick: [{"N": n} for n in ((512, 1024) if quick else (512, 1024, 4096))],
          growth_grid=lambda quick: [growth_point(n) for n in (512, 1024, 2048, 4096)])
 def check_thm_5_4(ctx: CheckContext) -> Measurement:
@@ -76,7 +76,8 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": n, "k": k} for n in (512, 1024) for k in (2, 4, 8, 16, 32)] + [{"N": 4096, "k": 32}]
 
 
-@checker("anna.thm_5_6", numerics=EXACT, params=[*_PARAMS, Param("k", int, 8, "hops", minimum=1)], grid=_khop_grid,
+@checker("anna.thm_5_6", evidence="independent",
+         numerics=EXACT, params=[*_PARAMS, Param("k", int, 8, "hops", minimum=1)], grid=_khop_grid,
          growth_grid=lambda quick: [{"N": 512, "k": k} for k in ((1, 2, 4, 8) if quick else (1, 2, 4, 8, 16, 32))])
 def check_thm_5_6(ctx: CheckContext) -> Measurement:
     """k-hop: Thm F.4's protocol at s < N inside Thm 4.1's transformer, exact on every position."""

@@ -190,13 +190,15 @@ def _lsh_growth(quick: bool) -> list[dict[str, Any]]:
 _LSH_GROWTH = _lsh_growth
 
 
-@checker("anna.alg_1", numerics=EXACT, params=_LSH_PARAMS, grid=_lsh_grid, growth_grid=_LSH_GROWTH)
+@checker("anna.alg_1", evidence="independent",
+         numerics=EXACT, params=_LSH_PARAMS, grid=_lsh_grid, growth_grid=_LSH_GROWTH)
 def check_alg_1(ctx: CheckContext) -> Measurement:
     """Algorithm 1 on random clustered inputs: definition violations over seeds; equals Algorithm 2."""
     return _lsh_trials(ctx, "alg1")
 
 
-@checker("anna.alg_2", numerics=EXACT, params=_LSH_PARAMS, grid=_alg2_grid, growth_grid=_LSH_GROWTH)
+@checker("anna.alg_2", evidence="independent",
+         numerics=EXACT, params=_LSH_PARAMS, grid=_alg2_grid, growth_grid=_LSH_GROWTH)
 def check_alg_2(ctx: CheckContext) -> Measurement:
     """Algorithm 2: the same (sums, counts) as Algorithm 1 for the same hashes, one table of memory."""
     return _lsh_trials(ctx, "alg2")

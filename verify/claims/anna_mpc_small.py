@@ -63,7 +63,7 @@ def _grid_4_2(quick: bool) -> list[dict[str, Any]]:
             + [{"N": 64, "layers": L, "eps1": e, "mv": 2, **LARGE_MEMORY} for e in (0.5, 0.75) for L in (1, 3)])
 
 
-@checker("anna.thm_4_2", numerics=EXACT, params=[
+@checker("anna.thm_4_2", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 256, "tokens", minimum=16),
     Param("m", int, 4, "query/key dimension (points on the unit sphere)", minimum=2),
     Param("r", float, 0.02, "near radius", minimum=1e-6),
@@ -129,7 +129,7 @@ def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
             + [{"N": 64, "layers": 2, **LARGE_MEMORY}])
 
 
-@checker("anna.thm_c_1", numerics=EXACT, params=[
+@checker("anna.thm_c_1", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 256, "tokens", minimum=4),
     Param("d", int, 2, "query/key dimension (integer coordinates)", minimum=1),
     Param("alphabet", int, 16, "each coordinate is in 0..alphabet-1", minimum=2),
@@ -174,7 +174,7 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
     )
 
 
-@checker("anna.def_ema", numerics=EXACT, params=[
+@checker("anna.def_ema", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 1024, "queries and keys", minimum=2),
     Param("d", int, 2, "key dimension (integer coordinates)", minimum=1),
     Param("alphabet", int, 1 << 20, "each coordinate is in 0..alphabet-1 (half the queries copy a key)", minimum=2),

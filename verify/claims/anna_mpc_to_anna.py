@@ -198,10 +198,11 @@ def _thm_4_1(ctx: CheckContext) -> Measurement:
 
 
 # Thm B.10 and Cor B.14 are Thm 4.1's construction: a sweep measures a point the three share once (``shares``)
-checker("anna.thm_4_1", numerics=EXACT, params=THM_4_1_PARAMS, grid=_thm_4_1_grid,
+checker("anna.thm_4_1", evidence="independent", numerics=EXACT, params=THM_4_1_PARAMS, grid=_thm_4_1_grid,
         growth_grid=_thm_4_1_growth, shares="anna.thm_4_1")(_thm_4_1)
 for _claim in ("anna.thm_b_10", "anna.cor_b_14"):  # one case each in the report's sweep (a point of Thm 4.1's)
-    checker(_claim, numerics=EXACT, params=THM_4_1_PARAMS, growth_grid=_thm_4_1_growth, shares="anna.thm_4_1",
+    checker(_claim, evidence="independent",
+            numerics=EXACT, params=THM_4_1_PARAMS, growth_grid=_thm_4_1_growth, shares="anna.thm_4_1",
             grid=lambda quick: [{"protocol": "khop", "N": 256 if quick else 1024, "P": 32 if quick else 64}])(_thm_4_1)
 
 
@@ -247,14 +248,15 @@ def _thm_4_4_growth(quick: bool) -> list[dict[str, Any]]:
 
 
 for _claim in ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1"):  # one construction: measured once per point
-    checker(_claim, numerics=EXACT, params=_THM_4_4_PARAMS, growth_grid=_thm_4_4_growth, shares="anna.thm_4_4",
+    checker(_claim, evidence="independent",
+            numerics=EXACT, params=_THM_4_4_PARAMS, growth_grid=_thm_4_4_growth, shares="anna.thm_4_4",
             grid=lambda quick: [{"N": n, "P": grid_machines(n, "lowrank"), "depth": L}
                                 for n in ((256, 1024) if quick else (256, 1024, 4096)) for L in (1, 3)])(_thm_4_4)
 
 
 # ---------------------------------------------------------------- Lemma B.4: the sparse averaging code
 
-@checker("anna.lemma_b_4", numerics=EXACT, params=[
+@checker("anna.lemma_b_4", evidence="independent", numerics=EXACT, params=[
     Param("q", int, 4096, "sender ids", minimum=2),
     Param("alpha", int, 4, "messages averaged together (at most)", minimum=1),
     Param("Delta", int, 8, "payload numbers per message", minimum=1),
@@ -307,7 +309,7 @@ def _io_case(ctx: CheckContext) -> tuple[int, int, int, int, dict[int, list[tupl
     return N, b, w, P, placement
 
 
-@checker("anna.lemma_b_5", numerics=EXACT, params=_IO_PARAMS,
+@checker("anna.lemma_b_5", evidence="independent", numerics=EXACT, params=_IO_PARAMS,
          grid=lambda quick: [{"block": b} for b in (1, 4, 16, 64)])
 def check_lemma_b_5(ctx: CheckContext) -> Measurement:
     """One EMA head moves every input record onto machine i // block, in order."""
@@ -325,7 +327,7 @@ def check_lemma_b_5(ctx: CheckContext) -> Measurement:
                        extra={"machines": P, "qk_dim": size["qk_dim"]})
 
 
-@checker("anna.lemma_b_6", numerics=EXACT, params=_IO_PARAMS,
+@checker("anna.lemma_b_6", evidence="independent", numerics=EXACT, params=_IO_PARAMS,
          grid=lambda quick: [{"block": b} for b in (1, 4, 16, 64)])
 def check_lemma_b_6(ctx: CheckContext) -> Measurement:
     """One EMA head hands token i the output machine i // block holds for it."""

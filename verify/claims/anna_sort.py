@@ -42,7 +42,7 @@ GAP_SWEEP = ParamSweep(
 """Lemma C.2's rounds judged as 1/(eps'-eps) grows at fixed N (a round count growing like 1/(eps'-eps)^2 fails)."""
 
 
-@checker("anna.lemma_c_2", numerics=("exact",), params=[
+@checker("anna.lemma_c_2", evidence="independent", numerics=("exact",), params=[
     Param("N", int, 4096, "items (random keys in 0..N^2-1, each padded to max(2, ceil(N^eps)) words)", minimum=16),
     Param("eps", float, 0.25, "eps: items of max(2, ceil(N^eps)) words", minimum=0.0),
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),

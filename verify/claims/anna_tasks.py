@@ -89,7 +89,8 @@ defaults (eps' - eps = 1/2) F = 2 up to N = 256 and the D F heads grow like log2
 limit D -> 4/(eps' - eps) that the growth verdict would read as growth."""
 
 
-@checker("anna.thm_5_4_direct", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2), *_COMMON],
+@checker("anna.thm_5_4_direct", evidence="independent",
+         numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2), *_COMMON],
          grid=lambda quick: [{"N": n} for n in ((16, 64) if quick else (16, 64, 256, 1024))],
          growth_grid=size_grid("N", (16, 32, 64, 128), (16, 64, 256, 1024), **GROWTH_EPS))
 def check_thm_5_4(ctx: CheckContext) -> Measurement:
@@ -103,7 +104,8 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": n, "k": k} for n in (64, 256, 1024) for k in (1, 2, 3, 5, 8, 16, 32)]
 
 
-@checker("anna.thm_5_6_direct", numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2),
+@checker("anna.thm_5_6_direct", evidence="independent",
+         numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2),
                                                   Param("k", int, 8, "hops", minimum=1), *_COMMON],
          grid=_khop_grid, growth_grid=size_grid("k", (1, 2, 8, 32), N=64))
 def check_thm_5_6(ctx: CheckContext) -> Measurement:

@@ -144,7 +144,7 @@ def _tables_grid(quick: bool) -> list[dict[str, Any]]:
 
 
 @checker(
-    "anna.rebuttal_hash_tables",
+    "anna.rebuttal_hash_tables", evidence="self-consistency",
     numerics=("exact",),
     grid=_tables_grid,
     growth_grid=size_grid("N", (1000, 4000, 16000, 64000), table="none", emp_N=16, seeds=10),
@@ -223,7 +223,7 @@ def _linmem_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": 256, "points": 3}] if quick else [{"N": 4096, "points": 6}]
 
 
-@checker("anna.rebuttal_linear_memory", numerics=("exact",), grid=_linmem_grid,
+@checker("anna.rebuttal_linear_memory", evidence="self-consistency", numerics=("exact",), grid=_linmem_grid,
          growth_grid=size_grid("N", (64, 128, 256, 512), points=2), params=[
     Param("N", int, 1024, "largest N of the sweep", minimum=2),
     Param("points", int, 4, "sizes in the doubling sweep", minimum=2),

@@ -90,7 +90,8 @@ _LIN_PARAMS = [Param("D", int, 8, "aux width", minimum=1), Param("K", int, 2, "p
                Param("n", int, 5, "tokens", minimum=1), Param("n_train", int, 3, "training tokens", minimum=1)]
 _LIN_GRID = lambda quick: [{"D": 8, "K": 2}] + ([] if quick else [{"D": 12, "K": 3}, {"D": 12, "K": 12}])  # noqa: E731
 for _which in ("forward", "backward", "descent"):
-    checker(f"tint.linear_{_which}", params=_LIN_PARAMS, grid=_LIN_GRID, numerics=ALL)(_linear(_which))
+    checker(f"tint.linear_{_which}", evidence="independent",
+            params=_LIN_PARAMS, grid=_LIN_GRID, numerics=ALL)(_linear(_which))
 
 
 def _modules(names: tuple[str, ...]) -> CheckFn:
@@ -117,13 +118,14 @@ for _claim, _names in (("tint.ln_forward", ("ln_forward",)), ("tint.attn_forward
                        ("tint.act_forward", ("act_forward",)), ("tint.def_2_8", ("ln_fd", "act_backward"))):
     checker(
         _claim,
+        evidence="independent",
         params=_CASE,
         grid=lambda quick: [{"case": "tiny-gelu"}] + ([] if quick else [{"case": "tiny-relu"}]),
         numerics=ALL,
     )(_modules(_names))
 
 
-@checker("tint.stacking", params=[Param("D", int, 12, "aux width", minimum=1)],
+@checker("tint.stacking", evidence="self-consistency", params=[Param("D", int, 12, "aux width", minimum=1)],
          grid=lambda quick: [{"D": 12}], numerics=ALL)
 def check_stacking(ctx: CheckContext) -> Measurement:
     """Outputs of the linear modules do not depend on S = D/K (every divisor K of D)."""
@@ -141,7 +143,7 @@ def check_stacking(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- Thm 2.5
-@checker("tint.thm_2_5", params=[Param("eps", float, 1e-2, "largest eps", minimum=1e-12),
+@checker("tint.thm_2_5", evidence="independent", params=[Param("eps", float, 1e-2, "largest eps", minimum=1e-12),
                                  Param("halvings", int, 4, "eps, eps/2, ...", minimum=2)],
          grid=lambda quick: [{"eps": 1e-2}], numerics=ALL, default_numerics="float64")
 def check_thm_2_5(ctx: CheckContext) -> Measurement:
@@ -188,14 +190,14 @@ _FD_PARAMS = [Param("case", str, "tiny-gelu", "named case", choices=CASE_NAMES),
               Param("fd_scale", int, 100, "smallest N (eps = 1/N)", minimum=1),
               Param("halvings", int, 4, "N, 2N, 4N, ...", minimum=2)]
 checker(
-    "tint.ln_backward",
+    "tint.ln_backward", evidence="independent",
     params=_FD_PARAMS,
     grid=lambda quick: [{"case": "tiny-gelu", "halvings": 3 if quick else 4}],
     numerics=FAST,
     default_numerics="float64",
 )(_fd("ln_fd"))
 checker(
-    "tint.act_backward",
+    "tint.act_backward", evidence="independent",
     params=_FD_PARAMS,
     grid=lambda quick: (
         [{"case": "tiny-gelu", "halvings": 3 if quick else 4}] + ([] if quick else [{"case": "tiny-relu"}])
@@ -223,7 +225,7 @@ WIDE_POINTS = [{"case": name, "numerics": "float64", "approximations": False}
                for name in ("tiny-relu", "d12-S3", "gpt2-d64", "opt-d64", "gpt2-d96", "gpt2-d128")]
 
 
-@checker("tint.sgd_step",
+@checker("tint.sgd_step", evidence="independent",
          params=[Param("case", str, "tiny-relu", "named case", choices=CASE_NAMES),
                  Param("fd_scale", int, 1000, "N: finite-difference step 1/N", minimum=1),
                  Param("gate_scale", float, 0.0, "0: hard gates (exact); 10: the code's tanh gates", minimum=0),
@@ -272,7 +274,8 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
                        reference=ind.reference)
 
 
-@checker("tint.attn_backward", params=[Param("case", str, "tiny-relu", "named case", choices=CASE_NAMES),
+@checker("tint.attn_backward", evidence="independent",
+         params=[Param("case", str, "tiny-relu", "named case", choices=CASE_NAMES),
                                       CONVENTION],
          grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL, default_numerics="float64")
 def check_attn_backward(ctx: CheckContext) -> Measurement:
@@ -298,7 +301,8 @@ def check_attn_backward(ctx: CheckContext) -> Measurement:
                               "aux_model_bits": bits_of_agreement(ex.worst(r.errors), 1.0)})
 
 
-@checker("tint.param_sharing", params=[], grid=lambda quick: [{}], numerics=("float64",), default_numerics="float64")
+@checker("tint.param_sharing", evidence="self-consistency",
+         params=[], grid=lambda quick: [{}], numerics=("float64",), default_numerics="float64")
 def check_param_sharing(ctx: CheckContext) -> Measurement:
     """Reused and duplicated forward/backward modules give identical weights (2 SGD steps)."""
     ar = get_arith("float64")
@@ -324,7 +328,7 @@ _SIZE_PARAMS = [Param("aux", str, "tiny", "auxiliary model", choices=SIZE_AUX),
 
 
 @checker(
-    "tint.size",
+    "tint.size", evidence="independent",
     params=_SIZE_PARAMS,
     numerics=(),  # counts only: no --numerics
     grid=lambda quick: (
@@ -360,7 +364,7 @@ def check_size(ctx: CheckContext) -> Measurement:
 
 
 @checker(
-    "tint.under_2b",
+    "tint.under_2b", evidence="independent",
     params=[Param("aux", str, "opt-125m", "a 125M auxiliary model", choices=("opt-125m", "gpt2"))],
     grid=lambda quick: [{"aux": "opt-125m"}, {"aux": "gpt2"}],
     numerics=(),  # counts only: no --numerics

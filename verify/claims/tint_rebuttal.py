@@ -79,7 +79,7 @@ _MLP_PARAMS = [
 ]
 
 
-@checker("tint.rebuttal_mlp_aux", params=_MLP_PARAMS, numerics=ALL, default_numerics="exact",
+@checker("tint.rebuttal_mlp_aux", evidence="independent", params=_MLP_PARAMS, numerics=ALL, default_numerics="exact",
          grid=lambda quick: [{}] + ([] if quick else [
              {"activation": "gelu_new"}, {"steps": 2, "reuse_forward": False, "reuse_backward": False},
              {"D": 12, "K": 3, "H_sim": 15}, {"numerics": "float64"}]))
@@ -178,7 +178,7 @@ def fit_line(table: dict[tuple[int, int], int]) -> tuple[int, int, list[tuple[in
 
 
 @checker(
-    "tint.rebuttal_size_growth",
+    "tint.rebuttal_size_growth", evidence="independent",
     params=_GROWTH_PARAMS,
     numerics=(),  # counts only: no --numerics
     grid=lambda quick: (
@@ -218,7 +218,8 @@ _FD_PARAMS = [Param("D", int, 4, "MLP width of the main table", minimum=1),
               Param("decades", int, 4, "eps, eps/10, ...", minimum=2)]
 
 
-@checker("tint.rebuttal_fd_end_to_end", params=_FD_PARAMS, numerics=("float64",), default_numerics="float64",
+@checker("tint.rebuttal_fd_end_to_end", evidence="self-consistency",
+         params=_FD_PARAMS, numerics=("float64",), default_numerics="float64",
          grid=lambda quick: [{"samples": 1000 if quick else 4000}])
 def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
     """Bias and variance of the three gradient estimates; the SPSA variance against the claim's formula."""

@@ -48,7 +48,8 @@ def _compare(ctx: CheckContext, ar: Arith, pairs: dict[str, tuple[Any, Any]], de
 
 
 # ------------------------------------------------------------------------------------------- Def 2.1
-@checker("tint.def_2_1", params=[Param("D", int, 12, "aux width", minimum=1)], grid=lambda quick: [{"D": 12}],
+@checker("tint.def_2_1", evidence="independent",
+         params=[Param("D", int, 12, "aux width", minimum=1)], grid=lambda quick: [{"D": 12}],
          numerics=ALL, default_numerics="exact")
 def check_def_2_1(ctx: CheckContext) -> Measurement:
     """For every K dividing D: prefix j, block r holds row S j + r; the bias sits in prefix 0; read back."""
@@ -124,7 +125,8 @@ def _def23_reference(ar: Arith, case_: rows.AttentionCase) -> np.ndarray:
     return g_old[:, None] * x + g_new[:, None] * f
 
 
-@checker("tint.def_2_3", params=[], grid=_ONE, numerics=("exact", "float64"), default_numerics="float64")
+@checker("tint.def_2_3", evidence="independent",
+         params=[], grid=_ONE, numerics=("exact", "float64"), default_numerics="float64")
 def check_def_2_3(ctx: CheckContext) -> Measurement:
     """A gated TinT attention layer with random arrays against Def 2.3 written out densely (exact: the
     linear kind; float64: linear and softmax)."""
@@ -138,7 +140,8 @@ def check_def_2_3(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- §2.6 (6)
-@checker("tint.attn_descent", params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL,
+@checker("tint.attn_descent", evidence="independent",
+         params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL,
          default_numerics="exact")
 def check_attn_descent(ctx: CheckContext) -> Measurement:
     """W_V <- W_V - eta sum_j dv_j x_j^T with dv_j = sum_t a_{t,j} dy_t; no layer writes the Q or K sets."""
@@ -159,7 +162,8 @@ def check_attn_descent(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- §2.6 (9)
-@checker("tint.ln_descent", params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL,
+@checker("tint.ln_descent", evidence="independent",
+         params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL,
          default_numerics="exact")
 def check_ln_descent(ctx: CheckContext) -> Measurement:
     """beta <- beta - eta sum_t dy_t over the training tokens; diag(gamma) unchanged (bias-only default)."""
@@ -174,7 +178,8 @@ def check_ln_descent(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- §2.6 (12)
-@checker("tint.act_descent", params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}], numerics=("float64",),
+@checker("tint.act_descent", evidence="sanity",
+         params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}], numerics=("float64",),
          default_numerics="float64")
 def check_act_descent(ctx: CheckContext) -> Measurement:
     """Every activation prefix set is all zeros before and after a full step, and no layer writes one."""
@@ -193,7 +198,8 @@ def check_act_descent(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- MLP split
-@checker("tint.mlp_split", params=[_CASE, CONVENTION], grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL,
+@checker("tint.mlp_split", evidence="independent",
+         params=[_CASE, CONVENTION], grid=lambda quick: [{"case": "tiny-relu"}], numerics=ALL,
          default_numerics="exact")
 def check_mlp_split(ctx: CheckContext) -> Measurement:
     """4 sub-MLPs through one fc / act / proj sum to W_proj act(W_fc x + b_fc) + b_proj; after the
@@ -213,7 +219,7 @@ def check_mlp_split(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- loss gradient
-@checker("tint.loss_gradient", params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}],
+@checker("tint.loss_gradient", evidence="independent", params=[_CASE], grid=lambda quick: [{"case": "tiny-relu"}],
          numerics=("mp", "float64"), default_numerics="float64")
 def check_loss_gradient(ctx: CheckContext) -> Measurement:
     """The network's read-out layer against E^T (softmax(E h_t) - e_{x_{t+1}}) in 60-digit mpmath, zero
@@ -236,7 +242,8 @@ def check_loss_gradient(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- Def 2.7
-@checker("tint.def_2_7", params=[Param("D", int, 8, "width", minimum=2)], grid=lambda quick: [{"D": 8}],
+@checker("tint.def_2_7", evidence="independent",
+         params=[Param("D", int, 8, "width", minimum=2)], grid=lambda quick: [{"D": 8}],
          numerics=("mp",), default_numerics="mp:200")
 def check_def_2_7(ctx: CheckContext) -> Measurement:
     """For the layer norm's normalisation and the activation (symmetric Jacobians J), the first-order
@@ -256,7 +263,8 @@ def check_def_2_7(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- Def 3.1
-@checker("tint.dynamic_eval", params=[Param("case", str, "tiny-top1-2steps", "named case", choices=tuple(CASES)),
+@checker("tint.dynamic_eval", evidence="independent",
+         params=[Param("case", str, "tiny-top1-2steps", "named case", choices=tuple(CASES)),
                                       CONVENTION],
          grid=lambda quick: [{"case": "tiny-top1-2steps"}] + ([] if quick else [{"case": "tiny-relu"}]),
          numerics=ALL, default_numerics="float64")

@@ -84,7 +84,8 @@ def _thm_4_1_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.thm_4_1", grid=_thm_4_1_grid, numerics=("float64",), default_numerics="float64",
+@checker("two_heads.thm_4_1", evidence="independent",
+         grid=_thm_4_1_grid, numerics=("float64",), default_numerics="float64",
          growth_grid=size_grid("N", (1024, 2048, 4096, 8192), M=512, d=2, eps=2.0, seeds=40, input="bounded"), params=[
     Param("N", int, 32768, "length of the large model's input", minimum=2),
     Param("M", int, 16384, "oracle length (block size; the oracle takes M + 1 with the synthetic token)", minimum=1),
@@ -310,7 +311,8 @@ def run_converse(N: int, M: int, d: int, B: float, numerics: str, seed: int) -> 
             "bits": getattr(nm, "bits", 53)}
 
 
-@checker("two_heads.thm_4_2", grid=_thm_4_2_grid, numerics=("mp", "float64"), default_numerics="mp:200",
+@checker("two_heads.thm_4_2", evidence="independent",
+         grid=_thm_4_2_grid, numerics=("mp", "float64"), default_numerics="mp:200",
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, B=12.0, numerics="float64"), params=[
     Param("N", int, 32, "total length: N/M instances of length M", minimum=1),
     Param("M", int, 4, "length of each small instance", minimum=1),
@@ -430,7 +432,7 @@ def run_adversarial(kind: str, N: int, M: int, d: int, eps: float, count: int, n
             "C": measure(q, k, v).C}
 
 
-@checker("two_heads.lower_bound", grid=_lower_bound_grid, numerics=("mp", "exact", "float64"),
+@checker("two_heads.lower_bound", evidence="sanity", grid=_lower_bound_grid, numerics=("mp", "exact", "float64"),
          default_numerics="mp:96", params=[
              Param("input", str, "reduction", "reduction (Alman-Song instances) or an adversarial input",
                    choices=LB_INPUTS),

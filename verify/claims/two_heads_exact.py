@@ -172,7 +172,8 @@ DECODE = Param("decode", str, "paper", "Step 1's decode: paper, A = p/(1-p); sta
                "from the same call (same calls, no bits lost to 1 - p)", choices=DECODES)
 
 
-@checker("two_heads.lemma_3_1", params=[*COMMON, DECODE], grid=_lemma_3_1_grid, numerics=NUMERICS,
+@checker("two_heads.lemma_3_1", evidence="independent",
+         params=[*COMMON, DECODE], grid=_lemma_3_1_grid, numerics=NUMERICS,
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, psi="affine", numerics="float64"))
 def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     """Lemma 3.1 / B.1: one head from single-head calls, exact, with its call count."""
@@ -199,7 +200,8 @@ def _cor_3_2_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.cor_3_2", params=[*COR_3_2_PARAMS, DECODE], grid=_cor_3_2_grid, numerics=NUMERICS,
+@checker("two_heads.cor_3_2", evidence="independent",
+         params=[*COR_3_2_PARAMS, DECODE], grid=_cor_3_2_grid, numerics=NUMERICS,
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=4, H=2, L=2, numerics="float64"))
 def check_cor_3_2(ctx: CheckContext) -> Measurement:
     """Every head of every layer through Lemma 3.1, one job per call to a single-head oracle of width 2d/H + 2."""
@@ -237,7 +239,8 @@ def _grid(rng: np.random.Generator, shape: tuple[int, ...], den: int) -> np.ndar
     return np.vectorize(lambda v: Fraction(int(v), den), otypes=[object])(rng.integers(-den, den + 1, size=shape))
 
 
-@checker("two_heads.lemma_3_3", params=LEMMA_3_3_PARAMS, grid=_lemma_3_3_grid, numerics=NUMERICS,
+@checker("two_heads.lemma_3_3", evidence="independent",
+         params=LEMMA_3_3_PARAMS, grid=_lemma_3_3_grid, numerics=NUMERICS,
          growth_grid=size_grid("jobs", (4, 8, 16, 32), Hp=2, Lp=2, numerics="float64"))
 def check_lemma_3_3(ctx: CheckContext) -> Measurement:
     """Random independent single-head jobs, packed H'·L' per call, against each job computed alone."""
@@ -304,7 +307,7 @@ def thm_3_5_measure(ctx: CheckContext) -> Measurement:
         case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_packed))
 
 
-@checker("two_heads.thm_3_4", params=THM_3_4_PARAMS, grid=_thm_3_4_grid, numerics=NUMERICS,
+@checker("two_heads.thm_3_4", evidence="independent", params=THM_3_4_PARAMS, grid=_thm_3_4_grid, numerics=NUMERICS,
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=4, H=2, L=2, Hp=2, Lp=2, numerics="float64"))
 def check_thm_3_4(ctx: CheckContext) -> Measurement:
     """An unmasked L-layer H-head model, one layer at a time, H'·L' block-pair jobs per packed call."""
@@ -316,7 +319,7 @@ def _thm_1_1_grid(quick: bool) -> list[dict]:
 
 
 @checker(
-    "two_heads.thm_1_1",
+    "two_heads.thm_1_1", evidence="independent",
     params=THM_3_4_PARAMS + [Param("causal", bool, False, "causal model and oracle (Thm 3.5)")],
     grid=_thm_1_1_grid,
     numerics=NUMERICS,

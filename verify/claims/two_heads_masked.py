@@ -55,7 +55,8 @@ def true_weights(nm: Any, truth: Any, scores: np.ndarray) -> np.ndarray:
     return np.vectorize(lambda s: ctx.exp(ctx.mpf(s.numerator) / s.denominator), otypes=[object])(scores)
 
 
-@checker("two_heads.claim_b_6", params=CLAIM_B_6_PARAMS, grid=_claim_b_6_grid, numerics=NUMERICS,
+@checker("two_heads.claim_b_6", evidence="independent",
+         params=CLAIM_B_6_PARAMS, grid=_claim_b_6_grid, numerics=NUMERICS,
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, numerics="float64"))
 def check_claim_b_6(ctx: CheckContext) -> Measurement:
     """Decoded A_i of every block against Σ_{j ≤ i, j in i's block} exp(<q_i, k_j>) computed directly."""
@@ -106,7 +107,7 @@ def _thm_3_5_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.thm_3_5", params=THM_3_4_PARAMS, grid=_thm_3_5_grid, numerics=NUMERICS,
+@checker("two_heads.thm_3_5", evidence="independent", params=THM_3_4_PARAMS, grid=_thm_3_5_grid, numerics=NUMERICS,
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=4, H=2, L=2, Hp=2, Lp=2, numerics="float64"))
 def check_thm_3_5(ctx: CheckContext) -> Measurement:
     """A causal L-layer H-head model from a causal oracle: A(1)/A(2) offset split, H'·L' jobs per call."""
@@ -145,14 +146,15 @@ def thm_5_1_measure(ctx: CheckContext) -> Measurement:
         case.spec, case.weights, X, oracle, b=b, M=p["M"], scheme=p["scheme"], runner=run_packed))
 
 
-@checker("two_heads.thm_5_1", params=THM_5_1_PARAMS, grid=_thm_5_1_grid, numerics=NUMERICS,
+@checker("two_heads.thm_5_1", evidence="independent", params=THM_5_1_PARAMS, grid=_thm_5_1_grid, numerics=NUMERICS,
          growth_grid=size_grid("N", (12, 24, 48, 96), M=6, d=4, H=2, L=2, Hp=2, Lp=1, window=2, numerics="float64"))
 def check_thm_5_1(ctx: CheckContext) -> Measurement:
     """Window (and sink) sums as differences of prefix sums local to each oracle window."""
     return thm_5_1_measure(ctx)
 
 
-@checker("two_heads.thm_1_4", params=THM_5_1_PARAMS, grid=lambda quick: [dict(N=20, M=6, d=4, window=2, sinks=1)],
+@checker("two_heads.thm_1_4", evidence="independent",
+         params=THM_5_1_PARAMS, grid=lambda quick: [dict(N=20, M=6, d=4, window=2, sinks=1)],
          numerics=NUMERICS, growth_grid=size_grid("N", (20, 40, 80, 160), M=6, d=4, window=2, sinks=1,
                                                   numerics="float64"))
 def check_thm_1_4(ctx: CheckContext) -> Measurement:

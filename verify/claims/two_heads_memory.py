@@ -128,7 +128,8 @@ def _kv_grid(quick: bool) -> list[dict[str, Any]]:
     return [{}]
 
 
-@checker("two_heads.rebuttal_kv_memory", numerics=("float64",), default_numerics="float64", grid=_kv_grid,
+@checker("two_heads.rebuttal_kv_memory", evidence="independent",
+         numerics=("float64",), default_numerics="float64", grid=_kv_grid,
          growth_grid=size_grid("N", (256, 512, 1024, 2048), M=64, d=16, points=3, engine=0, direct=0), params=[
     Param("N", int, 16384, "largest input length of the sweep", minimum=2),
     Param("M", int, 256, "oracle length (block size b = M)", minimum=2),

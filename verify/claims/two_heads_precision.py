@@ -87,14 +87,15 @@ def _measure(ctx: CheckContext, target_bits: float) -> Measurement:
                        varying=(), evidence="independent", reference="attnsim.verify.precision.truth.attention_truth")
 
 
-@checker("two_heads.rebuttal_log_bits", params=_PARAMS, numerics=(), grid=lambda quick: [{"N": 64}],
+@checker("two_heads.rebuttal_log_bits", evidence="independent",
+         params=_PARAMS, numerics=(), grid=lambda quick: [{"N": 64}],
          growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))
 def check_log_bits(ctx: CheckContext) -> Measurement:
     """The smallest certifying precision for relative error 2^-N (the rebuttal's target; bound N in paper_refs)."""
     return _measure(ctx, float(ctx.params["N"]))
 
 
-@checker("two_heads.rebuttal_log_bits_tolerance", params=[*_PARAMS, Param(
+@checker("two_heads.rebuttal_log_bits_tolerance", evidence="independent", params=[*_PARAMS, Param(
     "target_bits", int, 20, "the fixed error target 2^-target_bits", minimum=1)], numerics=(),
          grid=lambda quick: [{"N": 64}],
          growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))
@@ -103,7 +104,7 @@ def check_log_bits_tolerance(ctx: CheckContext) -> Measurement:
     return _measure(ctx, float(ctx.params["target_bits"]))
 
 
-@checker("two_heads.rebuttal_log_bits_float", params=[*_PARAMS, Param(
+@checker("two_heads.rebuttal_log_bits_float", evidence="independent", params=[*_PARAMS, Param(
     "target_bits", int, 10, "the fixed error target 2^-target_bits (at most 40: the formats ride on float64)",
     minimum=1, maximum=40)], numerics=(), grid=lambda quick: [{"N": 64}],
          growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))

@@ -65,7 +65,7 @@ def _grid(quick: bool) -> list[dict]:
     return pts + ([dict(N=56, M=7, d=4), dict(N=64, M=8, d=4, numerics="float64")] if not quick else [])
 
 
-@checker("two_heads.rebuttal_rope", params=ROPE_PARAMS, grid=_grid,
+@checker("two_heads.rebuttal_rope", evidence="independent", params=ROPE_PARAMS, grid=_grid,
          numerics=("exact", "fraction", "symbolic", "mp", "float64"),
          growth_grid=size_grid("N", (6, 12, 24, 48), M=3, d=2, numerics="float64"))
 def check_rope(ctx: CheckContext) -> Measurement:
@@ -114,7 +114,7 @@ def _norm_grid(quick: bool) -> list[dict]:
     return pts + ([dict(N=32, M=8, d=4, numerics="float64")] if not quick else [])
 
 
-@checker("two_heads.rebuttal_norm", params=NORM_PARAMS, grid=_norm_grid,
+@checker("two_heads.rebuttal_norm", evidence="independent", params=NORM_PARAMS, grid=_norm_grid,
          numerics=("exact", "fraction", "mp", "arb", "float64"), default_numerics="mp:200",
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=4, H=2, L=2, numerics="float64"))
 def check_norm(ctx: CheckContext) -> Measurement:

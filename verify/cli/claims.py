@@ -27,7 +27,7 @@ from attnsim.verify.cli.options import (
 from attnsim.verify.registry import UsageError
 
 FORMATS = FORMAT_KINDS["rows"]
-HEADER = ("id", "label", "kind", "checker", "calls bound", "route", "judged in", "regime")
+HEADER = ("id", "label", "kind", "checker", "evidence", "calls bound", "route", "judged in", "regime")
 
 
 def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
@@ -46,6 +46,7 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
             chk = checkers.get(c.id)
             judged = [c.limit] + [ps.var for _, ps in chk.param_sweeps] if chk is not None else []
             rows.append({"id": c.id, "label": c.label, "kind": c.kind, "checker": c.id in checkers,
+                         "evidence": chk.evidence if chk is not None else None, "partial": c.weakened or None,
                          "out_of_scope": c.extra.get("out_of_scope"),
                          "route": c.route, "regime": c.regime, "judged_in": judged,
                          "statement": c.statement,
@@ -57,13 +58,29 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def evidence_cell(r: dict[str, Any]) -> str:
+    """What a pass rests on, as the checker declares it (``partial``: the claim checked is weaker than the
+    statement, paper_refs ``weakened``); ``undeclared`` for a checker that declares none, ``-`` without one."""
+    if not r["checker"]:
+        return "-"
+    return (r["evidence"] or "undeclared") + (" (partial)" if r["partial"] else "")
+
+
 def table_cells(r: dict[str, Any]) -> tuple[str, ...]:
-    """The row of the table: id, label, kind, whether it runs, the calls bound as O(...), the route (whose
-    construction), the variables its growth verdicts are judged in (the limit variable, then any parameter
+    """The row of the table: id, label, kind, whether it runs, its evidence, the calls bound as O(...), the route
+    (whose construction), the variables its growth verdicts are judged in (the limit variable, then any parameter
     sweep's) and the regime its runs reach."""
     calls = r["text"].get("calls", {}).get("bound")
     return (r["id"], r["label"], r["kind"], "yes" if r["checker"] else "out of scope" if r["out_of_scope"] else "-",
-            calls or "", r["route"], ", ".join(r["judged_in"]), r["regime"])
+            evidence_cell(r), calls or "", r["route"], ", ".join(r["judged_in"]), r["regime"])
+
+
+def summaries(paper: Optional[str]) -> list[str]:
+    """Per paper with a stored count before: the rows with independent evidence now, beside that count."""
+    from attnsim.paper_refs import papers
+    from attnsim.verify.evidence_tally import summary
+
+    return [line for p in ([paper] if paper else list(papers())) if (line := summary(p))]
 
 
 def register(app: typer.Typer) -> None:
@@ -72,8 +89,10 @@ def register(app: typer.Typer) -> None:
     def claims(paper: Optional[str] = paper_option(),
                fmt: str = format_option(FORMATS, "table"),
                json_out: Optional[str] = json_option()) -> None:
-        """List the registered claims: id, label, kind, whether a checker runs it, its calls bound, the route (the
-        paper's construction or ours), the variables its bounds are judged in, and the regime its runs reach."""
+        """List the registered claims: id, label, kind, whether a checker runs it, the evidence its checker declares
+        (independent, self-consistency or sanity), its calls bound, the route (the paper's construction or ours),
+        the variables its bounds are judged in, and the regime its runs reach. Below a table (not json, csv or
+        tex): per paper, the rows with independent evidence beside the count at an earlier commit."""
         check_format(fmt, FORMATS)
         check_json_path(json_out)
         rows = claim_rows(paper)
@@ -93,6 +112,11 @@ def register(app: typer.Typer) -> None:
             for r in rows:
                 table.add_row(*(escape(c) for c in table_cells(r)))
             Console().print(table)
+            for line in summaries(paper):
+                Console().print(escape(line))
         else:
-            emit(render_rows(HEADER, [table_cells(r) for r in rows], fmt), json_out)
+            text = render_rows(HEADER, [table_cells(r) for r in rows], fmt)
+            if fmt in ("table", "md"):  # off a terminal: after the claims' lines, each summary a '#' line
+                text += "".join(f"\n# {line}" if fmt == "table" else f"\n\n{line}" for line in summaries(paper))
+            emit(text, json_out)
         write_json(rows, json_out)

@@ -303,7 +303,7 @@ def test_the_evidence_page_says_what_the_anna_and_tint_checkers_declare():
             continue
         traced = claim in SIDES or claim in FORMULA_REFERENCED
         assert (label == "independent") == traced, f"{claim}: the page says {label}"
-        assert label == all_checkers()[claim].evidence, f"{claim}: the page says {label}, the checker declares otherwise"
+        assert label == all_checkers()[claim].evidence, f"{claim}: the page says {label}, its checker otherwise"
 
 
 def test_a_checker_declares_independent_exactly_when_its_run_is_traced_here():

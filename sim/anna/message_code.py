@@ -31,10 +31,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from attnsim.sim.anna.errors import require
+from attnsim.sim.anna.relay_plan import ARRAY, INT
 from attnsim.sim.errors import AttnsimError
 
 _PAYLOAD_MAX = 2 ** 40
@@ -52,6 +54,32 @@ def _next_prime(n: int) -> int:
     while not _is_prime(n):
         n += 1
     return n
+
+
+def code_rows(alpha: Any, digits: Any) -> Any:
+    """T = (alpha - 1)(d - 1) + 1: rows enough that each of alpha messages has a row no other shares."""
+    return (alpha - 1) * (digits - 1) + 1
+
+
+def code_width(rows: Any, base: Any, delta: Any) -> Any:
+    """The value dimension T B (Delta + 3): T rows of B buckets of (count, id, id^2, Delta payload numbers)."""
+    return rows * base * (delta + 3)
+
+
+def block_head(sender: Any) -> tuple[Any, Any, Any]:
+    """The first three numbers a sender writes in each of its buckets: (1, j, j^2)."""
+    return 1, sender, sender * sender
+
+
+def single_sender(ops: Any, c: Any, s1: Any, s2: Any) -> Any:
+    """A bucket summing (c, S1, S2) holds one sender's blocks only: c != 0 and S1^2 = c S2 (the equality case
+    of Cauchy-Schwarz; the validity bit, computed instead of stored)."""
+    return ops.all(c != 0, s1 * s1 == c * s2)
+
+
+def read_bucket(ops: Any, c: Any, number: Any) -> Any:
+    """The sender's id (``number`` = S1) or a payload number of a single-sender bucket: the sum over c."""
+    return ops.div(number, c)
 
 
 def _digits(value: int, base: int, count: int) -> list[int]:
@@ -86,7 +114,7 @@ class MessageCode:
             digits, top = 1, base
             while top < senders:
                 digits, top = digits + 1, top * base
-            rows = (alpha - 1) * (digits - 1) + 1
+            rows = code_rows(alpha, digits)
             if rows <= base:
                 return cls(senders, alpha, delta, base, digits, rows)
             base = _next_prime(base + 1)
@@ -99,7 +127,7 @@ class MessageCode:
     @property
     def width(self) -> int:
         """The value dimension T * B * (Delta + 3)."""
-        return self.rows * self.base * self.block
+        return code_width(self.rows, self.base, self.delta)
 
     def bucket(self, sender: int, row: int) -> int:
         """f_sender(row) over GF(B): the bucket the sender writes in that row."""
@@ -121,7 +149,7 @@ class MessageCode:
                 f"a payload of {len(payload)} numbers does not fit the code's {self.delta}")
         require(max(map(abs, map(int, payload)), default=0) <= _PAYLOAD_MAX, "payload",
                 "numbers must lie within +-2^40 so that sums of q encodings stay exact in int64")
-        block = np.array([1, sender, sender * sender, *payload], dtype=np.int64)
+        block = np.array([*block_head(sender), *payload], dtype=np.int64)
         return {(t, b): block for t, b in enumerate(self.buckets(sender))}
 
     def encode(self, sender: int, payload: list[int]) -> np.ndarray:
@@ -143,9 +171,10 @@ class MessageCode:
         found: dict[int, list[int]] = {}
         for block in cells.values():
             c, s1, s2 = map(int, block[:3].tolist())
-            if c == 0 or s1 * s1 != c * s2 or s1 // c in found:
+            if not single_sender(INT, c, s1, s2) or read_bucket(INT, c, s1) in found:
                 continue
-            found[s1 // c] = [int(x) // c for x in block[3:]] + [0] * (self.block - len(block))
+            found[read_bucket(INT, c, s1)] = [read_bucket(INT, c, int(x)) for x in block[3:]] + [0] * (
+                self.block - len(block))
         if len(found) != count:
             raise DecodingError(f"alpha: an average of {count} messages decoded to {len(found)} "
                                 f"(the code separates at most {self.alpha})")
@@ -160,7 +189,7 @@ class MessageCode:
                 f"payloads of {payloads.shape[1]} numbers do not fit the code's {self.delta}")
         require(bool((np.abs(payloads) <= _PAYLOAD_MAX).all()), "payload", "numbers must lie within +-2^40")
         out = np.zeros((len(senders), 3 + payloads.shape[1]), dtype=np.int64)
-        out[:, 0], out[:, 1], out[:, 2] = 1, senders, senders * senders
+        out[:, 0], out[:, 1], out[:, 2] = block_head(senders)
         out[:, 3:3 + payloads.shape[1]] = payloads
         return out
 
@@ -176,18 +205,18 @@ class MessageCode:
         c, s1, s2 = (sums[:, t] for t in range(3))
         if sums.dtype.kind not in "iu" or max(_peak(s1) ** 2, _peak(c) * _peak(s2)) >= 2 ** 62:
             c, s1, s2 = (col.astype(object) for col in (c, s1, s2))  # products that int64 cannot hold
-        bad = (counts > 0) & ((c == 0) | (s1 * s1 != c * s2) | (c != counts))
+        bad = (counts > 0) & (~single_sender(ARRAY, c, s1, s2) | (c != counts))
         if bad.any():
             raise DecodingError(f"alpha: an average of {int(counts[bad][0])} messages does not decode "
                                 f"(the code separates at most {self.alpha})")
         held = counts > 0
         senders = np.zeros(len(counts), dtype=np.int64)
         payloads = np.zeros((len(counts), sums.shape[1] - 3), dtype=np.int64)
-        senders[held] = sums[held, 1] // counts[held]
+        senders[held] = read_bucket(ARRAY, counts[held], sums[held, 1])
         if bool((counts[held] == 1).all()):  # each held row is one message: its payload as it is
             payloads[held] = sums[held, 3:]
         else:
-            payloads[held] = sums[held, 3:] // counts[held, None]
+            payloads[held] = read_bucket(ARRAY, counts[held, None], sums[held, 3:])
         return senders, payloads
 
 

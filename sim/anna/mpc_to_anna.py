@@ -35,6 +35,7 @@ from typing import Callable
 
 import numpy as np
 
+from attnsim.sim.anna import relay_plan as RP
 from attnsim.sim.anna.attention import Retrieval, ema, ema_heads
 from attnsim.sim.anna.errors import require
 from attnsim.sim.anna.message_code import DecodingError, MessageCode
@@ -54,7 +55,6 @@ from attnsim.sim.anna.relay_routing import (
     move_targets,
     sort_rows,
     units_of,
-    with_digit,
 )
 from attnsim.sim.errors import AttnsimError
 from attnsim.sim.ledger import Ledger
@@ -217,7 +217,8 @@ class MPCTransformer:
                                          f"s + 2 k D = {plan.capacity}")
         slot = np.arange(len(pair)) - np.repeat(first, sizes)
         head = plan.head_of(sources, units[:, TOK], dim)
-        numbers = np.stack([units[:, DEST], (units[:, SRC] * s + units[:, SEQ]) * s + units[:, IDX], units[:, WORD]], 1)
+        tags = RP.pack_tag(units[:, SRC], units[:, SEQ], units[:, IDX], s)
+        numbers = np.stack([units[:, DEST], tags, units[:, WORD]], 1)
         cols = 1 + UNIT_NUMBERS * slot[:, None] + np.arange(UNIT_NUMBERS)
         riding = np.flatnonzero((head >= 1) & (head < plan.base))
         pick = riding[np.argsort(head[riding], kind="stable")]  # by head, then as sorted: by source
@@ -235,8 +236,7 @@ class MPCTransformer:
         self.layers += 1
         n = got[:, 0]
         body = got[:, 1:].reshape(len(n), longest, UNIT_NUMBERS)[np.arange(longest) < n[:, None]]
-        rest, idx = np.divmod(body[:, 1], s)
-        src, seq = np.divmod(rest, s)
+        src, seq, idx = RP.unpack_tag(RP.ARRAY, body[:, 1], s)
         return np.stack([np.repeat(receivers, n), body[:, 0], src, seq, idx, body[:, 2]], 1)
 
     def _count_layer(self, own: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -246,7 +246,7 @@ class MPCTransformer:
         """
         plan = self.plan
         ids = np.arange(plan.tokens)
-        keys = np.stack([with_digit(plan, ids, dim, (digits(plan, ids, dim) + h) % plan.base)
+        keys = np.stack([RP.head_receiver(RP.ARRAY, ids, plan.base ** dim, plan.base, h)
                          for h in range(1, plan.base)])
         receivers, senders, got = self._relay_heads(keys, np.repeat(np.arange(plan.heads), plan.tokens),
                                                     np.tile(ids, plan.heads), np.tile(own, (plan.heads, 1)))

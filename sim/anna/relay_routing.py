@@ -36,6 +36,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from attnsim.sim.anna import relay_plan as RP
 from attnsim.sim.anna.errors import require
 from attnsim.sim.errors import AttnsimError
 
@@ -79,7 +80,7 @@ class RelayPlan:
     @property
     def capacity(self) -> int:
         """Units a token may hold or send in one bundle: s + 2 k D (the proved load bound)."""
-        return self.memory + 2 * self.base * self.hops
+        return RP.capacity(self.memory, self.base, self.hops)
 
     def layers(self) -> Iterator[Layer]:
         """The D^2 layers of one round, in order."""
@@ -91,7 +92,7 @@ class RelayPlan:
 
     def head_of(self, x: np.ndarray, y: np.ndarray, dim: int) -> np.ndarray:
         """The head that carries x's bundle for y (same group along ``dim``): digit(y) - digit(x) mod k."""
-        return (y // self.base ** dim - x // self.base ** dim) % self.base
+        return RP.head_between(RP.ARRAY, x, y, self.base ** dim, self.base)
 
 
 TOK, DEST, SRC, SEQ, IDX, WORD = range(6)
@@ -136,12 +137,12 @@ def units_of(outboxes: list[list[tuple[int, tuple]]], words: Callable[[list], li
 
 def digits(plan: RelayPlan, ids: np.ndarray, t: int) -> np.ndarray:
     """Digit t of every id."""
-    return (ids // plan.base ** t) % plan.base
+    return RP.digit(RP.ARRAY, ids, plan.base ** t, plan.base)
 
 
 def with_digit(plan: RelayPlan, ids: np.ndarray, t: int, value: np.ndarray) -> np.ndarray:
     """Every id with digit t replaced by ``value``."""
-    return ids + (value - digits(plan, ids, t)) * plan.base ** t
+    return RP.with_digit(RP.ARRAY, ids, plan.base ** t, plan.base, value)
 
 
 def class_counts(plan: RelayPlan, units: np.ndarray, level: int) -> np.ndarray:
@@ -168,12 +169,12 @@ def deal_targets(plan: RelayPlan, units: np.ndarray, dim: int, level: int, group
     rank = np.arange(len(order)) - np.repeat(first, np.diff(np.concatenate((first, [len(order)]))))
     pooled = np.empty(len(order), dtype=np.int64)
     pooled[order] = start[tok[order], cls[order]] + rank
-    return with_digit(plan, tok, dim, pooled % plan.base)
+    return RP.deal_target(RP.ARRAY, tok, pooled, plan.base ** dim, plan.base)
 
 
 def move_targets(plan: RelayPlan, units: np.ndarray, level: int) -> np.ndarray:
     """Each unit's receiver in the move layer of ``level``: the member with the destination's digit."""
-    return with_digit(plan, units[:, TOK], level, digits(plan, units[:, DEST], level))
+    return RP.move_target(RP.ARRAY, units[:, TOK], units[:, DEST], plan.base ** level, plan.base)
 
 
 def inboxes(plan: RelayPlan, units: np.ndarray, machines: int,

@@ -1,0 +1,111 @@
+"""``attnsim prove anna``: run the ANNA obligations through z3 and cvc5, and the plan twins.
+
+Each obligation is decided by z3 under a resource limit and, when z3 proves it, re-checked by cvc5
+under its own (both deterministic, not seconds). A counterexample of a twin is replayed: the claim's
+ordinary exact check runs with the same bug planted and must fail.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from attnsim.sim.errors import AttnsimError
+from attnsim.verify.check import run_check
+from attnsim.verify.prove import anna, cvc5kit
+from attnsim.verify.prove.anna_twins import TWINS, PlanTwin
+from attnsim.verify.prove.obligations import Obligation
+from attnsim.verify.prove.run import RLIMIT, Row
+from attnsim.verify.prove.z3kit import prove
+
+PAPERS: dict[str, Callable[[], list[Obligation]]] = {"anna": anna.obligations}
+
+
+def prove_one(ob: Obligation, rlimit: int = RLIMIT, second: bool = True) -> Row:
+    """One obligation: z3, then cvc5 on what z3 proved (a cvc5 ``sat`` makes the row unknown)."""
+    start = time.perf_counter()
+    hyps, goal, names = ob.build()
+    out = prove(hyps, goal, names, rlimit)
+    verdict = cvc5kit.check(cvc5kit.smt2(hyps, goal)).status if second and out.status == "proved" else None
+    status = "unknown" if verdict == "sat" else out.status
+    return Row(ob.claim, ob.name, ob.variant, status, round(time.perf_counter() - start, 3), "every size",
+               out.model if status == "counterexample" else None, cvc5=verdict)
+
+
+def run(paper: str, rlimit: int = RLIMIT, on_row: Callable[[Row], None] | None = None,
+        second: bool = True) -> list[Row]:
+    """Every obligation of ``paper``."""
+    rows = []
+    for ob in PAPERS[paper]():
+        row = prove_one(ob, rlimit, second)
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return rows
+
+
+def status(rows: Sequence[Row]) -> dict[str, str]:
+    """Each claim's proof status: every obligation proved (and how many cvc5 confirmed), or what failed."""
+    out = {}
+    for claim in dict.fromkeys(r.claim for r in rows):
+        mine = [r for r in rows if r.claim == claim]
+        bad = [r.obligation for r in mine if r.status != "proved"]
+        both = sum(r.cvc5 == "unsat" for r in mine)
+        out[claim] = (f"integer plan proved for every size (z3; cvc5 confirms {both} of {len(mine)})" if not bad
+                      else f"proof failed ({', '.join(bad)})")
+    return out
+
+
+@dataclass
+class TwinResult:
+    """What the prover said of one twin, and the replay of the claim's check with the bug planted."""
+
+    twin: PlanTwin
+    rows: list[Row] = field(default_factory=list)
+    replay: dict[str, Any] | None = None
+
+    @property
+    def found(self) -> bool:
+        """The prover found a counterexample."""
+        return bool(self.rows)
+
+    @property
+    def caught(self) -> bool:
+        """A counterexample was found and the replay's verdict is fail."""
+        return bool(self.rows) and self.replay is not None and self.replay["verdict"] == "fail"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {"claim": self.twin.claim, "name": self.twin.name, "what": self.twin.what, "caught": self.caught,
+                "observable": self.twin.observable,
+                "counterexamples": [r.as_dict() for r in self.rows], "replay": self.replay}
+
+
+def replay(claim: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The claim's exact check at ``params`` (with whatever bug is planted); a refusal or crash is not a fail."""
+    try:
+        record = run_check(claim, params, "exact")
+    except AttnsimError as exc:
+        return {"params": params, "verdict": "refused", "reasons": [str(exc)]}
+    return {"params": params, "verdict": record["verdict"], "reasons": record["reasons"][:2]}
+
+
+def run_twin(t: PlanTwin, rlimit: int = RLIMIT) -> TwinResult:
+    """Prove the twin's claim with its bug planted; replay the check at the first counterexample's sizes."""
+    res = TwinResult(t)
+    with t.breaks():
+        for ob in PAPERS["anna"]():
+            if ob.claim != t.claim:
+                continue
+            row = prove_one(ob, rlimit, second=False)
+            if row.status == "counterexample":
+                res.rows.append(row)
+        if res.rows:
+            res.replay = replay(t.claim, t.replay(res.rows[0].counterexample or {}))
+    return res
+
+
+def run_twins(paper: str, rlimit: int = RLIMIT) -> list[TwinResult]:
+    """Every plan twin of ``paper``."""
+    return [run_twin(t, rlimit) for t in TWINS] if paper == "anna" else []

@@ -15,7 +15,12 @@ torch = pytest.importorskip("torch", reason="the torch extra is not installed (p
 
 from attnsim.sim.anna.attention import anna_tables  # noqa: E402
 from attnsim.verify.experiments import induction, match2, training  # noqa: E402
-from attnsim.verify.experiments.anna_layer import SharedDraw, _first, anna_attention  # noqa: E402
+from attnsim.verify.experiments.anna_layer import (  # noqa: E402
+    SharedDraw,
+    _first,
+    anna_attention,
+    anna_attention_prefixes,
+)
 from attnsim.verify.experiments.tasks import Match2Data  # noqa: E402
 
 
@@ -51,8 +56,23 @@ def test_stacked_sequences_equal_algorithm_1_per_sequence():
     assert np.abs(got[:N]).sum() > 0
 
 
-def _recipe():
-    return match2.recipe(replace(TINY_MATCH2, N=8, width=8), 0.1)
+def test_every_ell_from_one_pass_equals_algorithm_1_at_each_ell():
+    rng = np.random.default_rng(4)
+    B, N, m = 2, 8, 6
+    q, k, v = _unit(rng, (B * N, m)), _unit(rng, (B * N, m)), rng.standard_normal((B * N, m))
+    k[:N] = q[:N]
+    draw = SharedDraw.draw(np.random.default_rng(2), m, 5, 3)
+    draw.prime(q, k)
+    for z in (1, 3):
+        got = anna_attention_prefixes(draw, q, k, v, N, (1, 2, 5), z)
+        assert sorted(got) == [1, 2, 5]
+        for ell, out in got.items():
+            assert np.array_equal(out, anna_attention(draw, q, k, v, N, ell, z))  # the same bits
+        assert not np.array_equal(got[1], got[5])
+
+
+def _recipe(warmup: int = 0):
+    return replace(match2.recipe(replace(TINY_MATCH2, N=8, width=8), 0.1), warmup=warmup)
 
 
 def _data():
@@ -63,14 +83,24 @@ def _state(model):
     return {k: v.clone() for k, v in model.state_dict().items()}
 
 
-def test_training_resumes_to_the_same_bits(tmp_path):
+@pytest.mark.parametrize("warmup", [0, 5])
+def test_training_resumes_to_the_same_bits(tmp_path, warmup):
     data = _data()
-    straight = training.train(_recipe(), data.batches, 6, None)
-    training.train(_recipe(), data.batches, 3, tmp_path)
-    resumed = training.train(_recipe(), data.batches, 6, tmp_path)
+    straight = training.train(_recipe(warmup), data.batches, 6, None)
+    training.train(_recipe(warmup), data.batches, 3, tmp_path)
+    resumed = training.train(_recipe(warmup), data.batches, 6, tmp_path)
     assert resumed.resumed_from == 3
     a, b = _state(straight.model), _state(resumed.model)
     assert all(torch.equal(a[n], b[n]) for n in a) and straight.losses == resumed.losses
+
+
+def test_the_warm_up_ramps_the_rate_and_changes_the_weights():
+    r = _recipe(4)
+    assert [r.rate(s) for s in range(6)] == [r.lr * f for f in (0.25, 0.5, 0.75, 1, 1, 1)]
+    assert _recipe().rate(0) == r.lr and r.key() != _recipe().key()
+    data = _data()
+    a, b = (_state(training.train(x, data.batches, 3, None).model) for x in (_recipe(), r))
+    assert not all(torch.equal(a[n], b[n]) for n in a)
 
 
 def test_a_damaged_checkpoint_is_set_aside_and_training_restarts(tmp_path):
@@ -170,7 +200,7 @@ def test_every_module_either_computes_results_or_presents_them():
 
 
 def test_the_definition_checker_sees_the_gap_and_algorithm_1s_breaks():
-    from attnsim.verify.experiments.command import definition_rates
+    from attnsim.verify.experiments.definition import bound_holds, definition_rates
     from attnsim.verify.experiments.surrogate import Surrogate
 
     torch.manual_seed(0)
@@ -179,6 +209,11 @@ def test_the_definition_checker_sees_the_gap_and_algorithm_1s_breaks():
     rates = definition_rates(model, tokens, 37, [(1, 1), (4, 2)], 2, 0)
     assert rates["partnered"] == 4 and 0 <= rates["with_gap"] <= 4
     assert all(0 <= c["query_rate"] <= 1 and 0 <= c["sequence_rate"] <= 1 for c in rates["cells"])
+    if rates["with_gap"]:  # the proof's union bound: per pair never above its (p1, p2) form
+        assert all(0 <= c["query_pairs"] <= c["query_proof"] + 1e-12 <= 1 + 1e-12 for c in rates["cells"])
+        cell = dict(rates["cells"][0], broken_queries=10, queries=10, query_pairs=0.1)
+        assert not bound_holds(cell)  # every query broken is not consistent with a predicted eta of 0.1
+        assert bound_holds(dict(cell, broken_queries=0, broken_sequences=0))
     with torch.no_grad():  # x and 37 - x embedded alike and keys = queries: a query's own key (not a partner,
         model.blocks[0].key.weight.copy_(model.blocks[0].query.weight)  # as 2x != 0 mod 37) is as near as its
         for t in range(18):  # partners' keys, so no (c, r) separates them
@@ -195,3 +230,19 @@ def test_report_sections_show_a_stored_result(monkeypatch, tmp_path):
     md = anna_experiments.match2_section([], tmp_path / "report", True)
     assert "Read back from the verified result" in md and "not the default budget (6 steps, 2 run(s) × 8" in md
     assert "Tiny budget" not in md and (tmp_path / "report" / "plots" / "fig1a_match2.png").is_file()
+
+
+def test_the_diagnosis_reads_the_surrogate_with_each_attention():
+    from attnsim.verify.experiments.diagnosis import diagnose, diagnosis_lines
+    from attnsim.verify.experiments.surrogate import Surrogate
+
+    torch.manual_seed(0)
+    model = Surrogate(_recipe().shape).eval()
+    tokens = np.array([[0, 35, 1, 34, 2, 5, 9, 3], [4, 4, 7, 8, 30, 6, 1, 2]])
+    targets = np.array([[1, 1, 1, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0]])
+    d = diagnose(model, tokens, targets, 37, 2, 0, cells=((2, 1),))
+    rows = d["rows"]
+    assert rows["softmax"]["where_softmax_right"] == 0  # by definition
+    assert {"uniform", "partners only", "Algorithm 1, ℓ → ∞, z = 1", "Algorithm 1, ℓ = 2, z = 1"} <= set(rows)
+    assert all(0 <= r["token"] <= r["sequence"] <= 1 for r in rows.values())
+    assert len(diagnosis_lines(d, 0.1)) == len(rows) + 2

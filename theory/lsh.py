@@ -15,8 +15,10 @@ fixed dimension; ``attnsim.verify.lsh_sensitivity`` bounds its p1 and p2 by Mont
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable, Iterable
 
 import sympy as sp
 
@@ -146,3 +148,29 @@ def ideal_parameters(n: int, approx: float, prob_far: float = 0.5, failure: floa
         raise ValueError(f"p2: must be in (0, 1), got {prob_far}")
     prob_near = float(sp.N(sp.Float(prob_far, _DIGITS) ** (1 / sp.Float(approx, _DIGITS) ** 2), _DIGITS))
     return proof_parameters(n, prob_near, prob_far, failure, claim)
+
+
+
+@lru_cache(maxsize=1)
+def _pair_terms() -> tuple[Callable[[float, int, int], float], Callable[[float, int, int], float]]:
+    """The proof's union bound (``eta_union``: far pairs over all tables + near pairs missing every table) cut into
+    its two terms and divided by the N^2 pairs each counts: what one far pair with collision probability P adds,
+    ell P^z, and one near pair, (1 - P^z)^ell (q2 = 1/P - 1, and rho = 1 so that p1^z = P^z), as functions of
+    (P, ell, z)."""
+    P, n, rho, q2, ell, z = (symbol(s) for s in ("P", "N", "rho", "q2", "ell", "z"))
+    terms = sp.Add.make_args(sp.expand(_formula("def", "eta_union")))
+    near = [t for t in terms if t.has(rho)]
+    far = [t for t in terms if not t.has(rho)]
+    if len(near) != 1 or len(far) != 1:
+        raise ValueError(f"{PROOF_CLAIM}: eta_union is not one far term plus one near term: {terms}")
+    per_pair = [sp.simplify((t[0] / n**2).subs({q2: 1 / P - 1, rho: 1})) for t in (far, near)]
+    f, g = (sp.lambdify([P, ell, z], e, "math") for e in per_pair)
+    return f, g
+
+
+def pair_union_bound(ell: int, z: int, near: Iterable[float], far: Iterable[float]) -> float:
+    """The proof's union bound on eta (Thm A.1, steps 1 and 3; paper_refs' ``eta_union``) over the actual pairs of
+    one input: the sum over far pairs of ell P^z plus the sum over near pairs of (1 - P^z)^ell, each pair with its
+    own collision probability P. With N^2 near pairs at p1 and N^2 far pairs at p2 it is ``eta_union`` itself."""
+    f, g = _pair_terms()
+    return math.fsum([f(p, ell, z) for p in far] + [g(p, ell, z) for p in near])

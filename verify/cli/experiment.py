@@ -34,7 +34,8 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Argument(..., metavar="ID", help=f"one of: {', '.join(EXPERIMENTS)}"),
         steps: Optional[int] = typer.Option(None, "--steps", min=1, max=INT_MAX,
                                             help="training steps (default: anna.match2 the paper's 20,000; "
-                                                 "anna.induction 1,500 of the paper's 400,000)"),
+                                                 "anna.induction 3,000 of the paper's 400,000, lr 1e-3 after a "
+                                                 "300-step warm-up)"),
         runs: Optional[int] = typer.Option(None, "--runs", min=1, max=1000,
                                            help="Algorithm 1 runs per grid cell (default: match2 10, induction 3)"),
         tests: Optional[int] = typer.Option(None, "--tests", min=4, max=100_000,
@@ -84,11 +85,15 @@ def register(app: typer.Typer) -> None:
                 render_rows(["paper's statement", "paper", "ours", "verdict", "why"], comparison_table(result), fmt),
                 ""]
         if name == "anna.match2":
-            from attnsim.verify.experiments.command import definition_lines, match2_definition
+            from attnsim.verify.experiments.definition import definition_lines, match2_definition, trained_model
+            from attnsim.verify.experiments.diagnosis import match2_diagnosis
 
             result["definition"] = match2_definition(config, out)
             if result["definition"] is not None:
                 text += definition_lines(result["definition"], config.figure_beta) + [""]
+            model = trained_model(config, out)
+            if model is not None:
+                text += match2_diagnosis(model, config) + [""]
         text += [f"figure: {result['figure']}",
                 f"took {time.perf_counter() - start:.0f} s here"
                 + (" (result read back from the cache)" if result["from_cache"] else "")]
@@ -122,5 +127,6 @@ def _budget(result: dict, quick: bool) -> str:
                 f"steps {steps} per β; Algorithm 1 ({c['runs']} runs × {c['tests']} test sequences); softmax "
                 f"surrogate error {soft}; computed in {result['seconds']} s ({result['cpu_seconds']} CPU s)")
     return (f"{tiny}induction heads: N = {c['N']}, m = {c['width']}, β = {c['beta']:g}, {result['steps']} steps "
-            f"(paper: 400,000); Algorithm 1 ({c['runs']} runs × {c['tests']} test sequences); softmax surrogate "
+            f"(paper: 400,000), lr {c['lr']:g} after a {c.get('warmup', 0)}-step warm-up (paper: 0.01); "
+            f"Algorithm 1 ({c['runs']} runs × {c['tests']} test sequences); softmax surrogate "
             f"error {result['softmax_error']:.3f}; computed in {result['seconds']} s ({result['cpu_seconds']} CPU s)")

@@ -11,6 +11,10 @@ Two reorganisations keep the paper's grid affordable without changing what Algor
   i.i.d. cross-polytope hashes, and the tables are the first ell of ell_max: every grid cell is an
   independent-hash Algorithm 1, and the cells of one run share their draws (common random numbers).
   Each point's codes are computed once per run (:class:`SharedDraw`) and sliced.
+* **Every ell of a (run, z) from one pass over the tables.** Algorithm 1 adds each table's bucket to a query's
+  running (sum, count) in table order, so its output with the first ell tables is the running total after
+  table ell: :func:`anna_attention_prefixes` builds each table once and reads the totals at every ell asked
+  for, the same additions in the same order as a separate call per ell (a test holds the bits equal).
 * **All test sequences in one call.** Algorithm 1 runs on each sequence on its own; stacking the
   sequences and prefixing every code with the sequence's index (:class:`PerSequenceTable`) keeps
   every bucket inside one sequence, so one call equals one call per sequence (a test holds this).
@@ -19,10 +23,11 @@ Two reorganisations keep the paper's grid affordable without changing what Algor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
-from attnsim.sim.anna.attention import anna_tables
+from attnsim.sim.anna.attention import Retrieval, anna_tables
 from attnsim.sim.anna.lsh import CrossPolytopeLSH, TableHash, draw_tables, table_codes
 from attnsim.sim.ledger import Ledger
 
@@ -99,3 +104,20 @@ def anna_attention(draw: SharedDraw, q: np.ndarray, k: np.ndarray, v: np.ndarray
     with these very ``q`` and ``k`` arrays to hash them once for every (ell, z)."""
     tables = [PerSequenceTable(draw, u, z, length, len(q) // length) for u in range(ell)]
     return anna_tables(q, k, v, tables).output()
+
+
+def anna_attention_prefixes(draw: SharedDraw, q: np.ndarray, k: np.ndarray, v: np.ndarray, length: int,
+                            ells: Sequence[int], z: int) -> dict[int, np.ndarray]:
+    """:func:`anna_attention` at every ``ell`` of ``ells`` at once: each of the first max(ells) tables is built and
+    probed once (Algorithm 1 on that one table), and its (sum, count) added to the running totals in table order,
+    as Algorithm 1 adds them; the totals after table ell are Algorithm 1's with the first ell tables."""
+    wanted = set(ells)
+    sums, counts = np.zeros((len(q), v.shape[1])), np.zeros(len(q), dtype=np.int64)
+    out: dict[int, np.ndarray] = {}
+    for u in range(max(wanted)):
+        one = anna_tables(q, k, v, [PerSequenceTable(draw, u, z, length, len(q) // length)])
+        sums += one.sums
+        counts += one.counts
+        if u + 1 in wanted:
+            out[u + 1] = Retrieval(sums.copy(), counts.copy()).output()
+    return out

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from rich.console import Console
 
-from attnsim.verify.experiments.anna_layer import SharedDraw, anna_attention
+from attnsim.verify.experiments.anna_layer import SharedDraw, anna_attention_prefixes
 from attnsim.verify.experiments.surrogate import Surrogate
 from attnsim.verify.progress import progress
 
@@ -31,37 +31,38 @@ def softmax_error(model: Surrogate, tokens: np.ndarray, targets: np.ndarray) -> 
 
 
 class _AnnaRun:
-    """One run: per layer one draw of tables; :meth:`attend` runs Algorithm 1 at the layer's current (ell, z)."""
+    """One run: per layer one draw of tables; :meth:`attend` runs Algorithm 1 at the layer's current (ell, z),
+    computing every ell of the layer's grid at once (:func:`~.anna_layer.anna_attention_prefixes`) and keeping
+    them while the layer's input and z stay the same."""
 
-    def __init__(self, model: Surrogate, seed: int, run: int, ell_max: Sequence[int], z_max: int) -> None:
-        """Draw every layer's tables for this run."""
+    def __init__(self, model: Surrogate, seed: int, run: int, ells: Sequence[Sequence[int]], z_max: int) -> None:
+        """Draw every layer's tables for this run (``ells[layer]``: the table counts tried in that layer)."""
         m = model.shape.width
-        self.draws = [SharedDraw.draw(np.random.default_rng([seed, run, layer]), m, ell, z_max)
-                      for layer, ell in enumerate(ell_max)]
+        self.ells = [tuple(e) for e in ells]
+        self.draws = [SharedDraw.draw(np.random.default_rng([seed, run, layer]), m, max(e), z_max)
+                      for layer, e in enumerate(self.ells)]
         self.setting: list[tuple[int, int]] = []
-        self._primed: list[tuple | None] = [None] * len(ell_max)
-        self._arrays: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0))] * len(ell_max)
-        self._memo: list[tuple[tuple, torch.Tensor] | None] = [None] * len(ell_max)
+        self._primed: list[tuple | None] = [None] * len(ells)
+        self._arrays: list[tuple[np.ndarray, ...]] = [()] * len(ells)
+        self._memo: list[tuple[tuple, dict[int, torch.Tensor]] | None] = [None] * len(ells)
 
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """Algorithm 1 in place of the softmax of ``layer`` (outputs of a setting already seen are reused)."""
-        key = tuple(self.setting[: layer + 1])
-        memo = self._memo[layer]
-        if memo is not None and memo[0] == key:
-            return memo[1]
-        B, N, m = q.shape
-        source = (tuple(self.setting[:layer]), self.setting[layer][1] if layer else None)  # input, hashes needed
-        if self._primed[layer] != source:
-            self._arrays[layer] = tuple(t.detach().to(torch.float64).reshape(B * N, m).numpy() for t in (q, k))
-            self.draws[layer].prime(*self._arrays[layer], z=self.setting[layer][1] if layer else None)
-            self._primed[layer] = source
-        qn, kn = self._arrays[layer]
         ell, z = self.setting[layer]
-        vn = v.detach().to(torch.float64).reshape(B * N, -1).numpy()
-        out = torch.as_tensor(anna_attention(self.draws[layer], qn, kn, vn, N, ell, z).reshape(B, N, -1),
-                              dtype=q.dtype)
-        self._memo[layer] = (key, out)
-        return out
+        key = (tuple(self.setting[:layer]), z)  # the layer's input, and the hashes per table
+        memo = self._memo[layer]
+        if memo is None or memo[0] != key:
+            B, N, m = q.shape
+            source = (tuple(self.setting[:layer]), z if layer else None)  # input, hashes needed
+            if self._primed[layer] != source:  # else hashed already: the codes are found by the arrays' identity
+                self._arrays[layer] = tuple(t.detach().to(torch.float64).reshape(B * N, m).numpy() for t in (q, k))
+                self.draws[layer].prime(*self._arrays[layer], z=z if layer else None)
+                self._primed[layer] = source
+            vn = v.detach().to(torch.float64).reshape(B * N, -1).numpy()
+            outs = anna_attention_prefixes(self.draws[layer], *self._arrays[layer], vn, N, self.ells[layer], z)
+            memo = (key, {e: torch.as_tensor(o.reshape(B, N, -1), dtype=q.dtype) for e, o in outs.items()})
+            self._memo[layer] = memo
+        return memo[1][ell]
 
 
 def anna_grid(model: Surrogate, tokens: np.ndarray, targets: np.ndarray, ells: Sequence[Sequence[int]],
@@ -75,7 +76,7 @@ def anna_grid(model: Surrogate, tokens: np.ndarray, targets: np.ndarray, ells: S
     cells = list(itertools.product(*(range(len(e)) for e in ells)))
     with progress(console, label, runs * len(zs) * len(cells)) as bar, torch.no_grad():
         for run in range(runs):
-            state = _AnnaRun(model, seed, run, [max(e) for e in ells], max(zs))
+            state = _AnnaRun(model, seed, run, ells, max(zs))
             for zi, z in enumerate(zs):
                 for cell in cells:
                     state.setting = [(ells[layer][i], z) for layer, i in enumerate(cell)]

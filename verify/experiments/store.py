@@ -28,7 +28,7 @@ def cache_root(out: Path) -> Path:
 COMPUTES = ("anna_layer", "evaluate", "induction", "match2", "store", "surrogate", "tasks", "training")
 """The modules whose code decides a stored result's numbers (the others only present them; a test keeps every
 module of this package in one list or the other)."""
-PRESENTS = ("__init__", "command", "compare", "figures")
+PRESENTS = ("__init__", "command", "compare", "definition", "diagnosis", "figures")
 
 
 @lru_cache(maxsize=1)

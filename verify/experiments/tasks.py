@@ -10,6 +10,7 @@ Sanford et al. 2024.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -40,9 +41,14 @@ class Match2Data:
 
     def batches(self, rng: np.random.Generator, batch: int) -> tuple[np.ndarray, np.ndarray]:
         """``batch`` sequences (a multiple of 4) drawn with replacement, ``batch / 4`` from each bin."""
-        bins = share_bin(self.y)
-        rows = np.concatenate([rng.choice(np.flatnonzero(bins == b), batch // BINS) for b in range(BINS)])
+        rows = np.concatenate([rng.choice(members, batch // BINS) for members in self.bin_members])
         return self.x[rows], self.y[rows]
+
+    @cached_property
+    def bin_members(self) -> tuple[np.ndarray, ...]:
+        """The rows of each bin, in order (found once: every minibatch draws from them)."""
+        bins = share_bin(self.y)
+        return tuple(np.flatnonzero(bins == b) for b in range(BINS))
 
 
 LETTER_OFFSET = 2

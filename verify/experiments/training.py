@@ -4,8 +4,9 @@ Determinism: one torch thread, ``torch.use_deterministic_algorithms``, the initi
 seeded torch generator and every batch from a seeded numpy generator whose state is saved. A checkpoint
 holds the model, Adam's moments, the step, the batch generator's state and the loss trace, so training to
 S steps at once and training to S1 < S, stopping and resuming to S give the same bits (a test holds
-this). The learning rate is constant (the paper states no schedule), so a longer ``--steps`` resumes from
-the longest finished run of the same configuration.
+this). The learning rate is constant after an optional linear warm-up (``Recipe.warmup`` steps from lr/warmup
+up to lr; the paper states no schedule, docs/reconstructions.md): it depends on the step only, never on the
+budget, so a longer ``--steps`` resumes from the longest finished run of the same configuration.
 
 Checkpoints live in the experiment cache in the project's sealed envelope (``attnsim.verify.cache``):
 written atomically, read back only when the envelope's key (the whole training configuration) and
@@ -47,11 +48,16 @@ class Recipe:
     lr: float
     batch: int
     seed: int
+    warmup: int = 0
+
+    def rate(self, step: int) -> float:
+        """The learning rate of (0-based) ``step``: lr * (step + 1) / warmup during the warm-up, then lr."""
+        return self.lr * min(1.0, (step + 1) / self.warmup) if self.warmup else self.lr
 
     def key(self) -> dict[str, Any]:
         """Everything the weights depend on but the number of steps (a checkpoint's envelope key)."""
         return {"shape": self.shape.as_dict(), "task": self.task, "lr": self.lr, "batch": self.batch,
-                "seed": self.seed, "torch": torch.__version__, "format": 1}
+                "seed": self.seed, "warmup": self.warmup, "torch": torch.__version__, "format": 1}
 
     def folder(self, root: Path) -> Path:
         """Where this recipe's checkpoints live under the cache ``root``."""
@@ -164,6 +170,9 @@ def train(recipe: Recipe, batches: Batches, steps: int, root: Path | None, conso
             loss = loss_fn(logits.reshape(-1, logits.shape[-1]), torch.as_tensor(y).reshape(-1))
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if recipe.warmup:
+                for group in opt.param_groups:
+                    group["lr"] = recipe.rate(step)
             opt.step()
             losses.append(float(loss.detach()))
             bar.advance()

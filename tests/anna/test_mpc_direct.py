@@ -9,11 +9,12 @@ import pytest
 
 from attnsim.sim.anna.mpc_direct import run_direct
 from attnsim.sim.anna.mpc_protocols import khop_protocol
+from attnsim.sim.anna.mpc_scan import scan_protocol, scan_rounds
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.sim.anna.transformer import EMA, size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.anna_direct import direct_mechanism
+from attnsim.verify.claims.anna_direct import direct_mechanism, widest_scan_fan
 from attnsim.verify.report.sections.anna import anna_section
 from attnsim.verify.teeth import run_twin
 from attnsim.verify.twins import all_twins
@@ -49,3 +50,23 @@ def test_report_section_shows_the_averaging(tmp_path):
     record = run_check("anna.cor_b_9", {"protocol": "khop", "N": 64, "P": 64}, None, 0)
     md = anna_section([record], tmp_path, True)
     assert "| khop (alg1) | 64 | 64 | 16 | 16 | 27 | 29 | 5440 | 16 x 17 | 2 | yes |" in md
+
+
+@pytest.mark.parametrize("N,P,fan", [(64, 64, 2), (64, 16, 3), (48, 12, 5)])
+def test_scan_is_the_prefix_sum_within_its_memory_and_capacity(N, P, fan):
+    x = np.random.default_rng(N + fan).integers(-50, 50, size=N)
+    ledger = Ledger()
+    run = scan_protocol(x, machines=P, fan=fan, ledger=ledger)
+    assert run.vector() == [(int(v),) for v in np.cumsum(x)]
+    assert run.memory == N // P + fan and ledger.rounds("mpc_round") == run.rounds == scan_rounds(P, fan)
+
+
+def test_default_check_runs_in_thm_b2_stated_range():
+    record = run_check("anna.cor_b_9", {}, None, 0)
+    s, N = record["extra"]["s"], record["params"]["N"]
+    assert record["verdict"] == "pass" and s ** 5 < N and record["extra"]["in_stated_range"]
+    assert record["extra"]["max_alpha"] >= 2  # rotated outboxes: one head averages several senders
+
+
+def test_widest_scan_fan_keeps_s_below_n_to_the_fifth_root():
+    assert [widest_scan_fan(n, 1) + 1 for n in (256, 512, 2048, 4096)] == [3, 3, 4, 5]

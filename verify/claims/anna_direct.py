@@ -1,6 +1,8 @@
 """Checker for Cor B.9 (Thm B.2's bounds for ANNA-transformers): anna.cor_b_9.
 
-A protocol of :mod:`attnsim.sim.anna.mpc_protocols` (bitonic sort, prefix sums, or k-hop) runs twice on
+A protocol of :mod:`attnsim.sim.anna.mpc_protocols` (bitonic sort, prefix sums, or k-hop) or the f-ary scan of
+:mod:`attnsim.sim.anna.mpc_scan` (the default: its memory s = N/P + f is a handful of words, so the run lies in Thm
+B.2's stated range s < N^(1/5), with s growing over the growth sweep) runs twice on
 the referee MPC machine: once delivering directly, once inside the transformer of
 :mod:`attnsim.sim.anna.mpc_direct` (one layer per round, s heads, Lemma B.4's code with alpha = s), whose
 every head is Algorithm 1 at r = 0 (ANNA) or EMA. The transformer's N outputs must equal the protocol's
@@ -13,17 +15,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
 from typing import Any
+
+import numpy as np
 
 from attnsim.sim.anna.lsh import PStableLSH
 from attnsim.sim.anna.message_code import DecodingError
 from attnsim.sim.anna.mpc_direct import run_direct
+from attnsim.sim.anna.mpc_scan import scan_protocol
 from attnsim.sim.anna.transformer import EMA, LSHAttention, Mechanism, size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.claims.anna_mpc_to_anna import EXACT, THM_4_1_PARAMS, protocol_case
-from attnsim.verify.registry import CheckContext, Measurement, Param, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
-_REFERENCES = {"sort": "numpy.sort", "sum": "numpy.cumsum", "khop": "attnsim.sim.anna.tasks.hop_labels"}
+_REFERENCES = {"scan": "numpy.cumsum", "sort": "numpy.sort", "sum": "numpy.cumsum",
+               "khop": "attnsim.sim.anna.tasks.hop_labels"}
+
+REGIME_SIZES = (256, 512, 2048, 4096)
+"""N of the growth sweep: one token per machine and the widest scan with s^5 < N gives s = 3, 3, 4, 5."""
 
 
 def direct_mechanism(kind: str, seed: int) -> Mechanism:
@@ -33,8 +43,9 @@ def direct_mechanism(kind: str, seed: int) -> Mechanism:
 
 def _grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"protocol": "khop", "N": 128, "P": 128}]
-    return ([{"protocol": "khop", "N": 256, "P": 256, "k": k} for k in (1, 5)]
+        return [{"protocol": "scan", "N": 256, "P": 256}, {"protocol": "khop", "N": 128, "P": 128}]
+    return ([{"protocol": "scan", "N": n, "P": n} for n in (256, 2048)]
+            + [{"protocol": "khop", "N": 256, "P": 256, "k": k} for k in (1, 5)]
             + [{"protocol": "sort", "N": n, "P": n // 2} for n in (64, 256)]
             + [{"protocol": "sum", "N": 256, "P": 64}, {"protocol": "khop", "N": 128, "P": 128, "mechanism": "ema"}])
 
@@ -42,23 +53,52 @@ def _grid(quick: bool) -> list[dict[str, Any]]:
 _SHARED = {p.name: p for p in THM_4_1_PARAMS}  # the protocol's parameters, as anna.thm_4_1 has them
 
 
+def in_stated_range(s: int, N: int) -> bool:
+    """Thm B.2's range s = O(N^(1/5 - delta)) at this size: s^5 < N (eps = log s / log N < 1/5), in integers."""
+    return s ** 5 < N
+
+
 def _regime(s: int, N: int) -> str:
-    """Whether the run lies in Thm B.2's stated range s = O(N^(1/5 - delta)): said in every record."""
+    """Whether the run lies in Thm B.2's stated range: said in every record."""
     eps = math.log(s) / math.log(N)
-    return ("in Thm B.2's range (eps < 1/5)" if eps < 0.2 else
-            f"partial: eps = log s / log N = {eps:.2f} >= 1/5, outside Thm B.2's stated s = O(N^(1/5 - delta))")
+    return (f"in Thm B.2's range: s = {s}, eps = log s / log N = {eps:.3f} < 1/5" if in_stated_range(s, N) else
+            f"partial: s = {s}, eps = log s / log N = {eps:.3f} >= 1/5, outside Thm B.2's stated s = O(N^(1/5 - delta))")
+
+
+def widest_scan_fan(N: int, block: int) -> int:
+    """The largest fan f >= 2 whose scan memory s = block + f still has s^5 < N (2 when none has)."""
+    fan = 2
+    while in_stated_range(block + fan + 1, N):
+        fan += 1
+    return fan
+
+
+def _case(ctx: CheckContext, name: str) -> tuple[Any, list[tuple[int, ...]]]:
+    """The protocol (a function of the MPC hooks) and its independent answer; the scan's fan from --fan or N."""
+    if name != "scan":
+        return protocol_case(ctx, name)
+    N, P = ctx.params["N"], ctx.params["P"]
+    if ctx.params["eps"] is not None:
+        raise UsageError("--eps: the scan's memory is N/P + fan words; choose it with --fan")
+    if N % P:
+        raise UsageError(f"--P: {P} machines must divide N = {N}")
+    fan = ctx.params["fan"] or widest_scan_fan(N, N // P)
+    x = np.random.default_rng(ctx.seed).integers(0, 10 * N, size=N)
+    return partial(scan_protocol, x, machines=P, fan=fan), [(int(v),) for v in np.cumsum(x)]
 
 
 @checker("anna.cor_b_9", evidence="independent", numerics=EXACT, params=[
-    replace(_SHARED["protocol"], default="khop", choices=tuple(_REFERENCES)),
+    replace(_SHARED["protocol"], default="scan", choices=tuple(_REFERENCES)),
     replace(_SHARED["N"], default=256), replace(_SHARED["P"], default=256),
     *(_SHARED[name] for name in ("eps", "k", "alphabet")),
     Param("mechanism", str, "alg1", "attention inside every head", choices=("alg1", "ema")),
-], grid=_grid, growth_grid=lambda quick: [{"protocol": "sort", "N": n, "P": n // 2} for n in (32, 64, 128, 256)])
+    Param("fan", int, None, "scan: fan f, s = N/P + f words (default: the largest f with s^5 < N)", minimum=2),
+], grid=_grid, growth_grid=lambda quick: [{"protocol": "scan", "N": n, "P": n}
+                                          for n in ((256, 512, 1024, 2048) if quick else REGIME_SIZES)])
 def check_cor_b_9(ctx: CheckContext) -> Measurement:
     """Run a protocol directly and inside Thm B.2's transformer with ANNA heads; outputs must be equal exactly."""
     name, N = ctx.params["protocol"], ctx.params["N"]
-    protocol, reference = protocol_case(ctx, name)
+    protocol, reference = _case(ctx, name)
     direct_ledger = Ledger()
     direct = protocol(ledger=direct_ledger)
     R, s = direct_ledger.rounds("mpc_round"), direct.memory
@@ -92,5 +132,6 @@ def check_cor_b_9(ctx: CheckContext) -> Measurement:
                         "width": code.width},
                "max_alpha": run.max_alpha, "bundles_decoded": ledger.total("decode"),
                "s_below_N": s < N, "qk_dim": size["qk_dim"], "value_dim": size["v_dim"],
-               "eps_run": math.log(s) / math.log(N), "regime": _regime(s, N)},
+               "eps_run": math.log(s) / math.log(N), "in_stated_range": in_stated_range(s, N),
+               "regime": _regime(s, N)},
     )

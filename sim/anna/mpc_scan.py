@@ -1,0 +1,79 @@
+"""An f-ary Hillis-Steele scan: inclusive prefix sums on an MPC of small memory and small capacity.
+
+A protocol for the regimes of Thm B.2 / Cor B.9 (memory s = O(N^(1/5 - delta)), a handful of words) and of
+Lemma B.13 (a (gamma, eps, rho)-MPC: each machine talks to at most k machines a round). N integers lie on P
+machines in blocks of b = N / P; machine m keeps one record (w, x_1, ..., x_b) of b + 1 words, w the sum of
+the blocks m - f^r + 1 .. m after r rounds (w = its own block's sum at the start). In round r machine m sends
+its record to itself and the word w to m + j f^r for j = 1 .. f - 1 (those below P); then w grows by the words
+it received. After R = ceiling(log_f P) rounds w is the sum of blocks 0 .. m, and output i of block m is
+w - (block sum) + (prefix of the block up to i).
+
+Every round a machine sends and receives at most b + f words, and talks to at most f machines (itself
+included): s = b + f words and capacity k = f suffice, both independent of N.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnsim.sim.anna.errors import as_matrix, require
+from attnsim.sim.anna.mpc import MPC, Deliver, Place
+from attnsim.sim.anna.mpc_protocols import Outputs, ProtocolRun
+from attnsim.sim.ledger import Ledger
+
+
+def scan_rounds(machines: int, fan: int) -> int:
+    """ceiling(log_fan machines): the rounds after which every window covers blocks 0 .. m."""
+    rounds, span = 0, 1
+    while span < machines:
+        rounds, span = rounds + 1, span * fan
+    return rounds
+
+
+def scan_protocol(x: object, *, machines: int, fan: int, memory: int | None = None, ledger: Ledger | None = None,
+                  place: Place | None = None, deliver: Deliver | None = None) -> ProtocolRun:
+    """Inclusive prefix sums of ``x`` by the ``fan``-ary scan (module docstring); s = N/P + fan words by default."""
+    xs = as_matrix(x, "x")
+    require(xs.shape[1] == 1 and np.issubdtype(xs.dtype, np.integer), "x", "expected one column of integers")
+    N = xs.shape[0]
+    require(isinstance(machines, int) and machines >= 1 and N % machines == 0, "P",
+            f"must be a positive integer dividing N = {N}, got {machines!r}")
+    require(isinstance(fan, int) and fan >= 2, "fan", f"must be an integer >= 2, got {fan!r}")
+    b = N // machines
+    s = b + fan if memory is None else memory
+    require(isinstance(s, int) and s >= b + fan, "s", f"local memory {s!r} is below the {b + fan} words the scan needs")
+    values = [int(v) for v in xs[:, 0]]
+    mpc = MPC(machines, s, ledger=ledger, tag="scan", deliver=deliver, place=place)
+    mpc.load({m: [tuple(values[m * b:(m + 1) * b])] for m in range(machines)})
+    mpc.local(lambda m, mem: [(sum(mem[0]), *mem[0])])  # b = 1: (w, x) has two words, a received w one
+    span = 1
+    for r in range(scan_rounds(machines, fan)):
+        mpc.round(_send_window(fan, span, machines), label=f"scan.round{r}")
+        mpc.local(_add_received(b))
+        span *= fan
+    outputs: Outputs = {}
+    for m, mem in enumerate(mpc.memory):
+        window, *block = mem[0]
+        acc = window - sum(block)
+        out = {}
+        for t, v in enumerate(block):
+            acc += v
+            out[m * b + t] = (acc,)
+        outputs[m] = out
+    return ProtocolRun(outputs, mpc.rounds, machines, s, b)
+
+
+def _send_window(fan: int, span: int, machines: int):
+    def step(m, mem):
+        own = next(r for r in mem if len(r) > 1 or len(mem) == 1)
+        out = [(m, own)] + [(m + j * span, (own[0],)) for j in range(1, fan) if m + j * span < machines]
+        turn = m % len(out)  # the order of an outbox is the protocol's choice: rotated, so one receiver's
+        return out[turn:] + out[:turn]  # senders share heads (Thm B.2's heads then average several messages)
+    return step
+
+
+def _add_received(b: int):
+    def local(m, mem):
+        own = next(r for r in mem if len(r) == b + 1)
+        return [(own[0] + sum(r[0] for r in mem if len(r) == 1), *own[1:])]
+    return local

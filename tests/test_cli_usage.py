@@ -230,8 +230,9 @@ def test_claims_piped_lists_every_id_whole(capsys):
 def test_check_help_lists_the_claim_parameters(capsys):
     rc, out, _ = _invoke(["check", "two_heads.lemma_3_1", "--help"], capsys)
     assert rc == 0
-    assert re.search(r"--scheme STR .*one of: paper, fused.*default paper", out)
-    assert re.search(r"--M INT .*int >= 2; default 8", out)
+    section = " ".join(out.split("Parameters of two_heads.lemma_3_1:")[1].split())
+    assert re.search(r"--scheme TEXT .*\(one of: paper, fused\) \[default: paper\]", section)
+    assert re.search(r"--M INT oracle length .*\(at least 2\) \[default: 8\]", section)
 
 
 def test_unknown_claim_suggests_close_ids(capsys):

@@ -23,6 +23,7 @@ import pkgutil
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable
 
 from attnsim.sim.errors import AttnsimError
@@ -326,6 +327,25 @@ def _load_all() -> None:
     for paper in papers():
         for name in load(paper).modules:
             importlib.import_module(name)
+
+
+def load_checker(claim: str) -> Checker | None:
+    """The checker of ``claim`` (None: no such claim), importing only the checker module that spells the claim
+    id out where one does, so that ``attnsim check CLAIM -h`` does not wait for every paper's libraries; a claim
+    registered under a computed name, or by another package, loads them all."""
+    if claim not in _CHECKERS:
+        from attnsim.verify import claims
+
+        needle = f'"{claim}"'
+        for name in _own_modules():
+            source = Path(claims.__path__[0], name.rsplit(".", 1)[1] + ".py")
+            if source.is_file() and needle in source.read_text(encoding="utf-8"):
+                importlib.import_module(name)
+                if claim in _CHECKERS:
+                    break
+    if claim not in _CHECKERS:
+        _load_all()
+    return _CHECKERS.get(claim)
 
 
 def all_checkers() -> dict[str, Checker]:

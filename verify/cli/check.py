@@ -1,7 +1,8 @@
 """``attnsim check``: one claim's construction and reference, one record.
 
-``attnsim check CLAIM --help`` lists that claim's own parameters (type, default, choices, help), read
-from the checker's :class:`~attnsim.verify.registry.Param` list; they are given as ``--name value``.
+``attnsim check CLAIM --help`` lists that claim's own parameters (type, range in words, default), real options
+generated from the checker's :class:`~attnsim.verify.registry.Param` list
+(:mod:`attnsim.verify.cli.claim_options`); they are given as ``--name value``.
 """
 
 from __future__ import annotations
@@ -51,11 +52,12 @@ def parse_extra_args(args: list[str]) -> dict[str, str]:
 
 def find_checker(claim: str) -> Checker:
     """The checker of ``claim``; an unknown id is a :class:`UsageError` suggesting close matches."""
-    from attnsim.verify.registry import all_checkers
+    from attnsim.verify.registry import all_checkers, load_checker
 
+    found = load_checker(claim)
+    if found is not None:
+        return found
     checkers = all_checkers()
-    if claim in checkers:
-        return checkers[claim]
     close = difflib.get_close_matches(claim, list(checkers), n=4, cutoff=0.5)
     if not close:  # a bare result name such as lemma_3_1, or a paper prefix
         close = [c for c in checkers if claim and (c.endswith("." + claim) or c.startswith(claim))][:4]
@@ -63,16 +65,22 @@ def find_checker(claim: str) -> Checker:
     raise UsageError(f"CLAIM: no checker for {claim!r}; {hint}")
 
 
+def numerics_line(chk: Checker) -> str:
+    """The numerics the claim accepts, in one line."""
+    return (f"numerics: {', '.join(chk.numerics)} (default {chk.default_numerics})" if chk.numerics
+            else "numerics: none (the claim counts; --numerics is refused)")
+
+
 def params_help(chk: Checker) -> str:
-    """The claim's parameters as aligned plain-text lines: option, type, default, choices and help."""
-    rows = []
-    for p in chk.params:
-        rows.append((f"{p.flag} {p.type.__name__.upper()}", f"{p.help} ({p.domain()}; default {p.default})"))
+    """The claim's parameters as aligned plain-text lines (``--list-params``): option, type and help with the
+    domain in words and the default, as in the help of ``attnsim check CLAIM``."""
+    from attnsim.verify.cli.claim_options import METAVARS, param_help
+
+    rows = [(f"{p.flag} {METAVARS.get(p.type, 'TEXT')}", param_help(p)) for p in chk.params]
     width = max((len(a) for a, _ in rows), default=0)
-    lines = [f"Parameters of {chk.claim} (given as --name value):"]
+    lines = [f"Parameters of {chk.claim}:"]
     lines += [f"  {a.ljust(width)}  {b}" for a, b in rows] or ["  (none)"]
-    lines.append(f"  numerics: {', '.join(chk.numerics)} (default {chk.default_numerics})" if chk.numerics
-                 else "  numerics: none (the claim counts; --numerics is refused)")
+    lines.append(f"  {numerics_line(chk)}")
     return "\n".join(lines)
 
 
@@ -141,11 +149,16 @@ def print_record(r: dict[str, Any], file: Any = None, fmt: str = "table") -> Non
 
 
 def register(app: typer.Typer) -> None:
-    """Add the ``check`` command to ``app``."""
-    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-                 add_help_option=False)
+    """Add the ``check`` command to ``app``; the claim's parameters are options generated from its checker
+    (:class:`~attnsim.verify.cli.claim_options.ClaimCommand`)."""
+    from attnsim.verify.cli.claim_options import VALUES, ClaimCommand, complete_claim
+
+    # Unknown options still reach the callback (ctx.args): a name the claim does not take is refused there,
+    # in the claim's words (which parameters it takes), after the cost pre-check, as every bad value is.
+    @app.command(cls=ClaimCommand, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def check(ctx: typer.Context,
-              claim: Optional[str] = typer.Argument(None, help="claim id, e.g. two_heads.lemma_3_1"),
+              claim: Optional[str] = typer.Argument(None, metavar="CLAIM", autocompletion=complete_claim,
+                                                    help="claim id, e.g. two_heads.lemma_3_1 (attnsim claims)"),
               numerics: Optional[str] = typer.Option(None, help="exact, fraction, symbolic, mp:BITS, float64, ..."),
               seed: int = seed_option(),
               min_bits: Optional[float] = typer.Option(None, help="bits of agreement required (approximate numerics)"),
@@ -155,32 +168,24 @@ def register(app: typer.Typer) -> None:
               max_memory: Optional[str] = max_memory_option(),
               max_time: Optional[str] = typer.Option(
                   None, "--max-time", help="refuse runs estimated to take longer (e.g. 600, 10min, 2h; default 10min)"),
-              show_help: bool = typer.Option(False, "--help", "-h", help="this help; with CLAIM, also the claim's "
-                                                                        "parameters")) -> None:
+              ) -> None:
         """Run one claim's construction and reference; exit 0 iff the verdict is pass.
 
-        Claim parameters follow as --name value (attnsim check CLAIM --help lists them), e.g.
+        The claim's own parameters are options too (attnsim check CLAIM -h lists them), e.g.
         attnsim check two_heads.lemma_3_1 --N 64 --M 8 --d 4 --numerics exact
         """
         if claim is None:
-            if show_help:
-                print(ctx.get_help())
-                raise typer.Exit(0)
             raise UsageError("CLAIM: missing claim id (e.g. attnsim check two_heads.lemma_3_1; "
                              "attnsim claims lists them)")
         from attnsim.verify import guards
 
         guards.set_memory_limit(max_memory)
         guards.set_time_limit(max_time, CHECK_SECONDS)
-        raw = parse_extra_args(list(ctx.args))
-        if not (show_help or list_params):
-            guards.precheck(claim, raw, numerics)
-        chk = find_checker(claim)
-        if show_help or list_params:
-            if show_help:
-                print(ctx.get_help() + "\n")
-            print(params_help(chk))
+        raw = {**ctx.meta.get(VALUES, {}), **parse_extra_args(list(ctx.args))}
+        if list_params:
+            print(params_help(find_checker(claim)))
             raise typer.Exit(0)
+        guards.precheck(claim, raw, numerics)
         check_format(fmt, FORMATS)
         check_json_path(json_out)
         from rich.console import Console

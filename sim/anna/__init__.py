@@ -20,6 +20,7 @@ One idea per module:
 * ``mpc_to_anna``  -- the transformer running an MPC protocol (anna.thm_4_1, Lemmas B.5, B.6)
 * ``mpc_direct``   -- Thm B.2's transformer, one layer per round, with ANNA heads (anna.cor_b_9)
 * ``mpc_scan``     -- f-ary prefix-sum scan in s = N/P + f words, f contacts a round (anna.cor_b_9's regime)
+* ``mpc_capacity`` -- Lemma B.13's transformer: k heads a round, bundles per destination (anna.lemma_b_13)
 * ``mpc_protocols``-- bitonic sort, prefix sums, k-hop, sample sort, L-layer low rank (anna.thm_4_1, anna.thm_4_4)
 * ``reformer``     -- fixed-chunk Reformer, receptive fields and a failing SUM input (anna.prop_e_3)
 

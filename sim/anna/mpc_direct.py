@@ -51,18 +51,31 @@ class DirectTransformer(MPCTransformer):
         self.machines, self.heads, self.mechanism = machines, memory, mechanism
         self.code = MessageCode.design(max(inputs, self.plan.tokens), memory, memory + 1)
 
-    def __call__(self, outboxes: list[list[Message]], r: int) -> list[list[Record]]:
-        """Deliver round ``r``'s messages through one layer of s heads (the MPC machine's ``deliver`` hook)."""
+    def items(self, outboxes: list[list[Message]], r: int) -> list[list[tuple[int, list[Record]]]]:
+        """What head h carries for each machine: its h-th (destination, records); here one record each (Lemma B.3)."""
         require(max(map(len, outboxes), default=0) <= self.heads, "s",
                 f"a machine sends more than s = {self.heads} records in round {r}")
+        return [[(dest, [rec]) for dest, rec in out] for out in outboxes]
+
+    def encode_item(self, records: list[Record]) -> list[int]:
+        """The payload of one item: the record's length and words."""
+        return self.codec.encode(records[0])
+
+    def decode_item(self, payload: list[int]) -> list[Record]:
+        """The inverse of :meth:`encode_item`."""
+        return [self.codec.decode(payload, 0)[0]]
+
+    def __call__(self, outboxes: list[list[Message]], r: int) -> list[list[Record]]:
+        """Deliver round ``r``'s messages through one layer of heads (the MPC machine's ``deliver`` hook)."""
+        items = self.items(outboxes, r)
         received: list[list[tuple[int, int, Record]]] = [[] for _ in outboxes]
         for h in range(self.heads):
             keys = np.full((self.tokens, 1), -1, dtype=np.int64)
             cells = {}
-            for m, out in enumerate(outboxes):
+            for m, out in enumerate(items):
                 if h < len(out):
                     keys[m, 0] = out[h][0]
-                    cells[m] = self.code.encode_cells(m, self.codec.encode(out[h][1]))
+                    cells[m] = self.code.encode_cells(m, self.encode_item(out[h][1]))
             senders = sorted(cells)  # one-hot columns of the senders; other tokens' values are 0
             onehot = np.zeros((self.tokens, len(senders)), dtype=np.int64)
             onehot[senders, np.arange(len(senders))] = 1
@@ -81,7 +94,7 @@ class DirectTransformer(MPCTransformer):
                     raise
                 self.ledger.record("decode", where, round=self.layers, amount=len(decoded))
                 for m, payload in decoded.items():
-                    received[y].append((m, h, self.codec.decode(payload, 0)[0]))
+                    received[y].extend((m, h, rec) for rec in self.decode_item(payload))
         self.layers += 1
         return [[rec for _, _, rec in sorted(box, key=lambda t: (t[0], t[1]))] for box in received]
 

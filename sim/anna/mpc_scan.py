@@ -10,6 +10,10 @@ w - (block sum) + (prefix of the block up to i).
 
 Every round a machine sends and receives at most b + f words, and talks to at most f machines (itself
 included): s = b + f words and capacity k = f suffice, both independent of N.
+
+With ``split`` a machine keeps its state as b + 1 records of one word (w first, then x_1 .. x_b, in that order
+to itself) and sends w to the others as the two-word record (w, 0): several records travel to one destination
+in a round (a bundle, Lemma B.13), and s = b + 1 + 2 (f - 1) words.
 """
 
 from __future__ import annotations
@@ -30,9 +34,15 @@ def scan_rounds(machines: int, fan: int) -> int:
     return rounds
 
 
-def scan_protocol(x: object, *, machines: int, fan: int, memory: int | None = None, ledger: Ledger | None = None,
-                  place: Place | None = None, deliver: Deliver | None = None) -> ProtocolRun:
-    """Inclusive prefix sums of ``x`` by the ``fan``-ary scan (module docstring); s = N/P + fan words by default."""
+def scan_memory(block: int, fan: int, split: bool = False) -> int:
+    """Words a machine sends and receives in a round (module docstring)."""
+    return block + 1 + 2 * (fan - 1) if split else block + fan
+
+
+def scan_protocol(x: object, *, machines: int, fan: int, split: bool = False, memory: int | None = None,
+                  ledger: Ledger | None = None, place: Place | None = None,
+                  deliver: Deliver | None = None) -> ProtocolRun:
+    """Inclusive prefix sums of ``x`` by the ``fan``-ary scan (module docstring); s = :func:`scan_memory` by default."""
     xs = as_matrix(x, "x")
     require(xs.shape[1] == 1 and np.issubdtype(xs.dtype, np.integer), "x", "expected one column of integers")
     N = xs.shape[0]
@@ -40,20 +50,21 @@ def scan_protocol(x: object, *, machines: int, fan: int, memory: int | None = No
             f"must be a positive integer dividing N = {N}, got {machines!r}")
     require(isinstance(fan, int) and fan >= 2, "fan", f"must be an integer >= 2, got {fan!r}")
     b = N // machines
-    s = b + fan if memory is None else memory
-    require(isinstance(s, int) and s >= b + fan, "s", f"local memory {s!r} is below the {b + fan} words the scan needs")
+    need = scan_memory(b, fan, split)
+    s = need if memory is None else memory
+    require(isinstance(s, int) and s >= need, "s", f"local memory {s!r} is below the {need} words the scan needs")
     values = [int(v) for v in xs[:, 0]]
     mpc = MPC(machines, s, ledger=ledger, tag="scan", deliver=deliver, place=place)
     mpc.load({m: [tuple(values[m * b:(m + 1) * b])] for m in range(machines)})
-    mpc.local(lambda m, mem: [(sum(mem[0]), *mem[0])])  # b = 1: (w, x) has two words, a received w one
+    mpc.local(lambda m, mem: _pack([sum(mem[0]), *mem[0]], split))  # b = 1: (w, x) has two words, a received w one
     span = 1
     for r in range(scan_rounds(machines, fan)):
-        mpc.round(_send_window(fan, span, machines), label=f"scan.round{r}")
-        mpc.local(_add_received(b))
+        mpc.round(_send_window(fan, span, machines, split), label=f"scan.round{r}")
+        mpc.local(_add_received(b, split))
         span *= fan
     outputs: Outputs = {}
     for m, mem in enumerate(mpc.memory):
-        window, *block = mem[0]
+        window, *block = _unpack(mem, b, split)
         acc = window - sum(block)
         out = {}
         for t, v in enumerate(block):
@@ -63,17 +74,32 @@ def scan_protocol(x: object, *, machines: int, fan: int, memory: int | None = No
     return ProtocolRun(outputs, mpc.rounds, machines, s, b)
 
 
-def _send_window(fan: int, span: int, machines: int):
+def _pack(state: list[int], split: bool) -> list[tuple]:
+    """A machine's state (w, x_1 .. x_b) as its records: one, or one a word."""
+    return [(v,) for v in state] if split else [tuple(state)]
+
+
+def _unpack(mem: list[tuple], b: int, split: bool) -> list[int]:
+    """The state back from the records a machine kept (a received w is one word, or two when split)."""
+    if split:
+        return [r[0] for r in mem if len(r) == 1]
+    return list(next(r for r in mem if len(r) == b + 1))
+
+
+def _send_window(fan: int, span: int, machines: int, split: bool):
     def step(m, mem):
-        own = next(r for r in mem if len(r) > 1 or len(mem) == 1)
-        out = [(m, own)] + [(m + j * span, (own[0],)) for j in range(1, fan) if m + j * span < machines]
-        turn = m % len(out)  # the order of an outbox is the protocol's choice: rotated, so one receiver's
-        return out[turn:] + out[:turn]  # senders share heads (Thm B.2's heads then average several messages)
+        state = mem if split else [next(r for r in mem if len(r) > 1 or len(mem) == 1)]
+        word = (state[0][0], 0) if split else (state[0][0],)
+        groups = [[(m, rec) for rec in state]] + [[(m + j * span, word)] for j in range(1, fan) if m + j * span < machines]
+        turn = m % len(groups)  # the order of an outbox is the protocol's choice: rotated (the records kept stay in
+        # order), so one receiver's senders share heads (Thm B.2's and Lemma B.13's heads then average several)
+        return [msg for group in groups[turn:] + groups[:turn] for msg in group]
     return step
 
 
-def _add_received(b: int):
+def _add_received(b: int, split: bool):
     def local(m, mem):
-        own = next(r for r in mem if len(r) == b + 1)
-        return [(own[0] + sum(r[0] for r in mem if len(r) == 1), *own[1:])]
+        w, *block = _unpack(mem, b, split)
+        got = sum(r[0] for r in mem if len(r) == (2 if split else 1))
+        return _pack([w + got, *block], split)
     return local

@@ -1,5 +1,6 @@
-"""One option vocabulary: every command's options are walked; a name with two meanings, a ``--quick``
-with a ``--no-quick`` form, or a record-producing command without ``--json PATH|-`` fails."""
+"""One option vocabulary: every command's options are walked, and every claim's parameters as the options of
+``attnsim check CLAIM``; a name with two meanings (two value types, or a flag and a value), a ``--quick`` with a
+``--no-quick`` form, or a record-producing command without ``--json PATH|-`` fails."""
 
 from __future__ import annotations
 
@@ -11,26 +12,43 @@ import typer.main
 from limits import limit
 
 from attnsim.verify.cli.app import app
+from attnsim.verify.cli.claim_options import build_options
 from attnsim.verify.cli.options import VOCABULARY
+from attnsim.verify.registry import all_checkers
 
 CLI = [sys.executable, "-m", "attnsim.verify.cli"]
 NO_RECORD: set[str] = set()  # commands that produce no record (none today)
 
 
 def _options() -> dict[str, dict[str, object]]:
-    """command -> option name -> the click parameter."""
+    """command -> option name -> the click parameter; ``check CLAIM`` for every claim, with the options generated
+    from its parameters beside the command's own."""
     group = typer.main.get_command(app)
     out: dict[str, dict[str, object]] = {}
     for name, cmd in group.commands.items():  # type: ignore[attr-defined]
         out[name] = {opt: p for p in cmd.params for opt in (*p.opts, *p.secondary_opts) if opt.startswith("--")}
+    for claim, chk in all_checkers().items():
+        generated = {opt: p for p in build_options(chk) for opt in p.opts}
+        assert not set(generated) & set(out["check"]), f"{claim}: a parameter hides an option of check"
+        out[f"check {claim}"] = {**out["check"], **generated}
     return out
 
 
-SAME_NAME_OTHER_VALUE = {"--N": "precision takes a list of lengths, the others one length"}
-"""Names whose value type differs between commands on purpose, each with its reason."""
+SAME_NAME_OTHER_VALUE = {
+    "--N": "precision takes a list of lengths, the others one length",
+    "--B": "each paper's own letter: ANNA's chunk size B (Prop E.3, an integer), Two Heads' code scale B "
+           "(Thm 4.2, a real)",
+    "--reuse-forward": "one meaning, two forms: tint-size's switch (--no-reuse-forward turns it off) and "
+                       "tint.size's parameter, true or false as every boolean claim parameter is",
+    "--reuse-backward": "as --reuse-forward",
+}
+"""Names whose value type differs between commands (or claims) on purpose, each with its reason."""
 
 
 def _meaning(p: object) -> tuple[str, bool]:
+    declared = getattr(p, "claim_param", None)  # a claim's option: the type its parameter declares
+    if declared is not None:
+        return declared.type.__name__, False
     kind = p.bare_type() if callable(getattr(p, "bare_type", None)) else type(getattr(p, "type", None)).__name__
     return str(kind), bool(getattr(p, "is_flag", False))
 

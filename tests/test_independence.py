@@ -90,7 +90,7 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     **{c: ({"N": 16, "M": 4}, "reference", ("attnsim.verify.precision.truth:attention_truth",))
        for c in ("two_heads.rebuttal_log_bits", "two_heads.rebuttal_log_bits_tolerance",
                  "two_heads.rebuttal_log_bits_float")},
-    "two_heads.rebuttal_kv_memory": ({"N": 256, "M": 32, "d": 16, "points": 3, "engine": 0, "direct": 0},
+    "two_heads.rebuttal_kv_memory": ({"N": 256, "M": 32, "d": 16, "points": 3, "engine_N": 0, "direct_N": 0},
                                      "reference", ("attnsim.verify.reference_attention:softmax_attention",)),
     "anna.alg_1": ({"N": 16, "seeds": 2}, "reference", (_LSH,)),
     "anna.alg_2": ({"N": 16, "seeds": 2}, "reference", (_LSH,)),

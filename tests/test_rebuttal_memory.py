@@ -14,7 +14,7 @@ from attnsim.verify.records import dumps, split_varying
 from attnsim.verify.registry import UsageError
 from attnsim.verify.report.sections.rebuttal_memory import anna_memory_section, two_heads_memory_section
 
-KV = {"N": 1024, "M": 16, "d": 8, "points": 5, "engine": 512, "direct": 512}
+KV = {"N": 1024, "M": 16, "d": 8, "points": 5, "engine_N": 512, "direct_N": 512}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def test_streaming_memory_is_linear_and_direct_is_quadratic(records):
 def test_direct_attention_passed_as_the_simulation_is_caught():
     # N = 512 (sizes 32 .. 512): the direct path's exponent is 1.92 there, and it is caught on both the exponent
     # and the N² term; at N = 256 the exponent is 1.75 (the fixed overhead still weighs)
-    r = run_check("two_heads.rebuttal_kv_memory", {**KV, "N": 512, "path": "direct", "engine": 0, "direct": 0})
+    r = run_check("two_heads.rebuttal_kv_memory", {**KV, "N": 512, "path": "direct", "engine_N": 0, "direct_N": 0})
     assert r["verdict"] == "fail"
     assert any("exponent" in reason for reason in r["reasons"])
     assert r["extra"]["exponent"] > 1.8
@@ -110,7 +110,7 @@ def test_peak_bytes_that_differ_leave_the_deterministic_part_unchanged(monkeypat
     varying, so checks.json is byte-identical whichever executor ran the check."""
     from attnsim.verify.claims import two_heads_memory
 
-    params = {"N": 256, "M": 16, "d": 8, "points": 5, "engine": 128, "direct": 128}
+    params = {"N": 256, "M": 16, "d": 8, "points": 5, "engine_N": 128, "direct_N": 128}
     parts = []
     for scale, shift in ((1000, 0), (1500, 70)):
         monkeypatch.setattr(two_heads_memory, "peak_bytes", _doubling_peaks(scale, shift))
@@ -156,7 +156,7 @@ def test_the_quick_sweep_fits_the_quadratic_term_and_its_interval_holds_0():
 
     (p,) = all_checkers()["two_heads.rebuttal_kv_memory"].grid(True)
     assert p["points"] >= QUADRATIC_MIN_SIZES
-    r = run_check("two_heads.rebuttal_kv_memory", {**p, "engine": 0, "direct": 0})
+    r = run_check("two_heads.rebuttal_kv_memory", {**p, "engine_N": 0, "direct_N": 0})
     c2, low, high = r["extra"]["quadratic_term"]
     assert r["verdict"] == "pass" and low <= 0 <= high, r["reasons"]
 
@@ -164,6 +164,6 @@ def test_the_quick_sweep_fits_the_quadratic_term_and_its_interval_holds_0():
 def test_a_sweep_of_three_sizes_says_the_quadratic_fit_was_not_made():
     """A growth-sweep point runs three sizes (it adds only its peak at N to the growth verdict): its record
     passes on the exponent and says the N² fit was not made, rather than failing for want of sizes."""
-    r = run_check("two_heads.rebuttal_kv_memory", {**KV, "N": 256, "points": 3, "engine": 0, "direct": 0})
+    r = run_check("two_heads.rebuttal_kv_memory", {**KV, "N": 256, "points": 3, "engine_N": 0, "direct_N": 0})
     assert r["verdict"] == "pass", r["reasons"]
     assert r["extra"]["quadratic_term"] is None and any("not fitted" in s for s in r["extra"]["summary"])

@@ -37,8 +37,8 @@ def test_compact_ledger_keeps_every_summary():
 
 
 def test_memory_exponent_at_tiny_sizes():
-    r = run_check("two_heads.rebuttal_kv_memory", {"N": 1024, "M": 16, "d": 8, "points": 3, "engine": 0,
-                                                   "direct": 0})
+    r = run_check("two_heads.rebuttal_kv_memory", {"N": 1024, "M": 16, "d": 8, "points": 3, "engine_N": 0,
+                                                   "direct_N": 0})
     assert r["verdict"] == "pass", r["reasons"]
     assert r["extra"]["exponent"] <= 1.1 and r["agree"]
     b = r["bounds"]["peak_bytes"]

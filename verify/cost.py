@@ -272,9 +272,9 @@ MODELS: dict[str, Model] = {
                                                mem=(T(40, N=1, M=1, d=1),),
                                                time=(T(3, N=1, M=1, d=1, sample_blocks=1),), nm=None),
     "two_heads.rebuttal_kv_memory": Model(
-        {"N": 16384, "M": 256, "d": 32, "points": 6, "engine": 4096, "direct": 2048},
-        mem=(T(200, N=1, d=1), T(32, direct=2), T(128, engine=1, M=1)),
-        time=(T(30, N=1, M=1, d=1, points=1), T(10, direct=2, d=1), T(10, engine=2, d=1)),
+        {"N": 16384, "M": 256, "d": 32, "points": 6, "engine_N": 4096, "direct_N": 2048},
+        mem=(T(200, N=1, d=1), T(32, direct_N=2), T(128, engine_N=1, M=1)),
+        time=(T(30, N=1, M=1, d=1, points=1), T(10, direct_N=2, d=1), T(10, engine_N=2, d=1)),
         nm="float64", derive=_block),
     "anna.alg_1": _ANNA_LSH,
     "anna.alg_2": _ANNA_LSH,

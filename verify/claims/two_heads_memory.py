@@ -124,21 +124,21 @@ def peak_sweep(path: str, ns: list[int], M: int, d: int, seed: int) -> tuple[lis
 
 def _kv_grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 2048, "M": 64, "d": 16, "points": 5, "engine": 1024, "direct": 1024}]
+        return [{"N": 2048, "M": 64, "d": 16, "points": 5, "engine_N": 1024, "direct_N": 1024}]
     return [{}]
 
 
 @checker("two_heads.rebuttal_kv_memory", evidence="independent",
          numerics=("float64",), default_numerics="float64", grid=_kv_grid,
-         growth_grid=size_grid("N", (256, 512, 1024, 2048), M=64, d=16, points=3, engine=0, direct=0), params=[
+         growth_grid=size_grid("N", (256, 512, 1024, 2048), M=64, d=16, points=3, engine_N=0, direct_N=0), params=[
     Param("N", int, 16384, "largest input length of the sweep", minimum=2),
     Param("M", int, 256, "oracle length (block size b = M)", minimum=2),
     Param("d", int, 32, "embedding dimension (one head)", minimum=1),
     Param("points", int, 6, "sizes in the doubling sweep N/2^(points-1) .. N", minimum=2),
     Param("path", str, "stream", "what is measured as the construction: stream (Lemma 3.1 combined online), "
           "engine (the batched engine) or direct (N x N attention)", choices=("stream", "engine", "direct")),
-    Param("engine", int, 4096, "largest N of the batched engine's sweep shown beside it (0: none)", minimum=0),
-    Param("direct", int, 2048, "largest N of the direct-attention sweep shown beside it (0: none)", minimum=0),
+    Param("engine_N", int, 4096, "largest N of the batched engine's sweep shown beside it (0: none)", minimum=0),
+    Param("direct_N", int, 2048, "largest N of the direct-attention sweep shown beside it (0: none)", minimum=0),
 ])
 @settled_heap()
 @single_threaded_blas()
@@ -194,7 +194,7 @@ def check_kv_memory(ctx: CheckContext) -> Measurement:
                     f"bits "
                     f"(required {STREAM_MIN_BITS:g}); {oracle.ledger.total('oracle')} calls in "
                     f"{oracle.ledger.rounds('oracle')} round"]}
-    for what, top in (("engine", p["engine"]), ("direct", p["direct"])):
+    for what, top in (("engine", p["engine_N"]), ("direct", p["direct_N"])):
         if top:
             ens = [n for n in sweep(top, min(p["points"], 4)) if n >= 2]
             epeaks, efit = peak_sweep(what, ens, p["M"], p["d"], ctx.seed)

@@ -117,6 +117,7 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     **{c: ({"N": 128}, "construction", _RELAY) for c in ("anna.thm_5_4", "anna.thm_5_6")},
     "anna.cor_b_9": ({"protocol": "khop", "N": 64, "P": 64}, "construction",
                      ("attnsim.sim.anna.mpc_direct:DirectTransformer.__call__", *_RELAY[1:])),
+    "anna.lemma_b_12": ({"N": 256, "P": 16, "eps": 0.875, "k": 4}, "construction", _RELAY),
     "anna.lemma_b_13": ({"N": 64, "P": 16, "fan": 3}, "construction",
                         ("attnsim.sim.anna.mpc_direct:DirectTransformer.__call__", *_RELAY[1:])),
     **{c: ({}, "construction", _TINT) for c in ("tint.linear_forward", "tint.linear_backward", "tint.linear_descent",

@@ -286,6 +286,7 @@ MODELS: dict[str, Model] = {
     "anna.thm_d_1": _ANNA_MPC_DEPTH,
     "anna.cor_b_9": Model({"N": 256, "P": 256}, mem=(T(64, N=1),), time=(T(8, N=1.4),), nm=None),
     "anna.lemma_b_13": Model({"N": 1024, "P": 64}, mem=(T(64, N=1),), time=(T(4, N=1.2),), nm=None),
+    "anna.lemma_b_12": Model({"N": 1024, "P": 32}, mem=(T(64, N=1),), time=(T(10, N=1.2),), nm=None),
     "anna.khop": Model({"N": 1024, "k": 16, "strings": 4}, mem=(T(8, N=1),), time=(T(4, N=1, strings=1),), nm=None),
     "anna.lemma_b_4": Model({"q": 4096, "alpha": 4, "Delta": 8, "trials": 200},
                             mem=(T(0.1, q=1), T(2, alpha=1, Delta=1)),

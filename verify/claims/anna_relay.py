@@ -1,0 +1,97 @@
+"""Checker of Lemma B.12 (App. B, = Sanford et al. 2024a, Prop. 24) for our relay: an R-round (gamma, eps)-MPC run as
+an MPC in which every machine talks to at most k = N^rho machines a round, in O(R (1 + gamma)/(2 rho^2)) rounds.
+
+Our conversion is the relay of :mod:`attnsim.sim.anna.relay_routing` (proof of its load and of the round bound in
+docs/anna_mpc_to_anna.md): each round of the protocol becomes D^2 relay rounds along the D base-k digits of the
+token ids, D = ceiling(log P / log k), and in each relay round a token hears one sender a head, k - 1 heads. The
+relay runs inside the transformer of :mod:`attnsim.sim.anna.mpc_to_anna`, where a relay round is one layer; the
+checker runs the prefix-sum (or sort) protocol there and directly, compares the outputs with ``numpy.cumsum``
+(``numpy.sort``), and reads the relay rounds (the layers less the input and output layers) and the contacts (a
+layer's heads plus the token itself) off the ledger. rho = log k / log N, eps = log s / log N and
+gamma = log(P s / N) / log N (P = N^(1 + gamma - eps) machines) are those of the run; the rounds are judged
+against the lemma's bound as 1/rho grows at fixed N (the rho sweep).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from attnsim.sim.anna.message_code import DecodingError
+from attnsim.sim.anna.mpc_to_anna import RelayOverflowError, run_protocol
+from attnsim.sim.anna.relay_routing import RelayError
+from attnsim.sim.anna.transformer import size_from_ledger
+from attnsim.sim.ledger import Ledger
+from attnsim.verify.claims.anna_mpc_to_anna import EXACT, protocol_case
+from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker
+
+CAPACITIES = (2, 3, 4, 8, 16)
+"""k over the rho sweep at N = 1024 (s = 512, eps = 0.9): rho = log k / log N from 1/10 to 2/5 < eps/2, 1/rho
+spanning 4x; D = 5, 4, 3, 2, 2 digits for P = 32 machines."""
+
+RHO_SWEEP = ParamSweep(
+    var="log(N)/log(k)",
+    grid=lambda quick: [{"N": 1024, "P": 32, "eps": 0.9, "k": k} for k in CAPACITIES],
+    resources=("rounds",))
+"""Lemma B.12's rounds judged as 1/rho grows at fixed N (a count growing like 1/rho^3 fails)."""
+
+
+@checker("anna.lemma_b_12", evidence="independent", numerics=EXACT, params=[
+    Param("protocol", str, "sum", "the (gamma, eps)-MPC protocol to convert", choices=("sum", "sort")),
+    Param("N", int, 1024, "input words (a power of two)", minimum=4),
+    Param("P", int, 32, "MPC machines (must divide N; a power of two for sort)", minimum=2),
+    Param("eps", float, 0.9, "memory exponent: s = 2^round(eps log2 N)", minimum=0.01),
+    Param("k", int, 4, "capacity: machines a machine may talk to in a relay round (the relay's base)", minimum=2),
+], grid=lambda quick: [{"k": 4}] if quick else [{"k": k} for k in (2, 4, 16)],
+   growth_grid=lambda quick: [{"N": n, "P": 32, "k": 4} for n in ((256, 512, 1024, 2048) if quick
+                                                                  else (256, 512, 1024, 2048, 4096))],
+   param_sweeps={"rho": RHO_SWEEP})
+def check_lemma_b_12(ctx: CheckContext) -> Measurement:
+    """The protocol directly and through the relay; relay rounds and contacts off the ledger."""
+    N, P, k = ctx.params["N"], ctx.params["P"], ctx.params["k"]
+    if N & (N - 1):
+        raise UsageError(f"--N: must be a power of two (so that eps = log s / log N is exact), got {N}")
+    protocol, reference = protocol_case(ctx, ctx.params["protocol"])
+    direct_ledger = Ledger()
+    direct = protocol(ledger=direct_ledger)
+    R, s = direct_ledger.rounds("mpc_round"), direct.memory
+    eps, rho = math.log(s) / math.log(N), math.log(k) / math.log(N)
+    gamma = math.log(P * s / N) / math.log(N)
+    if not 0 < rho < eps / 2:
+        raise UsageError(f"--k: the lemma needs 0 < rho < eps/2; rho = log k / log N = {rho:.3f}, eps = {eps:.3f}")
+    ledger = Ledger()
+    try:
+        run = run_protocol(lambda **hooks: protocol(ledger=Ledger(), **hooks), inputs=N, machines=direct.machines,
+                           block=direct.block, base=k, memory=s, ledger=ledger, tag="lemma_b_12")
+    except (DecodingError, RelayError, RelayOverflowError) as exc:
+        return Measurement(evidence="independent", reference="numpy (and the protocol run directly)", agree=False,
+                           error_bits=0.0, reasons=[f"the relay stopped: {exc}"])
+    reasons = []
+    if direct.vector() != reference:
+        reasons.append("the protocol run directly differs from the reference answer")
+    wrong = sum(a != b for a, b in zip(run.outputs, reference))
+    if wrong:
+        reasons.append(f"the relayed run's output differs from the reference at {wrong} of {N} tokens")
+    size = size_from_ledger(ledger)
+    relay_heads = max((n for layer, n in _heads_per_layer(ledger).items() if 0 < layer < size["layers"] - 1),
+                      default=0)
+    derived: dict[str, Any] = {"R": R, "s": s, "eps": eps, "rho": rho, "gamma": gamma}
+    return Measurement(
+        evidence="independent", reference="numpy.cumsum or numpy.sort (and the protocol run directly)",
+        agree=not wrong, error_bits=math.inf if not wrong else 0.0,
+        counts={"rounds": size["layers"] - 2, "contacts": relay_heads + 1},
+        counts_by_tag=direct_ledger.by_tag("mpc_round"), rounds=R, derived=derived, reasons=reasons,
+        extra={**derived, "D": run.plan.hops, "relay_rounds_per_round": Fraction(size["layers"] - 2, R) if R else 0,
+               "max_token_units": run.max_token_units, "capacity_B": run.plan.capacity,
+               "route": "ours: the digit relay (docs/anna_mpc_to_anna.md), not Prop. 24's construction"},
+    )
+
+
+def _heads_per_layer(ledger: Ledger) -> dict[int, int]:
+    """Heads the ledger recorded in each layer (``anna_head`` entries by round)."""
+    out: dict[int, int] = {}
+    for e in ledger.entries:
+        if e.kind == "anna_head":
+            out[e.round] = out.get(e.round, 0) + 1
+    return out

@@ -99,9 +99,9 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "anna.def_ema": ({"N": 64}, "construction", ("attnsim.sim.anna.attention:ema",)),
     "anna.lemma_d_2": ({"N": 100}, "construction", ("attnsim.sim.anna.mpc_lowrank:lowrank_mpc",)),
     "anna.prop_e_3": ({"L": 3}, "construction", ("attnsim.sim.anna.transformer:AnnaTransformer.__call__",)),
-    "anna.thm_4_2": ({"N": 32, "layers": 1, "eps1": 0.5, "r": 0.1, "c": 14.0, "mv": 2, "s_scale": 40.0}, "reference",
+    "anna.thm_4_2": ({"N": 32, "layers": 1, "r": 0.1, "c": 14.0, "s_scale": 200.0}, "reference",
                      ("attnsim.sim.anna.anna_stack:run_stack",)),
-    "anna.thm_c_1": ({"N": 64, "layers": 1, "s_scale": 40.0}, "reference", ("attnsim.sim.anna.anna_stack:run_stack",)),
+    "anna.thm_c_1": ({"N": 64, "layers": 1, "s_scale": 200.0}, "reference", ("attnsim.sim.anna.anna_stack:run_stack",)),
     "anna.lemma_c_2": ({"N": 256}, "construction", ("attnsim.sim.anna.mpc_splitter_sort:splitter_sort",)),
     **{c: ({"protocol": "sort", "N": 256, "P": 16}, "construction", _RELAY)
        for c in ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")},
@@ -114,7 +114,8 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
                        ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.readout",)),
     **{c: ({"N": 64}, "construction", ("attnsim.sim.anna.transformer:AnnaTransformer.__call__",))
        for c in ("anna.thm_5_4_direct", "anna.thm_5_6_direct")},
-    **{c: ({"N": 128}, "construction", _RELAY) for c in ("anna.thm_5_4", "anna.thm_5_6")},
+    **{c: ({"N": 128, "sort": "letter", "eps": 0.75}, "construction", _RELAY)
+       for c in ("anna.thm_5_4", "anna.thm_5_6")},
     "anna.cor_b_9": ({"protocol": "khop", "N": 64, "P": 64}, "construction",
                      ("attnsim.sim.anna.mpc_direct:DirectTransformer.__call__", *_RELAY[1:])),
     "anna.lemma_b_12": ({"N": 256, "P": 16, "eps": 0.875, "k": 4}, "construction", _RELAY),

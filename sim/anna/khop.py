@@ -9,7 +9,11 @@ Input: a string s of N letters, token i on machine i // b (b tokens per machine)
      in position order (token i on machine i // b), so a *stable* sort by the letter alone puts them
      in (letter, position) order; it is the LSD radix sort of :mod:`attnsim.sim.anna.mpc_radix` on
      the letter, passes = ceil(log_f |Sigma|) passes of 2 ceil(log_f P) + 1 rounds with radix and
-     tree fan-in f = max(2, floor(sqrt(s) / 3)), so it runs at any s >= 36 words, s < N included;
+     tree fan-in f = max(2, floor(sqrt(s) / 3)), so it runs at any s >= 36 words, s < N included.
+     :func:`splitter_letter_sort` is Lemma C.2's sort instead: our splitter-tree sample sort of the whole
+     key (:mod:`attnsim.sim.anna.mpc_splitter_sort`, O(1/eps) rounds whatever the alphabet), then one
+     balancing pass (a rank scan and one routing round, 2 ceil(log_f P) + 1 rounds) that puts exactly b
+     items on every machine, so each machine's predecessor is on the machine before it;
   3. each machine sends its last item to the next machine; an item whose sorted predecessor
      (letter', j, next') has letter' = s[i] gets sigma(i) = j + 1 with letter next';
   4. the result goes to token i's machine, and the inverse pointer i to sigma(i)'s machine.
@@ -38,6 +42,8 @@ import numpy as np
 from attnsim.sim.anna.errors import require
 from attnsim.sim.anna.mpc import MPC, Deliver, Place, Record
 from attnsim.sim.anna.mpc_radix import radix_sort
+from attnsim.sim.anna.mpc_splitter_sort import SortShape, sort_rounds, splitter_sort
+from attnsim.sim.anna.mpc_tree import levels
 from attnsim.sim.anna.tasks import SINK
 from attnsim.sim.ledger import Ledger
 
@@ -80,6 +86,33 @@ def letter_sort(alphabet: int) -> Sorter:
                    label="1hop.sort")
 
     return sort
+
+
+ITEM_WORDS = 5
+"""A 1-hop item: (tag, letter * N + position, position, letter, next letter)."""
+SORTS = ("splitter", "letter")
+"""Lemma F.3's sort: Lemma C.2's splitter-tree sample sort (the default), or the stable letter sort (labelled)."""
+
+
+def splitter_letter_sort(seed: int) -> Sorter:
+    """Lemma C.2's sort of the 1-hop items by their key letter * N + position (field 1, distinct), then one
+    balancing pass (module docstring); :func:`splitter_sort_rounds` is its plan's count."""
+
+    def sort(mpc: MPC, machines: range, key: Callable, block: int, **_: int) -> None:
+        require(SortShape(mpc.s, 1, ITEM_WORDS).fans_fit, "s", f"local memory {mpc.s} is too small for the "
+                "splitter sort's multicast fans (about 768 words); the letter sort runs in less")
+        splitter_sort(mpc, machines, key=key, key_words=1, record_words=ITEM_WORDS, seed=seed, label="1hop.sort")
+        f = radix_fan(mpc.s)
+        radix_sort(mpc, machines, lambda r: 0, key_bound=1, base=f, fan=f, per_machine=block, label="1hop.balance")
+
+    return sort
+
+
+def splitter_sort_rounds(memory: int, N: int) -> int:
+    """Rounds of :func:`splitter_letter_sort` on the ceil(N / b) machines of the protocol (b = s // 16): the splitter
+    sort's plan (the same for every draw) and the balancing pass's 2 ceil(log_f P) + 1."""
+    P = -(-N // (memory // TOKEN_WORDS))
+    return sort_rounds(SortShape(memory, 1, ITEM_WORDS), P, N) + 2 * levels(P, radix_fan(memory)) + 1
 
 
 def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None, deliver: Deliver | None = None,

@@ -78,6 +78,12 @@ class SortShape:
         return max(2, self.s // (16 * self.block * (self.key_words + 2)))
 
     @property
+    def fans_fit(self) -> bool:
+        """Whether s is large enough that the block multicasts' fan is at least 2 without clamping (about
+        256 (key_words + 2) words); below it a relay's expected sample keys alone can overload a machine."""
+        return self.s // (16 * self.block * (self.key_words + 2)) >= 2
+
+    @property
     def tree_fan(self) -> int:
         """f: children of a splitter-tree node (f - 1 keys per node)."""
         return max(2, isqrt(self.s // (4 * (self.key_words + 4))))

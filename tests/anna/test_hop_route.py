@@ -1,6 +1,6 @@
 """Induction heads and k-hop by the paper's route (anna.thm_5_4, anna.thm_5_6): the MPC protocol at s < N, sorted by
-the stable letter sort, directly and inside Thm 4.1's transformer, exact; its layer count is the design's formula;
-broken twins are caught."""
+Lemma C.2's splitter sort or the stable letter sort, directly and inside Thm 4.1's transformer, exact; its layer
+count is the design's formula; broken twins are caught."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.hop_route import hop_route_protocol
-from attnsim.sim.anna.khop import radix_fan
+from attnsim.sim.anna.khop import radix_fan, splitter_sort_rounds
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.verify.check import run_check
 from attnsim.verify.registry import UsageError
@@ -20,17 +20,25 @@ from attnsim.verify.twins import all_twins
 @pytest.mark.parametrize("N, s, k", [(64, 32, 1), (128, 64, 6)])
 def test_the_protocol_at_small_memory_equals_the_direct_answer(N, s, k):
     text = hop_string(np.random.default_rng(N), N, 5)
-    run = hop_route_protocol(text, hops=k, memory=s)
+    run = hop_route_protocol(text, hops=k, memory=s, sort="letter")
     assert s < N and run.machines == N // (s // 16) and radix_fan(s) == 2
     assert run.vector() == [(int(v),) for v in hop_labels(text, k)]
+
+
+@pytest.mark.parametrize("letters, k", [(46, 32), (2048, 3)])
+def test_the_splitter_sort_route_is_exact_in_its_plans_rounds(letters, k):
+    text = hop_string(np.random.default_rng(letters), 2048, letters)
+    run = hop_route_protocol(text, hops=k, memory=1024, alphabet=letters)
+    assert run.vector() == [(int(v),) for v in hop_labels(text, k)]
+    assert run.rounds == 4 + splitter_sort_rounds(1024, 2048) + k.bit_length() - 1
 
 
 def test_the_letter_sort_takes_one_pass_per_digit_of_the_letter():
     # N = 64, s = 32: P = 32 machines, f = 2, histogram trees of depth 5; 3 letters take 2 passes of 11 rounds:
     # 4 + 2 * 11 = 26 rounds for 1-hop, where a sort of the key letter * N + position (< 192) takes 8 passes
     text = hop_string(np.random.default_rng(0), 64, 3)
-    assert hop_route_protocol(text, hops=1, memory=32).rounds == 26
-    assert hop_route_protocol(text, hops=1, memory=32, alphabet=64).rounds == 4 + 6 * 11
+    assert hop_route_protocol(text, hops=1, memory=32, sort="letter").rounds == 26
+    assert hop_route_protocol(text, hops=1, memory=32, alphabet=64, sort="letter").rounds == 4 + 6 * 11
 
 
 def test_a_letter_outside_the_alphabet_is_refused():
@@ -39,7 +47,7 @@ def test_a_letter_outside_the_alphabet_is_refused():
 
 
 def test_thm_5_6_by_the_route_passes_with_its_formulas():
-    rec = run_check("anna.thm_5_6", {"N": 64, "eps": 0.84, "k": 3, "alphabet": 3}, None, 0)
+    rec = run_check("anna.thm_5_6", {"N": 64, "eps": 0.84, "k": 3, "sigma": 0.25, "sort": "letter"}, None, 0)
     assert rec["verdict"] == "pass", rec["reasons"]
     assert rec["extra"]["s"] == 32 and rec["extra"]["R"] == 4 + 2 * 11 + 1
     assert rec["counts"]["layers"] == rec["predicted"]["layers"] == rec["extra"]["R"] * rec["extra"]["D"] ** 2 + 2

@@ -59,9 +59,9 @@ def test_radix_sort_sorts_with_exact_loads(keys, base, per):
     assert passes == radix_passes(10**6 + 1, base) and mpc.rounds == passes * (2 * levels(P, base) + 1)
 
 
-def _stack(N, L, family, rng, ell=5, z=6, r=0.2):
-    tables = [draw_tables(family, ell, z, rng) for _ in range(L)]
-    return clustered_stack(rng, N, family.dim, r, tables)
+def _stack(N, L, family, rng, ell=5, z=6, r=0.2, heads=1):
+    tables = [draw_tables(family, heads * ell, z, rng) for _ in range(L)]
+    return clustered_stack(rng, N, family.dim, r, tables, heads=heads)
 
 
 @pytest.mark.parametrize("N, L, family, s", [
@@ -73,21 +73,34 @@ def test_every_layer_equals_algorithm_1_within_memory(N, L, family, s):
     stack, states = _stack(N, L, family, rng)
     want_states, want = run_stack(stack, states)
     led = Ledger()
-    run = anna_stack_mpc(stack, states, memory=s, ledger=led)
+    run = anna_stack_mpc(stack, states, memory=s, ledger=led, sort="radix")
     assert all(a.same_as(b) for a, b in zip(run.layers, want)) and run.states == want_states
     p = run.plan
     assert led.total("mpc_machine") == p.token_machines + p.sort_machines
     per_layer = 2 * (p.fanout_depth + 1) + p.passes * (2 * p.tree_depth + 1) + 2 * p.tree_depth
-    assert led.rounds("mpc_round") == L * per_layer
+    assert led.rounds("mpc_round") == L * per_layer == L * p.layer_rounds
     assert max(e.amount for e in led.entries if e.kind == "mpc_load") <= s
     assert sum(int(w.counts.sum()) for w in want) > 0
+
+
+@pytest.mark.parametrize("heads, sort", [(1, "splitter"), (2, "splitter"), (3, "radix")])
+def test_every_head_equals_algorithm_1_with_either_sort(heads, sort):
+    rng = np.random.default_rng(heads)
+    stack, states = _stack(24, 2, HyperplaneLSH(3), rng, heads=heads)
+    want_states, want = run_stack(stack, states)
+    led = Ledger()
+    run = anna_stack_mpc(stack, states, memory=1400, ledger=led, sort=sort)
+    assert len(run.layers) == len(want) == 2 * heads
+    assert all(a.same_as(b) for a, b in zip(run.layers, want)) and run.states == want_states
+    assert led.rounds("mpc_round") == 2 * run.plan.layer_rounds
+    assert led.total("mpc_machine") == run.plan.token_machines + run.plan.sort_machines
 
 
 @pytest.mark.parametrize("N, L, s", [(32, 1, 140), (64, 3, 200)])
 def test_exact_match_layers_equal_sorted_ema(N, L, s):
     stack, states = exact_match_stack(np.random.default_rng(N), N, 2, 8, L)
     want_states, want = run_stack(stack, states, attend=ema)
-    run = anna_stack_mpc(stack, states, memory=s)
+    run = anna_stack_mpc(stack, states, memory=s, sort="radix")
     assert all(a.same_as(b) for a, b in zip(run.layers, want)) and run.states == want_states
     assert run.plan.fanout_depth == 0 and sum(int(w.counts.sum()) for w in want) > 0
 
@@ -96,7 +109,7 @@ def test_exact_match_layers_equal_sorted_ema(N, L, s):
 def test_too_small_memory_is_refused_naming_s(s, why):
     stack, states = _stack(16, 1, HyperplaneLSH(3), np.random.default_rng(0))
     with pytest.raises(AnnaInputError, match=f"^s:.*{why}"):
-        anna_stack_mpc(stack, states, memory=s)
+        anna_stack_mpc(stack, states, memory=s, sort="radix")
 
 
 def test_unbounded_pstable_codes_are_refused_naming_hashes():

@@ -13,20 +13,22 @@ proof's functions of N.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.anna_stack import clustered_stack, exact_match_stack, run_stack
 from attnsim.sim.anna.attention import ema
+from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.lsh import FAMILIES, draw_tables
-from attnsim.sim.anna.mpc_small import anna_stack_mpc
+from attnsim.sim.anna.mpc import MPCLimitError
+from attnsim.sim.anna.mpc_small import SORTS, SmallMemoryPlan, anna_stack_mpc
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.theory.lsh import proof_parameters
 from attnsim.verify.lsh_sensitivity import sensitivity
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
+from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
 
 EXACT = ("exact",)
 LSH_NAMES = tuple(FAMILIES)
@@ -37,6 +39,32 @@ def memory_words(ctx: CheckContext) -> int:
     return int(as_number(evaluate("s", get_claim(ctx.claim).definitions, ctx.params)))
 
 
+def value_of(ctx: CheckContext, name: str, derived: dict[str, Any] | None = None) -> int:
+    """The claim's definition ``name`` in paper_refs at these parameters (and ``derived`` values)."""
+    return int(as_number(evaluate(name, get_claim(ctx.claim).definitions, {**ctx.params, **(derived or {})})))
+
+
+def sort_rounds(sort: str, plan_rounds: int) -> int:
+    """``sort_rounds`` of the exact round formula: the splitter sort's plan count a layer (a recursion over levels,
+    the same for every draw; the ledger's total must then equal the formula, and its growth in N and in eps' - eps
+    is judged by the sweeps); 0 for the radix sort, whose rounds the formula counts itself (``radix_rounds``)."""
+    return 0 if sort == "radix" else plan_rounds
+
+
+SORT_ROUTE = {"splitter": "ours: Lemma C.2 by our randomized splitter-tree sample sort (docs/anna_lemma_c_2.md)",
+              "radix": "ours: the LSD radix sort, O(1/(eps'-eps)^2) rounds (the labelled alternative)"}
+
+
+def family_alphabet(tables: list) -> int:
+    """The code alphabet of the drawn tables (all of one family)."""
+    return tables[0][0].alphabet
+
+
+SORT_PARAM = Param("sort", str, "splitter", "Lemma C.2's sort: splitter (our splitter-tree sample sort, "
+                   "O(1/(eps'-eps)) rounds) or radix (the LSD radix sort, O(1/(eps'-eps)^2), the labelled alternative)",
+                   choices=SORTS)
+
+
 def max_load(ledger: Ledger) -> int:
     """The most words any machine received in one round, read off the ledger."""
     return max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
@@ -44,6 +72,13 @@ def max_load(ledger: Ledger) -> int:
 
 SMALL_MEMORY = ({"eps1": 0.5, "s_scale": 12.0}, {"eps1": 0.75, "s_scale": 3.2})
 """s = ceil(s_scale N^eps') below N from N = 256 on (eps' = 1/2) and from N = 128 on (eps' = 3/4)."""
+GAPS = (1 / 4, 3 / 16, 1 / 8, 1 / 16)
+"""eps' - eps over the gap sweeps of the protocols, at eps = 1/16: 4 values spanning 4x."""
+
+
+def gap_sweep(point: Callable[[bool, float], dict[str, Any]]) -> ParamSweep:
+    """Rounds judged as 1/(eps' - eps) grows at a fixed N (a round count growing like 1/(eps'-eps)^2 fails)."""
+    return ParamSweep(var="1/(eps1 - eps)", grid=lambda quick: [point(quick, g) for g in GAPS], resources=("rounds",))
 LARGE_MEMORY = {"s_scale": 40.0}
 """Extra points with s >= N (one machine could hold every token), labelled ``regime`` in their records."""
 
@@ -55,34 +90,50 @@ def regime(s: int, N: int) -> str:
 
 def _grid_4_2(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 128, **SMALL_MEMORY[1]}, {"N": 32, "layers": 2, "eps1": 0.5, "mv": 2, **LARGE_MEMORY},
-                {"N": 32, "eps1": 0.75, "lsh": "cross-polytope", "mv": 2, **LARGE_MEMORY}]
-    return ([{"N": n, **mem} for mem in SMALL_MEMORY for n in (256, 512, 1024, 2048)]
-            + [{"N": 256, "layers": L, **SMALL_MEMORY[1]} for L in (2, 3)]
-            + [{"N": 256, "lsh": "cross-polytope", **SMALL_MEMORY[1]}]
-            + [{"N": 64, "layers": L, "eps1": e, "mv": 2, **LARGE_MEMORY} for e in (0.5, 0.75) for L in (1, 3)])
+        return [{"N": 256}, {"N": 128, "layers": 2, "heads": 3}, {"N": 256, "sort": "radix", **SMALL_MEMORY[1]}]
+    return ([{"N": n} for n in (256, 512, 1024, 2048)]
+            + [{"N": 256, "heads": H} for H in (3, 4)]
+            + [{"N": 256, "layers": 2}, {"N": 256, "lsh": "cross-polytope"}]
+            + [{"N": n, "sort": "radix", **SMALL_MEMORY[1]} for n in (256, 1024)])
+
+
+SPLITTER_MEMORY = 40.0
+"""s_scale of the splitter sort's runs: its multicast fans need s of about 256 (key words + 2) words
+(docs/anna_lemma_c_2.md), 1280 here, so at eps' = 3/4 these runs have s >= N (labelled ``regime``); the radix
+points run s < N."""
+
+
+def _gap_point_4_2(quick: bool, gap: float) -> dict[str, Any]:
+    return {"N": 128 if quick else 512, "eps": 1 / 16, "eps1": 1 / 16 + gap, "s_scale": 700.0}
 
 
 @checker("anna.thm_4_2", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 256, "tokens", minimum=16),
-    Param("m", int, 4, "query/key dimension (points on the unit sphere)", minimum=2),
+    Param("heads", int, 2, "heads H per layer (each Algorithm 1 on its own ell tables)", minimum=1),
+    Param("m_scale", float, 2.0, "m = max(2, floor(m_scale N^eps / H)): query/key dimension and value width, so "
+          "m H = Theta(N^eps)", minimum=0.01),
     Param("r", float, 0.02, "near radius", minimum=1e-6),
     Param("c", float, 70.0, "approximation factor", minimum=1.0),
     Param("layers", int, 1, "ANNA layers L", minimum=1),
-    Param("eps", float, 0.25, "eps with m H = O(N^eps) (m and H = 1 are fixed, so any eps > 0 holds)", minimum=0.01),
+    Param("eps", float, 0.25, "eps: m H = m_scale N^eps", minimum=0.01),
     Param("eps1", float, 0.75, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
-    Param("s_scale", float, 3.2, "constant in front of N^eps' (3.2: s < N for N >= 128 at eps' = 3/4)", minimum=1.0),
-    Param("mv", int, 1, "value width (exact integer words)", minimum=1),
+    Param("s_scale", float, SPLITTER_MEMORY, "constant in front of N^eps' (the splitter sort needs s >= 1280 here)",
+          minimum=1.0),
     Param("lsh", str, "hyperplane", "hash family", choices=LSH_NAMES),
-], grid=_grid_4_2, growth_grid=size_grid("N", (128, 256, 512, 1024), (256, 512, 1024, 2048), **SMALL_MEMORY[1]))
+    SORT_PARAM,
+], grid=_grid_4_2, growth_grid=size_grid("N", (128, 256, 512, 1024), (256, 512, 1024, 2048)),
+   param_sweeps={"gap": gap_sweep(_gap_point_4_2)})
 def check_thm_4_2(ctx: CheckContext) -> Measurement:
-    """An L-layer ANNA-transformer (Algorithm 1) on the small-memory MPC protocol; every layer equals Algorithm 1."""
-    N, m, r, c, L, eps, eps1, mv, lsh = (ctx.params[x] for x in (
-        "N", "m", "r", "c", "layers", "eps", "eps1", "mv", "lsh"))
+    """An L-layer, H-head ANNA-transformer (Algorithm 1) with m H = Theta(N^eps) on the small-memory MPC protocol;
+    every (layer, head) equals Algorithm 1."""
+    N, r, c, L, eps, eps1, lsh, H, sort = (ctx.params[x] for x in (
+        "N", "r", "c", "layers", "eps", "eps1", "lsh", "heads", "sort"))
     if not 0 < eps < eps1 < 1:
         raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
     if c <= 1 or c * r >= 2:
         raise UsageError(f"--c: need 1 < c and c*r < 2 on the unit sphere, got c={c}, r={r}")
+    m = value_of(ctx, "m")
+    mv = m  # values in R^m as m exact words: every head's item carries O(m) words
     sens = sensitivity(lsh, r, c, m)
     p1, p2 = sens.p1, sens.p2
     pp = proof_parameters(N, p1, p2)
@@ -92,19 +143,30 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     s = memory_words(ctx)
     rng = np.random.default_rng(ctx.seed)
     family = FAMILIES[lsh](m)
-    tables = [draw_tables(family, pp.ell, pp.z, rng) for _ in range(L)]
-    stack, states = clustered_stack(rng, N, m, r, tables, mv=mv)
+    tables = [draw_tables(family, H * pp.ell, pp.z, rng) for _ in range(L)]
+    stack, states = clustered_stack(rng, N, m, r, tables, mv=mv, heads=H)
     want_states, want = run_stack(stack, states)
     ledger = Ledger()
-    run = anna_stack_mpc(stack, states, memory=s, ledger=ledger)
-    per_layer = [a.same_as(b) for a, b in zip(run.layers, want)]
-    same = all(per_layer) and len(per_layer) == L and run.states == want_states
+    refused = None
+    try:
+        run = anna_stack_mpc(stack, states, memory=s, ledger=ledger, sort=sort, seed=ctx.seed)
+    except MPCLimitError as exc:  # the splitter sort's loads hold with high probability, not for every draw
+        refused, run = str(exc), None
+    except AnnaInputError as exc:
+        if str(exc).startswith("s:"):
+            raise UsageError(f"--s_scale: {str(exc)[3:]}") from None
+        raise
+    per_layer = [a.same_as(b) for a, b in zip(run.layers, want)] if run else []
+    same = all(per_layer) and len(per_layer) == L * H and run is not None and run.states == want_states
     load = max_load(ledger)
-    reasons = [] if same else [f"MPC output differs from Algorithm 1 (layers agreeing: {per_layer})"]
+    reasons = [f"the referee refused a round of this draw: {refused}"] if refused else []
+    if not same and not refused:
+        reasons.append(f"MPC output differs from Algorithm 1 ((layer, head)s agreeing: {per_layer})")
     if load > s:
         reasons.append(f"a machine received {load} words > s = {s}")
-    plan = run.plan
-    derived = {"rho": pp.rho, "q2": 1 / p2 - 1, "A1": plan.alphabet - 1, "mv": mv}
+    plan = SmallMemoryPlan(N, pp.ell, pp.z, family_alphabet(tables), mv, s, H, sort) if run is None else run.plan
+    derived = {"rho": pp.rho, "q2": 1 / p2 - 1, "A1": plan.alphabet - 1, "sort_radix": int(sort == "radix")}
+    derived["sort_rounds"] = sort_rounds(sort, plan.sort_rounds)
     return Measurement(
         evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack",
         agree=same, error_bits=math.inf if same else 0.0,
@@ -112,11 +174,13 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
         reasons=reasons,
         extra={**derived, "p1": p1, "p2": p2, "rho_source": sens.how, "regime": regime(s, N), "ell": pp.ell,
-               "z": pp.z, "s": s, "fan": plan.fan,
+               "z": pp.z, "s": s, "fan": plan.fan, "heads": H, "m": m, "mH": m * H, "mH_per_N_eps": m * H / N**eps,
+               "sort": SORT_ROUTE[sort], "sort_rounds_per_layer": plan.sort_rounds,
+               "sort_rounds_times_gap": plan.sort_rounds * (eps1 - eps),
                "items_per_machine": plan.per_machine, "tokens_per_machine": plan.tokens_per_machine,
                "token_machines": plan.token_machines, "sort_machines": plan.sort_machines,
                "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "fanout_depth": plan.fanout_depth,
-               "layers_agreeing": sum(per_layer), "max_words_received": load,
+               "heads_agreeing": sum(per_layer), "max_words_received": load,
                "words_moved": ledger.total("mpc_message"),
                "retrieved_per_query": float(np.mean([w.counts.mean() for w in want]))},
     )
@@ -124,9 +188,9 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
 
 def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 256, "layers": 2, **SMALL_MEMORY[0]}, {"N": 64, "layers": 2, **LARGE_MEMORY}]
-    return ([{"N": n, "layers": L, **mem} for mem in SMALL_MEMORY for L in (1, 3) for n in (256, 512, 1024, 2048)]
-            + [{"N": 64, "layers": 2, **LARGE_MEMORY}])
+        return [{"N": 256, "layers": 2}, {"N": 256, "layers": 2, "sort": "radix", **SMALL_MEMORY[0]}]
+    return ([{"N": n, "layers": L} for L in (1, 3) for n in (256, 512, 1024, 2048)]
+            + [{"N": n, "layers": 2, "sort": "radix", **mem} for mem in SMALL_MEMORY for n in (256, 1024)])
 
 
 @checker("anna.thm_c_1", evidence="independent", numerics=EXACT, params=[
@@ -136,37 +200,55 @@ def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     Param("layers", int, 2, "EMA layers L", minimum=1),
     Param("eps", float, 0.25, "eps with m H = O(N^eps)", minimum=0.01),
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01),
-    Param("s_scale", float, 12.0, "constant in front of N^eps' (12: s < N for N >= 256 at eps' = 1/2)", minimum=1.0),
+    Param("s_scale", float, 100.0, "constant in front of N^eps' (the splitter sort needs s >= 1280 here; 12: s < N "
+          "for N >= 256 at eps' = 1/2 with --sort radix)", minimum=1.0),
     Param("mv", int, 2, "value width (exact integer words)", minimum=1),
-], grid=_grid_c_1, growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 512, 1024, 2048, 4096), layers=1,
-                                         **SMALL_MEMORY[0]))
+    SORT_PARAM,
+], grid=_grid_c_1, growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 512, 1024, 2048, 4096), layers=1),
+   param_sweeps={"gap": gap_sweep(lambda quick, g: {"N": 256 if quick else 1024, "layers": 1, "eps": 1 / 16,
+                                                    "eps1": 1 / 16 + g, "s_scale": 128.0})})
 def check_thm_c_1(ctx: CheckContext) -> Measurement:
     """An L-layer EMA-transformer on the small-memory MPC protocol; every layer equals sorted exact matching."""
-    N, d, A, L, eps, eps1, mv = (ctx.params[x] for x in (
-        "N", "d", "alphabet", "layers", "eps", "eps1", "mv"))
+    N, d, A, L, eps, eps1, mv, sort = (ctx.params[x] for x in (
+        "N", "d", "alphabet", "layers", "eps", "eps1", "mv", "sort"))
     if not 0 < eps < eps1 < 1:
         raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
     s = memory_words(ctx)
     stack, states = exact_match_stack(np.random.default_rng(ctx.seed), N, d, A, L, mv=mv)
     want_states, want = run_stack(stack, states, attend=ema)
     ledger = Ledger()
-    run = anna_stack_mpc(stack, states, memory=s, ledger=ledger)
-    per_layer = [a.same_as(b) for a, b in zip(run.layers, want)]
-    same = all(per_layer) and len(per_layer) == L and run.states == want_states
+    refused = None
+    try:
+        run = anna_stack_mpc(stack, states, memory=s, ledger=ledger, sort=sort, seed=ctx.seed)
+    except MPCLimitError as exc:  # the splitter sort's loads hold with high probability, not for every draw
+        refused, run = str(exc), None
+    except AnnaInputError as exc:
+        if str(exc).startswith("s:"):
+            raise UsageError(f"--s_scale: {str(exc)[3:]}") from None
+        raise
+    per_layer = [a.same_as(b) for a, b in zip(run.layers, want)] if run else []
+    same = all(per_layer) and len(per_layer) == L and run is not None and run.states == want_states
     load = max_load(ledger)
-    reasons = [] if same else [f"MPC output differs from exact-match attention (layers agreeing: {per_layer})"]
+    reasons = [f"the referee refused a round of this draw: {refused}"] if refused else []
+    if not same and not refused:
+        reasons.append(f"MPC output differs from exact-match attention (layers agreeing: {per_layer})")
     if load > s:
         reasons.append(f"a machine received {load} words > s = {s}")
     work = ledger.total("mpc_message")
-    plan = run.plan
+    code = stack.layers[0].hashes[0]
+    plan = SmallMemoryPlan(N, 1, code.z, code.alphabet, mv, s, 1, sort) if run is None else run.plan
+    derived = {"mv": mv, "sort_radix": int(sort == "radix")}
+    derived["sort_rounds"] = sort_rounds(sort, plan.sort_rounds)
     return Measurement(
         evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack",
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"), "max_load": load,
                 "work": work},
-        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived={"mv": mv},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
         reasons=reasons,
         extra={"s": s, "regime": regime(s, N), "fan": plan.fan, "sort_machines": plan.sort_machines,
+               "sort": SORT_ROUTE[sort], "sort_rounds_per_layer": plan.sort_rounds,
+               "sort_rounds_times_gap": plan.sort_rounds * (eps1 - eps),
                "token_machines": plan.token_machines,
                "tree_depth": plan.tree_depth, "sort_passes": plan.passes, "max_words_received": load,
                "work_per_dNlogN": work / (L * d * N * math.log(N)),

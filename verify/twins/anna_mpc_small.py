@@ -3,20 +3,38 @@ verify/claims/anna_mpc_small.py)."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from contextlib import contextmanager
 from typing import Iterator
 from unittest import mock
 
 import numpy as np
 
-from attnsim.sim.anna import attention, mpc_radix, mpc_small
+from attnsim.sim.anna import attention, mpc_radix, mpc_small, mpc_splitter_sort
 from attnsim.sim.anna.mpc import MPC
 from attnsim.sim.anna.mpc_tree import levels
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.twins import twin
 
-_SMALL_4_2 = {"N": 32, "layers": 2, "eps1": 0.5, "r": 0.1, "c": 14.0, "mv": 2, "s_scale": 40.0}  # large memory: fast
-_SMALL_C_1 = {"N": 64, "layers": 2, "s_scale": 40.0}
+_SMALL_4_2 = {"N": 32, "layers": 2, "r": 0.1, "c": 14.0, "s_scale": 200.0}  # H = 2, the splitter sort, s >= N: fast
+_SMALL_C_1 = {"N": 64, "layers": 2, "s_scale": 40.0, "sort": "radix"}  # the radix sort's twins
+_SPLIT_C_1 = {"N": 256, "layers": 1}  # the splitter sort at the claim's memory
+
+
+@contextmanager
+def _walk_one_child_right() -> Iterator[None]:
+    """Lemma C.2's splitter sort sends a record below a node's first splitter to the child right of its own."""
+    def shifted(cut, x, *args, **kw):
+        c = bisect_right(cut, x, *args, **kw)
+        return 1 if c == 0 and cut else c
+
+    with mock.patch.object(mpc_splitter_sort, "bisect_right", shifted):
+        yield
+
+
+for _claim, _params in (("anna.thm_4_2", _SMALL_4_2), ("anna.thm_c_1", _SPLIT_C_1)):
+    twin(_claim, "sort_walk_one_child_right", "Lemma C.2's splitter sort sends a record below a node's first "
+         "splitter to the child right of its own", params=_params, kind="construction")(_walk_one_child_right)
 
 
 @twin("anna.thm_4_2", "suffix_dropped", "a query ignores the key sums of its bucket on machines to its right",

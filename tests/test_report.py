@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import pytest
 from limits import limit
 from rich.console import Console
+from test_report_links import assert_links_stay_inside
 
 from attnsim.paper_refs import all_claims
 from attnsim.verify import registry
@@ -79,6 +80,7 @@ def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
         img = plt.imread(p)
         assert p.stat().st_size > 0 and img.shape[0] > 50 and img.shape[1] > 50 and img.std() > 0
 
+    assert assert_links_stay_inside(out) > 0  # the docs pages cited are copied in; no link leaves the folder
     page = (out / "report.html").read_text()
     assert "<script" not in page and "http" not in re.sub(r"data:[^\"]+", "", page)  # self-contained
     if _chromium() is None:

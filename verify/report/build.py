@@ -5,7 +5,8 @@
   ``report_section`` material; failing checks listed last;
 - ``report.html``: the same page, self-contained (plots inlined as base64);
 - ``checks.csv``, ``checks.json``: one row per check; ``tables/<claim>.tex`` (booktabs);
-  ``plots/*.png`` (``attnsim.verify.report.plots``).
+  ``plots/*.png`` (``attnsim.verify.report.plots``); ``docs/``: the documentation pages the report links, copied
+  so that every link is relative to the folder (``attnsim.verify.report.doc_links``).
 
 The claims come from ``attnsim.paper_refs`` and the checks from ``attnsim.verify.registry``, so new
 claims and checkers appear without changes here. The theory, the sweep (``attnsim.verify.sweep``: executor,
@@ -35,6 +36,7 @@ from attnsim.verify.progress import Phases, cpu_seconds
 from attnsim.verify.records import dumps as dumps_records
 from attnsim.verify.records import split_varying
 from attnsim.verify.registry import EVIDENCE_KINDS, ResumableError, all_checkers
+from attnsim.verify.report.doc_links import copy_cited_docs
 from attnsim.verify.report.front import front_page
 from attnsim.verify.report.html import html_page
 from attnsim.verify.report.jobs import ReportJobs
@@ -225,6 +227,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         md.append("")
     text = "\n".join(md)
     atomic_write(out / "report.md", text)
+    copy_cited_docs(out, text)
     with phase("html"):
         html = cached_section(out, "report.html", quick, [{"markdown": text}], lambda: html_page(text, out),
                               enabled=cache_dir is not None)
@@ -242,7 +245,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
                   f"/{len(records)} checks passed"
                   f"{beyond} ({result.computed} computed, "
                   f"{result.cached} cached); wrote {out.resolve()}/report.md, report.html, checks.csv, checks.json, "
-                  f"tables/, plots/")
+                  f"tables/, plots/, docs/")
     top = sorted(slow.items(), key=lambda kv: -kv[1])[:SLOWEST]
     summary.print(f"phases: {', '.join(x for x in (graph.line(), phase.line()) if x)}; total {wall:.0f} s, CPU "
                   f"{cpu:.0f} s; slowest report sections: "

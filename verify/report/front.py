@@ -29,6 +29,7 @@ from attnsim.paper_refs import Claim, Paper
 from attnsim.verify.findings import Finding
 from attnsim.verify.growth import VERDICTS, ResourceGrowth
 from attnsim.verify.registry import EVIDENCE_KINDS
+from attnsim.verify.report.doc_links import doc_link
 from attnsim.verify.report.verdicts import ClaimVerdict
 from attnsim.verify.sweep import code_version
 
@@ -66,14 +67,12 @@ def sizes(records: list[dict[str, Any]]) -> str:
 
 
 def _docs_link(claim: Claim) -> str:
-    """`` (docs/<page>)``, a link to the page when this attnsim runs from a source tree that holds it."""
+    """`` (docs/<page>)``, a link relative to the report folder when the source tree holds the page (the report
+    copies it there, :mod:`attnsim.verify.report.doc_links`)."""
     if not claim.docs:
         return ""
-    page = Path(__file__).resolve().parents[2] / "docs" / claim.docs.partition("#")[0]
-    if page.is_file():
-        anchor = f"#{claim.docs.partition('#')[2]}" if "#" in claim.docs else ""
-        return f" ([docs/{page.name}]({page.as_uri()}{anchor}))"
-    return f" (docs/{claim.docs})"
+    link = doc_link(claim.docs)
+    return f" ([docs/{claim.docs.partition('#')[0]}]({link}))" if link else f" (docs/{claim.docs})"
 
 
 def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],

@@ -101,9 +101,6 @@ def _image_src(src: str, base: Path) -> tuple[str, str | None, int | None]:
 
 def _parser(base: Path) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    default = md.validateLink
-    # the front page links docs/ pages of the source tree by file: URI, which markdown-it refuses by default
-    md.validateLink = lambda url: url.startswith("file:///") or default(url)  # type: ignore[method-assign]
 
     def image(renderer: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
         tok = tokens[idx]

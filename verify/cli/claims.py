@@ -35,6 +35,7 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
     from attnsim.paper_refs import load, papers
     from attnsim.theory.notation import bound_text, text_cases
     from attnsim.theory.symbolic import analysed_form
+    from attnsim.verify.regime import regime_text
     from attnsim.verify.registry import all_checkers
 
     if paper is not None and paper not in papers():
@@ -48,7 +49,7 @@ def claim_rows(paper: Optional[str]) -> list[dict[str, Any]]:
             rows.append({"id": c.id, "label": c.label, "kind": c.kind, "checker": c.id in checkers,
                          "evidence": chk.evidence if chk is not None else None, "partial": c.weakened or None,
                          "out_of_scope": c.extra.get("out_of_scope"),
-                         "route": c.route, "regime": c.regime, "judged_in": judged,
+                         "route": c.route, "regime": regime_text(c, chk), "judged_in": judged,
                          "statement": c.statement,
                          "bounds": {k: r.bound for k, r in c.resources.items() if r.bound},
                          "exact": {k: r.exact for k, r in c.resources.items() if r.exact},

@@ -6,8 +6,11 @@ For each paper of ``attnsim.paper_refs``, in its order:
   evidence their passes rest on, failing; proved for every size; the growth verdicts (a slot that a
   provider fills);
 - a table of every claim by label, in the paper's order: its verdict and evidence, whether it is proved
-  for every size or checked at instances (and at which N), and a note — why it has no checker, what we
-  reconstructed, what we check that is weaker than the statement;
+  for every size or checked at instances (and at which N, read off the records), its route (the paper's
+  construction or ours), the variables its growth verdicts are judged in (the checker's limit and parameter
+  sweeps), its regime (what the records say of it, :func:`attnsim.verify.regime.run_regime`, then paper_refs'
+  conditions), and a note — why it has no checker, what we reconstructed, what we check that is weaker than
+  the statement;
 - the reconstructions and weakenings, one line each, linking ``docs/``;
 - the findings (:mod:`attnsim.verify.findings`), computed from records of this run, one line each, linking the
   report's section and naming the records and the command that computes each.
@@ -28,7 +31,8 @@ from typing import Any, Mapping, Sequence
 from attnsim.paper_refs import Claim, Paper
 from attnsim.verify.findings import Finding
 from attnsim.verify.growth import VERDICTS, ResourceGrowth
-from attnsim.verify.registry import EVIDENCE_KINDS
+from attnsim.verify.regime import run_regime
+from attnsim.verify.registry import EVIDENCE_KINDS, all_checkers
 from attnsim.verify.report.doc_links import doc_link
 from attnsim.verify.report.verdicts import ClaimVerdict
 from attnsim.verify.sweep import code_version
@@ -80,6 +84,7 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
                 growth: dict[str, int], found: Sequence[Finding] = ()) -> list[str]:
     """The front-page block of one paper (markdown)."""
     rows, kinds, failing, checked = [], {k: 0 for k in EVIDENCE_KINDS}, 0, 0
+    registered = all_checkers()
     for claim in paper.claims:
         mine = [r for r in records if r["claim"] == claim.id]
         verdict, kind = claim_status(claim, verdicts.get(claim.id), claim.id in checkers)
@@ -95,7 +100,11 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
             claim.no_checker if claim.id not in checkers else "") or "; ".join(
             f"{what}: {line}" for what, line in (("reconstructed", claim.reconstructed), ("weakened", claim.weakened))
             if line)
-        rows.append(f"| [{claim.label}](#{claim.id}) | {verdict} | {size} | {note.replace('|', '/') or '—'} |")
+        chk = registered.get(claim.id)
+        judged = ", ".join([claim.limit] + [ps.var for _, ps in chk.param_sweeps]) if chk is not None else ""
+        regime = "; ".join(x for x in (run_regime(mine), claim.regime) if x)
+        cells = (verdict, size, claim.route or "—", judged or "—", regime or "—", note or "—")
+        rows.append(f"| [{claim.label}](#{claim.id}) | " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     with_checker = sum(c.id in checkers for c in paper.claims)
     counts = ", ".join(f"{n} {k}" for k, n in kinds.items())
     n_out = sum(proved.get(c.id, "").startswith("output proved for every size") for c in paper.claims)
@@ -107,7 +116,8 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
              f"{len(paper.claims)} claims registered, {with_checker} with a checker, {checked} checked by this "
              f"sweep: passing on {counts} evidence; {failing} failing. {proof[0].upper()}{proof[1:]}. "
              f"Growth verdicts: {growth_line}.", "",
-             "| result | verdict | for every size / at instances | note |", "|---|---|---|---|", *rows, ""]
+             "| result | verdict | for every size / at instances | route | judged in | regime | note |",
+             "|---|---|---|---|---|---|---|", *rows, ""]
     changed = [c for c in paper.claims if c.reconstructed or c.weakened]
     if changed:
         lines += ["Reconstructed or weakened:", ""]

@@ -56,6 +56,36 @@ def test_cvc5_reads_the_exported_query():
     assert cvc5kit.check(cvc5kit.smt2([b >= 1], n / b < n)).status == "sat"
 
 
+def test_the_lemma_schemas_are_theorems_for_both_solvers():
+    """Every instance cvc5 is given is a case of a schema both solvers prove for all integers."""
+    import z3
+
+    from attnsim.verify.prove import cvc5kit, hints
+
+    for name, schema in hints.SCHEMAS.items():
+        s = z3.Solver()
+        s.add(z3.Not(schema))
+        assert s.check() == z3.unsat, name
+        assert cvc5kit.check(cvc5kit.smt2([], schema, lemmas=False)).status == "unsat", name
+    wrong = z3.Implies(z3.Int("d") >= 1, z3.Int("d") * z3.Int("x") >= z3.Int("x") + 1)  # a false schema is refused
+    assert cvc5kit.check(cvc5kit.smt2([], wrong, lemmas=False)).status == "sat"
+
+
+def test_the_lemma_instances_let_cvc5_settle_a_ceiling_identity():
+    """⌈n/(H'L')⌉ written two ways: cvc5 gives up on the bare query and proves it with the instances."""
+    import z3
+
+    from attnsim.verify.prove import cvc5kit, hints
+
+    n, Hp, Lp = z3.Ints("n Hp Lp")
+    hyps, goal = [n >= 1, Hp >= 1, Lp >= 1], (n + Hp * Lp - 1) / (Hp * Lp) == -((-n) / (Hp * Lp))
+    assert cvc5kit.check(cvc5kit.smt2(hyps, goal, lemmas=False)).status == "unknown"
+    assert cvc5kit.check(cvc5kit.smt2(hyps, goal)).status == "unsat"
+    s = z3.Solver()
+    s.add(*hints.instances(hyps, goal))
+    assert s.check() == z3.sat  # the instances alone are consistent (they are true facts)
+
+
 def test_per_call_identities_hold():
     assert all(i.proved for i in prove_all())
 

@@ -4,6 +4,7 @@ check fails too (prover twins, at the identity's small sizes)."""
 
 from __future__ import annotations
 
+import json
 import types
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -14,8 +15,10 @@ import pytest
 
 from attnsim.sim.two_heads import blocks, multi_layer, packing, worst_case
 from attnsim.sim.two_heads import plan as P
+from attnsim.verify.cli.app import main
 from attnsim.verify.prove.atoms import AtomNumerics, Field
-from attnsim.verify.prove.run import OUTPUT, output_rows
+from attnsim.verify.prove.outputs import LAYERS
+from attnsim.verify.prove.run import OUTPUT, all_proved, output_rows, quick_obligation, run
 from attnsim.verify.prove.status import OUTPUT_PROVED, PLAN_PROVED, proof_status
 
 PAPER = "scheme=paper length=paper"
@@ -60,9 +63,18 @@ def synthetic_row_valued() -> Iterator[None]:
 
 @contextmanager
 def psi_skipped_on_the_last_layer() -> Iterator[None]:
-    """The layer MLP of the last layer is not applied."""
+    """The layer MLP of the last layer is not applied: a run's second ψ (the identity and its replay run
+    L = 2 layers; one oracle per run)."""
+    assert LAYERS == 2
+    seen: dict[int, tuple[Any, int]] = {}
+
     def skip(nm: Any, oracle: Any, fmap: Any, X: Any, b: int, tag: str) -> Any:
-        return X if tag == "layer_mlp" else APPLY(nm, oracle, fmap, X, b, tag)
+        if tag == "layer_mlp":
+            count = seen.get(id(oracle), (oracle, 0))[1] + 1
+            seen[id(oracle)] = (oracle, count)
+            if count == LAYERS:
+                return X
+        return APPLY(nm, oracle, fmap, X, b, tag)
 
     with mock.patch.object(worst_case, "apply_token_map", skip), \
             mock.patch.object(multi_layer, "apply_token_map", skip):
@@ -91,16 +103,31 @@ def packed_slot_stride() -> Iterator[None]:
 
 
 BUGS = [(decode_ignores_padding, "two_heads.lemma_3_1"), (combination_skips_a_key_block, "two_heads.lemma_3_1"),
-        (synthetic_row_valued, "two_heads.lemma_3_1"), (psi_skipped_on_the_last_layer, "two_heads.lemma_3_1"),
+        (synthetic_row_valued, "two_heads.lemma_3_1"), (psi_skipped_on_the_last_layer, "two_heads.cor_3_2"),
         (heads_read_each_others_columns, "two_heads.thm_3_4"), (packed_slot_stride, "two_heads.thm_3_4")]
 
 
 @pytest.mark.parametrize("bug, claim", BUGS, ids=[b.__name__ for b, _ in BUGS])
-def test_a_bug_outside_the_plan_fails_the_output_identity_and_its_replay(bug, claim):
+def test_a_bug_outside_the_plan_fails_the_prover_and_every_replay(bug, claim):
+    """The prover's run (the paper variant's plan rows, the per-call and output identities) is not all
+    proved, and every row that is not proved is a failed identity or counterexample whose replay fails."""
     with bug():
-        rows = output_rows(claim, lambda v: v == PAPER)
-    assert [r.status for r in rows] == ["failed"], rows
-    assert rows[0].replay is not None and rows[0].replay["verdict"] == "fail", rows[0].replay
+        rows = run([claim], keep=quick_obligation, second=False)
+    bad = [r for r in rows if r.status != "proved"]
+    assert not all_proved(rows) and any(r.obligation == OUTPUT for r in bad), rows
+    assert all(r.replay is not None and r.replay["verdict"] == "fail" for r in bad), [r.replay for r in bad]
+
+
+@pytest.mark.slow
+def test_the_prover_exits_non_zero_on_a_bug_outside_the_plan(capsys):
+    """``attnsim prove`` itself (every variant, both solvers) exits 1 with the decode bug planted (about 25 s
+    of one loaded core)."""
+    with decode_ignores_padding(), pytest.raises(SystemExit) as exit_:
+        main(["prove", "two_heads.lemma_3_1", "--format", "json"])
+    assert exit_.value.code == 1
+    record = json.loads(capsys.readouterr().out)
+    failed = [r for r in record["obligations"] if r["status"] != "proved"]
+    assert failed and all(r["obligation"] == OUTPUT and r["replay"]["verdict"] == "fail" for r in failed), failed
 
 
 def test_the_output_identities_hold_on_the_real_code():

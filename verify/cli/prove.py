@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any, Optional
@@ -31,21 +32,27 @@ def _cex(row: Any) -> str:
 
 
 def _proof_rows(claims: list[str], rlimit: int, fmt: str, json_path: Optional[str]) -> int:
-    from attnsim.verify.prove.run import all_proved, run
+    from attnsim.verify.prove.run import OUTPUT, all_proved, run
     from attnsim.verify.prove.status import summary
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
 
     def note(row: Any) -> None:
         print(f"prove: {row.claim} {row.obligation} [{row.variant}] {row.status} ({row.seconds:.2f}s)",
               file=sys.stderr, flush=True)
 
     rows = run(claims, rlimit, note)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     ok = all_proved(rows)
     by_claim = {c: [r.as_dict() for r in rows if r.claim == c] for c in claims}
     status = summary(by_claim)
-    record = {"seconds": round(seconds, 1), "proved": ok, "status": status, "obligations": [r.as_dict() for r in rows]}
+    plan = [r for r in rows if r.obligation != OUTPUT and not r.obligation.startswith("identity")]
+    both = sum(r.status == "proved" and r.cvc5 == "unsat" for r in plan)
+    record = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+              "load_average": None if load is None else [round(x, 2) for x in load], "proved": ok,
+              "plan_rows": len(plan), "plan_rows_both_solvers": both, "status": status,
+              "obligations": [r.as_dict() for r in rows]}
     if fmt == "json" or json_path == "-":
         write_json(record, "-")
     else:
@@ -55,8 +62,10 @@ def _proof_rows(claims: list[str], rlimit: int, fmt: str, json_path: Optional[st
         body += [(c, "(claim)", "", st, "", "", "", "") for c, st in status.items()]
         print(render_rows(header, body, "md" if fmt == "md" else fmt))
         proved = sum(r.status == "proved" for r in rows)
-        print(f"{proved}/{len(rows)} obligations proved (call plans, per-call and output identities), "
-              f"{seconds:.1f}s", file=sys.stderr)
+        print(f"{proved}/{len(rows)} obligations proved (call plans, per-call and output identities); "
+              f"{both}/{len(plan)} plan rows unsat for both z3 and cvc5; {seconds:.1f}s wall, {cpu:.1f}s CPU"
+              + ("" if load is None else f", load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"),
+              file=sys.stderr)
         for c, st in status.items():
             print(f"  {c}: {st}", file=sys.stderr)
         write_json(record, json_path)

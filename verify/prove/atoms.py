@@ -24,16 +24,27 @@ from attnsim.sim.numerics.base import Array, Numerics, NumericsError
 class Field:
     """Q(names…, E, a0…a_{atoms−1}): the symbols of one proof run and the atoms handed out so far."""
 
-    def __init__(self, names: Iterable[str], atoms: int) -> None:
-        """Free symbols ``names``, the symbol E and room for ``atoms`` distinct exp atoms."""
+    def __init__(self, names: Iterable[str], atoms: int, generic: int = 0) -> None:
+        """Free symbols ``names``, the symbol E, room for ``atoms`` distinct exp atoms and ``generic`` symbols
+        for the values of an arbitrary token-wise map (``outputs.Generic``)."""
         names = list(names)
-        self.ctx = fmpq_mpoly_ctx.get(names + ["E"] + [f"a{k}" for k in range(atoms)], "degrevlex")
+        self.ctx = fmpq_mpoly_ctx.get(names + ["E"] + [f"a{k}" for k in range(atoms)]
+                                      + [f"g{k}" for k in range(generic)], "degrevlex")
         gens = self.ctx.gens()
         self.one = gens[0] ** 0
         self.symbols = {n: Rat(self, g) for n, g in zip(names, gens)}
         self.E = gens[len(names)]
-        self.free_atoms = list(gens[len(names) + 1:])
+        self.free_atoms = list(gens[len(names) + 1:len(names) + 1 + atoms])
+        self.free_generic = list(gens[len(names) + 1 + atoms:])
         self.atoms: dict[str, Any] = {}
+        self.generic: dict[str, list[Any]] = {}
+
+    def take_generic(self, count: int) -> list[Any]:
+        """``count`` fresh symbols for one value of an arbitrary map."""
+        if len(self.free_generic) < count:
+            raise NumericsError("symbolic entries: more distinct map inputs than the run has room for")
+        out, self.free_generic = self.free_generic[:count], self.free_generic[count:]
+        return out
 
     def const(self, value: int | Fraction) -> Rat:
         """A constant of the field."""

@@ -28,16 +28,18 @@ import numpy as np
 
 from attnsim.sim.masks import Causal, Full, Mask, Sink, SlidingWindow
 from attnsim.sim.model import HeadWeights, LayerWeights, TransformerSpec, Weights, reference
+from attnsim.sim.numerics import Array, Numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
-from attnsim.sim.token_maps import Affine
+from attnsim.sim.token_maps import Affine, TokenMap
 from attnsim.sim.two_heads import causal, window
 from attnsim.sim.two_heads import plan as P
 from attnsim.sim.two_heads.jobs import HeadJob, run_one_per_call
 from attnsim.sim.two_heads.multi_layer import full_head, simulate_layers
 from attnsim.sim.two_heads.packing import run_packed
 from attnsim.sim.two_heads.worst_case import simulate as simulate_worst_case
-from attnsim.verify.prove.atoms import AtomNumerics, Field, same, symbol_names, symbols
+from attnsim.verify.prove.atoms import AtomNumerics, Field, Rat, same, symbol_names, symbols
 
+LAYERS = 2  # the layer loop: layer 1 with an arbitrary ψ (``Generic``), the last layer with an affine ψ
 M_OF = {"paper": 2, "strict": 3}  # b = 2 real tokens per block either way
 WINDOW_M = {"paper": 4, "strict": 5}  # b = 4: with r = 1 and s = 1 a chunk holds 2 queries
 
@@ -69,26 +71,51 @@ class Setup:
     run: Callable[[TransformerSpec, Weights, Any, Oracle], Any]
     H: int = 2
     m: int = 2
+    L: int = LAYERS
 
 
-def _model(F: Field, N: int, H: int, m: int, mask: Mask) -> tuple[TransformerSpec, Weights, Any]:
+@dataclass(frozen=True, eq=False)
+class Generic(TokenMap):
+    """An arbitrary token-wise map g (the layer MLP ψ of every layer but the last): each distinct input row
+    gets a row of fresh symbols, equal rows the same symbols. An identity that holds with g uninterpreted
+    holds for every ψ; it also hands the next layer polynomial inputs, so its scores stay polynomials."""
+
+    F: Field
+    name: str = "generic"
+
+    def __call__(self, nm: Numerics, x: Array) -> Array:
+        """g applied to each row."""
+        out = np.empty(x.shape, dtype=object)
+        for t in range(x.shape[0]):
+            key = "|".join(repr(v) for v in x[t])
+            row = self.F.generic.setdefault(key, [Rat(self.F, g) for g in self.F.take_generic(x.shape[1])])
+            out[t] = row
+        return out
+
+
+def _model(F: Field, N: int, H: int, m: int, L: int, mask: Mask) -> tuple[TransformerSpec, Weights, Any]:
     d = H * m
-    heads = tuple(HeadWeights(*(symbols(F, f"{w}{h}", (m, m)) for w in ("q", "k", "v"))) for h in range(H))
-    psi = Affine(symbols(F, "A", (d, d)), symbols(F, "c", (d,)))
-    return TransformerSpec(N, d, H, 1, mask), Weights((LayerWeights(heads, psi=psi),)), symbols(F, "x", (N, d))
+    layers = []
+    for li in range(L):
+        heads = tuple(HeadWeights(*(symbols(F, f"{w}{h}l{li}", (m, m)) for w in ("q", "k", "v"))) for h in range(H))
+        psi = Affine(symbols(F, "A", (d, d)), symbols(F, "c", (d,))) if li == L - 1 else Generic(F)
+        layers.append(LayerWeights(heads, psi=psi))
+    return TransformerSpec(N, d, H, L, mask), Weights(tuple(layers)), symbols(F, "x", (N, d))
 
 
-def _names(N: int, H: int, m: int) -> list[str]:
+def _names(N: int, H: int, m: int, L: int) -> list[str]:
     d = H * m
     out = symbol_names("x", (N, d)) + symbol_names("A", (d, d)) + symbol_names("c", (d,))
-    return out + [n for h in range(H) for w in ("q", "k", "v") for n in symbol_names(f"{w}{h}", (m, m))]
+    return out + [n for li in range(L) for h in range(H) for w in ("q", "k", "v")
+                  for n in symbol_names(f"{w}{h}l{li}", (m, m))]
 
 
 def identity(setup: Setup) -> tuple[bool, str]:
     """Run the construction and the reference on symbolic entries; equal as rational functions?"""
-    F = Field(_names(setup.N, setup.H, setup.m), atoms=setup.N * setup.N * setup.H + 4)
+    F = Field(_names(setup.N, setup.H, setup.m, setup.L), atoms=setup.L * setup.N * setup.N * setup.H + 4,
+              generic=(setup.L - 1) * 2 * setup.N * setup.H * setup.m)
     nm = AtomNumerics(F)
-    spec, weights, X = _model(F, setup.N, setup.H, setup.m, setup.mask)
+    spec, weights, X = _model(F, setup.N, setup.H, setup.m, setup.L, setup.mask)
     Y = setup.run(spec, weights, nm.array(X), Oracle(setup.oracle(setup.m), nm))
     ref = reference(spec, weights, nm.array(X), nm)
     if same(Y, ref):
@@ -207,7 +234,7 @@ def run_output(claim: str, variant: str, params: dict[str, Any]) -> OutputRow:
         work = lambda: claim_b_6_identity(length)  # noqa: E731
     else:
         st = setup(claim, scheme, length, params.get("sinks") or params.get("causal"))
-        sizes = {"N": st.N, "M": st.M, "d": st.H * st.m, "H": st.H, "L": 1}
+        sizes = {"N": st.N, "M": st.M, "d": st.H * st.m, "H": st.H, "L": st.L}
         if isinstance(st.mask, (Sink, SlidingWindow)):
             sizes.update(window=st.mask.r, sinks=getattr(st.mask, "s", 0))
         if st.oracle(st.m).heads > 1:

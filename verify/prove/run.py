@@ -1,8 +1,9 @@
 """Run the obligations of claims through the solver, replay every counterexample as an ordinary check.
 
-A row per obligation: ``proved`` (for every size, or for every N with each M up to a stated bound
-when the solver gave up on symbolic M), ``counterexample`` (the solver's values; the claim's exact
-check is run at once at those sizes and must fail) or ``unknown`` (a failing row).
+A row per obligation: ``proved`` (z3 and, when asked, cvc5 both say unsat; for every size, or for every
+N with each M up to a stated bound when z3 gave up on symbolic M), ``unconfirmed`` (z3 alone: a failing
+row), ``counterexample`` (the solver's values; the claim's exact check is run at once at those sizes and
+must fail) or ``unknown`` (a failing row).
 """
 
 from __future__ import annotations
@@ -105,10 +106,14 @@ def replay(ob: Obligation, model: dict[str, int]) -> dict[str, Any]:
     return {"params": params, "verdict": record["verdict"], "reasons": record["reasons"][:3]}
 
 
+UNCONFIRMED = "unconfirmed"  # z3 proved it, cvc5 did not settle it within its limit: not proved
+
+
 def run_obligation(ob: Obligation, rlimit: int = RLIMIT, replay_failures: bool = True,
                    second: bool = False) -> Row:
     """Prove one obligation (symbolic M first, then each M up to :data:`M_BOUND`), replaying a counterexample;
-    ``second``: ask cvc5 too when z3 proves it for every size (``Row.cvc5``)."""
+    ``second``: ask cvc5 too when z3 proves it for every size (``Row.cvc5``): the row is ``proved`` only if
+    cvc5 says unsat as well (``unconfirmed`` if cvc5 gives up, ``unknown`` if it finds a model)."""
     hyps, goal, names = ob.build()
     out = prove(hyps, goal, names, rlimit, SMALL)
     verdict = cvc5kit.check(cvc5kit.smt2(hyps, goal)).status if second and out.status == "proved" else None
@@ -120,6 +125,8 @@ def run_obligation(ob: Obligation, rlimit: int = RLIMIT, replay_failures: bool =
         scope = f"every N, each M <= {M_BOUND}"
     if verdict == "sat":  # the solvers disagree: neither answer is taken
         out = Outcome("unknown", out.seconds)
+    elif verdict == "unknown":  # z3 alone: "proved" means both solvers say unsat
+        out = Outcome(UNCONFIRMED, out.seconds)
     row = Row(ob.claim, ob.name, ob.variant, out.status, round(out.seconds, 3), scope,
               out.model if out.status == "counterexample" else None, cvc5=verdict)
     if row.counterexample is not None and replay_failures:

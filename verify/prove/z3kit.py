@@ -105,10 +105,14 @@ class Outcome:
 def prove(hyps: list[Any], goal: Any, names: Mapping[str, Any], rlimit: int,
           small: Mapping[str, int] | None = None) -> Outcome:
     """Does ``hyps → goal`` hold for all values (z3 within ``rlimit`` resource units, a deterministic limit
-    that does not depend on the machine's load)? ``small``: upper bounds tried once a counterexample
+    that does not depend on the machine's load, in a fresh z3 context, so that the answer does not
+    depend on the queries asked before either)? ``small``: upper bounds tried once a counterexample
     exists, so that it is small enough to replay as an ordinary check."""
     start = time.perf_counter()
-    s = z3.Solver()
+    ctx = z3.Context()  # a fresh context: the search does not depend on the terms earlier queries made
+    hyps, goal = [h.translate(ctx) for h in hyps], goal.translate(ctx)
+    names = {k: v.translate(ctx) for k, v in names.items()}
+    s = z3.Solver(ctx=ctx)
     s.set("rlimit", rlimit)
     s.set("ctrl_c", False)  # z3 would take SIGINT for itself and swallow it: Ctrl-C stays Python's
     s.add(*hyps)

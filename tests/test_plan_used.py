@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 from unittest import mock
 
+import numpy as np
 import pytest
 
 from attnsim.sim.two_heads import plan as P
@@ -125,3 +126,97 @@ def test_breaking_a_plan_function_breaks_its_construction(name):
         except Exception:  # noqa: BLE001 - a refusal or crash also shows the plan is read
             ok = False
     assert not ok
+
+
+def _tokens(Z: Any, col: int) -> list[int]:
+    """Token (0-based) in each row of one half of a call's input (row t of the test input is [t + 1, 0])."""
+    return [int(round(float(v))) - 1 for v in np.asarray(Z, dtype=float)[:, col]]
+
+
+def _expected(lay: P.Layout, what: str) -> list[int]:
+    """The plan's token per row for ``what`` (key or query) rows, −1 for every other row."""
+    out = [-1] * lay.rows
+    for seg in lay.segs:
+        if seg.what == what:
+            for r, t in zip(*P.seg_tokens(seg)):
+                out[r] = t
+    return out
+
+
+def _pair_layouts(N: int, b: int, fused: bool) -> list[P.Layout]:
+    n = P.num_blocks(P.INT, N, b)
+    out = []
+    for c in range(P.pair_count(n, fused)):
+        tq, tk, si = P.pair_index(P.INT, n, fused, c)
+        starts = P.block_start(tq, b), P.block_start(tk, b)
+        lens = [P.block_len(P.INT, N, b, x) for x in starts]
+        out.append(P.pair_layout(P.INT, lens[0], lens[1], starts[0], starts[1], P.steps(fused)[si]))
+    return out
+
+
+def _causal_layouts(N: int, b: int, fused: bool) -> list[P.Layout]:
+    out = []
+    for tq in range(P.num_blocks(P.INT, N, b)):
+        for c in range(P.causal_row_count(tq, fused)):
+            tk, pi, si = P.causal_row_call(P.INT, tq, fused, c)
+            q0, k0 = P.block_start(tq, b), P.block_start(tk, b)
+            out.append(P.causal_layout(b, P.block_len(P.INT, N, b, q0), P.block_len(P.INT, N, b, k0), q0, k0,
+                                       (*P.CAUSAL_PARTS, "own")[pi], P.steps(fused)[si]))
+    return out
+
+
+def _window_layouts(N: int, b: int, r: int, s: int, fused: bool) -> list[P.Layout]:
+    out = []
+    for c in range(P.window_count(P.num_chunks(P.INT, N, b, r, s), fused)):
+        pi, k, si = P.window_index(P.INT, fused, c)
+        out.append(P.window_layout(P.INT, N, b, r, s, P.WINDOW_PARTS[pi], k, P.steps(fused)[si]))
+    return out
+
+
+TRACE_GRID = [(N, b) for b in (1, 2, 3, 5) for N in (1, b, b + 1, 3 * b + 2)]
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["paper", "fused"])
+def test_the_calls_touch_the_tokens_the_plan_says(fused):
+    _trace(fused)
+
+
+def test_the_trace_sees_a_construction_that_reads_its_own_rows():
+    """The trace's twin: a layout builder that writes a segment's tokens in reverse order is found."""
+    from attnsim.sim.two_heads import blocks
+
+    original = blocks.token_rows
+    backwards = lambda X, tokens: original(X, tokens[::-1])  # noqa: E731
+    with mock.patch.object(blocks, "token_rows", backwards), pytest.raises(AssertionError):
+        _trace(False)
+
+
+def _trace(fused: bool) -> None:
+    """Each construction's calls, in order, hold in every row exactly the key and query tokens the plan's
+    enumeration and layouts say (traced on the data: row t of the input is [t + 1, 0]), on a grid of sizes;
+    a construction that placed or ordered tokens by arithmetic of its own would differ here."""
+    from attnsim.sim.numerics.floating import Float64
+    from attnsim.sim.two_heads.blocks import head_jobs
+    from attnsim.sim.two_heads.causal import causal_head_jobs
+    from attnsim.sim.two_heads.window import window_head_jobs
+
+    nm, m = Float64(), 2
+    W = nm.array(np.eye(m))
+    scheme = "fused" if fused else "paper"
+    checked = 0
+    for N, b in TRACE_GRID:
+        X = nm.array(np.array([[t + 1, 0] for t in range(N)], dtype=float))
+        runs = [(head_jobs(nm, X, W, W, W, b, scheme, "t")[0], _pair_layouts(N, b, fused)),
+                (causal_head_jobs(nm, X, W, W, W, b, scheme, "t")[0], _causal_layouts(N, b, fused))]
+        for r, s in ((1, 0), (1, 1), (2, 1)):
+            if s + r < b:
+                runs.append((window_head_jobs(nm, X, W, W, W, b, r, s, scheme, "t")[0],
+                             _window_layouts(N, b, r, s, fused)))
+        for jobs, layouts in runs:
+            assert len(jobs) == len(layouts), (N, b)
+            for job, lay in zip(jobs, layouts):
+                assert job.Z.shape[0] == lay.rows, (N, b, job.tag)
+                assert _tokens(job.Z, 0) == _expected(lay, "key"), (N, b, job.tag)
+                assert _tokens(job.Z, m) == _expected(lay, "query"), (N, b, job.tag)
+                checked += 1
+    assert checked > 300

@@ -25,7 +25,8 @@ CHECKED = "checked at instances"
 
 def proof_results(out: Path | None, version: str, quick: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Rows of ``attnsim prove`` per claim, from ``out``'s cache when it holds this ``version``'s;
-    ``quick``: only the paper's scheme and length convention (``run.quick_obligation``), z3 alone."""
+    ``quick``: only the paper's scheme and length convention (``run.quick_obligation``); both solvers
+    either way."""
     path = None if out is None else Path(out) / ".cache" / f"prove-{version}{'-quick' if quick else ''}.json"
     if path is not None and path.exists():
         try:
@@ -37,7 +38,7 @@ def proof_results(out: Path | None, version: str, quick: bool = False) -> dict[s
     from attnsim.verify.prove.run import quick_obligation, run
 
     by_claim: dict[str, list[dict[str, Any]]] = {c: [] for c in CLAIMS}
-    for row in run(CLAIMS, keep=quick_obligation if quick else None, second=not quick):
+    for row in run(CLAIMS, keep=quick_obligation if quick else None):
         by_claim[row.claim].append(row.as_dict())
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +62,15 @@ def proof_status(claim_id: str, results: Mapping[str, Sequence[Mapping[str, Any]
     if bounded:
         return f"call plan proved for {bounded[0]}"
     status = OUTPUT_PROVED if any(r["obligation"] == "output" for r in rows) else PLAN_PROVED
-    return f"{status} {solvers(plan)}"
+    return f"{status} {solvers(plan)}{scope_note(rows)}"
+
+
+def scope_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``; paper scheme and length only`` when no fused-scheme or strict-length row ran (the quick report)."""
+    variants = {r.get("variant", "") for r in rows} - {"any", ""}
+    if variants and not any("fused" in v or "strict" in v for v in variants):
+        return "; paper scheme and length only"
+    return ""
 
 
 def solvers(plan: Sequence[Mapping[str, Any]]) -> str:

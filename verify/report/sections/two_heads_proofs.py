@@ -1,7 +1,7 @@
 """Report section: the exact Two Heads plans proved for every size (``attnsim prove``).
 
 Per claim of the paper: "output proved for every size" (every obligation of its call plan proved by
-z3 for all N ≥ 1 and all M at or above the construction's minimum, and all window r and sinks s in
+z3 and cvc5 for all N ≥ 1 and all M at or above the construction's minimum, and all window r and sinks s in
 range, and its per-call and output identities holding), "call plan proved for every size" (the plan
 only) or "checked at instances" (the checks of the report only); then, per proved claim, how many
 obligations and how long they took, and the per-call identities proved with sympy.
@@ -26,18 +26,19 @@ def proofs_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> 
     lines = ["### Proved for every size", "",
              "Each exact construction's call plan (blocks, key ranges, offsets, pads, packing slots and stream "
              "columns, head columns, job lengths, where each call's result lands) is integer code in "
-             "`sim/two_heads/plan.py` that the construction runs and z3 proves for all N and M (`attnsim prove`, "
+             "`sim/two_heads/plan.py` that the construction runs and z3 and cvc5 both prove for all N and M "
+             "(`attnsim prove`, "
              "docs/proofs.md): coverage of every allowed (query, key) pair exactly once under each call's own mask, "
              "no pad or synthetic row counted as a key, call lengths within the oracle, counts of the enumeration "
              "the construction iterates equal to the exact formulas. The output identities run the real "
-             "construction (layouts, weights, oracle, decoders, packing, combination, ψ) on symbolic entries at "
-             "sizes where every call shape occurs and compare it with the reference model as rational functions. "
+             "construction (layouts, weights, oracle, decoders, packing, combination, two layers with their ψ) "
+             "on symbolic entries at sizes where every call shape occurs and compare it with the reference model as rational functions. "
              "A claim reads \"output proved for every size\" only when its plan, its per-call identities and its "
              "output identities all hold; \"call plan proved for every size\" when only the plan's rows ran.",
              *(["", "Quick report: this run proved the obligations of the paper's scheme and length convention (with "
                  "and without sinks), packing, head columns, the per-call identities and the output identities of "
-                 "that variant, with z3 alone; `attnsim prove two_heads` also proves the fused scheme and the strict "
-                 "length convention and re-checks every query with cvc5."] if quick else []),
+                 "that variant, each plan query confirmed by z3 and cvc5; `attnsim prove two_heads` also proves the fused "
+                 "scheme and the strict length convention."] if quick else []),
              "", "| claim | status | obligations | solver seconds (total, largest) |", "|---|---|---|---|"]
     for cid in claims:
         rows = results.get(cid) or []

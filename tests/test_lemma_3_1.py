@@ -78,3 +78,16 @@ def test_calls_depend_only_on_shapes():
     a = run_check("two_heads.lemma_3_1", dict(N=10, M=3, d=2), "exact", seed=1)
     b = run_check("two_heads.lemma_3_1", dict(N=10, M=3, d=2, input="large"), "exact", seed=7)
     assert a["calls_by_tag"] == b["calls_by_tag"]
+
+
+@pytest.mark.parametrize("numerics", ["exact", "mp:64"])
+def test_an_output_wrong_by_its_whole_size_agrees_to_zero_bits_not_minus_zero(numerics):
+    import numpy as np
+
+    from attnsim.sim.numerics import get_numerics
+    from attnsim.verify.agreement import compare
+
+    nm = get_numerics(numerics, 0)
+    ref = nm.array(np.array([[1.0, 0.0]]), "ref")
+    a = compare(nm.array(np.array([[0.0, 0.0]]), "y"), ref, nm, nm, None)
+    assert a.error_bits == 0.0 and math.copysign(1.0, a.error_bits) == 1.0  # printed "0", never "-0"

@@ -67,7 +67,7 @@ def compare(y: np.ndarray, ref: np.ndarray, nm: Numerics, truth: Numerics, min_b
         yf = np.vectorize(lambda v: float(nm.to_fraction_or_float(v)))(y)
         rf = np.vectorize(lambda v: float(nm.to_fraction_or_float(v)))(ref)
         err = np.linalg.norm(yf - rf, axis=1) / np.maximum(np.linalg.norm(rf, axis=1), 1e-300)
-        bits = float(-math.log2(err.max())) if err.max() > 0 else 60.0
+        bits = 0.0 - math.log2(err.max()) if err.max() > 0 else 60.0  # 0.0 - x: a total miss is 0 bits, not -0
         return Agreement(False, bits, worst, None)
     ctx = mpmath.MPContext()
     ctx.prec = getattr(truth, "bits", 256) + 32
@@ -80,5 +80,5 @@ def compare(y: np.ndarray, ref: np.ndarray, nm: Numerics, truth: Numerics, min_b
         err = diff / norm if norm != 0 else diff
         if err > worst_err or worst_row is None:
             worst_err, worst_row = err, i
-    bits = math.inf if worst_err == 0 else float(-ctx.log(worst_err, 2))
+    bits = math.inf if worst_err == 0 else 0.0 - float(ctx.log(worst_err, 2))
     return Agreement(min_bits is None or bits >= min_bits, bits, worst_row, min_bits)

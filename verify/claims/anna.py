@@ -17,8 +17,11 @@ from hypothesis import seed as hyp_seed
 from hypothesis import strategies as st
 
 from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
+from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.khop import MIN_MEMORY as KHOP_MIN_MEMORY
-from attnsim.sim.anna.khop import khop_mpc, radix_fan
+from attnsim.sim.anna.khop import SORTS as KHOP_SORTS
+from attnsim.sim.anna.khop import khop_mpc, radix_fan, splitter_letter_sort, splitter_sort_rounds
+from attnsim.sim.anna.mpc import MPCLimitError
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
 from attnsim.sim.anna.reformer import adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model
 from attnsim.sim.anna.tasks import (
@@ -100,26 +103,39 @@ KHOP_MEMORY = ({"eps1": 0.5, "s_scale": 6.0}, {"eps1": 0.75, "s_scale": 2.0})
 """s = ceil(s_scale N^eps1) below N from N = 64 on at eps1 = 1/2 and from N = 32 on at eps1 = 3/4."""
 
 
+SPLITTER_KHOP = {"eps1": 0.75, "s_scale": 2.6}
+"""s = ceil(2.6 N^(3/4)) from 790 words at N = 2048 (Lemma C.2's splitter sort needs about 768) to 3765 at 16384."""
+
+
 def _khop_grid(quick: bool) -> list[dict[str, Any]]:
+    letter = {"sort": "letter", "strings": 2}
     if quick:
-        return [{"N": n, "k": k, "strings": 2, **mem} for mem in KHOP_MEMORY for n, k in ((128, 3), (256, 16))]
-    small = [{"N": n, "k": k, **mem} for mem in KHOP_MEMORY for n in (256, 512, 1024, 2048) for k in (1, 5, 16)]
-    wide = [{"N": 1024, "k": 16, "alphabet": 128, **KHOP_MEMORY[0]}]  # |Sigma| = N/8: the letter sort takes 4 passes
-    return small + wide + [{"N": 100, "k": k, "eps1": 0.5, "s_scale": 25.6} for k in (1, 2, 5, 16)]  # large memory
+        return ([{"N": 2048, "k": 16, "strings": 2, **SPLITTER_KHOP}]
+                + [{"N": n, "k": k, **letter, **mem} for mem in KHOP_MEMORY for n, k in ((128, 3), (256, 16))])
+    split = [{"N": n, "k": k, **SPLITTER_KHOP} for n in (2048, 4096, 8192) for k in (1, 5, 16)]
+    split += [{"N": 4096, "k": 16, "alphabet": a, **SPLITTER_KHOP} for a in (64, 4096)]  # |Sigma| = N^(1/2), N
+    small = [{"N": n, "k": k, "sort": "letter", **mem}
+             for mem in KHOP_MEMORY for n in (256, 512, 1024) for k in (1, 16)]
+    wide = [{"N": 1024, "k": 16, "alphabet": 128, "sort": "letter", **KHOP_MEMORY[0]}]  # the letter sort: 4 passes
+    return split + small + wide + [{"N": 100, "k": k, "eps1": 0.5, "s_scale": 25.6, "sort": "letter"} for k in (1, 16)]
 
 
 @checker("anna.khop", evidence="independent", numerics=EXACT, params=[
-    Param("N", int, 1024, "string length", minimum=2),
+    Param("N", int, 4096, "string length", minimum=2),
     Param("k", int, 16, "number of hops", minimum=1),
-    Param("eps1", float, 0.5, "memory exponent: s = ceil(s_scale N^eps1) words per machine", minimum=0.01),
-    Param("s_scale", float, 6.0, "constant in front of N^eps1", minimum=0.01),
+    Param("eps1", float, 0.75, "memory exponent: s = ceil(s_scale N^eps1) words per machine", minimum=0.01),
+    Param("s_scale", float, 2.6, "constant in front of N^eps1 (the splitter sort needs s of about 768 words)",
+          minimum=0.01),
     Param("alphabet", int, 4, "letters", minimum=2),
     Param("strings", int, 4, "random strings", minimum=1),
-], grid=_khop_grid, growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 512, 1024, 2048, 4096), k=16, s_scale=12.0,
-                                          strings=2))
+    Param("sort", str, "splitter", "Lemma F.3's sort: splitter (Lemma C.2's, our splitter-tree sample sort and a "
+          "balancing pass) or letter (the stable radix sort by the letter, the labelled alternative)",
+          choices=KHOP_SORTS),
+], grid=_khop_grid, growth_grid=size_grid("N", (2048, 4096, 8192, 16384), (2048, 4096, 8192, 16384), k=16,
+                                          strings=2, **SPLITTER_KHOP))
 def check_khop(ctx: CheckContext) -> Measurement:
     """k-hop by pointer doubling on the referee MPC machine at s = ceil(s_scale N^eps1), against the direct answer."""
-    N, k, A, n = (ctx.params[x] for x in ("N", "k", "alphabet", "strings"))
+    N, k, A, n, sort = (ctx.params[x] for x in ("N", "k", "alphabet", "strings", "sort"))
     if not 0 < ctx.params["eps1"] < 1:
         raise UsageError(f"--eps1: the memory exponent must lie in (0, 1), got {ctx.params['eps1']}")
     s = memory_words(ctx)
@@ -130,15 +146,29 @@ def check_khop(ctx: CheckContext) -> Measurement:
     rng = np.random.default_rng(ctx.seed)
     wrong, rounds, machines, load = 0, set(), set(), 0
     ledger = Ledger()
-    for _ in range(n):
+    refused = []
+    for t in range(n):
         text = hop_string(rng, N, A)
         ledger = Ledger()
-        run = khop_mpc(text, k, memory=s, ledger=ledger, alphabet=A)
+        sorter = splitter_letter_sort(ctx.seed * 1009 + t) if sort == "splitter" else None
+        try:
+            run = khop_mpc(text, k, memory=s, ledger=ledger, alphabet=A, sort=sorter)
+        except MPCLimitError as exc:  # the splitter sort's loads hold with high probability, not for every draw
+            refused.append(str(exc))
+            continue
+        except AnnaInputError as exc:
+            if str(exc).startswith("s:"):
+                raise UsageError(f"--s_scale: {str(exc)[3:]}") from None
+            raise
         wrong += not np.array_equal(run.labels, hop_labels(text, k))
         rounds.add(ledger.rounds("mpc_round"))
         machines.add(ledger.total("mpc_machine"))
         load = max(load, max_load(ledger))
     reasons = [f"wrong k-hop answer on {wrong} of {n} strings"] if wrong else []
+    if refused:
+        return Measurement(evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels", agree=False,
+                           error_bits=0.0, reasons=[f"the referee refused a round of {len(refused)} of {n} draws: "
+                                                    f"{refused[0]}"])
     if load > s:  # held here too, not only by the MPC machine
         reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")
     for what, seen in (("round", rounds), ("machine", machines)):
@@ -149,8 +179,10 @@ def check_khop(ctx: CheckContext) -> Measurement:
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"rounds": max(rounds), "machines": max(machines), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=max(rounds), reasons=reasons,
+        derived={"sort_letter": int(sort == "letter"),
+                 "sort_rounds": 0 if sort == "letter" else splitter_sort_rounds(s, N)},
         extra={"s": s, "regime": regime(s, N), "fan": radix_fan(s), "max_words_received": load, "strings": n,
-               "rounds_minus_floor_log2_k": max(rounds) - (k.bit_length() - 1)},
+               "sort": sort, "rounds_minus_floor_log2_k": max(rounds) - (k.bit_length() - 1)},
     )
 
 

@@ -32,13 +32,14 @@ def proofs_section(records: list[dict[str, Any]], out_dir: Any, quick: bool) -> 
              "no pad or synthetic row counted as a key, call lengths within the oracle, counts of the enumeration "
              "the construction iterates equal to the exact formulas. The output identities run the real "
              "construction (layouts, weights, oracle, decoders, packing, combination, two layers with their ψ) "
-             "on symbolic entries at sizes where every call shape occurs and compare it with the reference model as rational functions. "
+             "on symbolic entries at sizes where every call shape occurs and compare it with the reference model "
+             "as rational functions. "
              "A claim reads \"output proved for every size\" only when its plan, its per-call identities and its "
              "output identities all hold; \"call plan proved for every size\" when only the plan's rows ran.",
              *(["", "Quick report: this run proved the obligations of the paper's scheme and length convention (with "
                  "and without sinks), packing, head columns, the per-call identities and the output identities of "
-                 "that variant, each plan query confirmed by z3 and cvc5; `attnsim prove two_heads` also proves the fused "
-                 "scheme and the strict length convention."] if quick else []),
+                 "that variant, each plan query confirmed by z3 and cvc5; `attnsim prove two_heads` also proves "
+                 "the fused scheme and the strict length convention."] if quick else []),
              "", "| claim | status | obligations | solver seconds (total, largest) |", "|---|---|---|---|"]
     for cid in claims:
         rows = results.get(cid) or []

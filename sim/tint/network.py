@@ -159,14 +159,38 @@ class Network:
 
 
 # ------------------------------------------------------------------------------------------- layout
-class _Plan:
-    """Accumulates registers and layers while :func:`build_tint` walks the pipeline."""
+INPUT_REGISTERS = ("pos", "train", "target", "loss_mask", "h0")
+"""The registers :func:`~attnsim.sim.tint.network_io.input_embedding` writes before the first layer."""
 
-    def __init__(self, D: int) -> None:
+
+@dataclass(frozen=True)
+class StreamShape:
+    """The loop shape of the stack: auxiliary layers, SGD steps, the first simulated layer, reuse flags."""
+
+    layers: int
+    steps: int
+    start: int
+    reuse_forward: bool
+    reuse_backward: bool
+
+
+def frame(H: Any, content: Any, memory: Any) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """Where a module layer's inputs sit in its H-wide token rows: its content registers in [0, content),
+    its memory registers in [H - memory, H)."""
+    return (0, content), (H - memory, H)
+
+
+class StreamPlan:
+    """Accumulates registers and layers while :func:`lay_out` walks the pipeline (widths may be any int-like
+    terms: the prover passes symbolic D, P and V)."""
+
+    def __init__(self, D: Any) -> None:
+        """No registers or layers yet; ``D`` is a register's default width."""
         self.D, self.registers, self.layers = D, {}, []
         self._next = 0
 
-    def reg(self, name: str, width: int | None = None) -> str:
+    def reg(self, name: str, width: Any = None) -> str:
+        """Register ``name`` (``width`` columns, default D) right after the last one, unless it exists."""
         if name not in self.registers:
             self.registers[name] = (self._next, self.D if width is None else width)
             self._next += self.registers[name][1]
@@ -174,21 +198,23 @@ class _Plan:
 
     def mod(self, op: Module | Parallel, at: tuple[tuple, str], content: tuple[str, ...], out: str,
             prefix: str | None = None, memory: tuple[str, ...] = (), prefix_out: bool = False) -> str:
+        """A module layer reading ``content`` and ``memory``, writing ``out`` (and its prefix slot)."""
         copy, tag = at
         self.layers.append(ModuleLayer(op, copy, tag, content, memory, prefix, self.reg(out), prefix_out))
         return out
 
     def add(self, terms: tuple[str, ...], out: str) -> str:
+        """A layer writing the sum of ``terms`` to ``out``."""
         self.layers.append(Combine(terms, self.reg(out)))
         return out
 
 
-def _ln(p: _Plan, mods: tuple, at: tuple[tuple, str], h: str, s: str, name: str) -> tuple[str, str]:
+def _ln(p: StreamPlan, mods: tuple, at: tuple[tuple, str], h: str, s: str, name: str) -> tuple[str, str]:
     hat = p.mod(mods[0], at, (h,), name + ".hat", s)
     return p.mod(mods[1], at, (hat,), name + ".y", s), hat
 
 
-def _forward_layer(p: _Plan, b: ForwardBlock, copy: tuple, i: int, h: str, out: str) -> None:
+def _forward_layer(p: StreamPlan, b: ForwardBlock, copy: tuple, i: int, h: str, out: str) -> None:
     """The registers and layers of ``pipeline.forward_layer`` for auxiliary layer ``i``."""
     s = lambda name: f"{i}.{name}"  # noqa: E731
     at = lambda tag: (copy, tag)  # noqa: E731
@@ -205,7 +231,7 @@ def _forward_layer(p: _Plan, b: ForwardBlock, copy: tuple, i: int, h: str, out: 
     p.add((*ys, h1), out)
 
 
-def _backward_layer(p: _Plan, b: BackwardBlock, copy: tuple, i: int, dh: str) -> str:
+def _backward_layer(p: StreamPlan, b: BackwardBlock, copy: tuple, i: int, dh: str) -> str:
     """The registers and layers of ``pipeline.backward_layer`` for auxiliary layer ``i``."""
     s = lambda name: f"{i}.{name}"  # noqa: E731
     lin, ln, attn = (copy, "LinBwdDesc"), (copy, "LNBwdDesc"), (copy, "AttnBwdDesc")
@@ -231,6 +257,34 @@ def _grad_block(ar: Arith, geo: Geometry) -> GradBlock:
                      (linear_backward_descent(ar, geo, weights=False), ln_fd_backward(ar, geo)))
 
 
+def lay_out(p: StreamPlan, fwd: Any, bwd: Any, grad: Any, shape: StreamShape, positions: Any, vocab: Any
+            ) -> StreamPlan:
+    """The stream's registers and the layers, in order (tint.sgd_step): the inputs, the forward pass, then per
+    SGD step the loss gradient, the backward-and-descent pass over the simulated layers and their forward
+    pass with the updated prefixes, and the final logits. ``positions`` is the one-hot width P, ``vocab`` V."""
+    for name, width in zip(INPUT_REGISTERS, (positions, 1, vocab, 1, None)):
+        p.reg(name, width)
+    for i in range(shape.layers):
+        _forward_layer(p, fwd, ("fwd", i), i, f"h{i}", p.reg(f"h{i + 1}"))
+    last = f"h{shape.layers}"
+    for step in range(shape.steps):
+        final, lnf_hat = _ln(p, grad.ln, G, last, "lnf", "lnf")
+        if step == 0:
+            p.layers.append(Readout(final, p.reg("logits_first", vocab), grad=False))
+        p.layers.append(Readout(final, p.reg("d.final"), grad=True))
+        dhat = p.mod(grad.back[0], G, ("d.final",), "d.hat", "lnf", (lnf_hat, last), prefix_out=True)
+        dh = p.mod(grad.back[1], G, (dhat,), "d.h", "lnf", (lnf_hat, last))
+        bcopy = 0 if shape.reuse_backward else step
+        for i in reversed(range(shape.start, shape.layers)):
+            dh = _backward_layer(p, bwd, ("bwd", bcopy, i), i, dh)
+        for i in range(shape.start, shape.layers):
+            copy = ("fwd", i) if shape.reuse_forward else ("final", step, i)
+            _forward_layer(p, fwd, copy, i, f"h{i}", f"h{i + 1}")
+    final, _ = _ln(p, grad.ln, G, last, "lnf", "lnf")
+    p.layers.append(Readout(final, p.reg("logits", vocab), grad=False))
+    return p
+
+
 def build_tint(aux: AuxConfig, cfg: TinTConfig, ar: Arith, fd_scale: int = 1000, gate_scale: float | None = None,
                convention: str | Convention = "paper", wte: np.ndarray | None = None,
                wpe: np.ndarray | None = None) -> Network:
@@ -251,30 +305,8 @@ def build_tint(aux: AuxConfig, cfg: TinTConfig, ar: Arith, fd_scale: int = 1000,
     bwd = backward_block(ar, geo, bias_step=geo.eta if conv.bias_full_step else None,
                          attn_post_mask="lin" if conv.attn_mask else None)
     grad = _grad_block(ar, geo)
-    p = _Plan(aux.D)
-    p.reg("pos", geo.P)
-    p.reg("train", 1)
-    p.reg("target", aux.vocab)
-    p.reg("loss_mask", 1)
-    p.reg("h0")
-    for i in range(aux.layers):
-        _forward_layer(p, fwd, ("fwd", i), i, f"h{i}", p.reg(f"h{i + 1}"))
-    last = f"h{aux.layers}"
-    for step in range(cfg.steps):
-        final, lnf_hat = _ln(p, grad.ln, G, last, "lnf", "lnf")
-        if step == 0:
-            p.layers.append(Readout(final, p.reg("logits_first", aux.vocab), grad=False))
-        p.layers.append(Readout(final, p.reg("d.final"), grad=True))
-        dhat = p.mod(grad.back[0], G, ("d.final",), "d.hat", "lnf", (lnf_hat, last), prefix_out=True)
-        dh = p.mod(grad.back[1], G, (dhat,), "d.h", "lnf", (lnf_hat, last))
-        bcopy = 0 if cfg.reuse_backward else step
-        for i in reversed(range(start, aux.layers)):
-            dh = _backward_layer(p, bwd, ("bwd", bcopy, i), i, dh)
-        for i in range(start, aux.layers):
-            copy = ("fwd", i) if cfg.reuse_forward else ("final", step, i)
-            _forward_layer(p, fwd, copy, i, f"h{i}", f"h{i + 1}")
-    final, _ = _ln(p, grad.ln, G, last, "lnf", "lnf")
-    p.layers.append(Readout(final, p.reg("logits", aux.vocab), grad=False))
+    shape = StreamShape(aux.layers, cfg.steps, start, cfg.reuse_forward, cfg.reuse_backward)
+    p = lay_out(StreamPlan(aux.D), fwd, bwd, grad, shape, geo.P, aux.vocab)
     sets = [f"{i}.{name}" for i in range(aux.layers) for name in _sets_of_layer()] + ["lnf"]
     kinds = {s: s.split(".", 1)[-1] for s in sets}
     ones = lambda *shape: ar.array(np.ones(shape, dtype=np.int8))  # noqa: E731  (opt-125m's is 50272 x 768)
@@ -299,7 +331,7 @@ def _context(net: Network, x: np.ndarray) -> Context:
 
 
 def _columns(net: Network, names: tuple[str, ...]) -> np.ndarray:
-    return np.concatenate([np.arange(net.reg(r).start, net.reg(r).stop) for r in names])
+    return np.concatenate([np.arange(net.reg(r).start, net.reg(r).stop) for r in names] or [np.zeros(0, dtype=int)])
 
 
 def _apply(net: Network, lay: ModuleLayer, x: np.ndarray, ctx: Context) -> None:
@@ -308,12 +340,12 @@ def _apply(net: Network, lay: ModuleLayer, x: np.ndarray, ctx: Context) -> None:
     local = ar.zeros((x.shape[0], geo.H))
     if lay.prefix is not None:
         local[:K] = x[:K, net.slot(lay.prefix)]
+    content, memory = (_columns(net, names) for names in (lay.content, lay.memory))
+    (c0, c1), (m0, m1) = frame(geo.H, len(content), len(memory))
     if lay.content:
-        cols = _columns(net, lay.content)
-        local[K:, :len(cols)] = x[K:][:, cols]
+        local[K:, c0:c1] = x[K:][:, content]
     if lay.memory:
-        cols = _columns(net, lay.memory)
-        local[K:, geo.H - len(cols):] = x[K:][:, cols]
+        local[K:, m0:m1] = x[K:][:, memory]
     out = lay.op(ar, local, ctx)
     x[K:, net.reg(lay.out)] = out[K:, :geo.D]
     if lay.prefix_out:

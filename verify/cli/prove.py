@@ -102,7 +102,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def prove(claims: Optional[list[str]] = typer.Argument(None, help="claim ids or the paper two_heads, "
                                                                      "or anna (the relay's plan and Lemma B.4's "
-                                                                     "code) (default: every proved plan)"),
+                                                                     "code), or tint (the stream layout) "
+                                                                     "(default: every proved plan)"),
               twins: bool = typer.Option(False, "--twins", help="prove each broken plan twin instead: each must "
                                          "give a counterexample whose replay fails the ordinary check"),
               rlimit: Optional[int] = typer.Option(None, "--rlimit", help="z3 resource units per query "
@@ -122,7 +123,7 @@ def register(app: typer.Typer) -> None:
         rlimit = RLIMIT if rlimit is None else rlimit
         if not 0 < rlimit <= 10 ** 12:
             raise UsageError(f"--rlimit: must be a number of resource units in 1..10^12, got {rlimit}")
-        if claims and claims[0] in ("anna",):
+        if claims and claims[0] in ("anna", "tint"):
             from attnsim.verify.cli.prove_beyond import prove_paper
 
             return prove_paper(claims[0], twins, rlimit, fmt, json_path)

@@ -22,6 +22,7 @@ class PlanTwin:
     what: str
     breaks: Callable[[], ContextManager[None]]
     replay: Callable[[dict[str, int]], dict[str, Any]] = field(default=lambda model: {})
+    numerics: str = "exact"  # the replay's numerics
     observable: bool = True  # False: no run can tell the bug apart (the prover's word alone; never "caught")
 
 

@@ -13,19 +13,25 @@ from typing import Any, Callable, Sequence
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.check import run_check
-from attnsim.verify.prove import anna, cvc5kit
+from attnsim.verify.prove import anna, cvc5kit, tint
 from attnsim.verify.prove.anna_twins import TWINS, PlanTwin
 from attnsim.verify.prove.obligations import Obligation
 from attnsim.verify.prove.run import RLIMIT, Row
+from attnsim.verify.prove.tint_twins import TWINS as TINT_TWINS
 from attnsim.verify.prove.z3kit import prove
 
-CVC5_RLIMIT = 1_000_000  # cvc5 resource units per ANNA query (deterministic); the digit queries need more than 10^5
-PAPERS: dict[str, Callable[[], list[Obligation]]] = {"anna": anna.obligations}
+CVC5_RLIMIT = 1_000_000  # cvc5 resource units per query (deterministic); the ANNA digit queries need more than 10^5
+PAPERS: dict[str, Callable[[], list[Obligation]]] = {"anna": anna.obligations, "tint": tint.obligations}
 
 
 def prove_one(ob: Obligation, rlimit: int = RLIMIT, second: bool = True) -> Row:
     """One obligation: z3, then cvc5 on what z3 proved (a cvc5 ``sat`` makes the row unknown)."""
     start = time.perf_counter()
+    if ob.params.get(tint.WALK):
+        bad = tint.first_unwritten(ob.params["shape"])
+        return Row(ob.claim, ob.name, ob.variant, "proved" if bad is None else "counterexample",
+                   round(time.perf_counter() - start, 3), "this loop shape, every width (a walk, no solver)",
+                   None if bad is None else {"layer": bad[0], "register": bad[1]})
     hyps, goal, names = ob.build()
     out = prove(hyps, goal, names, rlimit)
     verdict = cvc5kit.check(cvc5kit.smt2(hyps, goal), CVC5_RLIMIT).status if second and out.status == "proved" else None
@@ -83,30 +89,37 @@ class TwinResult:
                 "counterexamples": [r.as_dict() for r in self.rows], "replay": self.replay}
 
 
-def replay(claim: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The claim's exact check at ``params`` (with whatever bug is planted); a refusal or crash is not a fail."""
+def replay(claim: str, params: dict[str, Any], numerics: str = "exact") -> dict[str, Any]:
+    """The claim's check at ``params`` (with whatever bug is planted); a refusal or crash is not a fail."""
     try:
-        record = run_check(claim, params, "exact")
+        record = run_check(claim, params, numerics)
     except AttnsimError as exc:
         return {"params": params, "verdict": "refused", "reasons": [str(exc)]}
-    return {"params": params, "verdict": record["verdict"], "reasons": record["reasons"][:2]}
+    return {"params": params, "numerics": numerics, "verdict": record["verdict"], "reasons": record["reasons"][:2]}
 
 
 def run_twin(t: PlanTwin, rlimit: int = RLIMIT) -> TwinResult:
     """Prove the twin's claim with its bug planted; replay the check at the first counterexample's sizes."""
     res = TwinResult(t)
     with t.breaks():
-        for ob in PAPERS["anna"]():
+        for ob in PAPERS[paper_of(t)]():
             if ob.claim != t.claim:
                 continue
             row = prove_one(ob, rlimit, second=False)
             if row.status == "counterexample":
                 res.rows.append(row)
+            if row.status == "counterexample" and "shape" in ob.params:  # the shape it broke at, for the replay
+                row.counterexample = {**(row.counterexample or {}), "steps": ob.params["shape"].steps}
         if res.rows:
-            res.replay = replay(t.claim, t.replay(res.rows[0].counterexample or {}))
+            res.replay = replay(t.claim, t.replay(res.rows[0].counterexample or {}), t.numerics)
     return res
+
+
+def paper_of(t: PlanTwin) -> str:
+    """The paper (``anna``, ``tint``) of a twin's claim."""
+    return t.claim.split(".")[0]
 
 
 def run_twins(paper: str, rlimit: int = RLIMIT) -> list[TwinResult]:
     """Every plan twin of ``paper``."""
-    return [run_twin(t, rlimit) for t in TWINS] if paper == "anna" else []
+    return [run_twin(t, rlimit) for t in (*TWINS, *TINT_TWINS) if paper_of(t) == paper]

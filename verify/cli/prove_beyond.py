@@ -31,12 +31,15 @@ def prove_paper(paper: str, twins: bool, rlimit: int, fmt: str, json_path: Optio
         def note(row: Any) -> None:
             print(f"prove: {row.claim} {row.obligation} {row.status} ({row.seconds:.2f}s)", file=sys.stderr, flush=True)
         rows = beyond.run(paper, rlimit, note)
+        for c, st in beyond.status(rows).items():
+            print(f"  {c}: {st}", file=sys.stderr)
         ok = bool(rows) and all(r.status == "proved" for r in rows)
         status = beyond.status(rows)
         record = {"proved": ok, "status": status, "obligations": [r.as_dict() for r in rows]}
-        header = ("claim", "obligation", "status", "cvc5", "seconds", "scope", "counterexample")
-        body = [(r.claim, r.obligation, r.status, r.cvc5 or "-", f"{r.seconds:.3f}", r.scope, _cex(r)) for r in rows]
-        body += [(c, "(claim)", st, "", "", "", "") for c, st in status.items()]
+        header = ("claim", "obligation", "variant", "status", "cvc5", "seconds", "scope", "counterexample")
+        body = [(r.claim, r.obligation, r.variant, r.status, r.cvc5 or "-", f"{r.seconds:.3f}", r.scope, _cex(r))
+                for r in rows]
+        body += [(c, "(claim)", "", st, "", "", "", "") for c, st in status.items()]
     seconds = time.perf_counter() - start
     record["seconds"] = round(seconds, 1)
     if fmt == "json" or json_path == "-":

@@ -48,6 +48,8 @@ from attnsim.verify.prove.z3kit import Z3, from_sympy
 
 RELAY = "anna.thm_4_1"
 CODE = "anna.lemma_b_4"
+STATEMENTS = {RELAY: "relay routing and load bound proved for every k, D, P, s (layer order read off the code)",
+              CODE: "Lemma B.4's code arithmetic proved for every size (the GF(B) code checked at instances)"}
 W = {n: z3.Int(n) for n in ("k", "D", "P", "s", "place", "lower", "rest", "m", "x", "y", "x2", "v", "v2", "tok",
                             "dest", "pooled", "h", "T", "K", "S", "R", "i", "l", "src", "seq", "idx", "j", "j2",
                             "j3", "p", "alpha", "d", "B", "Delta", "shared", "held")}

@@ -48,6 +48,10 @@ SHAPES = tuple(StreamShape(layers, steps, start, True, True)
 registers and the layers' reads and writes are the same), so they are varied once."""
 
 
+STATEMENT = "stream layout proved for every width, each loop shape up to 3 layers and 2 steps"
+SCOPE = "every D, K with S >= 3, P, V; this loop shape"
+
+
 class _Modules:
     """Placeholder modules: the walk only passes them through to the layers it lists."""
 
@@ -130,7 +134,7 @@ def obligations() -> list[Obligation]:
     """Every shape's ``registers``, ``frame`` and ``written before read`` (module docstring)."""
     out = []
     for shape in SHAPES:
-        params = {"shape": shape}
+        params = {"shape": shape, "scope": SCOPE}
         out.append(Obligation(CLAIM, "registers", label(shape), lambda shape=shape: _registers(shape), params))
         out.append(Obligation(CLAIM, "frame", label(shape), lambda shape=shape: _frame(shape), params))
         out.append(Obligation(CLAIM, WALK, label(shape), _no_query, {**params, WALK: True}))

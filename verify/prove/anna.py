@@ -48,8 +48,10 @@ from attnsim.verify.prove.z3kit import Z3, from_sympy
 
 RELAY = "anna.thm_4_1"
 CODE = "anna.lemma_b_4"
-STATEMENTS = {RELAY: "relay routing and load bound proved for every k, D, P, s (layer order read off the code)",
-              CODE: "Lemma B.4's code arithmetic proved for every size (the GF(B) code checked at instances)"}
+STATEMENTS = {RELAY: "integer plan proved for every k, D, P, s: the relay's routing and load bound (the layer order "
+                     "read off the code, the output checked at instances)",
+              CODE: "integer plan proved for every size: Lemma B.4's round trip, collisions, isolation and width "
+                    "(the GF(B) code checked at instances)"}
 W = {n: z3.Int(n) for n in ("k", "D", "P", "s", "place", "lower", "rest", "m", "x", "y", "x2", "v", "v2", "tok",
                             "dest", "pooled", "h", "T", "K", "S", "R", "i", "l", "src", "seq", "idx", "j", "j2",
                             "j3", "p", "alpha", "d", "B", "Delta", "shared", "held")}

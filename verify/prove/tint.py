@@ -14,7 +14,10 @@ steps, reuse flags) of :data:`SHAPES`. Per shape:
 * ``written before read`` — every register a layer reads (content, memory, a sum's terms, a read-out's
   source, its targets and loss mask) was written by an earlier layer or is an input
   (:data:`~attnsim.sim.tint.network.INPUT_REGISTERS`), and every prefix slot a layer reads is one the input
-  embedding fills (a walk over the layer list: register names do not depend on the widths).
+  embedding fills (a walk over the layer list: register names do not depend on the widths);
+* ``written before read (every layer index)`` — the same of one forward and one backward block built with a
+  symbolic layer index (:class:`Index`): they read from outside themselves only h_i, the incoming gradient
+  and what layer i's forward block wrote, and only layer i's prefix slots.
 
 The sequence length n and the head counts do not enter the layout (rows and head splits live inside the
 modules), so the widths, n and heads are symbolic or absent; the loop shape is enumerated.
@@ -34,6 +37,8 @@ from attnsim.sim.tint.network import (
     ModuleLayer,
     StreamPlan,
     StreamShape,
+    _backward_layer,
+    _forward_layer,
     frame,
     lay_out,
 )
@@ -48,7 +53,8 @@ SHAPES = tuple(StreamShape(layers, steps, start, True, True)
 registers and the layers' reads and writes are the same), so they are varied once."""
 
 
-STATEMENT = "stream layout proved for every width, each loop shape up to 3 layers and 2 steps"
+STATEMENT = ("integer plan proved for every width: the stream layout, each loop shape up to 3 layers and 2 steps "
+             "(the modules checked at instances)")
 SCOPE = "every D, K with S >= 3, P, V; this loop shape"
 
 
@@ -124,6 +130,51 @@ def first_unwritten(shape: StreamShape) -> tuple[int, str] | None:
 
 
 WALK = "written before read"
+BLOCKS = "written before read (every layer index)"
+
+
+class Index:
+    """A symbolic auxiliary layer index i (plus an offset): names built from it read ``Li.q``, ``hi+1``, ``i.ln1``.
+    Names are injective in the index, so what holds of the names of layer i holds of every layer."""
+
+    def __init__(self, offset: int = 0) -> None:
+        """The index i + ``offset``."""
+        self.offset = offset
+
+    def __add__(self, n: int) -> "Index":
+        return Index(self.offset + n)
+
+    def __format__(self, spec: str) -> str:
+        return "i" if self.offset == 0 else f"i{self.offset:+d}"
+
+
+def _block(build: Any) -> tuple[set[str], set[str], set[str]]:
+    """(registers read before the block writes them, registers written, prefix slots read) of one block."""
+    p = StreamPlan(SIZES["D"])
+    build(p)
+    written: set[str] = set()
+    outside: set[str] = set()
+    for lay in p.layers:
+        outside |= {r for r in reads(lay) if r not in written}
+        written.add(lay.out)
+    slots = {lay.prefix for lay in p.layers if isinstance(lay, ModuleLayer) and lay.prefix is not None}
+    return outside, written, slots
+
+
+def blocks_read_after_write() -> tuple[str, str] | None:
+    """For a symbolic layer index i: the forward block of layer i reads from outside itself only its input
+    h_i; the backward block reads only its incoming gradient, h_i and registers the forward block of layer i
+    wrote; both read only layer i's prefix slots. Returns the first (block, register) that breaks this."""
+    i, stub = Index(), _Modules()
+    slots = {f"{i}.{name}" for name in _sets_of_layer()}
+    f_out, f_written, f_slots = _block(lambda p: _forward_layer(p, stub, ("fwd", 0), i, f"h{i}", f"h{i + 1}"))
+    b_out, _, b_slots = _block(lambda p: _backward_layer(p, stub, ("bwd", 0, 0), i, "d.h"))
+    for block, extra, allowed in (("forward", f_out, {f"h{i}"}), ("backward", b_out, {"d.h", f"h{i}"} | f_written)):
+        bad = sorted(extra - allowed)
+        if bad:
+            return block, bad[0]
+    bad_slots = sorted((f_slots | b_slots) - slots)
+    return ("slots", bad_slots[0]) if bad_slots else None
 
 
 def _no_query() -> Query:
@@ -138,4 +189,5 @@ def obligations() -> list[Obligation]:
         out.append(Obligation(CLAIM, "registers", label(shape), lambda shape=shape: _registers(shape), params))
         out.append(Obligation(CLAIM, "frame", label(shape), lambda shape=shape: _frame(shape), params))
         out.append(Obligation(CLAIM, WALK, label(shape), _no_query, {**params, WALK: True}))
+    out.append(Obligation(CLAIM, BLOCKS, "symbolic layer index i", _no_query, {BLOCKS: True}))
     return out

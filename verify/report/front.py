@@ -37,19 +37,21 @@ from attnsim.verify.report.doc_links import doc_link
 from attnsim.verify.report.verdicts import ClaimVerdict
 from attnsim.verify.sweep import code_version
 
-PROOF_PREFIXES = ("output proved", "call plan proved", "proof failed")
+PROOF_PREFIXES = ("output proved", "call plan proved", "integer plan proved", "proof failed")
 
 
 def proof_status_of(out: Path | None, quick: bool, claims: Sequence[str]) -> dict[str, str]:
     """The status ``attnsim prove`` gives each of ``claims`` (run once per code version, cached under
     ``out``; not run when no claim of ``claims`` has a call plan to prove)."""
+    from attnsim.verify.prove import beyond
     from attnsim.verify.prove.claims import CLAIMS
     from attnsim.verify.prove.status import proof_results, proof_status
 
+    found = beyond.proof_status_of(out, code_version(), quick, claims)
     if not set(claims) & set(CLAIMS):
-        return {}
+        return found
     results = proof_results(out, code_version(), quick)
-    return {cid: proof_status(cid, results) for cid in results}
+    return {**found, **{cid: proof_status(cid, results) for cid in results}}
 
 
 def claim_status(claim: Claim, verdict: ClaimVerdict | None, has_checker: bool) -> tuple[str, str]:
@@ -108,8 +110,8 @@ def paper_block(paper: Paper, records: list[dict[str, Any]], checkers: set[str],
     with_checker = sum(c.id in checkers for c in paper.claims)
     counts = ", ".join(f"{n} {k}" for k, n in kinds.items())
     n_out = sum(proved.get(c.id, "").startswith("output proved for every size") for c in paper.claims)
-    n_plan = sum(proved.get(c.id, "").startswith("call plan proved") for c in paper.claims)
-    proof = (f"{n_out} with the output proved for every size, {n_plan} with only the call plan proved "
+    n_plan = sum(proved.get(c.id, "").startswith(("call plan proved", "integer plan proved")) for c in paper.claims)
+    proof = (f"{n_out} with the output proved for every size, {n_plan} with only the call or integer plan proved "
              "(`attnsim prove`), the others checked at instances")
     growth_line = ", ".join(f"{n} {v}" for v, n in growth.items()) + " bounded resources (`attnsim growth CLAIM`)"
     lines = [f"#### {paper.title} (`{paper.id}`)", "",

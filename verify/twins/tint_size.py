@@ -66,15 +66,15 @@ def _size_gates() -> Iterator[None]:
       "the reused blocks are not shared)", kind="construction")
 @contextmanager
 def _u2b_unshared() -> Iterator[None]:
-    from attnsim.sim.tint.network import _Plan
+    from attnsim.sim.tint.network import StreamPlan
 
-    original = _Plan.mod
+    original = StreamPlan.mod
 
     def mod(self: Any, op: Any, at: tuple, *a: Any, **kw: Any) -> Any:
         copy, tag = at
         return original(self, op, (copy + (len(self.layers),), tag), *a, **kw)
 
-    with mock.patch.object(_Plan, "mod", mod):
+    with mock.patch.object(StreamPlan, "mod", mod):
         yield
 
 

@@ -23,12 +23,19 @@ from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.claims.anna_direct import direct_mechanism
 from attnsim.verify.claims.anna_mpc_to_anna import EXACT
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker
 
 GROWTH = ((256, 4, 2), (1024, 8, 3), (4096, 16, 4), (16384, 32, 5))
 """(N, block, fan) of the growth sweep: s = block + 2 fan - 1 = 7, 13, 23, 41 and k = fan = 2 .. 5 grow with N."""
 
 QUICK_GROWTH = ((64, 4, 2), (128, 4, 2), (256, 8, 3), (512, 8, 3))
+
+CAPACITY_SWEEP = ParamSweep(
+    var="fan",
+    grid=lambda quick: [{"N": 1024 if quick else 4096, "P": 64 if quick else 256, "fan": f} for f in (2, 3, 4, 8)],
+    resources=("heads", "embedding_dim", "contacts"))
+"""Lemma B.13's heads, width and contacts judged as the capacity k = N^rho grows at fixed N (rho from 1/12 to 1/4
+at N = 4096): a count growing one power of k faster than k heads and s k^4 log N width fails."""
 
 
 def _points(rows: tuple[tuple[int, int, int], ...]) -> list[dict[str, Any]]:
@@ -41,7 +48,7 @@ def _points(rows: tuple[tuple[int, int, int], ...]) -> list[dict[str, Any]]:
     Param("fan", int, 4, "the scan's fan f: capacity k = f, memory s = N/P + 2 f - 1", minimum=2),
     Param("mechanism", str, "alg1", "attention inside every head", choices=("alg1", "ema")),
 ], grid=lambda quick: _points(((256, 8, 3),) if quick else ((256, 8, 3), (1024, 16, 4))),
-   growth_grid=lambda quick: _points(QUICK_GROWTH if quick else GROWTH))
+   growth_grid=lambda quick: _points(QUICK_GROWTH if quick else GROWTH), param_sweeps={"capacity": CAPACITY_SWEEP})
 def check_lemma_b_13(ctx: CheckContext) -> Measurement:
     """The scan directly and inside Lemma B.13's transformer; outputs against numpy.cumsum, counts off the ledger."""
     N, P, fan = ctx.params["N"], ctx.params["P"], ctx.params["fan"]

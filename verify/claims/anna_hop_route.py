@@ -81,9 +81,11 @@ def growth_point(N: int, eps: float = 0.75, gap: float = 0.15, heads_scale: floa
     with D = 3 digits at every size, where heads_scale = 1 leaves k = 3 and D climbing from 4 to 5 (its limit
     4 (1 - eps) / gap is reached only at astronomic N). N = 256 (s = 64) is left out: its fan f = 2 gives the
     letter sort two passes over histogram trees of depth 6 (R = 30 rounds, against 22 at N = 512 and 11 at
-    N = 1024), a small-size effect of the fan, not growth."""
+    N = 1024), a small-size effect of the fan, not growth. The sweep runs the letter sort over ceil(N^0.2) = 4 .. 6
+    letters: the splitter sort needs s >= 768 words, which s = N^(3/4) reaches only at N = 8192."""
     log2n = N.bit_length() - 1
-    return {"N": N, "eps": eps, "eps1": round(round(eps * log2n) / log2n + gap, 12), "heads_scale": heads_scale}
+    return {"N": N, "eps": eps, "eps1": round(round(eps * log2n) / log2n + gap, 12), "heads_scale": heads_scale,
+            "sort": "letter", "sigma": 0.2}
 
 
 def _grid_5_4(quick: bool) -> list[dict[str, Any]]:

@@ -123,9 +123,10 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
 @checker("anna.khop", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 4096, "string length", minimum=2),
     Param("k", int, 16, "number of hops", minimum=1),
-    Param("eps1", float, 0.75, "memory exponent: s = ceil(s_scale N^eps1) words per machine", minimum=0.01),
+    Param("eps1", float, 0.75, "memory exponent: s = ceil(s_scale N^eps1) words per machine", minimum=0.01,
+          maximum=1.0),
     Param("s_scale", float, 2.6, "constant in front of N^eps1 (the splitter sort needs s of about 768 words)",
-          minimum=0.01),
+          minimum=0.01, maximum=4096.0),
     Param("alphabet", int, 4, "letters", minimum=2),
     Param("strings", int, 4, "random strings", minimum=1),
     Param("sort", str, "splitter", "Lemma F.3's sort: splitter (Lemma C.2's, our splitter-tree sample sort and a "
@@ -191,9 +192,9 @@ def check_khop(ctx: CheckContext) -> Measurement:
 @checker("anna.lemma_d_2", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 1000, "tokens", minimum=1),
     Param("rank", int, 2, "feature rank r", minimum=1),
-    Param("mv", int, 3, "value dimension", minimum=1),
-    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps') words", minimum=0.01),
-    Param("s_scale", float, 6.4, "constant in front of N^eps'", minimum=0.01),
+    Param("mv", int, 3, "value dimension", minimum=1, maximum=4096),
+    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps') words", minimum=0.01, maximum=1.0),
+    Param("s_scale", float, 6.4, "constant in front of N^eps'", minimum=0.01, maximum=256.0),
 ], grid=lambda quick: [{"N": n} for n in ((100, 1000) if quick else (100, 1000, 4000, 16000))],
    growth_grid=size_grid("N", (125, 250, 500, 1000), (250, 1000, 4000, 16000)))
 def check_lemma_d_2(ctx: CheckContext) -> Measurement:

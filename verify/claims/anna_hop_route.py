@@ -30,10 +30,12 @@ from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError
 
 _PARAMS = [
     Param("N", int, 4096, "string length (a power of two)", minimum=16),
-    Param("sigma", float, 0.5, "alphabet exponent: |Sigma| = ceiling(N^sigma) letters, 0 <= sigma <= 1", minimum=0.0),
-    Param("eps", float, 0.84, "memory exponent: s = 2^round(eps log2 N) words per machine, below N", minimum=0.01),
-    Param("eps1", float, 0.95, "eps' in (eps, 1): heads N^((eps'-eps)/4), width N^eps'", minimum=0.01),
-    Param("heads_scale", float, 1.0, "constant in front of N^((eps'-eps)/4) heads", minimum=0.01),
+    Param("sigma", float, 0.5, "alphabet exponent: |Sigma| = ceiling(N^sigma) letters, 0 <= sigma <= 1", minimum=0.0,
+          maximum=1.0),
+    Param("eps", float, 0.84, "memory exponent: s = 2^round(eps log2 N) words per machine, below N",
+          minimum=0.01, maximum=1.0),
+    Param("eps1", float, 0.95, "eps' in (eps, 1): heads N^((eps'-eps)/4), width N^eps'", minimum=0.01, maximum=1.0),
+    Param("heads_scale", float, 1.0, "constant in front of N^((eps'-eps)/4) heads", minimum=0.01, maximum=256.0),
     Param("sort", str, "splitter", "Lemma F.3's sort: splitter (Lemma C.2's, our splitter-tree sample sort and a "
           "balancing pass) or letter (the stable radix sort by the letter, the labelled alternative)", choices=SORTS),
 ]

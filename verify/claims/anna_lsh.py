@@ -55,8 +55,8 @@ def eta_reason(failures: int, runs: int, eta_bound: float, alpha: float = 0.05) 
 _LSH_PARAMS = [
     Param("N", int, 64, "number of queries and of keys", minimum=2),
     Param("m", int, 8, "query/key dimension (points on the unit sphere)", minimum=2),
-    Param("r", float, 0.2, "near radius r", minimum=1e-6),
-    Param("c", float, 7.0, "approximation factor c (need c*r <= 2 on the sphere)", minimum=1.0),
+    Param("r", float, 0.2, "near radius r", minimum=1e-6, maximum=2.0),
+    Param("c", float, 7.0, "approximation factor c (need c*r <= 2 on the sphere)", minimum=1.0, maximum=2e6),
     Param("seeds", int, 200, "independent seeds (input and hash draws)", minimum=1),
     Param("lsh", str, "hyperplane", "hash family (cross-polytope: Andoni et al. 2015)", choices=tuple(FAMILIES)),
 ]

@@ -49,9 +49,9 @@ _COMMON = [
     Param("N", int, 1024, "input words (a power of two)", minimum=2),
     Param("P", int, 64, "MPC machines (must divide N; a power of two for khop and sort)", minimum=1),
     Param("eps", float, None, "memory exponent: s = 2^round(eps log2 N) (default: the least s the protocol needs)",
-          minimum=0.01),
-    Param("eps1", float, 0.95, "eps' in (eps, 1): heads N^((eps'-eps)/4), width N^eps'", minimum=0.01),
-    Param("heads_scale", float, 1.0, "constant in front of N^((eps'-eps)/4) heads", minimum=0.01),
+          minimum=0.01, maximum=1.0),
+    Param("eps1", float, 0.95, "eps' in (eps, 1): heads N^((eps'-eps)/4), width N^eps'", minimum=0.01, maximum=1.0),
+    Param("heads_scale", float, 1.0, "constant in front of N^((eps'-eps)/4) heads", minimum=0.01, maximum=256.0),
 ]
 
 
@@ -231,7 +231,8 @@ _THM_4_4_PARAMS = [*_COMMON,
                    Param("depth", int, 2, "low-rank layers L", minimum=1),
                    Param("d", int, 3, "model width (value dimension)", minimum=1),
                    Param("rank", int, 2, "feature rank r", minimum=1),
-                   Param("modulus", int, 97, "each layer's token-wise map reduces mod this", minimum=2)]
+                   Param("modulus", int, 97, "each layer's token-wise map reduces mod this",
+                         minimum=2, maximum=2 ** 31)]
 
 def _thm_4_4_growth(quick: bool) -> list[dict[str, Any]]:
     """The growth sweep: N a power of 4 at eps = 1/2 exactly (s = sqrt N, so the bound's eps does not wobble

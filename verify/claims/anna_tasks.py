@@ -24,8 +24,9 @@ from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError
 EXACT = ("exact",)
 
 _COMMON = [
-    Param("eps", float, 0.25, "eps (m H = O(N^eps) for the simulated protocol)", minimum=0.01),
-    Param("eps1", float, 0.75, "eps': the trie's fan is ceil(N^((eps'-eps)/4)) (at least 2 for N >= 2)", minimum=0.01),
+    Param("eps", float, 0.25, "eps (m H = O(N^eps) for the simulated protocol)", minimum=0.01, maximum=1.0),
+    Param("eps1", float, 0.75, "eps': the trie's fan is ceil(N^((eps'-eps)/4)) (at least 2 for N >= 2)",
+          minimum=0.01, maximum=1.0),
     Param("strings", int, 2, "random strings per alphabet size", minimum=1),
     Param("mechanism", str, "ema", "attention inside every layer", choices=("ema", "alg1")),
 ]

@@ -150,8 +150,9 @@ def _tables_grid(quick: bool) -> list[dict[str, Any]]:
     growth_grid=size_grid("N", (1000, 4000, 16000, 64000), table="none", emp_N=16, seeds=10),
     params=[
         Param("N", int, 16_000, "context length of the reviewer's example", minimum=2),
-        Param("c", float, 10.0, "approximation factor of the reviewer's example", minimum=1.0),
-        Param("p2", float, 0.5, "far-collision probability of one hash (the paper leaves it open)", minimum=1e-9),
+        Param("c", float, 10.0, "approximation factor of the reviewer's example", minimum=1.0, maximum=2e6),
+        Param("p2", float, 0.5, "far-collision probability of one hash (the paper leaves it open)",
+              minimum=1e-9, maximum=0.99),
         Param(
             "table",
             str,
@@ -228,8 +229,8 @@ def _linmem_grid(quick: bool) -> list[dict[str, Any]]:
     Param("N", int, 1024, "largest N of the sweep", minimum=2),
     Param("points", int, 4, "sizes in the doubling sweep", minimum=2),
     Param("m", int, 8, "query/key dimension", minimum=2),
-    Param("r", float, 0.2, "near radius", minimum=1e-6),
-    Param("c", float, 7.0, "approximation factor (c*r <= 2)", minimum=1.0),
+    Param("r", float, 0.2, "near radius", minimum=1e-6, maximum=2.0),
+    Param("c", float, 7.0, "approximation factor (c*r <= 2)", minimum=1.0, maximum=2e6),
 ])
 def check_linear_memory(ctx: CheckContext) -> Measurement:
     """Algorithm 2's and Algorithm 1's peak memory words (ledger) against N, exponents fitted."""

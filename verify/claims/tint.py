@@ -143,7 +143,8 @@ def check_stacking(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- Thm 2.5
-@checker("tint.thm_2_5", evidence="independent", params=[Param("eps", float, 1e-2, "largest eps", minimum=1e-12),
+@checker("tint.thm_2_5", evidence="independent", params=[Param("eps", float, 1e-2, "largest eps",
+      minimum=1e-12, maximum=1.0),
                                  Param("halvings", int, 4, "eps, eps/2, ...", minimum=2)],
          grid=lambda quick: [{"eps": 1e-2}], numerics=ALL, default_numerics="float64")
 def check_thm_2_5(ctx: CheckContext) -> Measurement:
@@ -187,7 +188,7 @@ def _fd(which: str) -> CheckFn:
 
 
 _FD_PARAMS = [Param("case", str, "tiny-gelu", "named case", choices=CASE_NAMES),
-              Param("fd_scale", int, 100, "smallest N (eps = 1/N)", minimum=1),
+              Param("fd_scale", int, 100, "smallest N (eps = 1/N)", minimum=1, maximum=10 ** 6),
               Param("halvings", int, 4, "N, 2N, 4N, ...", minimum=2)]
 checker(
     "tint.ln_backward", evidence="independent",
@@ -227,9 +228,11 @@ WIDE_POINTS = [{"case": name, "numerics": "float64", "approximations": False}
 
 @checker("tint.sgd_step", evidence="independent",
          params=[Param("case", str, "tiny-relu", "named case", choices=CASE_NAMES),
-                 Param("fd_scale", int, 1000, "N: finite-difference step 1/N", minimum=1),
-                 Param("gate_scale", float, 0.0, "0: hard gates (exact); 10: the code's tanh gates", minimum=0),
-                 Param("softmax_eps", float, 0.0, "0: linear attention; > 0: Thm 2.5 softmax simulation", minimum=0),
+                 Param("fd_scale", int, 1000, "N: finite-difference step 1/N", minimum=1, maximum=10 ** 6),
+                 Param("gate_scale", float, 0.0, "0: hard gates (exact); 10: the code's tanh gates",
+                       minimum=0, maximum=1000.0),
+                 Param("softmax_eps", float, 0.0, "0: linear attention; > 0: Thm 2.5 softmax simulation",
+                       minimum=0, maximum=1.0),
                  CONVENTION,
                  Param("approximations", bool, True, "also measure each approximation alone (float64)")],
          grid=lambda quick: [{"case": "tiny-relu"}] + (WIDE_POINTS[::2] if quick else [{"case": "tiny-top1-2steps"},

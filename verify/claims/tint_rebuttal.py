@@ -75,7 +75,7 @@ _MLP_PARAMS = [
     Param("steps", int, 1, "SGD steps", minimum=1),
     Param("reuse_forward", bool, True, "reuse the forward modules"),
     Param("reuse_backward", bool, True, "reuse the backward modules"),
-    Param("fd_scale", int, 1000, "N: activation difference step 1/N", minimum=1),
+    Param("fd_scale", int, 1000, "N: activation difference step 1/N", minimum=1, maximum=10 ** 6),
 ]
 
 
@@ -214,7 +214,7 @@ def _eps_list(largest: float, decades: int) -> list[float]:
 _FD_PARAMS = [Param("D", int, 4, "MLP width of the main table", minimum=1),
               Param("widths", int, 8, "largest width of the variance-vs-parameters sweep (1, 2, 4, ...)", minimum=1),
               Param("samples", int, 2000, "random directions (seeds) per eps", minimum=2),
-              Param("eps", float, 0.1, "largest difference step", minimum=1e-12),
+              Param("eps", float, 0.1, "largest difference step", minimum=1e-12, maximum=1.0),
               Param("decades", int, 4, "eps, eps/10, ...", minimum=2)]
 
 

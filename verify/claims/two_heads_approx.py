@@ -91,7 +91,8 @@ def _thm_4_1_grid(quick: bool) -> list[dict]:
     Param("M", int, 16384, "oracle length (block size; the oracle takes M + 1 with the synthetic token)", minimum=1),
     Param("d", int, 2, "width of the head", minimum=1),
     Param("eps", float, 0.45, "relative row error the theorem promises (both minimum-M conditions hold at the "
-          "default N, M on the halves input)", minimum=1e-9),
+          "default N, M on the halves input; from 1 on a zero row meets it too, and the bounded-input points "
+          "run 1.5 and 2)", minimum=1e-9, maximum=2.0),
     Param("seeds", int, 100, "random permutations tau drawn (one run each)", minimum=1),
     Param("input", str, "halves", "input kind", choices=APPROX_INPUTS),
     Param("H", int, 1, "heads of the large model (H > 1 or L > 1: the halves input, every head and layer "
@@ -317,7 +318,7 @@ def run_converse(N: int, M: int, d: int, B: float, numerics: str, seed: int) -> 
     Param("N", int, 32, "total length: N/M instances of length M", minimum=1),
     Param("M", int, 4, "length of each small instance", minimum=1),
     Param("d", int, 2, "width of each instance", minimum=1),
-    Param("B", float, 12.0, "code scale: cross-instance scores drop by >= B^2", minimum=0),
+    Param("B", float, 12.0, "code scale: cross-instance scores drop by >= B^2", minimum=0, maximum=256.0),
 ])
 def check_thm_4_2(ctx: CheckContext) -> Measurement:
     """Thm 4.2 / C.2: one large call holds the small instances; the leakage error is measured."""
@@ -440,7 +441,8 @@ def run_adversarial(kind: str, N: int, M: int, d: int, eps: float, count: int, n
              Param("M", int, 8, "oracle block size", minimum=1),
              Param("d", int, 6, "raw source dimension d0 (reduction) or head width (needle, sqrtlog)", minimum=1),
              Param("radius", int, 1, "reduction: Hamming radius r of a close pair", minimum=1),
-             Param("eps", float, 0.5, "needle/sqrtlog: relative row error counted as a failure", minimum=1e-9),
+             Param("eps", float, 0.5, "needle/sqrtlog: relative row error counted as a failure",
+                   minimum=1e-9, maximum=1.0),
              Param("seeds", int, 20, "instances (reduction) or permutations (needle, sqrtlog)", minimum=1),
          ])
 def check_lower_bound(ctx: CheckContext) -> Measurement:

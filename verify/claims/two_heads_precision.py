@@ -96,7 +96,7 @@ def check_log_bits(ctx: CheckContext) -> Measurement:
 
 
 @checker("two_heads.rebuttal_log_bits_tolerance", evidence="independent", params=[*_PARAMS, Param(
-    "target_bits", int, 20, "the fixed error target 2^-target_bits", minimum=1)], numerics=(),
+    "target_bits", int, 20, "the fixed error target 2^-target_bits", minimum=1, maximum=1024)], numerics=(),
          grid=lambda quick: [{"N": 64}],
          growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))
 def check_log_bits_tolerance(ctx: CheckContext) -> Measurement:

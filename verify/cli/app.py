@@ -116,7 +116,14 @@ def cli_message(e: AttnsimError) -> str:
 
 
 def _usage_message(e: Exception) -> str:
-    text = one_line(e.format_message())  # type: ignore[attr-defined]
+    """Click's usage error in one line; a bad or missing option value leads with its flag (``--M: ...``)."""
+    param = getattr(e, "param", None)
+    opts = getattr(param, "opts", None) or []
+    if opts and str(opts[0]).startswith("--") and type(e).__name__ in ("BadParameter", "MissingParameter"):
+        why = "missing (this command needs it)" if type(e).__name__ == "MissingParameter" else e.message  # type: ignore[attr-defined]
+        text = one_line(f"{opts[0]}: {why}")
+    else:
+        text = one_line(e.format_message())  # type: ignore[attr-defined]
     ctx = getattr(e, "ctx", None)
     if ctx is not None and ctx.command_path:
         text += f" (see '{ctx.command_path} --help')"

@@ -4,7 +4,7 @@ Example::
 
     attnsim precision two_heads.lemma_3_1 --N 64,256,1024,4096 --M 32
     attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --family fixed --target 2^-12
-    attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --blocks-format float:fp32 --decode float:fp32
+    attnsim precision two_heads.lemma_3_1 --N 64,256,1024 --M 32 --blocks-format float:fp32 --decode-format float:fp32
     attnsim precision two_heads.thm_3_5 --N 64,256,1024 --M 32
     attnsim precision two_heads.thm_5_1 --N 64,256,1024,4096 --M 32 --window 8 --sinks 2
 
@@ -31,9 +31,11 @@ from attnsim.verify.cli.options import (
     human_stream,
     json_option,
     max_memory_option,
+    render_rows,
     seed_option,
     write_json,
 )
+from attnsim.verify.limits import CHECK_SECONDS
 from attnsim.verify.registry import INT_MAX, UsageError
 
 # Kept literal so that ``attnsim --help`` need not import the numerics; a test holds them equal to
@@ -45,13 +47,30 @@ console = Console()
 
 
 def _ints(text: str, what: str) -> list[int]:
-    try:
-        vals = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise UsageError(f"--{what}: expected comma-separated integers, got {text!r}") from None
-    if not vals or min(vals) < 1:
-        raise UsageError(f"--{what}: expected positive integers, got {text!r}")
+    """A comma-separated list of distinct positive integers (an empty entry, ``64,,128``, is refused)."""
+    parts = [v.strip() for v in text.split(",")]
+    if not text.strip() or any(not v for v in parts):
+        raise UsageError(f"--{what}: expected comma-separated integers with no empty entry, got {text!r}")
+    if not all(v.isascii() and v.lstrip("-").isdigit() for v in parts):
+        raise UsageError(f"--{what}: expected comma-separated integers (digits 0-9), got {text!r}")
+    vals = [int(v) for v in parts]
+    if min(vals) < 1 or max(vals) > INT_MAX:
+        raise UsageError(f"--{what}: expected integers in 1..{INT_MAX:g}, got {text!r}")
+    twice = sorted({v for v in vals if vals.count(v) > 1})
+    if twice:
+        raise UsageError(f"--{what}: {', '.join(map(str, twice))} given more than once (each size once)")
     return vals
+
+
+def _choices(text: str, what: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma-separated list of distinct names from ``allowed``, none empty."""
+    parts = [v.strip() for v in text.split(",")]
+    if not text.strip() or any(not v for v in parts) or any(v not in allowed for v in parts):
+        raise UsageError(f"--{what}: choose from {', '.join(allowed)} (comma-separated); got {text!r}")
+    twice = sorted({v for v in parts if parts.count(v) > 1})
+    if twice:
+        raise UsageError(f"--{what}: {', '.join(twice)} given more than once")
+    return tuple(parts)
 
 
 def _fractions(text: str) -> list[Fraction]:
@@ -78,7 +97,7 @@ def register(app: typer.Typer) -> None:
         target: str = typer.Option("2^-10", help="row-wise relative error to stay below, e.g. 2^-10"),
         format_family: str = typer.Option("float", "--family", help="number format family: float (E.M, mantissa "
                                                                       "searched) or fixed (qI.F)"),
-        exp_bits: int = typer.Option(8, help="float family: exponent bits E"),
+        exp_bits: Optional[int] = typer.Option(None, help="float family: exponent bits E (default 8)"),
         int_bits: Optional[int] = typer.Option(None, help="fixed family: integer bits I (default: sized from the run)"),
         options: str = typer.Option("", help="format options, e.g. rz, sr, sat, acc=8.23 (colon-separated)"),
         constructions: str = typer.Option(",".join(CONSTRUCTIONS), help="paper, fused, direct"),
@@ -88,10 +107,12 @@ def register(app: typer.Typer) -> None:
                                                                   "up to 4: large scores, large A)"),
         sample_blocks: int = typer.Option(16, **bounded("query blocks sampled per N (0: all)", 0, INT_MAX)),
         blocks_format: Optional[str] = typer.Option(None, help="also: error vs N/M at this format"),
-        decode: Optional[str] = typer.Option(None, help="also: p/(1-p) decode conditioning at this format"),
+        decode_format: Optional[str] = typer.Option(None, "--decode-format", help="also: Lemma 3.1's p/(1-p) decode "
+                                                    "conditioning at this format (check's --decode chooses the rule)"),
         scales: Optional[str] = typer.Option(None, help="also: bits needed as W^Q is scaled by these factors "
                                                           "(e.g. 0.5,1,2,4), at N = --scale-N"),
-        scale_N: int = typer.Option(256, "--scale-N", **bounded("N of the --scales study", 2, INT_MAX)),
+        scale_N: Optional[int] = typer.Option(None, "--scale-N", **bounded("N of the --scales study (default 256)", 2,
+                                                                            INT_MAX)),
         window: Optional[int] = typer.Option(None, "--window", **bounded(
                 "two_heads.thm_5_1: window r (default M/4)", 1, INT_MAX)),
         sinks: Optional[int] = typer.Option(None, "--sinks", **bounded(
@@ -99,6 +120,8 @@ def register(app: typer.Typer) -> None:
         fmt: str = format_option(FORMAT_KINDS["study"], "table"),
         json_out: Optional[str] = json_option(),
         max_memory: Optional[str] = max_memory_option(),
+        max_time: Optional[str] = typer.Option(None, "--max-time", help="refuse studies estimated to take longer "
+                                               "(e.g. 600, 10min, 2h; default 10min)"),
         certified: bool = typer.Option(False, "--certified", help="two_heads.lemma_3_1: instead, the smallest "
                                        "arb:BITS whose balls certify 2^-N (the rebuttal's target) and --target, per "
                                        "N, with growth verdicts against each row's bound (--target 2^-N: that "
@@ -111,6 +134,7 @@ def register(app: typer.Typer) -> None:
         from attnsim.verify.progress import progress
 
         guards.set_memory_limit(max_memory)
+        guards.set_time_limit(max_time, CHECK_SECONDS)
         check_format(fmt, FORMAT_KINDS["study"])
         check_json_path(json_out)
         as_json = fmt == "json"
@@ -122,18 +146,28 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--M: must be >= 2, got {M}")
         if input_kind not in ("random", "large"):
             raise UsageError(f"--input: must be random or large, got {input_kind!r}")
-        cons = tuple(c.strip() for c in constructions.split(",") if c.strip())
-        bad = [c for c in cons if c not in CONSTRUCTIONS]
-        if bad or not cons:
-            raise UsageError(f"--constructions: choose from {', '.join(CONSTRUCTIONS)}; got {constructions!r}")
+        cons = _choices(constructions, "constructions", CONSTRUCTIONS)
+        if format_family == "float" and int_bits is not None:
+            raise UsageError("--int-bits: the float family has no integer bits (--family fixed takes them)")
+        if format_family == "fixed" and exp_bits is not None:
+            raise UsageError("--exp-bits: the fixed family has no exponent bits (--family float takes them)")
+        exp_bits = 8 if exp_bits is None else exp_bits
         if scales and claim != "two_heads.lemma_3_1":
             raise UsageError(f"--scales: the score-scaling study runs two_heads.lemma_3_1 only; got {claim}")
         Ns = _ints(N, "N")
+        if scale_N is not None and not scales:
+            raise UsageError("--scale-N: sets the N of the --scales study; give --scales with it")
+        scale_N = 256 if scale_N is None else scale_N
+        blocks = max(math.ceil(n / M) for n in [*Ns, *([scale_N] if scales else [])])
+        if sample_blocks > max(16, blocks):
+            raise UsageError(f"--sample-blocks: at most {blocks} query blocks exist (N/M at the largest N); "
+                             f"got {sample_blocks} (0 samples every block)")
         if certified:
             if claim != "two_heads.lemma_3_1":
                 raise UsageError(f"--certified: certifies two_heads.lemma_3_1 only; got {claim}")
             guards.positive(d=d)
-            guards.require_memory(guards.estimate_precision(Ns, M, d))
+            guards.require_memory(guards.estimate_precision(Ns, M, d, 4 if sample_blocks == 16 else sample_blocks,
+                                                            constructions=1))
             from attnsim.verify.cli.precision_certified import run_certified
 
             return run_certified(Ns, M, d, seed, sample_blocks if sample_blocks != 16 else 4, target, fmt, json_out)
@@ -145,10 +179,14 @@ def register(app: typer.Typer) -> None:
         if blocks_format and backend_kind(blocks_format) in ("exact", "fraction", "symbolic"):
             raise UsageError(f"--blocks-format: the blocks study measures the error of an approximate format; "
                              f"{blocks_format} is exact (its error is 0)")
-        guards.format_option(decode, "--decode")
+        guards.format_option(decode_format, "--decode-format")
+        if decode_format and backend_kind(decode_format) in ("exact", "fraction", "symbolic"):
+            raise UsageError(f"--decode-format: the decode study measures the error of an approximate format; "
+                             f"{decode_format} is exact (its error is 0)")
         guards.positive(d=d, scale_N=scale_N)
         guards.positive(sample_blocks=sample_blocks, minimum=0)
-        guards.require_memory(guards.estimate_precision(Ns + ([scale_N] if scales else []), M, d))
+        guards.require_memory(guards.estimate_precision(Ns, M, d, sample_blocks, scale_N if scales else None,
+                                                        len(cons)))
         where = dict(claim=claim, window=window, sinks=sinks)
         with progress(Console(stderr=True), "precision: bits needed", len(Ns) * len(cons)) as bar:
             def step(now: str) -> None:
@@ -161,8 +199,8 @@ def register(app: typer.Typer) -> None:
         if blocks_format:
             result["blocks"] = blocks_study(Ns, M, blocks_format, cons, d, seed, sample_blocks or None, input_kind,
                                             **where)
-        if decode:
-            result["decode"] = decode_study(decode, seed=seed)
+        if decode_format:
+            result["decode"] = decode_study(decode_format, seed=seed)
         if scales:
             result["scales"] = scale_study(scale_N, M, _fractions(scales), format_family, tgt, cons, d, seed, exp_bits,
                                            sample_blocks or None)
@@ -173,7 +211,7 @@ def register(app: typer.Typer) -> None:
         if as_json and json_out != "-":
             print(text)
         elif not as_json:
-            print_result(result, Console(file=human_stream(json_out)))
+            print_result(result, Console(file=human_stream(json_out), soft_wrap=True))
 
 
 def print_result(result: dict, console: Console = console) -> None:
@@ -185,20 +223,24 @@ def print_result(result: dict, console: Console = console) -> None:
                   f"seed={b['seed']}, "
                   f"input={b['input']}, error over {b['sample_blocks'] or 'all'} sampled query groups per N "
                   "(truth: exact scores, mp exp; direct = attention under the same mask, same format)")
-    table = Table(show_header=True)
-    table.add_column("N")
-    table.add_column("n = N/M")
-    table.add_column("format family")
     cons = list(b["constructions"])
-    for c in cons:
-        table.add_column(f"{c}: width (precision)")
+    header = ["N", "n = N/M", "format family", *(f"{c}: width (precision)" for c in cons)]
+    rows = []
     for i, N in enumerate(b["Ns"]):
         cells = []
         for c in cons:
             v = b["constructions"][c]
             cells.append("> limit" if v["width"][i] is None else f"{v['width'][i]} ({v['precision'][i]})")
-        table.add_row(str(N), str(math.ceil(N / b["M"])), b["formats"][N], *cells)
-    console.print(table)
+        rows.append([str(N), str(math.ceil(N / b["M"])), b["formats"][N], *cells])
+    if console.is_terminal:
+        table = Table(show_header=True)
+        for col in header:
+            table.add_column(col)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    else:  # off a terminal: tab-separated lines, as every command prints its tables there
+        print(render_rows(header, rows, "table"), file=console.file, flush=True)
     for c in cons:
         v = b["constructions"][c]
         console.print(f"  {c}: slope {v['slope']:+.2f} bits per doubling of N, R² {v['r2']:.2f} — {v['verdict']}")

@@ -121,8 +121,9 @@ def register(app: typer.Typer) -> None:
         from attnsim.verify.prove.run import RLIMIT
 
         rlimit = RLIMIT if rlimit is None else rlimit
-        if not 0 < rlimit <= 10 ** 12:
-            raise UsageError(f"--rlimit: must be a number of resource units in 1..10^12, got {rlimit}")
+        if not 0 < rlimit <= 100 * RLIMIT:  # RLIMIT is ten times the largest query's use: past 100x it bounds nothing
+            raise UsageError(f"--rlimit: must be a number of resource units in 1..{100 * RLIMIT} (100 times the "
+                             f"default), got {rlimit}")
         if claims and claims[0] in ("anna", "tint"):
             from attnsim.verify.cli.prove_beyond import prove_paper
 

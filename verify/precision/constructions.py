@@ -82,13 +82,17 @@ def claim_mask(claim: str, M: int, window: int | None, sinks: int | None) -> tup
         raise UsageError(f"CLAIM: precision sweeps run {', '.join(CLAIMS)}; got {claim!r}")
     if claim != "two_heads.thm_5_1":
         if window is not None or sinks is not None:
-            raise UsageError(f"--window/--sinks: only two_heads.thm_5_1 has a sliding window; {claim} has none")
+            given = "--window" if window is not None else "--sinks"
+            raise UsageError(f"{given}: only two_heads.thm_5_1 has a sliding window; {claim} has none")
         return (Causal() if claim in CAUSAL_CLAIMS else Full()), 0, 0
     r = max(1, M // 4) if window is None else window
     s = 1 if sinks is None else sinks
     if r < 1 or s < 0:
         raise UsageError(f"--window/--sinks: need window >= 1 and sinks >= 0; got window={r}, sinks={s}")
-    chunk_size(M, r, s, M)  # PreconditionError naming --window/--sinks when s + r >= M
+    if s + r >= M:
+        raise UsageError(f"{'--window' if window is not None else '--sinks'}: window r={r} plus sinks s={s} leave "
+                         f"no query in an oracle call of M={M} tokens (need r + s < M)")
+    chunk_size(M, r, s, M)
     return (Sink(s, r) if s else SlidingWindow(r)), r, s
 
 

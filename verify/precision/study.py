@@ -321,7 +321,8 @@ def decode_study(fmt: str, max_log2_A: int = 30, per_binade: int = 64, seed: int
     rng = np.random.default_rng(seed)
     rows = []
     top = getattr(getattr(nm, "fmt", None), "max_value", math.inf)
-    for k in range(0, min(max_log2_A, math.floor(math.log2(top)) - 2) + 1):  # A + 1 must fit the format
+    last = max_log2_A if not math.isfinite(top) else min(max_log2_A, math.floor(math.log2(top)) - 2)
+    for k in range(0, last + 1):  # A + 1 must fit the format
         A = nm.array(rng.uniform(1, 2, per_binade) * 2.0 ** k)
         p = nm.div(A, nm.add(A, nm.ones(A.shape)))
         one_minus = nm.sub(nm.ones(p.shape), p)

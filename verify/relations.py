@@ -20,6 +20,7 @@ AT_MOST: tuple[tuple[str, str, str], ...] = (
     ("block", "N", "a machine holds at most the N tokens"),
     ("alphabet", "N", "N tokens use at most N letters"),
     ("k", "N", "a chain of hops visits at most the N tokens"),
+    ("fan", "N", "a scan's tree node has at most the N tokens as children"),
     ("K", "D", "the K prefixes divide the width D"),
     ("n_train", "n", "the training prefix lies inside the n tokens"),
     ("H", "d", "each of the H heads gets d/H coordinates"),  # two_heads.lemma_3_3 only (ONLY below)

@@ -118,7 +118,7 @@ def _gap_point_4_2(quick: bool, gap: float) -> dict[str, Any]:
     Param("eps", float, 0.25, "eps: m H = m_scale N^eps", minimum=0.01, maximum=1.0),
     Param("eps1", float, 0.75, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
     Param("s_scale", float, SPLITTER_MEMORY, "constant in front of N^eps' (the splitter sort needs s >= 1280 here)",
-          minimum=1.0, maximum=256.0),
+          minimum=1.0, maximum=4096.0),
     Param("lsh", str, "hyperplane", "hash family", choices=LSH_NAMES),
     SORT_PARAM,
 ], grid=_grid_4_2, growth_grid=size_grid("N", (128, 256, 512, 1024), (256, 512, 1024, 2048)),
@@ -201,7 +201,7 @@ def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     Param("eps", float, 0.25, "eps with m H = O(N^eps)", minimum=0.01, maximum=1.0),
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
     Param("s_scale", float, 100.0, "constant in front of N^eps' (the splitter sort needs s >= 1280 here; 12: s < N "
-          "for N >= 256 at eps' = 1/2 with --sort radix)", minimum=1.0, maximum=256.0),
+          "for N >= 256 at eps' = 1/2 with --sort radix)", minimum=1.0, maximum=4096.0),
     Param("mv", int, 2, "value width (exact integer words)", minimum=1, maximum=4096),
     SORT_PARAM,
 ], grid=_grid_c_1, growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 512, 1024, 2048, 4096), layers=1),

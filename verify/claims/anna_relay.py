@@ -41,7 +41,7 @@ RHO_SWEEP = ParamSweep(
     Param("protocol", str, "sum", "the (gamma, eps)-MPC protocol to convert", choices=("sum", "sort")),
     Param("N", int, 1024, "input words (a power of two)", minimum=4),
     Param("P", int, 32, "MPC machines (must divide N; a power of two for sort)", minimum=2),
-    Param("eps", float, 0.9, "memory exponent: s = 2^round(eps log2 N)", minimum=0.01),
+    Param("eps", float, 0.9, "memory exponent: s = 2^round(eps log2 N)", minimum=0.01, maximum=1.0),
     Param("k", int, 4, "capacity: machines a machine may talk to in a relay round (the relay's base)", minimum=2),
 ], grid=lambda quick: [{"k": 4}] if quick else [{"k": k} for k in (2, 4, 16)],
    growth_grid=lambda quick: [{"N": n, "P": 32, "k": 4} for n in ((256, 512, 1024, 2048) if quick

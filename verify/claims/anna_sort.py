@@ -46,7 +46,7 @@ GAP_SWEEP = ParamSweep(
     Param("N", int, 4096, "items (random keys in 0..N^2-1, each padded to max(2, ceil(N^eps)) words)", minimum=16),
     Param("eps", float, 0.25, "eps: items of max(2, ceil(N^eps)) words", minimum=0.0, maximum=1.0),
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
-    Param("s_scale", float, 128.0, "constant in front of N^eps'", minimum=1.0, maximum=256.0),
+    Param("s_scale", float, 128.0, "constant in front of N^eps'", minimum=1.0, maximum=4096.0),
 ], grid=lambda quick: [{"N": 1024}] if quick else [{"N": n} for n in (1024, 4096, 16384)],
    growth_grid=size_grid("N", (1024, 2048, 4096, 8192), (1024, 2048, 4096, 8192, 16384)),
    param_sweeps={"gap": GAP_SWEEP})

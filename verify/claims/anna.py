@@ -194,7 +194,7 @@ def check_khop(ctx: CheckContext) -> Measurement:
     Param("rank", int, 2, "feature rank r", minimum=1),
     Param("mv", int, 3, "value dimension", minimum=1, maximum=4096),
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps') words", minimum=0.01, maximum=1.0),
-    Param("s_scale", float, 6.4, "constant in front of N^eps'", minimum=0.01, maximum=256.0),
+    Param("s_scale", float, 6.4, "constant in front of N^eps'", minimum=0.01, maximum=4096.0),
 ], grid=lambda quick: [{"N": n} for n in ((100, 1000) if quick else (100, 1000, 4000, 16000))],
    growth_grid=size_grid("N", (125, 250, 500, 1000), (250, 1000, 4000, 16000)))
 def check_lemma_d_2(ctx: CheckContext) -> Measurement:

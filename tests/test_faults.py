@@ -209,7 +209,7 @@ CASES = [
     # claim options without a domain or a cost before
     ("cor_b_9-k-1e12", ["check", "anna.cor_b_9", "--k", "1000000000000"], 2, "--k: "),
     ("khop-k-1e12", ["check", "anna.khop", "--k", "1000000000000"], 2, "--k: "),
-    ("khop-k-2000", ["check", "anna.khop", "--k", "2000"], 2, "--k: "),
+    ("khop-k-2000", ["check", "anna.khop", "--N", "1024", "--k", "2000"], 2, "--k: "),
     ("sgd_step-softmax-eps-huge", ["check", "tint.sgd_step", "--softmax-eps", "1e300"], 2, "--softmax-eps: "),
     ("sgd_step-softmax-eps-1e12", ["check", "tint.sgd_step", "--softmax-eps", "1e12"], 2, "--softmax-eps: "),
     ("thm_4_4-modulus-1e12", ["check", "anna.thm_4_4", "--modulus", "1000000000000"], 2, "--modulus: "),

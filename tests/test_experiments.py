@@ -214,6 +214,8 @@ def test_the_definition_checker_sees_the_gap_and_algorithm_1s_breaks():
         cell = dict(rates["cells"][0], broken_queries=10, queries=10, query_pairs=0.1)
         assert not bound_holds(cell)  # every query broken is not consistent with a predicted eta of 0.1
         assert bound_holds(dict(cell, broken_queries=0, broken_sequences=0))
+        choice = rates["proof_choice"]
+        assert choice is None or (choice["z"] >= 1 and choice["ell"] >= 1 and choice["p2"] < choice["p1"])
     with torch.no_grad():  # x and 37 - x embedded alike and keys = queries: a query's own key (not a partner,
         model.blocks[0].key.weight.copy_(model.blocks[0].query.weight)  # as 2x != 0 mod 37) is as near as its
         for t in range(18):  # partners' keys, so no (c, r) separates them

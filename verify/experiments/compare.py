@@ -63,7 +63,8 @@ def match2_rows(result: dict[str, Any]) -> list[Row]:
             verdict, why = "close", f"within the tolerance {MATCH2_TOLERANCE} of 0"
         elif soft > MATCH2_TOLERANCE:
             verdict, why = "differs", (f"the surrogate itself errs on {soft:.3f} of tokens with its softmax after "
-                                       f"{fig['steps']} steps: the training did not reach the paper's model")
+                                       f"{fig['steps']} steps: the training did not reach the paper's model "
+                                       "(the command's diagnosis and docs/experiments.md: why Algorithm 1 adds more)")
         else:
             verdict, why = "differs", f"the softmax surrogate errs on {soft:.3f}; Algorithm 1 adds the rest"
         rows.append(Row("Algorithm 1, β = 0.1, z = 1, ℓ ≥ 8: error (max over ℓ of the mean of runs)", "0",

@@ -31,7 +31,7 @@ import torch
 from attnsim.sim.anna.attention import collision_counts
 from attnsim.sim.anna.constraints import RationalWeights, check_anna, distances
 from attnsim.sim.anna.lsh import CrossPolytopeLSH, draw_tables
-from attnsim.theory.lsh import pair_union_bound
+from attnsim.theory.lsh import pair_union_bound, proof_parameters
 from attnsim.verify.experiments import match2
 from attnsim.verify.experiments.surrogate import Surrogate
 from attnsim.verify.lsh_sensitivity import cross_polytope_collisions
@@ -159,8 +159,23 @@ def definition_rates(model: Surrogate, tokens: np.ndarray, modulus: int, cells: 
                            "sequence_rate": broken_sequences / max(1, runs * sequences),
                            **(_predicted(gaps, ell, z, prob) if prob is not None else {})})
     ratios = [d / r for _, _, r, d, _, _ in gaps if r > 0 and np.isfinite(d)]
-    return {"sequences": len(tokens), "partnered": partnered, "with_gap": len(gaps),
-            "median_gap": float(np.median(ratios)) if ratios else None, "runs": runs, "cells": cell_rates}
+    return {"sequences": len(tokens), "length": int(tokens.shape[1]), "partnered": partnered, "with_gap": len(gaps),
+            "median_gap": float(np.median(ratios)) if ratios else None, "runs": runs, "cells": cell_rates,
+            "proof_choice": _proof_choice(gaps, prob, tokens.shape[1]) if prob is not None else None}
+
+
+def _proof_choice(gaps: list[tuple], prob: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, float] | None:
+    """The proof's own (z, ell, eta) at N = ``n`` for the median query's radii: r the median r_i, c r halfway
+    into the median gap (:func:`attnsim.theory.lsh.proof_parameters`); None when p1 <= p2 there."""
+    r = float(np.median([g[2] for g in gaps]))
+    ratio = float(np.median([g[3] / g[2] for g in gaps if g[2] > 0 and np.isfinite(g[3])] or [np.inf]))
+    cr = min(2.0, r * _approx(r, r * ratio))
+    p1, p2 = (float(v) for v in prob(np.array([r, cr])))
+    if not 0 < p2 < p1 < 1:
+        return None
+    params = proof_parameters(n, p1, p2)
+    return {"r": r, "cr": cr, "p1": p1, "p2": p2, "rho": params.rho, "z": params.z, "ell": params.ell,
+            "eta": params.eta_bound}
 
 
 def bound_holds(cell: dict[str, Any]) -> bool:
@@ -188,4 +203,9 @@ def definition_lines(rates: dict[str, Any], beta: float) -> list[str]:
             line += (f"  |  {c['query_proof']:.3f} / {c['query_pairs']:.3f}  |  {c['sequence_proof']:.3f} / "
                      f"{c['sequence_pairs']:.3f}  ({held})")
         lines.append(line)
+    p = rates.get("proof_choice")
+    if p is not None:
+        lines.append(f"  the proof's own choice at the median query (r = {p['r']:.3f}, c r = {p['cr']:.3f}: "
+                     f"p1 = {p['p1']:.3f}, p2 = {p['p2']:.3f}, ρ = {p['rho']:.3f}, N = {rates['length']}): "
+                     f"z = {p['z']}, ℓ = {p['ell']}, η ≤ {p['eta']:.3f}")
     return lines

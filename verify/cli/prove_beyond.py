@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from typing import Any, Optional
 
 from attnsim.verify.cli.options import render_rows, write_json
@@ -22,9 +23,11 @@ def prove_paper(paper: str, twins: bool, rlimit: int, fmt: str, json_path: Optio
         results = beyond.run_twins(paper, rlimit)
         ok = bool(results) and all(r.caught if r.twin.observable else r.found for r in results)
         record: dict[str, Any] = {"twins": [r.as_dict() for r in results], "all_caught": ok}
-        header = ("claim", "twin", "verdict", "obligations with a counterexample", "first counterexample", "replay")
+        header = ("claim", "twin", "verdict", "obligations with a counterexample (rows)", "first counterexample",
+                  "replay")
         body = [(r.twin.claim, r.twin.name, ("caught" if r.caught else "NOT CAUGHT") if r.twin.observable else
-                 ("prover only" if r.found else "NOT FOUND"), ", ".join(x.obligation for x in r.rows) or "-",
+                 ("prover only" if r.found else "NOT FOUND"),
+                 ", ".join(f"{o} ({n})" for o, n in Counter(x.obligation for x in r.rows).items()) or "-",
                  _cex(r.rows[0]) if r.rows else "-",
                  f"{r.replay['verdict']} at {r.replay['params']}" if r.replay else "-") for r in results]
     else:

@@ -145,8 +145,9 @@ def three_counts(net: Network, size: NetworkSize) -> dict[str, Any]:
                                           "count and Table 3's",
                        "distinct_arrays": "each module object once (their weights are fixed functions of the "
                                           "configuration, §2.8), prefix sets and embeddings",
-                       "effective": "module entries on a path from a live input to a read output (structure, "
-                                    "each object once), prefix entries a module reads, embeddings"}}
+                       "effective": "module entries on a path from a live input to a read output, found from "
+                                    "structure per kind of row (prefix, training, test; each object once), "
+                                    "prefix entries a module reads, embeddings"}}
 
 
 def width_finding(name: str, w: dict[str, int]) -> dict[str, Any]:

@@ -66,3 +66,22 @@ def test_an_entry_the_structure_calls_ineffective_changes_no_output_and_effectiv
         tried[want] += 1
     assert changed[False] == 0
     assert changed[True] >= 3
+
+
+def test_structure_and_perturbation_agree_entry_by_entry_on_the_small_modules() -> None:
+    """Every module object of the tiny network with fewer than 3,000 entries (layer norms, activations, the
+    softmax attention forward and backward), each entry changed by one alone: no entry the structure calls
+    ineffective changes an output, and each one it calls effective does (the linear modules, whose residue is
+    explained in docs/tint_network.md, run in ``python -m attnsim.verify.tint_effective``)."""
+    from attnsim.verify.tint_effective import compare, network_and_windows, perturbation_marks
+
+    net, uses, ctx = network_and_windows(C, F64, n_train=4)
+    structure = effective_marks(net)
+    small = {id(lay.op): lay.tag for lay, _ in uses if sum(a.size for a in arrays(lay.op)) < 3000}
+    assert len(small) >= 5
+    # ln_f's backward (tag Grad) reads the loss gradient, zero on the test rows and the last row for every input
+    # (the loss mask), which the structure does not know: there it may count more, never less
+    grad = compare(structure, perturbation_marks(net, uses, ctx, {k for k, t in small.items() if t == "Grad"}))
+    rest = compare(structure, perturbation_marks(net, uses, ctx, {k for k, t in small.items() if t != "Grad"}))
+    assert grad["perturbation_only"] == rest["perturbation_only"] == 0 and rest["entries"] > 5000
+    assert rest["structure_only"] == 0, rest

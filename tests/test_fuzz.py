@@ -52,3 +52,19 @@ def test_every_drawn_parameter_lies_in_its_domain(data) -> None:
     for p in chk.params:
         value = data.draw(param_strategy(p, seen.get(p.name)))
         assert p.parse(value) == value
+
+
+def test_an_example_still_running_when_the_time_is_up_is_stopped() -> None:
+    import time
+
+    import pytest
+
+    from attnsim.verify.fuzz import OutOfTime, _time_box
+
+    began = time.monotonic()
+    with pytest.raises(OutOfTime):
+        with _time_box(began + 0.2):
+            time.sleep(30)
+    assert time.monotonic() - began < 5
+    with _time_box(None):  # no limit: the block runs to its end
+        time.sleep(0.01)

@@ -22,7 +22,11 @@ from __future__ import annotations
 
 import math
 import shlex
+import signal
+import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -106,6 +110,8 @@ class FuzzResult:
     numerics: str | None
     examples: int = 0
     rejected: int = 0
+    cut: int = 0
+    """Examples still running when the time was up (stopped, counted among the rejected)."""
     seconds: float = 0.0
     worst_bits: float | None = None
     worst_bits_at: str | None = None
@@ -191,9 +197,12 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
             reject()
         command = replay_command(chk.claim, params, result.numerics, seed)
         try:
-            record = run_check(chk.claim, params, result.numerics, seed)
-        except AttnsimError:  # a guard's refusal: not this claim's domain after all, or past the cost limit
-            result.rejected += 1
+            with _time_box(None if last else stop):  # a failure being shrunk runs to its end
+                record = run_check(chk.claim, params, result.numerics, seed)
+        except (AttnsimError, OutOfTime):  # a guard's refusal (not the claim's domain, past the cost limit), or
+            result.rejected += 1          # an example still running when the time is up: drawn again, not failed
+            if isinstance(sys.exc_info()[1], OutOfTime):
+                result.cut += 1
             reject()
         except Exception as exc:  # a crash is a failure too (bad input gets one line, never a traceback)
             last.append(Failure(params, seed, command, [f"crashed: {type(exc).__name__}: {exc}"]))
@@ -215,6 +224,32 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
             raise
         return last[-1]  # hypothesis replays the shrunk example last
     return None
+
+
+class OutOfTime(BaseException):
+    """The fuzz's time ran out inside an example (a BaseException, so that no ``except Exception`` in a check
+    takes it for the check's own error)."""
+
+
+@contextmanager
+def _time_box(stop: float | None) -> Iterator[None]:
+    """Interrupt the block with :class:`OutOfTime` at ``stop`` (monotonic seconds; None: no limit), so that
+    ``--minutes T`` ends near T even when one example takes far longer than its cost estimate. Only the main
+    thread can take the alarm; elsewhere the block runs to its end."""
+    if stop is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise OutOfTime()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(stop - time.monotonic(), 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _note_targets(result: FuzzResult, record: dict[str, Any], command: str) -> None:

@@ -82,6 +82,9 @@ def register(app: typer.Typer) -> None:
             print(json.dumps(result.as_dict(), indent=2, default=str))
         elif fmt != "json":
             emit(render_rows(HEADER, [row], fmt), json_out)
+            if result.cut:
+                emit(f"{result.cut} example(s) still running when the time was up were stopped (among the rejected)",
+                     json_out)
             if result.worst_bits_at:
                 emit(f"worst bits at: {result.worst_bits_at}", json_out)
             if result.worst_ratio_at:

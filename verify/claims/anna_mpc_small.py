@@ -206,7 +206,7 @@ def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     SORT_PARAM,
 ], grid=_grid_c_1, growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 512, 1024, 2048, 4096), layers=1),
    param_sweeps={"gap": gap_sweep(lambda quick, g: {"N": 256 if quick else 1024, "layers": 1, "eps": 1 / 16,
-                                                    "eps1": 1 / 16 + g, "s_scale": 128.0})})
+                                                    "eps1": 1 / 16 + g, "s_scale": 700.0})})
 def check_thm_c_1(ctx: CheckContext) -> Measurement:
     """An L-layer EMA-transformer on the small-memory MPC protocol; every layer equals sorted exact matching."""
     N, d, A, L, eps, eps1, mv, sort = (ctx.params[x] for x in (

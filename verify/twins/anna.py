@@ -26,7 +26,8 @@ from attnsim.verify.claims import anna_lsh as lsh_claims
 from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
-from attnsim.verify.twins.anna_mpc_small import _walk_one_child_right, radix_ranks_reversed
+from attnsim.verify.twins.anna_hop_route import splitter_positions_reversed
+from attnsim.verify.twins.anna_mpc_small import radix_ranks_reversed
 from attnsim.verify.twins.breaks import replaced
 
 _C = "attnsim.verify.claims.anna"
@@ -151,9 +152,9 @@ def _match2_formula() -> Iterator[None]:
 _KHOP = {"N": 256, "strings": 2, "sort": "letter", "eps1": 0.5, "s_scale": 6.0}  # s = 96 < N: the letter sort
 
 
-twin("anna.khop", "sort_walk_one_child_right", "Lemma C.2's splitter sort sends a record below a node's first "
-     "splitter to the child right of its own", params={"N": 2048, "strings": 1},
-     kind="construction")(_walk_one_child_right)
+twin("anna.khop", "sort_positions_reversed", "Lemma F.3's splitter sort orders the items of one letter in the "
+     "first half of the string by decreasing position", params={"N": 2048, "strings": 1},
+     kind="construction")(splitter_positions_reversed)
 
 
 @twin("anna.khop", "one_hop_short", "pointer doubling answers k - 1 hops", params=_KHOP, kind="construction")

@@ -163,6 +163,11 @@ def test_induction_comparison_verdicts():
     noise = np.full_like(mean, 0.8) - 0.01 * np.arange(3)[None, :, None]  # falls with ell_1, all above guessing
     rows = compare.induction_rows(result | {"anna_mean": noise.tolist(), "anna_best": noise.min(axis=0).tolist()})
     assert rows[3].verdict == "differs" and "noise" in rows[3].reason
+    flat = mean.copy()
+    flat[:, :, :] = 0.45
+    flat[1, :, 0] = 0.39, 0.41, 0.38  # learned, a hair lower at the largest ell_1: correlation -0.33, not a fall
+    rows = compare.induction_rows(result | {"anna_mean": flat.tolist(), "anna_best": flat.min(axis=0).tolist()})
+    assert rows[3].verdict == "differs" and "does not fall" in rows[3].reason
 
 
 def test_the_command_without_torch_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):

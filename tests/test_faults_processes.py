@@ -433,6 +433,21 @@ def test_interrupted_proofs_end_in_one_line(tmp_path: Path):
     assert first.startswith("prove: ") and proc.returncode == 130 and lines == ["interrupted"], err[-500:]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [1.0, 3.0, 6.0])
+def test_interrupted_report_ends_in_one_line_at_any_moment(delay: float, tmp_path: Path):
+    """Ctrl-C of a report while it loads, sweeps or proves (z3 in a thread of the main process must not swallow
+    it): ``interrupted`` and exit 130 every time. The child gets Ctrl-C armed even where this runs in the
+    background (a shell starts background jobs with SIGINT ignored, and Python keeps it so)."""
+    proc = subprocess.Popen([*CLI, "report", "--quick", "--out", "rep"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=limit(120))
+    lines = err.strip().splitlines()
+    assert proc.returncode == 130 and lines[-1:] == ["interrupted"] and "Traceback" not in err, err[-500:]
+
+
 SMALL_CHECK = ["check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2"]
 
 

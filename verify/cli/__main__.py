@@ -1,5 +1,11 @@
-"""``python -m attnsim.verify.cli`` runs the command line."""
+"""``python -m attnsim.verify.cli`` runs the command line (a Ctrl-C while it loads is one line too)."""
 
-from attnsim.verify.cli.app import entry
+import sys
+
+try:
+    from attnsim.verify.cli.app import entry
+except KeyboardInterrupt:
+    print("interrupted", file=sys.stderr)
+    sys.exit(130)
 
 entry()

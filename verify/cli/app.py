@@ -130,6 +130,24 @@ def _usage_message(e: Exception) -> str:
     return text
 
 
+def _quiet_finalizers() -> None:
+    """An interrupt can land inside a constructor (z3's ``Context`` between its C call and its first field): the
+    half-built object's finalizer then fails as it is collected, and Python prints that as "Exception ignored"
+    with a traceback. After an interrupt the one line is the whole answer, so such reports are dropped."""
+    sys.unraisablehook = lambda _unraisable: None
+
+
+def _half_built_quiet(default: Callable[[Any], None]) -> Callable[[Any], None]:
+    """The unraisable hook, quiet about one case: the finalizer of a z3 object that a Ctrl-C left half built
+    (its ``__del__`` reads a field its ``__init__`` never set: AttributeError). Everything else is reported."""
+    def hook(u: Any) -> None:
+        where = getattr(u.object, "__module__", None) or type(u.object).__module__ or ""
+        if isinstance(u.exc_value, AttributeError) and where.startswith("z3"):
+            return
+        default(u)
+    return hook
+
+
 class Terminated(BaseException):
     """SIGTERM, raised where the command is so that it ends as an interrupt does (exit 143)."""
 
@@ -156,6 +174,7 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
     same handling (the backstop, which reads ``$ATTNSIM_MAX_MEMORY``)."""
     usage, other, abort = _click_exception_types()
     prepare_streams()
+    sys.unraisablehook = _half_built_quiet(sys.unraisablehook)
     try:
         if arm is not None:
             arm()
@@ -194,9 +213,11 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
         print("aborted", file=sys.stderr)
         sys.exit(1)
     except KeyboardInterrupt:
+        _quiet_finalizers()
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except Terminated:
+        _quiet_finalizers()
         print("terminated", file=sys.stderr)
         sys.exit(143)
     except MemoryError:  # the backstop: an allocation past --max-memory that the estimate did not foresee
@@ -210,6 +231,24 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
     except ValueError as e:  # a bad value that reached a library before our own checks
         print(f"error: {one_line(str(e))}", file=sys.stderr)
         sys.exit(2)
+    except Exception as e:
+        if not _interrupt_inside(e):
+            raise
+        _quiet_finalizers()
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+
+
+def _interrupt_inside(e: BaseException) -> bool:
+    """Whether ``e`` is a Ctrl-C that a library wrapped: ctypes raises ``ArgumentError: argument 1:
+    KeyboardInterrupt`` when the signal lands while it converts a call's arguments (z3's calls, say)."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "ArgumentError" and "KeyboardInterrupt" in str(e):
+            return True
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+    return False
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ Schema of one claim (a wrong file raises :class:`SchemaError`)::
     docs = "reconstructions.md"         # optional: the docs/ page with the reasoning
     route = "..."                       # optional: whose construction runs (the paper's, or ours and how), one line
     regime = "..."                      # optional, one line: what no run can say of the range the runs reach (a
-                                        #   condition the construction fixes); sizes come from the grids (verify/regime.py)
+                                        #   condition the construction fixes); sizes come from the grids
 
     definitions_from = "two_heads.thm_1_1"  # optional: start from that claim's definitions (same paper),
                                            # so a formula several claims share is written once

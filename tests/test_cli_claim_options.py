@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cli_run import invoke
@@ -67,7 +68,9 @@ def test_a_boolean_parameter_takes_a_value(capfd):
 
 def _complete(words: str, cword: int) -> list[str]:
     env = {**os.environ, "_ATTNSIM_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
-    p = subprocess.run(["attnsim"], env=env, capture_output=True, text=True, timeout=limit(120))
+    script = Path(sys.executable).with_name("attnsim")  # the installed script beside this interpreter
+    p = subprocess.run([str(script) if script.exists() else "attnsim"], env=env, capture_output=True, text=True,
+                       timeout=limit(120))
     assert p.returncode == 0, p.stderr
     return p.stdout.split()
 

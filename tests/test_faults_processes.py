@@ -439,7 +439,8 @@ def test_interrupted_report_ends_in_one_line_at_any_moment(delay: float, tmp_pat
     """Ctrl-C of a report while it loads, sweeps or proves (z3 in a thread of the main process must not swallow
     it): ``interrupted`` and exit 130 every time. The child gets Ctrl-C armed even where this runs in the
     background (a shell starts background jobs with SIGINT ignored, and Python keeps it so)."""
-    proc = subprocess.Popen([*CLI, "report", "--quick", "--out", "rep"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=tmp_path,
+    proc = subprocess.Popen([*CLI, "report", "--quick", "--out", "rep"], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True, cwd=tmp_path,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)

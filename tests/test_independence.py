@@ -63,6 +63,8 @@ SHARED = {
     "sim/anna/message_code.py:MessageCode.width": "the code's width (counted as the dimension)",
     "sim/anna/relay_routing.py:RelayPlan.tokens": "the relay's token count (counted)",
     "sim/anna/relay_routing.py:RelayPlan.capacity": "the relay's capacity per layer (counted)",
+    "sim/anna/relay_plan.py:capacity": "the relay's capacity per layer (the formula RelayPlan.capacity reads)",
+    "sim/anna/message_code.py:code_width": "the code's width (the formula MessageCode.width reads)",
     "sim/tint/modules.py:Geometry.": "TinT's geometry (its width and prefixes)",
     "sim/tint/configs.py:": "the auxiliary model's and TinT's configuration (widths, heads)",
     "sim/tint/cases.py:": "the named TinT case (its tokens and configuration)",

@@ -233,7 +233,7 @@ def test_cli_window_error_is_one_line():
     p = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "check", "two_heads.thm_5_1", "--M", "5",
                         "--window", "5"], capture_output=True, text=True, timeout=limit(300))
     assert p.returncode == 2
-    assert p.stderr.startswith("error:") and "r=5" in p.stderr and "M=5" in p.stderr
+    assert p.stderr.startswith("error: --window:") and "M = 5" in p.stderr and "got 5" in p.stderr
     assert "Traceback" not in p.stderr
 
 

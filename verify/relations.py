@@ -15,7 +15,6 @@ from typing import Any, Mapping
 from attnsim.verify.registry import UsageError
 
 AT_MOST: tuple[tuple[str, str, str], ...] = (
-    ("M", "N", "an oracle longer than the sequence has nothing more to simulate"),
     ("P", "N", "the machines split the N tokens"),
     ("block", "N", "a machine holds at most the N tokens"),
     ("alphabet", "N", "N tokens use at most N letters"),
@@ -32,7 +31,6 @@ LESS_THAN: tuple[tuple[str, str, str], ...] = (
 )
 
 EXEMPT: dict[str, frozenset[str]] = {
-    "M": frozenset({"two_heads.lemma_3_3", "anna.prop_e_3"}),
     "alphabet": frozenset({"anna.def_ema", "anna.thm_c_1"}),
 }
 

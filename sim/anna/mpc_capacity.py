@@ -51,7 +51,8 @@ class CapacityTransformer(DirectTransformer):
                 require(len(rec) >= 1, "record", f"machine {m} sends an empty record in round {r}")
                 by_dest.setdefault(dest, []).append(rec)
             require(len(by_dest) <= self.heads, "k",
-                    f"machine {m} sends to {len(by_dest)} machines in round {r}, more than the capacity k = {self.heads}")
+                    f"machine {m} sends to {len(by_dest)} machines in round {r}, "
+                    f"more than the capacity k = {self.heads}")
             self.max_contacts = max(self.max_contacts, len(by_dest))
             bundles.append(list(by_dest.items()))
         return bundles

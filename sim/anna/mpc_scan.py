@@ -90,7 +90,8 @@ def _send_window(fan: int, span: int, machines: int, split: bool):
     def step(m, mem):
         state = mem if split else [next(r for r in mem if len(r) > 1 or len(mem) == 1)]
         word = (state[0][0], 0) if split else (state[0][0],)
-        groups = [[(m, rec) for rec in state]] + [[(m + j * span, word)] for j in range(1, fan) if m + j * span < machines]
+        children = [[(m + j * span, word)] for j in range(1, fan) if m + j * span < machines]
+        groups = [[(m, rec) for rec in state]] + children
         turn = m % len(groups)  # the order of an outbox is the protocol's choice: rotated (the records kept stay in
         # order), so one receiver's senders share heads (Thm B.2's and Lemma B.13's heads then average several)
         return [msg for group in groups[turn:] + groups[:turn] for msg in group]

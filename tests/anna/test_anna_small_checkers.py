@@ -68,7 +68,8 @@ def test_lemma_c_2_rounds_are_the_plans_and_sorted_against_python(records):
     ("anna.thm_4_2", {"eps": 0.6, "eps1": 0.5}, "--eps, --eps1"),
     ("anna.thm_4_2", {"c": 120.0}, "c"),  # the library names a single parameter; the CLI writes it as a flag
     ("anna.thm_4_2", {"lsh": "pstable"}, "lsh"),
-    ("anna.thm_c_1", {"eps1": 1.5}, "--eps, --eps1"),
+    ("anna.thm_c_1", {"eps": 0.6, "eps1": 0.5}, "--eps, --eps1"),
+    ("anna.thm_c_1", {"eps1": 1.5}, "eps1"),  # above its own maximum: named alone
     ("anna.thm_5_6_direct", {"eps": 0.9}, "--eps, --eps1"),
     ("anna.thm_5_4_direct", {"mechanism": "softmax"}, "mechanism"),
 ])

@@ -62,7 +62,8 @@ def _regime(s: int, N: int) -> str:
     """Whether the run lies in Thm B.2's stated range: said in every record."""
     eps = math.log(s) / math.log(N)
     return (f"in Thm B.2's range: s = {s}, eps = log s / log N = {eps:.3f} < 1/5" if in_stated_range(s, N) else
-            f"partial: s = {s}, eps = log s / log N = {eps:.3f} >= 1/5, outside Thm B.2's stated s = O(N^(1/5 - delta))")
+            f"partial: s = {s}, eps = log s / log N = {eps:.3f} >= 1/5, "
+            "outside Thm B.2's stated s = O(N^(1/5 - delta))")
 
 
 def widest_scan_fan(N: int, block: int) -> int:

@@ -218,7 +218,7 @@ CASES = [
     ("thm_4_1-heads-scale-1e12", ["check", "anna.thm_4_1", "--heads-scale", "1e12"], 2, "--heads-scale: "),
     ("thm_4_4-heads-scale-1e12", ["check", "anna.thm_4_4", "--heads-scale", "1e12"], 2, "--heads-scale: "),
     ("lemma_b_5-block-1e12", ["check", "anna.lemma_b_5", "--block", "1000000000000"], 2, "--block: "),
-    ("two_heads-thm_4_1-eps-3", ["check", "two_heads.thm_4_1", "--eps", "3"], 2, "--eps: "),
+    ("two_heads-thm_4_1-eps-100", ["check", "two_heads.thm_4_1", "--eps", "100"], 2, "--eps: "),
     ("two_heads-lower_bound-eps-2", ["check", "two_heads.lower_bound", "--eps", "2"], 2, "--eps: "),
     ("linear_forward-n-train-over-n", ["check", "tint.linear_forward", "--n", "5", "--n-train", "6"], 2,
      "--n-train: "),

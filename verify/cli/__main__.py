@@ -1,11 +1,5 @@
-"""``python -m attnsim.verify.cli`` runs the command line (a Ctrl-C while it loads is one line too)."""
+"""``python -m attnsim.verify.cli`` runs the command line (the package's loading handles a Ctrl-C meanwhile)."""
 
-import sys
-
-try:
-    from attnsim.verify.cli.app import entry
-except KeyboardInterrupt:
-    print("interrupted", file=sys.stderr)
-    sys.exit(130)
+from attnsim.verify.cli import entry
 
 entry()

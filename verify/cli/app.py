@@ -32,6 +32,7 @@ from attnsim.verify.cli import (
     tint_size,
 )
 from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
+from attnsim.verify.cli.interrupt import INTERRUPTED_EXIT, exit_interrupted, mark_interrupted
 from attnsim.verify.limits import import_failure
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
 
@@ -182,8 +183,8 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
         # Without standalone mode click returns a command's exit code instead of exiting with it.
         command = plain_metavars(typer.main.get_command(app))
         rc = command.main(args=argv, prog_name="attnsim", standalone_mode=False)
-        if rc == 130:  # typer turns Ctrl-C into exit status 130 without a word
-            print("interrupted", file=sys.stderr)
+        if rc == INTERRUPTED_EXIT:  # typer turns Ctrl-C into exit status 130 without a word
+            mark_interrupted()
         sys.stdout.flush()  # a full or closed stdout fails here, inside the handlers below
         sys.exit(rc if isinstance(rc, int) else 0)
     except typer.Exit as e:
@@ -214,8 +215,7 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
         sys.exit(1)
     except KeyboardInterrupt:
         _quiet_finalizers()
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+        exit_interrupted()
     except Terminated:
         _quiet_finalizers()
         print("terminated", file=sys.stderr)
@@ -235,8 +235,7 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
         if not _interrupt_inside(e):
             raise
         _quiet_finalizers()
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+        exit_interrupted()
 
 
 def _interrupt_inside(e: BaseException) -> bool:

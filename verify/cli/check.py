@@ -186,6 +186,7 @@ def register(app: typer.Typer) -> None:
             print(params_help(find_checker(claim)))
             raise typer.Exit(0)
         guards.precheck(claim, raw, numerics)
+        find_checker(claim).resolve(raw)  # every parameter's domain and choices before the progress line starts
         check_format(fmt, FORMATS)
         check_json_path(json_out)
         from rich.console import Console

@@ -9,7 +9,7 @@ from attnsim.verify.prove import anna, beyond
 from attnsim.verify.prove.anna_twins import TWINS
 
 FAST = ("lemma.division", "arrival.start", "arrival.move", "arrival.end", "deal.share", "load.move", "capacity",
-        "round trip", "isolation", "width")
+        "round trip", "isolation", "width", "unit tag")
 
 
 @pytest.mark.parametrize("name", FAST)

@@ -43,6 +43,7 @@ from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna import message_code as MC
 from attnsim.sim.anna import relay_plan as RP
 from attnsim.theory.formulas import parse
+from attnsim.verify.prove.hints import instances
 from attnsim.verify.prove.obligations import Obligation, Query
 from attnsim.verify.prove.z3kit import Z3, from_sympy
 
@@ -259,8 +260,11 @@ def relay_obligations() -> list[Obligation]:
     def tag() -> Query:
         src, seq, idx = W["src"], W["seq"], W["idx"]
         got = RP.unpack_tag(Z3, RP.pack_tag(src, seq, idx, s), s)
-        return ([s >= 1, src >= 0, seq >= 0, seq < s, idx >= 0, idx < s],
-                z3.And(got[0] == src, got[1] == seq, got[2] == idx), {"s": s, "src": src, "seq": seq, "idx": idx})
+        premises = [s >= 1, src >= 0, seq >= 0, seq < s, idx >= 0, idx < s]
+        goal = z3.And(got[0] == src, got[1] == seq, got[2] == idx)
+        # the division facts on the query's own terms (theorems, see hints): without them the nested div/mod
+        # runs past z3's resource limit
+        return premises + instances(premises, goal), goal, {"s": s, "src": src, "seq": seq, "idx": idx}
     add("unit tag", tag)
     return out
 

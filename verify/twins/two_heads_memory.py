@@ -16,7 +16,7 @@ from attnsim.verify.twins.breaks import wrapped
 from attnsim.verify.twins.two_heads_breaks import block_shift
 from attnsim.verify.twins.two_heads_exact import add
 
-_SMALL = {"N": 2048, "M": 64, "d": 16, "points": 5, "engine": 0, "direct": 0}
+_SMALL = {"N": 2048, "M": 64, "d": 16, "points": 5, "engine_N": 0, "direct_N": 0}
 
 
 def outputs_held() -> Any:

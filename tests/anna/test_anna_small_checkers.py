@@ -8,6 +8,7 @@ import pytest
 from lazy_records import LazyRecords
 
 from attnsim.verify.check import run_check
+from attnsim.verify.claims.anna_mpc_small import RADIX_MEMORY_4_2
 from attnsim.verify.registry import UsageError
 from attnsim.verify.report.sections.anna_small_memory import anna_small_memory_section
 
@@ -16,6 +17,7 @@ LARGE_4_2 = {"r": 0.1, "c": 14.0, "s_scale": 200.0}  # large memory (s >= N, the
 CASES = {
     "thm_4_2_two_layers_half": ("anna.thm_4_2", {"N": 32, "layers": 2, "eps1": 0.5, **LARGE_4_2}),
     "thm_4_2_cross_polytope": ("anna.thm_4_2", {"N": 32, "eps1": 0.75, "lsh": "cross-polytope", **LARGE_4_2}),
+    "thm_4_2_radix_small_memory": ("anna.thm_4_2", {"N": 256, "sort": "radix", **RADIX_MEMORY_4_2}),  # quick grid's
     "thm_c_1_small": ("anna.thm_c_1", {"N": 64, "layers": 2, "s_scale": 200.0}),
     "thm_c_1_radix": ("anna.thm_c_1", {"N": 64, "layers": 2, "s_scale": 40.0, "sort": "radix"}),
     "thm_c_1_larger": ("anna.thm_c_1", {"N": 256, "layers": 1, "eps1": 0.75, "s_scale": 40.0}),

@@ -186,7 +186,11 @@ def register(app: typer.Typer) -> None:
             print(params_help(find_checker(claim)))
             raise typer.Exit(0)
         guards.precheck(claim, raw, numerics)
-        find_checker(claim).resolve(raw)  # every parameter's domain and choices before the progress line starts
+        from attnsim.verify.relations import check_relations
+
+        # every parameter's domain, choices and relations before the progress line starts (loading every claim
+        # for the run can take seconds)
+        check_relations(claim, find_checker(claim).resolve(raw))
         check_format(fmt, FORMATS)
         check_json_path(json_out)
         from rich.console import Console

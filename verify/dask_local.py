@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -33,8 +34,14 @@ def quiet_dask_logs() -> Iterator[None]:
     rescheduling``, the traceback of a cancelled gather, a nanny's restart) on stderr; the command
     reports the outcome itself in one line, so those lines would only bury it. Levels are restored
     afterwards.
+
+    The warning that a coroutine was never awaited is dropped for the rest of the process, not only here:
+    a client stopped by an interrupt leaves tornado's pending futures behind, and Python warns about them
+    whenever they are collected, which can be after this block. No code of ours is a coroutine.
     """
     import distributed  # noqa: F401 - its loggers exist (and have their levels) before they are silenced
+
+    warnings.filterwarnings("ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning)
 
     names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in ("distributed", "tornado", "asyncio")]
     loggers = [logging.getLogger(n) for n in {*names, "distributed", "tornado", "asyncio"}]

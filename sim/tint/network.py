@@ -318,12 +318,17 @@ def build_tint(aux: AuxConfig, cfg: TinTConfig, ar: Arith, fd_scale: int = 1000,
 # ------------------------------------------------------------------------------------------ forward
 def _context(net: Network, x: np.ndarray) -> Context:
     """Positions and the masks of Def 2.3, read off the stream's position and prefix-mask columns."""
+    return context_of(net, x[:, net.reg("pos")], x[:, net.reg("train")][:, 0])
+
+
+def context_of(net: Network, pos: np.ndarray, train: np.ndarray) -> Context:
+    """Positions and the masks of Def 2.3 from the stream's position columns ``pos`` (rows, P) and its
+    training-token column ``train`` (rows,)."""
     ar, geo = net.ar, net.geo
-    pos = x[:, net.reg("pos")]
     zero = ar.scalar(0)
     is_token = np.array([bool(np.any(r[:geo.T] != zero)) for r in pos])
-    is_train = np.array([v != zero for v in x[:, net.reg("train")][:, 0]])
-    N = x.shape[0]
+    is_train = np.array([v != zero for v in train])
+    N = len(train)
     tril = np.tril(np.ones((N, N), dtype=bool))
     masks = {"lin": tril | is_train[None, :], "desc": np.broadcast_to(is_train[None, :], (N, N)).copy(),
              "aux": tril & is_token[:, None] & is_token[None, :]}

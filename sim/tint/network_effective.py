@@ -43,7 +43,7 @@ from attnsim.sim.tint.layers import (
     TinTMLP,
 )
 from attnsim.sim.tint.modules import diag_matrix, pack
-from attnsim.sim.tint.network import Network, _context
+from attnsim.sim.tint.network import Network, context_of
 from attnsim.sim.tint.network_size import arrays
 
 Marks = dict[Any, tuple[np.ndarray, np.ndarray]]  # id(array) -> (array, effective entries)
@@ -90,16 +90,15 @@ def kind_masks(net: Network) -> Kinds:
     training and two test tokens), reduced to kinds (a kind sees another where some row of it sees some row)."""
     geo, ar = net.geo, net.ar
     K, n = geo.K, 4
-    x = ar.zeros((K + n, net.width))
     pos = np.zeros((K + n, geo.P), dtype=int)
     pos[np.arange(K), geo.T + np.arange(K)] = 1
     pos[K + np.arange(n), np.arange(n)] = 1
-    x[:, net.reg("pos")] = ar.array(pos)
-    x[K:K + 2, net.reg("train")] = ar.scalar(1)
-    ctx = _context(net, x)
-    rows = [np.array([j]) for j in range(K)] + [np.arange(K, K + 2), np.arange(K + 2, K + n)]
-    masks = {name: np.array([[bool(m[np.ix_(a, b)].any()) for b in rows] for a in rows])
-             for name, m in ctx.masks.items()}
+    train = np.zeros(K + n, dtype=int)
+    train[K:K + 2] = 1
+    ctx = context_of(net, ar.array(pos), ar.array(train))
+    kind_of_row = np.concatenate([np.arange(K), [K, K], [K + 1, K + 1]])
+    member = _f(kind_of_row[None, :] == np.arange(K + 2)[:, None])      # (kinds, rows): row r is of kind c
+    masks = {name: (member @ _f(_nz(np.asarray(m))) @ member.T) > 0 for name, m in ctx.masks.items()}
     positions = np.zeros((K + 2, geo.P), dtype=bool)
     positions[np.arange(K), geo.T + np.arange(K)] = True
     positions[K:, :geo.T] = True   # any token position can be a training or a test position
@@ -164,7 +163,8 @@ def forward(layer: Any, live: np.ndarray, kinds: Kinds) -> np.ndarray:
     if isinstance(layer, BlockDiag):
         return _bd_fwd(layer, live)
     if isinstance(layer, TinTAttention):
-        return forward(layer.out, _heads_live(layer, live, kinds).reshape(kinds.n, -1), kinds)
+        q, k, v = (_qkv(layer, live, name, kinds) for name in "qkv")
+        return forward(layer.out, _heads_live(layer, q, k, v, kinds).reshape(kinds.n, -1), kinds)
     if isinstance(layer, TinTMLP):
         return forward(layer.second, forward(layer.first, live, kinds), kinds)
     if isinstance(layer, PartialLayerNorm):
@@ -188,9 +188,9 @@ def forward(layer: Any, live: np.ndarray, kinds: Kinds) -> np.ndarray:
     return np.ones_like(live)
 
 
-def _heads_live(att: TinTAttention, live: np.ndarray, kinds: Kinds) -> np.ndarray:
-    """(n, heads, hd): the heads' outputs that can be non-zero on each kind of row."""
-    q, k, v = (_qkv(att, live, name, kinds) for name in "qkv")
+def _heads_live(att: TinTAttention, q: np.ndarray, k: np.ndarray, v: np.ndarray, kinds: Kinds) -> np.ndarray:
+    """(n, heads, hd): the heads' outputs that can be non-zero on each kind of row, from the query, key and value
+    coordinates that can be non-zero there."""
     pairs = _pair_matrix(att, kinds)
     out = np.zeros(q.shape, dtype=bool)
     for h in range(att.heads):
@@ -202,8 +202,7 @@ def _pos_base(pos: PosProj, var: int, kinds: Kinds) -> np.ndarray:
     """(3, b): the shared positional part p W + c of ``var`` that can be non-zero on each kind of row."""
     b = pos.W.shape[1] // 3
     W = _nz(pos.W[:, var * b:(var + 1) * b])
-    return np.stack([W[kinds.positions[k]].any(axis=0) | _nz(pos.c[var * b:(var + 1) * b])
-                     for k in range(kinds.n)])
+    return ((_f(kinds.positions) @ _f(W)) > 0) | _nz(pos.c[var * b:(var + 1) * b])[None, :]
 
 
 def _pos_live(pos: PosProj, var: int, heads: int, kinds: Kinds) -> np.ndarray:
@@ -304,7 +303,7 @@ def _attention_backward(att: TinTAttention, live: np.ndarray, need: np.ndarray, 
     condition (a change further up can make partner coordinates live together)."""
     q, k, v = (_qkv(att, live, name, kinds) for name in "qkv")
     nk, heads, hd = q.shape
-    heads_live = _heads_live(att, live, kinds).reshape(nk, -1)
+    heads_live = _heads_live(att, q, k, v, kinds).reshape(nk, -1)
     need_cat = backward(att.out, heads_live, need, marks, kinds).reshape(nk, heads, hd)
     used = need_cat.any(axis=2)                                          # (n, heads)
     pairs = _pair_matrix(att, kinds)
@@ -341,7 +340,7 @@ def _positional_marks(pos: PosProj, var: int, need: np.ndarray, marks: Marks, ki
     on = _nz(pos.s[var])                                                 # (heads,)
     cols = (on[None, :, None] & need).any(axis=1)                        # (3, b)
     w_mask = np.zeros(pos.W.shape, dtype=bool)
-    w_mask[:, var * b:(var + 1) * b] = (kinds.positions[:, :, None] & cols[:, None, :]).any(axis=0)
+    w_mask[:, var * b:(var + 1) * b] = (_f(kinds.positions).T @ _f(cols)) > 0  # [p, j]: some kind at p needs j
     c_mask = np.zeros(pos.c.shape, dtype=bool)
     c_mask[var * b:(var + 1) * b] = cols.any(axis=0)
     _mark(marks, pos.W, w_mask)

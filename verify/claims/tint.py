@@ -369,7 +369,7 @@ def check_size(ctx: CheckContext) -> Measurement:
 @checker(
     "tint.under_2b", evidence="independent",
     params=[Param("aux", str, "opt-125m", "a 125M auxiliary model", choices=("opt-125m", "gpt2"))],
-    grid=lambda quick: [{"aux": "opt-125m"}, {"aux": "gpt2"}],
+    grid=lambda quick: [{"aux": "opt-125m"}] + ([] if quick else [{"aux": "gpt2"}]),
     numerics=(),  # counts only: no --numerics
 )
 def check_under_2b(ctx: CheckContext) -> Measurement:

@@ -64,3 +64,81 @@ def contained(claim: Claim, resource: str) -> Containment | None:
     bound = reduced(claim, res.bound) if t.bound is None else _smooth(t.bound)
     return Containment(claim.id, resource, str(exact), str(bound), claim.limit, str(t.leading_constant), t.finite,
                        t.tight, "exact" if res.exact else "upper")
+
+
+UNDECIDED = "undecided"
+"""The verdict of a containment in a parameter that sympy could not take (the sweep then falls back to its growth
+test)."""
+
+
+@dataclass(frozen=True)
+class ParamContainment:
+    """Whether the count stays in its bound's class as a parameter sweep's variable ``var`` grows: the limit, as
+    ``var`` grows, of the leading constant lim_N count / bound (so N grows first, then ``var``; a count growing one
+    power of 1/(eps' - eps) faster than its bound has a constant that grows without end)."""
+    claim: str
+    resource: str
+    var: str
+    solved_for: str
+    limit: str
+    verdict: str  # "tight", "within bound (not tight)", "within bound" (its sign depends on parameters),
+    # "outside bound" or UNDECIDED
+
+    @property
+    def finite(self) -> bool | None:
+        """Whether the constant stays finite (None: undecided)."""
+        return None if self.verdict == UNDECIDED else self.verdict != "outside bound"
+
+
+_PARAM_LIMITS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+
+
+def contained_as(claim: Claim, resource: str, var: str, varied: str) -> ParamContainment | None:
+    """:func:`contained` as ``var`` (a formula in the claim's parameters, ``1/(eps1 - eps)``) grows, the sweep
+    varying the parameter ``varied``: None when the resource has no containment in N to extend; ``outside
+    bound`` when that one fails already."""
+    c = contained(claim, resource)
+    if c is None:
+        return None
+    if not c.finite:
+        return ParamContainment(claim.id, resource, var, varied, "oo", "outside bound")
+    res = claim.resources[resource]
+    t = analyse(claim, resource) if res.exact else analyse_upper(claim, resource)
+    assert t is not None and t.leading_constant is not None
+    from attnsim.theory.symbolic import analysed_form
+
+    size = analysed_form(claim, var)
+    key = (str(t.leading_constant), str(size), varied)
+    if key not in _PARAM_LIMITS:
+        _PARAM_LIMITS[key] = _limit_as(t.leading_constant, size, varied)
+    solved, limit, verdict = _PARAM_LIMITS[key]
+    return ParamContainment(claim.id, resource, var, solved, limit, verdict)
+
+
+def _limit_as(constant: sp.Expr, size: sp.Expr, varied: str) -> tuple[str, str, str]:
+    """(symbol solved for, limit, verdict) of ``constant`` as ``size`` grows without end."""
+    shared = sorted((s for s in size.free_symbols & constant.free_symbols), key=lambda s: s.name)
+    if not shared:  # the constant does not depend on the sweep's variable
+        return "", str(constant), _verdict_of(constant)
+    chosen = [s for s in shared if s.name == varied] or (shared if len(shared) == 1 else [])
+    if not chosen:
+        return "", f"which of {', '.join(s.name for s in shared)} the sweep varies is not known", UNDECIDED
+    sym, x = chosen[0], sp.Symbol("x_sweep", positive=True)
+    try:
+        solutions = sp.solve(sp.Eq(size, x), sym)
+        if len(solutions) != 1:
+            return sym.name, f"{len(solutions)} solutions of {size} = x for {sym.name}", UNDECIDED
+        lim = sp.limit(constant.subs(sym, solutions[0]), x, sp.oo)
+    except (NotImplementedError, ValueError, TypeError) as exc:  # sympy cannot take it
+        return sym.name, f"sympy: {exc}", UNDECIDED
+    if isinstance(lim, sp.Limit) or x in lim.free_symbols:
+        return sym.name, str(lim), UNDECIDED
+    return sym.name, str(lim), _verdict_of(lim)
+
+
+def _verdict_of(limit: sp.Expr) -> str:
+    if limit.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
+        return "outside bound"
+    if limit.is_positive:
+        return "tight"
+    return "within bound (not tight)" if limit.is_zero else "within bound"

@@ -18,7 +18,7 @@ from attnsim import __version__
 from attnsim.paper_refs import Claim, Resource
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.numerics import backend_kind, get_numerics
-from attnsim.theory.bounds import contained
+from attnsim.theory.bounds import contained, contained_as
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
 from attnsim.theory.notation import at
 from attnsim.theory.symbolic import ResourceTheory, TheoryKey, analyse, analyse_upper, theory_key, upper_key
@@ -224,6 +224,9 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             if not c.finite:
                 what = "exact count" if c.of == "exact" else "the proof's upper formula"
                 reasons.append(f"{name}: {what} {c.exact} is not O({c.bound}) as {c.limit_var} grows")
+            swept = sweep_containments(claim, chk, name, reasons)
+            if swept:
+                containment[name]["in_sweeps"] = swept
     if chk.numerics:
         reasons += agreement_reasons(m, get_numerics(numerics, seed).exact)
     if chk.evidence is not None and m.evidence != chk.evidence and not m.extra.get("partial"):
@@ -244,6 +247,23 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
         "verdict": verdict, "reasons": reasons, "evidence": m.evidence, "reference": m.reference, "extra": m.extra,
         "version": __version__, "varying": varying_paths(m, bounds),
     }
+
+
+def sweep_containments(claim: Claim, chk: Checker, resource: str, reasons: list[str]) -> dict[str, Any]:
+    """Per parameter sweep that judges ``resource``, its containment as the sweep's variable grows
+    (:func:`attnsim.theory.bounds.contained_as`); a constant that grows without end there is a reason."""
+    out: dict[str, Any] = {}
+    for sweep, ps in chk.param_sweeps:
+        if resource not in ps.resources:
+            continue
+        c = contained_as(claim, resource, ps.var, ps.varied())
+        if c is None:
+            continue
+        out[sweep] = {"var": c.var, "varied": c.solved_for, "limit": c.limit, "verdict": c.verdict}
+        if c.finite is False:
+            reasons.append(f"{resource}: the constant lim count / bound as {claim.limit} grows, {c.limit}, is not "
+                           f"finite as {c.var} grows (the {sweep} sweep)")
+    return out
 
 
 def varying_paths(m: Measurement, bounds: dict[str, Any]) -> list[str]:

@@ -62,6 +62,7 @@ from attnsim.verify.growth_rules import (  # noqa: F401 - the growth API, re-exp
     containment_of,
     growth_test,
     larger_half,
+    param_containment_of,
     shown_slopes,
     size_rule,
     stated,
@@ -157,10 +158,18 @@ def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]], var: 
                 failing=tuple(failing), refused=tuple(refused), **shown_slopes(pts, span))
     note = f"; {missing} record(s) without a measurement or size" if missing else ""
     evidence = base["evidence"]
-    if evidence == "exact count":
-        g = by_formula(base, pts, 3, res.exact or "", containment_of(claim_id, resource, good), note)
+    contains = None
+    if evidence in ("exact count", "proof's inequality"):  # in N, or as the parameter sweep's variable grows
+        contains = (containment_of(claim_id, resource, good) if var is None
+                    else param_containment_of(claim_id, resource, good, var))
+    if contains is not None and contains[0] is None:  # sympy could not take the limit in the sweep's variable
+        g = growth_test({**base, "evidence": "growth test"}, pts,
+                        f"; containment not decided ({contains[1]}): the growth test decides" + note, span,
+                        persist=False)
+    elif evidence == "exact count":
+        g = by_formula(base, pts, 3, res.exact or "", contains, note)
     elif evidence == "proof's inequality":
-        g = by_formula(base, pts, 4, res.upper or "", containment_of(claim_id, resource, good), note)
+        g = by_formula(base, pts, 4, res.upper or "", contains, note)
     elif evidence == "paper's constant":
         g = stated(base, res.constant or 0.0, res.stated_by or "", good, note)
     else:

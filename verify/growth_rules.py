@@ -134,6 +134,31 @@ def containment_of(claim_id: str, resource: str, records: Sequence[dict[str, Any
     return c.finite, f"{c.verdict}, limit {c.leading_constant}"
 
 
+def param_containment_of(claim_id: str, resource: str, records: Sequence[dict[str, Any]],
+                         var: str) -> tuple[bool | None, str]:
+    """:func:`containment_of` as a parameter sweep's variable ``var`` grows (the limit of the constant lim_N count
+    / bound): from the records, else derived here; None for the first when sympy could not decide it."""
+    for r in records:
+        for c in ((r.get("containment") or {}).get(resource, {}).get("in_sweeps") or {}).values():
+            if c.get("var") == var:
+                return _param_reading(c["verdict"], var, c["limit"])
+    from attnsim.theory.bounds import contained_as
+    from attnsim.verify.registry import all_checkers
+
+    sweeps = [ps for _, ps in all_checkers()[claim_id].param_sweeps if ps.var == var]
+    c = contained_as(get_claim(claim_id), resource, var, sweeps[0].varied() if sweeps else "")
+    if c is None:
+        return False, "no containment to derive"
+    return _param_reading(c.verdict, var, c.limit)
+
+
+def _param_reading(verdict: str, var: str, limit: str) -> tuple[bool | None, str]:
+    from attnsim.theory.bounds import UNDECIDED
+
+    finite = None if verdict == UNDECIDED else verdict != "outside bound"
+    return finite, f"{verdict} as {var} grows, lim count / bound {limit}"
+
+
 def by_formula(base: dict[str, Any], pts: Sequence[tuple[float, ...]], col: int, formula: str,
                 containment: tuple[bool, str], note: str) -> ResourceGrowth:
     """Decided by a formula held at every point (``col`` 3: the exact count, ``==``; 4: the proof's upper formula,

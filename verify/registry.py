@@ -217,6 +217,12 @@ class ParamSweep:
     grid: GridFn
     resources: tuple[str, ...]
 
+    def varied(self) -> str:
+        """The parameter the sweep varies (its quick points differ in it alone; "" when they differ in several)."""
+        points = self.grid(True)
+        names = sorted({k for p in points for k in p if len({repr(q.get(k)) for q in points}) > 1})
+        return names[0] if len(names) == 1 else ""
+
 
 @dataclass(frozen=True)
 class Checker:

@@ -26,7 +26,7 @@ from attnsim.sim.anna.khop import SORTS, splitter_sort_rounds
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.claims.anna_mpc_to_anna import EXACT, run_in_transformer
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker
 
 _PARAMS = [
     Param("N", int, 4096, "string length (a power of two)", minimum=16),
@@ -90,6 +90,29 @@ def growth_point(N: int, eps: float = 0.75, gap: float = 0.15, heads_scale: floa
             "sort": "letter", "sigma": 0.2}
 
 
+GAPS = (0.16, 0.12, 0.08, 0.04)
+"""eps' - eps over the gap sweeps of Thm 5.4 and Thm 5.6: 4 values spanning 4x, below 1 - eps."""
+
+
+def gap_point(quick: bool, gap: float, **fixed: Any) -> dict[str, Any]:
+    """One point of a gap sweep: N = 512 (quick) or 1024, eps the realised log_N s (7/9 at N = 512, s = 128; 4/5
+    at N = 1024, s = 256) so that eps1 - eps is the gap itself, the letter sort over ceil(N^0.2) letters. At sizes
+    a run reaches, N^(gap/4) is below 1.2 and the relay's digits D do not change with the gap: the layers are
+    flat in it, and the verdict rests on the exact count at every point and on its constant lim_N count / bound
+    staying finite as the gap closes."""
+    N = 512 if quick else 1024
+    log2n = N.bit_length() - 1
+    eps = round(0.75 * log2n) / log2n
+    return {"N": N, "eps": eps, "eps1": round(eps + gap, 12), "heads_scale": 4.0, "sort": "letter", "sigma": 0.2,
+            **fixed}
+
+
+def gap_sweep(**fixed: Any) -> ParamSweep:
+    """Layers judged as 1/(eps' - eps) grows at a fixed N (Lemma F.3: O(1/(eps (eps'-eps)^2)))."""
+    return ParamSweep(var="1/(eps1 - eps)", grid=lambda quick: [gap_point(quick, g, **fixed) for g in GAPS],
+                      resources=("layers",))
+
+
 def _grid_5_4(quick: bool) -> list[dict[str, Any]]:
     if quick:
         return [{"N": 2048, "eps": 0.91}, {"N": 1024, "sort": "letter", "eps": 0.75}]
@@ -98,7 +121,8 @@ def _grid_5_4(quick: bool) -> list[dict[str, Any]]:
 
 
 @checker("anna.thm_5_4", evidence="independent", numerics=EXACT, params=_PARAMS, grid=_grid_5_4,
-         growth_grid=lambda quick: [growth_point(n) for n in (512, 1024, 2048, 4096)])
+         growth_grid=lambda quick: [growth_point(n) for n in (512, 1024, 2048, 4096)],
+         param_sweeps={"gap": gap_sweep()})
 def check_thm_5_4(ctx: CheckContext) -> Measurement:
     """Induction heads: Lemma F.3's protocol at s < N inside Thm 4.1's transformer, exact on every position."""
     return _check(ctx, 1)
@@ -115,7 +139,8 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
 @checker("anna.thm_5_6", evidence="independent",
          numerics=EXACT, params=[*_PARAMS, Param("k", int, 32, "hops", minimum=1)], grid=_khop_grid,
          growth_grid=lambda quick: [{"N": 512, "k": k, "sort": "letter", "eps": 0.75, "sigma": 0.2}
-                                    for k in ((1, 2, 4, 8) if quick else (1, 2, 4, 8, 16, 32))])
+                                    for k in ((1, 2, 4, 8) if quick else (1, 2, 4, 8, 16, 32))],
+         param_sweeps={"gap": gap_sweep(k=8)})
 def check_thm_5_6(ctx: CheckContext) -> Measurement:
     """k-hop: Thm F.4's protocol at s < N inside Thm 4.1's transformer, exact on every position."""
     return _check(ctx, ctx.params["k"])

@@ -28,6 +28,18 @@ from attnsim.verify.twins.breaks import replaced
 from attnsim.verify.twins.two_heads_approx import CHEAP
 
 
+def _hop_gap_point(**fixed: object) -> dict:
+    from attnsim.verify.claims.anna_hop_route import gap_point
+
+    return gap_point(True, 0.08, **fixed)
+
+
+def _mpc_gap_point() -> dict:
+    from attnsim.verify.claims.anna_mpc_small import _gap_point_4_2
+
+    return _gap_point_4_2(True, 1 / 8)
+
+
 @contextmanager
 def claim_edited(claim_id: str, edit: Callable[[Claim], Claim]) -> Iterator[None]:
     """Every loaded checker and :func:`~attnsim.verify.check.run_check` read ``claim_id`` as ``edit(claim)``."""
@@ -83,6 +95,18 @@ _BOUNDS = (
      "the bound on the oracle's width, O(d + log n), read as O(d) (the code length's term dropped)"),
     ("anna.alg_1", "hash_evaluations", "log(N)**2", "log(N)", {},
      "the bound on hash evaluations read with log N in place of log^2 N (a log factor dropped)"),
+)
+# The bound's power of eps' - eps mistranscribed: the count stays in the bound's class as N grows (its constant
+# lim_N count / bound is finite at every gap) but that constant grows without end as the gap closes, which only the
+# containment in the gap sweep's variable sees (a construction spending one power of 1/(eps'-eps) more).
+_BOUNDS += (
+    ("anna.thm_5_4", "layers", "(eps1 - eps)**2", "(eps1 - eps)", _hop_gap_point(),
+     "the layer bound O(1/(eps (eps'-eps)^2)) read with eps' - eps to the first power"),
+    ("anna.thm_5_6", "layers", "(eps1 - eps)**2", "(eps1 - eps)", _hop_gap_point(k=8),
+     "the layer bound O(1/(eps (eps'-eps)^2) + log(k)/(eps'-eps)^2) read with eps' - eps to the first power in both "
+     "terms"),
+    ("anna.thm_4_2", "rounds", "layers/(eps1 - eps)", "layers", _mpc_gap_point(),
+     "the round bound O(L/(eps'-eps)) read as O(L): the 1/(eps'-eps) dropped"),
 )
 for _claim, _res, _old, _new, _params, _what in _BOUNDS:
     twin(_claim, f"{_res}_bound_mistranscribed", _what, kind="formula", params=_params)(

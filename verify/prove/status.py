@@ -23,10 +23,15 @@ PROVED = OUTPUT_PROVED
 CHECKED = "checked at instances"
 
 
+_RUN_HERE: dict[tuple[str, bool], dict[str, list[dict[str, Any]]]] = {}
+"""The rows this process computed, per (code version, quick): a report without a cache asks twice (the front
+page's status column and the proofs section), and the proofs take seconds."""
+
+
 def proof_results(out: Path | None, version: str, quick: bool = False) -> dict[str, list[dict[str, Any]]]:
-    """Rows of ``attnsim prove`` per claim, from ``out``'s cache when it holds this ``version``'s;
-    ``quick``: only the paper's scheme and length convention (``run.quick_obligation``); both solvers
-    either way."""
+    """Rows of ``attnsim prove`` per claim, from ``out``'s cache when it holds this ``version``'s (else from this
+    process's own run of this ``version``); ``quick``: only the paper's scheme and length convention
+    (``run.quick_obligation``); both solvers either way."""
     path = None if out is None else Path(out) / ".cache" / f"prove-{version}{'-quick' if quick else ''}.json"
     if path is not None and path.exists():
         try:
@@ -37,9 +42,12 @@ def proof_results(out: Path | None, version: str, quick: bool = False) -> dict[s
             pass
     from attnsim.verify.prove.run import quick_obligation, run
 
-    by_claim: dict[str, list[dict[str, Any]]] = {c: [] for c in CLAIMS}
-    for row in run(CLAIMS, keep=quick_obligation if quick else None):
-        by_claim[row.claim].append(row.as_dict())
+    by_claim = _RUN_HERE.get((version, quick))
+    if by_claim is None:
+        by_claim = {c: [] for c in CLAIMS}
+        for row in run(CLAIMS, keep=quick_obligation if quick else None):
+            by_claim[row.claim].append(row.as_dict())
+        _RUN_HERE[(version, quick)] = by_claim
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"version": version, "claims": by_claim}), encoding="utf-8")

@@ -41,3 +41,10 @@ def test_papers_come_from_paper_refs_and_every_claim_without_a_checker_says_why(
     silent = [c.id for p in ids for c in load(p).claims if c.id not in checkers
               and not (c.no_checker or c.extra.get("restated_as") or c.extra.get("out_of_scope"))]
     assert not silent, f"claims without a checker and without a reason: {silent}"
+
+
+def test_a_claim_with_a_checker_has_no_text_saying_why_it_has_none() -> None:
+    """``no_checker`` explains a missing checker; once a checker exists the text is stale and must go."""
+    checkers = all_checkers()
+    stale = [c.id for p in papers() for c in load(p).claims if c.id in checkers and c.no_checker]
+    assert not stale, f"claims with a checker and a no_checker text: {stale}"

@@ -39,7 +39,7 @@ def hop_route_protocol(text: np.ndarray, *, hops: int, memory: int, alphabet: in
     require(int(letters.min(initial=0)) >= 0 and int(letters.max(initial=0)) < size, "alphabet",
             f"letters must lie in 0..{size - 1}")
     run = khop_mpc(letters, hops, memory=memory, ledger=ledger, deliver=deliver, place=place,
-                   sort=letter_sort(size) if sort == "letter" else splitter_letter_sort(seed))
+                   sort=letter_sort(size, len(letters)) if sort == "letter" else splitter_letter_sort(seed))
     outputs: dict[int, dict[int, tuple[int, ...]]] = {
         m: {r[1]: (int(r[5]),) for r in mem if r[0] == "state"} for m, mem in enumerate(run.memory)}
     return ProtocolRun(outputs, run.rounds, run.machines, memory, memory // TOKEN_WORDS)

@@ -4,18 +4,21 @@ Input: a string s of N letters, token i on machine i // b (b tokens per machine)
 
 1-hop (Lemma F.3), 3 rounds plus the sort's:
   1. each machine sends its first letter to the previous machine, so every token knows s[i+1];
-  2. the items (s[i], i, s[i+1]) are sorted by (letter, position) (the sort key letter*N + i is one
-     word, words being Theta(log N) bits). The default sort is :func:`letter_sort`: the items start
-     in position order (token i on machine i // b), so a *stable* sort by the letter alone puts them
-     in (letter, position) order; it is the LSD radix sort of :mod:`attnsim.sim.anna.mpc_radix` on
-     the letter, passes = ceil(log_f |Sigma|) passes of 2 ceil(log_f P) + 1 rounds with radix and
-     tree fan-in f = max(2, floor(sqrt(s) / 3)), so it runs at any s >= 36 words, s < N included.
-     :func:`splitter_letter_sort` is Lemma C.2's sort instead: our splitter-tree sample sort of the whole
-     key (:mod:`attnsim.sim.anna.mpc_splitter_sort`, O(1/eps) rounds whatever the alphabet), then one
-     balancing pass (a rank scan and one routing round, 2 ceil(log_f P) + 1 rounds) that puts exactly b
-     items on every machine, so each machine's predecessor is on the machine before it;
+  2. the items (s[i] N + i, s[i+1]) are sorted by (letter, position). The sort key letter*N + i is one
+     word (words are Theta(log N) bits) and holds both the letter and the position, so an item is 3 words
+     with its tag. (Items of 5 words, repeating the letter and the position, filled 5/16 of a machine and
+     the splitter sort's loads failed on 18 % of draws at N = 4096, s = 1024; docs/anna_small_memory.md.)
+     The default sort is :func:`letter_sort`: the items start in position order (token i on machine
+     i // b), so a *stable* sort by the letter alone puts them in (letter, position) order; it is the LSD
+     radix sort of :mod:`attnsim.sim.anna.mpc_radix` on the letter, passes = ceil(log_f |Sigma|) passes of
+     2 ceil(log_f P) + 1 rounds with radix and tree fan-in f = max(2, floor(sqrt(s) / 3)), so it runs at
+     any s >= 36 words, s < N included. :func:`splitter_letter_sort` is Lemma C.2's sort instead: our
+     splitter-tree sample sort of the whole key (:mod:`attnsim.sim.anna.mpc_splitter_sort`, O(1/eps)
+     rounds whatever the alphabet), then one balancing pass (a rank scan and one routing round,
+     2 ceil(log_f P) + 1 rounds) that puts exactly b items on every machine, so each machine's
+     predecessor is on the machine before it;
   3. each machine sends its last item to the next machine; an item whose sorted predecessor
-     (letter', j, next') has letter' = s[i] gets sigma(i) = j + 1 with letter next';
+     (letter' N + j, next') has letter' = s[i] gets sigma(i) = j + 1 with letter next';
   4. the result goes to token i's machine, and the inverse pointer i to sigma(i)'s machine.
 
 k-hop (Theorem F.4) by pointer doubling, one round per bit of k. Token i holds the forward
@@ -70,8 +73,9 @@ def radix_fan(memory: int) -> int:
     return max(2, isqrt(memory) // 3)
 
 
-def letter_sort(alphabet: int) -> Sorter:
-    """The stable LSD radix sort of the items by their letter (field 3) over ``alphabet`` letters (module docstring).
+def letter_sort(alphabet: int, length: int) -> Sorter:
+    """The stable LSD radix sort of the items by their letter, key // ``length`` (the string's length N), over
+    ``alphabet`` letters (module docstring).
 
     Relation to Lemma C.2: the lemma sorts arbitrary keys in O(1/eps) rounds (Goodrich et al. 2011, a
     pipelined BSP merge sort we have not reconstructed). Sorting general keys of c log N bits with
@@ -82,14 +86,14 @@ def letter_sort(alphabet: int) -> Sorter:
 
     def sort(mpc: MPC, machines: range, key: Callable, block: int, **_: int) -> None:
         f = radix_fan(mpc.s)
-        radix_sort(mpc, machines, lambda r: r[3], key_bound=alphabet, base=f, fan=f, per_machine=block,
+        radix_sort(mpc, machines, lambda r: key(r)[0] // length, key_bound=alphabet, base=f, fan=f, per_machine=block,
                    label="1hop.sort")
 
     return sort
 
 
-ITEM_WORDS = 5
-"""A 1-hop item: (tag, letter * N + position, position, letter, next letter)."""
+ITEM_WORDS = 3
+"""A 1-hop item: (tag, letter * N + position, next letter); the key holds the position and the letter."""
 SORTS = ("splitter", "letter")
 """Lemma F.3's sort: Lemma C.2's splitter-tree sample sort (the default), or the stable letter sort (labelled)."""
 
@@ -134,7 +138,7 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
         letters = int(s.max(initial=0)) + 1
         require(int(s.min()) >= 0 and (alphabet is None or letters <= alphabet), "alphabet",
                 f"letters must lie in 0..{(alphabet or letters) - 1}")
-        sort = letter_sort(alphabet or letters)
+        sort = letter_sort(alphabet or letters, N)
     P = -(-N // b)
     mpc = MPC(P, memory, ledger=ledger, tag="khop", deliver=deliver, place=place)
 
@@ -156,11 +160,11 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
         items = []
         for _, i, letter in toks:
             after = nxt.get(i + 1, first[0] if first else SINK) if i + 1 < N else SINK
-            items.append(("item", letter * N + i, i, letter, after))
+            items.append(("item", letter * N + i, after))
         return items
 
     mpc.local(to_items)
-    sort(mpc, range(P), key=lambda r: (r[1],), block=b, record_words=5, key_words=1)
+    sort(mpc, range(P), key=lambda r: (r[1],), block=b, record_words=ITEM_WORDS, key_words=1)
 
     def neighbour(m, mem):
         out = [(m, r) for r in mem]
@@ -172,10 +176,11 @@ def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None
         items = [r for r in mem if r[0] == "item"]
         prev = [r[1:] for r in mem if r[0] == "prev"]
         out = []
-        for t, (_, _, i, letter, _) in enumerate(items):
+        for t, (_, key, _) in enumerate(items):
+            i, letter = key % N, key // N
             before = items[t - 1][1:] if t > 0 else (prev[0] if prev else None)
-            if before is not None and before[2] == letter:
-                f, wf = before[1] + 1, before[3]
+            if before is not None and before[0] // N == letter:
+                f, wf = before[0] % N + 1, before[1]
                 out.append((home(f), ("inv", f, i)))
             else:
                 f, wf = SINK, SINK

@@ -88,3 +88,15 @@ def test_hop_pointers_follow_the_generator_rule_step_by_step(seed):
                 p = SINK if p == SINK or s[p] not in s[:p] else max(t for t in range(p) if s[t] == s[p]) + 1
             want.append(p)
         assert hop_pointers(s, k).tolist() == want
+
+
+@pytest.mark.parametrize("seed", [4, 10, 12, 18, 29, 30, 43, 50, 52])
+def test_splitter_sort_draws_fit_the_memory_that_five_word_items_overflowed(seed):
+    """Items of 3 words (the key letter * N + position carries both): at N = 4096, 64 letters and s = 1024 (the
+    defaults of Thm 5.4 and 5.6 by the paper's route) these draws were refused by the referee when an item repeated
+    the letter and the position in 5 words; they now fit s and give the sequential answer."""
+    from attnsim.sim.anna.khop import splitter_letter_sort
+
+    text = hop_string(np.random.default_rng(seed), 4096, 64)
+    run = khop_mpc(text, 1, memory=1024, alphabet=64, sort=splitter_letter_sort(seed))
+    assert np.array_equal(run.labels, hop_labels(text, 1))

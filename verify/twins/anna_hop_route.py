@@ -32,7 +32,8 @@ def splitter_positions_reversed() -> Iterator[None]:
     real = khop.splitter_sort
 
     def by_letter(mpc, machines, key, **kw):
-        return real(mpc, machines, key=lambda r: (r[3], -r[2] if r[2] < 1024 else r[2]), **kw)
+        N = sum(1 for m in machines for r in mpc.memory[m] if r[0] == "item")  # an item's key is letter * N + position
+        return real(mpc, machines, key=lambda r: (r[1] // N, -(r[1] % N) if r[1] % N < 1024 else r[1] % N), **kw)
 
     with mock.patch.object(khop, "splitter_sort", by_letter):
         yield

@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch", reason="the torch extra is not installed (p
 from attnsim.sim.anna.attention import anna_tables  # noqa: E402
 from attnsim.verify.experiments import induction, match2, training  # noqa: E402
 from attnsim.verify.experiments.anna_layer import (  # noqa: E402
+    FAMILIES,
     SharedDraw,
     _first,
     anna_attention,
@@ -41,12 +42,22 @@ def _unit(rng, shape):
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
-def test_stacked_sequences_equal_algorithm_1_per_sequence():
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_table_cut_to_z_hashes_gives_the_first_z_codes(family):
+    x = _unit(np.random.default_rng(5), (20, 6))
+    draw = SharedDraw.draw(np.random.default_rng(6), 6, 2, 4, family)
+    for table in draw.tables:
+        assert np.array_equal(_first(table, 2).codes(x), table.codes(x)[:, :2])
+        assert table.alphabet == (12 if family == "cross-polytope" else 2)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_stacked_sequences_equal_algorithm_1_per_sequence(family):
     rng = np.random.default_rng(3)
     B, N, m, ell, z = 3, 8, 6, 4, 2
     q, k, v = _unit(rng, (B * N, m)), _unit(rng, (B * N, m)), rng.standard_normal((B * N, m))
     k[:N] = q[:N]  # the first sequence's queries meet their keys: buckets are shared
-    draw = SharedDraw.draw(np.random.default_rng(1), m, ell + 2, z + 1)
+    draw = SharedDraw.draw(np.random.default_rng(1), m, ell + 2, z + 1, family)
     draw.prime(q, k)
     got = anna_attention(draw, q, k, v, N, ell, z)
     tables = [_first(t, z) for t in draw.tables[:ell]]
@@ -129,22 +140,32 @@ def test_the_experiments_repeat_bit_for_bit(tmp_path, module, config):
     assert _computed(other) != _computed(first)
 
 
-def _match2_result(zero_cell: float, soft: float, best_other: float):
+def _match2_result(zero_cell: float, soft: float, best_other: float, families=("cross-polytope",)):
     ells = list(range(1, 17))
-    fig = {"zs": [1, 2], "anna_mean": [[0.3] * 7 + [zero_cell] * 9, [0.2] * 16], "softmax_error": soft, "steps": 5}
-    other = {"zs": [1], "anna_mean": [[best_other] * 16], "softmax_error": soft, "steps": 5}
-    return {"config": {"figure_beta": 0.1, "ells": ells}, "betas": {"0.1": fig, "1": other}}
+    grid = {"zs": [1, 2], "anna_mean": [[0.3] * 7 + [zero_cell] * 9, [0.2] * 16]}
+    fig = {"grids": {f: grid for f in families}, "softmax_error": soft, "steps": 5}
+    other = {"grids": {f: {"zs": [1], "anna_mean": [[best_other] * 16]} for f in families}, "softmax_error": soft,
+             "steps": 5}
+    return {"config": {"figure_beta": 0.1, "ells": ells, "families": list(families)}, "betas": {"0.1": fig, "1": other}}
 
 
 def test_match2_comparison_verdicts():
-    rows = compare.match2_rows(_match2_result(0.0, 0.0, 0.1))
-    assert [r.verdict for r in rows[:3]] == ["reproduced", "reproduced", "reproduced"]
+    rows = compare.match2_rows(_match2_result(0.0, 0.0, 0.1))  # per family: ℓ >= 8, falls, best β, lowest cell
+    assert [r.verdict for r in rows[:4]] == ["reproduced"] * 4
     rows = compare.match2_rows(_match2_result(compare.MATCH2_TOLERANCE, 0.0, 0.0))
-    assert rows[0].verdict == "close" and rows[1].verdict == "differs"  # a tie goes to the smaller beta: not here
+    assert rows[0].verdict == "close" and rows[2].verdict == "differs"  # a tie goes to the smaller beta: not here
     rows = compare.match2_rows(_match2_result(0.05, 0.04, 0.1))
     assert rows[0].verdict == "differs" and "surrogate itself" in rows[0].reason
     rows = compare.match2_rows(_match2_result(0.3, 0.3, 0.4))  # beta = 0.1 lowest, but nothing learned
-    assert rows[1].verdict == "differs" and "says nothing" in rows[1].reason
+    assert rows[2].verdict == "differs" and "says nothing" in rows[2].reason
+    assert rows[1].verdict == "differs" and "does not fall" in rows[1].reason  # a flat z = 1 line is no fall
+
+
+def test_match2_comparison_has_rows_for_each_family():
+    rows = compare.match2_rows(_match2_result(0.0, 0.0, 0.1, families=("cross-polytope", "hyperplane")))
+    assert [r.statement.endswith("[cross-polytope]") for r in rows[:4]] == [True] * 4
+    assert [r.statement.endswith("[hyperplane]") for r in rows[4:8]] == [True] * 4
+    assert rows[-1].statement.startswith("softmax surrogate error") and len(rows) == 9
 
 
 def test_induction_comparison_verdicts():
@@ -253,3 +274,49 @@ def test_the_diagnosis_reads_the_surrogate_with_each_attention():
     assert {"uniform", "partners only", "Algorithm 1, ℓ → ∞, z = 1", "Algorithm 1, ℓ = 2, z = 1"} <= set(rows)
     assert all(0 <= r["token"] <= r["sequence"] <= 1 for r in rows.values())
     assert len(diagnosis_lines(d, 0.1)) == len(rows) + 2
+
+
+def test_the_hyperplane_collision_probability_matches_drawn_hyperplanes():
+    from attnsim.sim.anna.lsh import HyperplaneLSH
+    from attnsim.verify.experiments.diagnosis import hyperplane_probability
+
+    x = np.array([[1.0, 0, 0, 0], [np.cos(2.0), np.sin(2.0), 0, 0]])  # an angle of 2 radians
+    table = HyperplaneLSH(4).draw(np.random.default_rng(8), 20_000)
+    codes = table.codes(x)
+    same = float((codes[0] == codes[1]).mean())
+    want = float(hyperplane_probability(np.linalg.norm(x[0] - x[1])))
+    assert abs(want - (1 - 2.0 / np.pi)) < 1e-12 and abs(same - want) < 4 * np.sqrt(want * (1 - want) / 20_000)
+
+
+def test_the_diagnosis_has_algorithm_1_rows_for_each_family():
+    from attnsim.verify.experiments.diagnosis import diagnose
+    from attnsim.verify.experiments.surrogate import Surrogate
+
+    torch.manual_seed(0)
+    model = Surrogate(_recipe().shape).eval()
+    tokens = np.array([[0, 35, 1, 34, 2, 5, 9, 3]])
+    d = diagnose(model, tokens, np.zeros_like(tokens), 37, 1, 0, cells=((2, 1),),
+                 families=("cross-polytope", "hyperplane"))
+    assert {f"Algorithm 1 [{f}], ℓ = 2, z = 1" for f in ("cross-polytope", "hyperplane")} <= set(d["rows"])
+
+
+@pytest.mark.parametrize("args,says", [
+    (["anna.match2", "--lsh", "simhash"], "--lsh: expected distinct names among cross-polytope, hyperplane"),
+    (["anna.match2", "--lsh", "hyperplane,hyperplane"], "--lsh: expected distinct names"),
+    (["anna.induction", "--lsh", "hyperplane,cross-polytope"], "--lsh: anna.induction runs one family"),
+])
+def test_a_wrong_lsh_is_one_line_naming_it_and_exit_2(capfd, tmp_path, args, says):
+    from cli_run import invoke
+
+    code, out, err = invoke(["experiment", *args, "--quick", "--out", str(tmp_path / "out")], capfd)
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_the_quick_match2_runs_the_family_asked_for(tmp_path):
+    from attnsim.verify.experiments.command import config_for, run_experiment
+
+    config = config_for("anna.match2", quick=True, steps=None, runs=None, tests=None, seed=0, betas=(0.1,),
+                        families=("hyperplane",))
+    result = run_experiment("anna.match2", config, tmp_path, None)
+    assert list(result["betas"]["0.1"]["grids"]) == ["hyperplane"]
+    assert all(r["statement"].endswith("[hyperplane]") for r in result["comparison"][:-1])

@@ -43,6 +43,11 @@ def register(app: typer.Typer) -> None:
         betas: Optional[str] = typer.Option(None, "--betas", metavar="B,B,...",
                                             help="anna.match2's temperatures (default 0.1,1,10; must include 0.1, "
                                                  "the figure's)"),
+        lsh: Optional[str] = typer.Option(None, "--lsh", metavar="F,F",
+                                          help="Algorithm 1's angular hash families: cross-polytope (Andoni et al. "
+                                               "2015, the family the paper cites) and hyperplane (random "
+                                               "hyperplanes, a name the paper also gives it); default: both for "
+                                               "anna.match2, cross-polytope for anna.induction (one family)"),
         seed: int = seed_option(),
         quick: bool = quick_option("a tiny budget that checks the whole path in seconds (learns nothing)"),
         out: Path = typer.Option(Path("attnsim-experiments"), "--out",
@@ -70,10 +75,12 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--tests: Match2 test sets are balanced over four bins; need a multiple of 4, "
                              f"got {tests}")
         temperatures = _betas(betas, name)
+        families = _families(lsh, name)
         from attnsim.verify.experiments.command import comparison_table, config_for, run_experiment
 
         start = time.perf_counter()
-        config = config_for(name, quick=quick, steps=steps, runs=runs, tests=tests, seed=seed, betas=temperatures)
+        config = config_for(name, quick=quick, steps=steps, runs=runs, tests=tests, seed=seed, betas=temperatures,
+                            families=families)
         result = run_experiment(name, config, out, Console(stderr=True), reuse=not fresh)
         if fmt == "json":  # the whole result, as --json writes it
             import json
@@ -116,6 +123,21 @@ def _betas(text: Optional[str], name: str) -> tuple[float, ...] | None:
     return values
 
 
+def _families(text: Optional[str], name: str) -> tuple[str, ...] | None:
+    """``--lsh`` parsed: distinct names of :data:`~attnsim.verify.experiments.anna_layer.FAMILIES`, one of them for
+    anna.induction (its heat map is one family's)."""
+    if text is None:
+        return None
+    from attnsim.verify.experiments.anna_layer import FAMILIES
+
+    names = tuple(f.strip() for f in text.split(","))
+    if not names or any(f not in FAMILIES for f in names) or len(set(names)) != len(names):
+        raise UsageError(f"--lsh: expected distinct names among {', '.join(FAMILIES)}, got {text!r}")
+    if name != "anna.match2" and len(names) != 1:
+        raise UsageError(f"--lsh: {name} runs one family, got {text!r}")
+    return names
+
+
 def _budget(result: dict, quick: bool) -> str:
     """One line on what was trained and evaluated, and how long it took when computed."""
     c = result["config"]
@@ -124,9 +146,10 @@ def _budget(result: dict, quick: bool) -> str:
         soft = ", ".join(f"β = {b}: {v['softmax_error']:.4f}" for b, v in result["betas"].items())
         steps = ", ".join(f"{v['steps']}" for v in result["betas"].values())
         return (f"{tiny}Match2: N = {c['N']}, M = {c['modulus']}, m = {c['width']}, {c['train_size']} examples, "
-                f"steps {steps} per β; Algorithm 1 ({c['runs']} runs × {c['tests']} test sequences); softmax "
+                f"steps {steps} per β; Algorithm 1 ({', '.join(c['families'])} LSH; {c['runs']} runs × "
+                f"{c['tests']} test sequences); softmax "
                 f"surrogate error {soft}; computed in {result['seconds']} s ({result['cpu_seconds']} CPU s)")
     return (f"{tiny}induction heads: N = {c['N']}, m = {c['width']}, β = {c['beta']:g}, {result['steps']} steps "
             f"(paper: 400,000), lr {c['lr']:g} after a {c.get('warmup', 0)}-step warm-up (paper: 0.01); "
-            f"Algorithm 1 ({c['runs']} runs × {c['tests']} test sequences); softmax surrogate "
+            f"Algorithm 1 ({c['family']} LSH; {c['runs']} runs × {c['tests']} test sequences); softmax surrogate "
             f"error {result['softmax_error']:.3f}; computed in {result['seconds']} s ({result['cpu_seconds']} CPU s)")

@@ -1,14 +1,16 @@
 """Trained surrogate weights run with attnsim's Algorithm 1 in place of the softmax (§6, App. G).
 
-Each layer's attention becomes :func:`attnsim.sim.anna.attention.anna_tables` (Algorithm 1) with
-cross-polytope tables (:class:`attnsim.sim.anna.lsh.CrossPolytopeLSH`, the angular family of Andoni et al.
-2015 that the paper's experiments use) on the surrogate's unit queries and keys. A query that collides with
-no key outputs 0 (docs/reconstructions.md).
+Each layer's attention becomes :func:`attnsim.sim.anna.attention.anna_tables` (Algorithm 1) on the surrogate's
+unit queries and keys, with tables of one of the two angular families (:data:`FAMILIES`): the paper's experiments
+use "the angular LSH of Andoni et al. 2015", the cross-polytope family of that paper
+(:class:`attnsim.sim.anna.lsh.CrossPolytopeLSH`), but the paper also attaches the name "random hyperplane LSH"
+to it (§4.1), the family :class:`attnsim.sim.anna.lsh.HyperplaneLSH` draws; which one ran is not stated, so both
+are offered (docs/reconstructions.md). A query that collides with no key outputs 0 (docs/reconstructions.md).
 
 Two reorganisations keep the paper's grid affordable without changing what Algorithm 1 computes:
 
 * **One draw per run and layer, read at every (ell, z).** Table u's hashes are the first z of z_max
-  i.i.d. cross-polytope hashes, and the tables are the first ell of ell_max: every grid cell is an
+  i.i.d. hashes of the family, and the tables are the first ell of ell_max: every grid cell is an
   independent-hash Algorithm 1, and the cells of one run share their draws (common random numbers).
   Each point's codes are computed once per run (:class:`SharedDraw`) and sliced.
 * **Every ell of a (run, z) from one pass over the tables.** Algorithm 1 adds each table's bucket to a query's
@@ -28,22 +30,26 @@ from typing import Sequence
 import numpy as np
 
 from attnsim.sim.anna.attention import Retrieval, anna_tables
-from attnsim.sim.anna.lsh import CrossPolytopeLSH, TableHash, draw_tables, table_codes
+from attnsim.sim.anna.lsh import CrossPolytopeLSH, HyperplaneLSH, TableHash, draw_tables, table_codes
 from attnsim.sim.ledger import Ledger
+
+FAMILIES = {"cross-polytope": CrossPolytopeLSH, "hyperplane": HyperplaneLSH}
+"""The angular hash families Algorithm 1 can run the trained weights with, by name."""
 
 
 @dataclass
 class SharedDraw:
-    """``ell_max`` cross-polytope tables of ``z_max`` hashes each on R^dim, and the codes of the point sets
-    they hashed last (:meth:`prime`), found again by identity."""
+    """``ell_max`` tables of ``z_max`` hashes each on R^dim, of one family of :data:`FAMILIES`, and the codes of
+    the point sets they hashed last (:meth:`prime`), found again by identity."""
 
     tables: list[TableHash]
     _known: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list, repr=False)
 
     @classmethod
-    def draw(cls, rng: np.random.Generator, dim: int, ell_max: int, z_max: int) -> "SharedDraw":
-        """Draw the tables (Algorithm 1, line 1) from ``rng``."""
-        return cls(draw_tables(CrossPolytopeLSH(dim), ell_max, z_max, rng))
+    def draw(cls, rng: np.random.Generator, dim: int, ell_max: int, z_max: int,
+             family: str = "cross-polytope") -> "SharedDraw":
+        """Draw the tables (Algorithm 1, line 1) of ``family`` from ``rng``."""
+        return cls(draw_tables(FAMILIES[family](dim), ell_max, z_max, rng))
 
     def prime(self, *arrays: np.ndarray, z: int | None = None) -> None:
         """Hash ``arrays`` (the queries and keys of one layer) in one product, each distinct point once, with the
@@ -63,9 +69,10 @@ class SharedDraw:
 
 
 def _first(table: TableHash, z: int) -> TableHash:
-    """A cross-polytope table cut to its first ``z`` hashes (their rotations are the first z dim rows)."""
-    dim = table.a.shape[1]
-    return TableHash(table.a[: z * dim], table.b[:z], table.w, rotations=True)
+    """A table cut to its first ``z`` hashes (a cross-polytope table's rotations are its first z dim rows, a
+    hyperplane table's normals its first z rows)."""
+    rows = z * table.a.shape[1] if table.rotations else z
+    return TableHash(table.a[:rows], table.b[:z], table.w, rotations=table.rotations)
 
 
 @dataclass(frozen=True)
@@ -86,8 +93,9 @@ class PerSequenceTable:
 
     @property
     def alphabet(self) -> int:
-        """Values one entry takes: a cross-polytope code (2 dim of them) or a sequence index."""
-        return max(2 * int(self.draw.tables[0].a.shape[1]), self.sequences)
+        """Values one entry takes: a hash value (2 dim of them for a cross-polytope, 2 for a hyperplane) or a
+        sequence index."""
+        return max(int(self.draw.tables[0].alphabet or 2), self.sequences)
 
     def codes(self, x: np.ndarray, *, ledger: Ledger | None = None, tag: str = "hash") -> np.ndarray:
         """(sequence, h_1(x), ..., h_z(x)) per row of ``x``."""

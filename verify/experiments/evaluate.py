@@ -35,11 +35,13 @@ class _AnnaRun:
     computing every ell of the layer's grid at once (:func:`~.anna_layer.anna_attention_prefixes`) and keeping
     them while the layer's input and z stay the same."""
 
-    def __init__(self, model: Surrogate, seed: int, run: int, ells: Sequence[Sequence[int]], z_max: int) -> None:
-        """Draw every layer's tables for this run (``ells[layer]``: the table counts tried in that layer)."""
+    def __init__(self, model: Surrogate, seed: int, run: int, ells: Sequence[Sequence[int]], z_max: int,
+                 family: str = "cross-polytope") -> None:
+        """Draw every layer's tables of ``family`` for this run (``ells[layer]``: the table counts tried in that
+        layer)."""
         m = model.shape.width
         self.ells = [tuple(e) for e in ells]
-        self.draws = [SharedDraw.draw(np.random.default_rng([seed, run, layer]), m, max(e), z_max)
+        self.draws = [SharedDraw.draw(np.random.default_rng([seed, run, layer]), m, max(e), z_max, family)
                       for layer, e in enumerate(self.ells)]
         self.setting: list[tuple[int, int]] = []
         self._primed: list[tuple | None] = [None] * len(ells)
@@ -67,16 +69,16 @@ class _AnnaRun:
 
 def anna_grid(model: Surrogate, tokens: np.ndarray, targets: np.ndarray, ells: Sequence[Sequence[int]],
               zs: Sequence[int], runs: int, seed: int, console: Console | None = None,
-              label: str = "Algorithm 1 grid") -> np.ndarray:
-    """Errors with Algorithm 1 in every layer: an array runs x len(zs) x len(ells[0]) x len(ells[1]) x ...,
-    ``ells[layer]`` being the table counts tried in that layer."""
+              label: str = "Algorithm 1 grid", family: str = "cross-polytope") -> np.ndarray:
+    """Errors with Algorithm 1 (tables of the angular ``family``) in every layer: an array runs x len(zs) x
+    len(ells[0]) x len(ells[1]) x ..., ``ells[layer]`` being the table counts tried in that layer."""
     shape = (runs, len(zs), *(len(e) for e in ells))
     errors = np.zeros(shape)
     x = torch.as_tensor(tokens)
     cells = list(itertools.product(*(range(len(e)) for e in ells)))
     with progress(console, label, runs * len(zs) * len(cells)) as bar, torch.no_grad():
         for run in range(runs):
-            state = _AnnaRun(model, seed, run, ells, max(zs))
+            state = _AnnaRun(model, seed, run, ells, max(zs), family)
             for zi, z in enumerate(zs):
                 for cell in cells:
                     state.setting = [(ells[layer][i], z) for layer, i in enumerate(cell)]

@@ -11,18 +11,23 @@ from attnsim.verify.report.plots import MARKERS, figure, save
 
 
 def match2_figure(result: dict[str, Any], path: Path) -> Path:
-    """Fig. 1a: Algorithm 1's Match2 test error against ell, one line per z, at the figure's beta; the
-    surrogate's own softmax error dashed."""
+    """Fig. 1a: Algorithm 1's Match2 test error against ell, one line per z, at the figure's beta, one panel per
+    hash family run; the surrogate's own softmax error dashed."""
     config = result["config"]
     beta = result["betas"][f"{config['figure_beta']:g}"]
-    fig, (ax,) = figure()
-    for i, (z, errs) in enumerate(zip(beta["zs"], beta["anna_mean"])):
-        ax.plot(config["ells"], errs, marker=MARKERS[i % len(MARKERS)], label=f"z = {z}")
-    ax.axhline(beta["softmax_error"], color="black", linestyle="--", linewidth=1, label="softmax surrogate")
-    ax.set_xlabel("ℓ (hash tables)")
-    ax.set_ylabel(f"test error (mean of {config['runs']} runs)")
-    ax.set_title(f"Match2, β = {config['figure_beta']:g}, {beta['steps']} training steps")
-    ax.legend()
+    families = config["families"]
+    fig, axes = figure(ncols=len(families))
+    top = max(max(max(row) for row in beta["grids"][f]["anna_mean"]) for f in families)
+    for ax, family in zip(axes, families):
+        grid = beta["grids"][family]
+        for i, (z, errs) in enumerate(zip(grid["zs"], grid["anna_mean"])):
+            ax.plot(config["ells"], errs, marker=MARKERS[i % len(MARKERS)], label=f"z = {z}")
+        ax.axhline(beta["softmax_error"], color="black", linestyle="--", linewidth=1, label="softmax surrogate")
+        ax.set_ylim(0, 1.05 * max(top, beta["softmax_error"]) or 1)
+        ax.set_xlabel("ℓ (hash tables)")
+        ax.set_ylabel(f"test error (mean of {config['runs']} runs)")
+        ax.set_title(f"Match2, β = {config['figure_beta']:g}, {beta['steps']} steps; {family} LSH")
+        ax.legend()
     save(fig, path)
     return path
 
@@ -41,7 +46,8 @@ def induction_figure(result: dict[str, Any], path: Path) -> Path:
     ax.grid(False)
     for (i, j), v in np.ndenumerate(grid):
         ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5, color="white" if v > 0.4 else "black")
-    ax.set_title(f"Induction heads, β = {config['beta']:g}, {result['steps']} steps; min over z")
+    ax.set_title(f"Induction heads, β = {config['beta']:g}, {result['steps']} steps, {config['family']} LSH; "
+                 "min over z")
     fig.colorbar(im, ax=ax, label="test error")
     save(fig, path)
     return path

@@ -61,6 +61,7 @@ class InductionConfig:
     runs: int = DEFAULT_RUNS
     tests: int = DEFAULT_TESTS
     seed: int = 0
+    family: str = "cross-polytope"
 
     def as_dict(self) -> dict[str, Any]:
         """The configuration as JSON reads it back (tuples as lists)."""
@@ -95,7 +96,7 @@ def run(config: InductionConfig, root: Path | None, console: Console | None = No
                            alphabet=config.alphabet, hops=(1,))
     t0 = time.perf_counter()
     errors = anna_grid(trained.model, x, y, [config.ells1, config.ells2], config.zs, config.runs, config.seed,
-                       console, label="induction-heads Algorithm 1 grid")
+                       console, label="induction-heads Algorithm 1 grid", family=config.family)
     mean = errors.mean(axis=0)  # z x ell_1 x ell_2
     result = {"experiment": ID, "config": config.as_dict(), "steps": trained.step,
               "resumed_from": trained.resumed_from, "train_seconds": round(trained.seconds, 2),

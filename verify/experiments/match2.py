@@ -6,7 +6,9 @@ cross-polytope LSH over ell in 1..16, z in 1..6, 10 runs per cell, 256 test sequ
 is best, and ell >= 8 with z = 1 gives 0 error.
 
 The full (ell, z) grid is run for the figure's beta (0.1); the other betas are run at z = 1 over every ell,
-the column the paper's claim about the best beta is read in.
+the column the paper's claim about the best beta is read in. Each grid runs once per angular hash family of
+``families``: the cross-polytope family of Andoni et al. 2015, which the paper cites, and random hyperplanes,
+a name the paper also attaches to it (:data:`~.anna_layer.FAMILIES`; docs/reconstructions.md).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Match2Config:
     runs: int = 10
     tests: int = 256
     seed: int = 0
+    families: tuple[str, ...] = ("cross-polytope", "hyperplane")
 
     def as_dict(self) -> dict[str, Any]:
         """The configuration as JSON reads it back (tuples as lists)."""
@@ -83,15 +86,19 @@ def run(config: Match2Config, root: Path | None, console: Console | None = None,
         trained = train(recipe(config, beta), data.batches, config.steps, root, console,
                         label=f"Match2 surrogate, beta = {beta:g}")
         zs = config.zs if beta == config.figure_beta else (1,)
-        t0 = time.perf_counter()
-        errors = anna_grid(trained.model, test.x, test.y, [config.ells], zs, config.runs, config.seed, console,
-                           label=f"Match2 Algorithm 1 grid, beta = {beta:g}")
+        grids, seconds = {}, {}
+        for family in config.families:
+            t0 = time.perf_counter()
+            errors = anna_grid(trained.model, test.x, test.y, [config.ells], zs, config.runs, config.seed, console,
+                               label=f"Match2 Algorithm 1 grid, beta = {beta:g}, {family}", family=family)
+            grids[family] = {"zs": list(zs), "anna_mean": errors.mean(axis=0).tolist(),
+                             "anna_max": errors.max(axis=0).tolist()}
+            seconds[family] = round(time.perf_counter() - t0, 2)
         betas[f"{beta:g}"] = {
             "beta": beta, "steps": trained.step, "resumed_from": trained.resumed_from,
             "train_seconds": round(trained.seconds, 2), "final_loss": float(np.mean(trained.losses[-100:])),
-            "softmax_error": softmax_error(trained.model, test.x, test.y), "zs": list(zs),
-            "anna_mean": errors.mean(axis=0).tolist(), "anna_max": errors.max(axis=0).tolist(),
-            "anna_seconds": round(time.perf_counter() - t0, 2)}
+            "softmax_error": softmax_error(trained.model, test.x, test.y), "grids": grids,
+            "anna_seconds": seconds}
     result = {"experiment": ID, "config": config.as_dict(), "betas": betas,
               "seconds": round(time.perf_counter() - begin, 1), "cpu_seconds": round(time.process_time() - cpu, 1),
               "from_cache": False}

@@ -168,27 +168,33 @@ def test_match2_comparison_has_rows_for_each_family():
     assert rows[-1].statement.startswith("softmax surrogate error") and len(rows) == 9
 
 
+def _induction_result(mean: np.ndarray, families=("cross-polytope",)):
+    config = {"ells1": [32, 40, 48], "ells2": [4, 8], "zs": [1, 2], "families": list(families)}
+    grid = {"anna_mean": mean.tolist(), "anna_best": mean.min(axis=0).tolist()}
+    return {"config": config, "grids": {f: grid for f in families}, "softmax_error": 0.1, "steps": 7}
+
+
 def test_induction_comparison_verdicts():
-    config = {"ells1": [32, 40, 48], "ells2": [4, 8], "zs": [1, 2]}
     mean = np.array([[[0.5, 0.5], [0.4, 0.4], [0.3, 0.3]], [[0.24, 0.2], [0.15, 0.1], [0.05, 0.05]]])
-    result = {"config": config, "anna_mean": mean.tolist(), "anna_best": mean.min(axis=0).tolist(),
-              "softmax_error": 0.1, "steps": 7}
-    rows = compare.induction_rows(result)
+    rows = compare.induction_rows(_induction_result(mean))
     assert [r.verdict for r in rows[:4]] == ["reproduced", "reproduced", "reproduced", "reproduced"]
     mean[1, 0, 0] = 0.28
-    rows = compare.induction_rows(result | {"anna_mean": mean.tolist(), "anna_best": mean.min(axis=0).tolist()})
+    rows = compare.induction_rows(_induction_result(mean))
     assert rows[0].verdict == rows[1].verdict == "close"
     mean[1, 0, 0] = 0.35
-    rows = compare.induction_rows(result | {"anna_mean": mean.tolist(), "anna_best": mean.min(axis=0).tolist()})
+    rows = compare.induction_rows(_induction_result(mean))
     assert rows[0].verdict == rows[1].verdict == "differs" and "Algorithm 1 adds" in rows[0].reason
     noise = np.full_like(mean, 0.8) - 0.01 * np.arange(3)[None, :, None]  # falls with ell_1, all above guessing
-    rows = compare.induction_rows(result | {"anna_mean": noise.tolist(), "anna_best": noise.min(axis=0).tolist()})
+    rows = compare.induction_rows(_induction_result(noise))
     assert rows[3].verdict == "differs" and "noise" in rows[3].reason
     flat = mean.copy()
     flat[:, :, :] = 0.45
     flat[1, :, 0] = 0.39, 0.41, 0.38  # learned, a hair lower at the largest ell_1: correlation -0.33, not a fall
-    rows = compare.induction_rows(result | {"anna_mean": flat.tolist(), "anna_best": flat.min(axis=0).tolist()})
+    rows = compare.induction_rows(_induction_result(flat))
     assert rows[3].verdict == "differs" and "does not fall" in rows[3].reason
+    both = compare.induction_rows(_induction_result(mean, ("cross-polytope", "hyperplane")))
+    assert len(both) == 9 and both[3].statement.endswith("[cross-polytope]") and both[7].statement.endswith(
+        "[hyperplane]") and both[8].statement.startswith("softmax surrogate error")
 
 
 def test_the_command_without_torch_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
@@ -303,7 +309,7 @@ def test_the_diagnosis_has_algorithm_1_rows_for_each_family():
 @pytest.mark.parametrize("args,says", [
     (["anna.match2", "--lsh", "simhash"], "--lsh: expected distinct names among cross-polytope, hyperplane"),
     (["anna.match2", "--lsh", "hyperplane,hyperplane"], "--lsh: expected distinct names"),
-    (["anna.induction", "--lsh", "hyperplane,cross-polytope"], "--lsh: anna.induction runs one family"),
+    (["anna.induction", "--lsh", "cross-polytope,simhash"], "--lsh: expected distinct names"),
 ])
 def test_a_wrong_lsh_is_one_line_naming_it_and_exit_2(capfd, tmp_path, args, says):
     from cli_run import invoke

@@ -46,8 +46,7 @@ def register(app: typer.Typer) -> None:
         lsh: Optional[str] = typer.Option(None, "--lsh", metavar="F,F",
                                           help="Algorithm 1's angular hash families: cross-polytope (Andoni et al. "
                                                "2015, the family the paper cites) and hyperplane (random "
-                                               "hyperplanes, a name the paper also gives it); default: both for "
-                                               "anna.match2, cross-polytope for anna.induction (one family)"),
+                                               "hyperplanes, a name the paper also gives it); default: both"),
         seed: int = seed_option(),
         quick: bool = quick_option("a tiny budget that checks the whole path in seconds (learns nothing)"),
         out: Path = typer.Option(Path("attnsim-experiments"), "--out",
@@ -75,7 +74,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--tests: Match2 test sets are balanced over four bins; need a multiple of 4, "
                              f"got {tests}")
         temperatures = _betas(betas, name)
-        families = _families(lsh, name)
+        families = _families(lsh)
         from attnsim.verify.experiments.command import comparison_table, config_for, run_experiment
 
         start = time.perf_counter()
@@ -123,9 +122,8 @@ def _betas(text: Optional[str], name: str) -> tuple[float, ...] | None:
     return values
 
 
-def _families(text: Optional[str], name: str) -> tuple[str, ...] | None:
-    """``--lsh`` parsed: distinct names of :data:`~attnsim.verify.experiments.anna_layer.FAMILIES`, one of them for
-    anna.induction (its heat map is one family's)."""
+def _families(text: Optional[str]) -> tuple[str, ...] | None:
+    """``--lsh`` parsed: distinct names of :data:`~attnsim.verify.experiments.anna_layer.FAMILIES`."""
     if text is None:
         return None
     from attnsim.verify.experiments.anna_layer import FAMILIES
@@ -133,8 +131,6 @@ def _families(text: Optional[str], name: str) -> tuple[str, ...] | None:
     names = tuple(f.strip() for f in text.split(","))
     if not names or any(f not in FAMILIES for f in names) or len(set(names)) != len(names):
         raise UsageError(f"--lsh: expected distinct names among {', '.join(FAMILIES)}, got {text!r}")
-    if name != "anna.match2" and len(names) != 1:
-        raise UsageError(f"--lsh: {name} runs one family, got {text!r}")
     return names
 
 
@@ -151,5 +147,6 @@ def _budget(result: dict, quick: bool) -> str:
                 f"surrogate error {soft}; computed in {result['seconds']} s ({result['cpu_seconds']} CPU s)")
     return (f"{tiny}induction heads: N = {c['N']}, m = {c['width']}, β = {c['beta']:g}, {result['steps']} steps "
             f"(paper: 400,000), lr {c['lr']:g} after a {c.get('warmup', 0)}-step warm-up (paper: 0.01); "
-            f"Algorithm 1 ({c['family']} LSH; {c['runs']} runs × {c['tests']} test sequences); softmax surrogate "
-            f"error {result['softmax_error']:.3f}; computed in {result['seconds']} s ({result['cpu_seconds']} CPU s)")
+            f"Algorithm 1 ({', '.join(c['families'])} LSH; {c['runs']} runs × {c['tests']} test sequences); "
+            f"softmax surrogate error {result['softmax_error']:.3f}; computed in {result['seconds']} s "
+            f"({result['cpu_seconds']} CPU s)")

@@ -21,12 +21,11 @@ FIGURES = {match2.ID: ("fig1a_match2.png", figures.match2_figure),
 def config_for(experiment: str, *, quick: bool, steps: int | None, runs: int | None, tests: int | None,
                seed: int, betas: tuple[float, ...] | None = None, families: tuple[str, ...] | None = None) -> Any:
     """The experiment's configuration: the default (or quick) one with the given overrides (``betas``: Match2's
-    temperatures; they must include the figure's; ``families``: Algorithm 1's hash families, one for induction)."""
+    temperatures; they must include the figure's; ``families``: Algorithm 1's hash families)."""
     base = {match2.ID: (match2.Match2Config(), match2.QUICK), induction.ID: (induction.InductionConfig(),
                                                                              induction.QUICK)}[experiment]
     config = base[1] if quick else base[0]
-    lsh = None if families is None else {"families": families} if experiment == match2.ID else {"family": families[0]}
-    changes = {"steps": steps, "runs": runs, "tests": tests, "betas": betas, **(lsh or {})}
+    changes = {"steps": steps, "runs": runs, "tests": tests, "betas": betas, "families": families}
     return replace(config, seed=seed, **{k: v for k, v in changes.items() if v is not None})
 
 

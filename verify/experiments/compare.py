@@ -121,15 +121,24 @@ def _family_rows(config: dict[str, Any], betas: dict[str, Any], family: str) -> 
 
 
 def induction_rows(result: dict[str, Any]) -> list[Row]:
-    """Induction heads: the error at (ell_1, ell_2) = (32, 4), random guessing, and the trend with ell_1."""
-    config = result["config"]
-    mean = np.asarray(result["anna_mean"])  # z x ell_1 x ell_2
-    best = np.asarray(result["anna_best"])
+    """Induction heads, for each hash family run: the error at (ell_1, ell_2) = (32, 4), random guessing, and the
+    trend with ell_1; then the surrogate's own error."""
+    config, soft = result["config"], result["softmax_error"]
+    rows = [row for family in config["families"] for row in _induction_family_rows(result, family)]
+    rows.append(Row("softmax surrogate error, β = 1 (the baseline)", "not stated", f"{soft:.3f}", "—",
+                    f"after {result['steps']} steps (paper: 400,000)"))
+    return rows
+
+
+def _induction_family_rows(result: dict[str, Any], family: str) -> list[Row]:
+    config, grid, tag = result["config"], result["grids"][family], f" [{family}]"
+    mean = np.asarray(grid["anna_mean"])  # z x ell_1 x ell_2
+    best = np.asarray(grid["anna_best"])
     soft = result["softmax_error"]
     rows = []
     e1, e2, zs = config["ells1"], config["ells2"], config["zs"]
     if not (32 in e1 and 4 in e2):
-        rows.append(Row("error at ℓ₁ = 32, ℓ₂ = 4", "≈ 0.2", "not measured", "differs",
+        rows.append(Row(f"error at ℓ₁ = 32, ℓ₂ = 4{tag}", "≈ 0.2", "not measured", "differs",
                         "the grid run has no such cell"))
     else:
         i, j = e1.index(32), e2.index(4)
@@ -143,16 +152,16 @@ def induction_rows(result: dict[str, Any]) -> list[Row]:
             why = (f"within ±{INDUCTION_READING} of 0.2" if verdict == "reproduced" else
                    f"within ±{INDUCTION_TOLERANCE} of 0.2" if verdict == "close" else
                    short if soft > 0.2 + INDUCTION_TOLERANCE else "Algorithm 1 adds error the softmax has not")
-            rows.append(Row(f"error at ℓ₁ = 32, ℓ₂ = 4, {name}", "≈ 0.2", f"{v:.3f}", verdict, why))
+            rows.append(Row(f"error at ℓ₁ = 32, ℓ₂ = 4, {name}{tag}", "≈ 0.2", f"{v:.3f}", verdict, why))
         v = float(best[i, j])
-        rows.append(Row("below random guessing at ℓ₁ = 32, ℓ₂ = 4", f"< {RANDOM_GUESS}", f"{v:.3f}",
+        rows.append(Row(f"below random guessing at ℓ₁ = 32, ℓ₂ = 4{tag}", f"< {RANDOM_GUESS}", f"{v:.3f}",
                         "reproduced" if v < RANDOM_GUESS else "differs",
                         "below the four-letter guess" if v < RANDOM_GUESS else "no better than guessing"))
     by_ell1 = best.min(axis=1)
     slope = float(np.corrcoef(e1, by_ell1)[0, 1]) if len(e1) > 1 and by_ell1.std() > 0 else 0.0
     low = float(by_ell1[-1])
     learned = float(by_ell1.min()) < RANDOM_GUESS
-    rows.append(Row("more layer-1 tables lower the error, below 0.1", "< 0.1 at large ℓ₁",
+    rows.append(Row(f"more layer-1 tables lower the error, below 0.1{tag}", "< 0.1 at large ℓ₁",
                     f"{low:.3f} at ℓ₁ = {e1[-1]} (correlation of ℓ₁ with the error {slope:+.2f})",
                     "differs" if not learned else
                     "reproduced" if low < 0.1 and slope <= FALLS else "close" if slope <= FALLS else "differs",
@@ -160,6 +169,4 @@ def induction_rows(result: dict[str, Any]) -> list[Row]:
                     else "falls with ℓ₁ and ends below 0.1" if low < 0.1 and slope <= FALLS else
                     "falls with ℓ₁ but stays above 0.1" if slope <= FALLS else
                     f"does not fall with ℓ₁ (correlation above {FALLS})"))
-    rows.append(Row("softmax surrogate error, β = 1 (the baseline)", "not stated", f"{soft:.3f}", "—",
-                    f"after {result['steps']} steps (paper: 400,000)"))
     return rows

@@ -33,21 +33,24 @@ def match2_figure(result: dict[str, Any], path: Path) -> Path:
 
 
 def induction_figure(result: dict[str, Any], path: Path) -> Path:
-    """Fig. 1b: induction-heads test error with Algorithm 1 in both layers; rows ell_1, columns ell_2; each
-    cell the mean of the runs, minimised over z."""
+    """Fig. 1b: induction-heads test error with Algorithm 1 in both layers, one heat map per hash family run; rows
+    ell_1, columns ell_2; each cell the mean of the runs, minimised over z."""
     config = result["config"]
-    grid = np.asarray(result["anna_best"])
-    fig, (ax,) = figure(width=5.6, height=4.4)
-    im = ax.imshow(grid, cmap="viridis_r", vmin=0, vmax=max(0.75, float(grid.max())), aspect="auto")
-    ax.set_xticks(range(len(config["ells2"])), [str(e) for e in config["ells2"]])
-    ax.set_yticks(range(len(config["ells1"])), [str(e) for e in config["ells1"]])
-    ax.set_xlabel("ℓ₂ (layer-2 tables)")
-    ax.set_ylabel("ℓ₁ (layer-1 tables)")
-    ax.grid(False)
-    for (i, j), v in np.ndenumerate(grid):
-        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5, color="white" if v > 0.4 else "black")
-    ax.set_title(f"Induction heads, β = {config['beta']:g}, {result['steps']} steps, {config['family']} LSH; "
-                 "min over z")
-    fig.colorbar(im, ax=ax, label="test error")
+    families = config["families"]
+    grids = [np.asarray(result["grids"][f]["anna_best"]) for f in families]
+    top = max(0.75, max(float(g.max()) for g in grids))
+    fig, axes = figure(ncols=len(families), width=5.6, height=4.4)
+    for ax, family, grid in zip(axes, families, grids):
+        im = ax.imshow(grid, cmap="viridis_r", vmin=0, vmax=top, aspect="auto")
+        ax.set_xticks(range(len(config["ells2"])), [str(e) for e in config["ells2"]])
+        ax.set_yticks(range(len(config["ells1"])), [str(e) for e in config["ells1"]])
+        ax.set_xlabel("ℓ₂ (layer-2 tables)")
+        ax.set_ylabel("ℓ₁ (layer-1 tables)")
+        ax.grid(False)
+        for (i, j), v in np.ndenumerate(grid):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5, color="white" if v > 0.4 else "black")
+        ax.set_title(f"Induction heads, β = {config['beta']:g}, {result['steps']} steps, {family} LSH; "
+                     "min over z")
+        fig.colorbar(im, ax=ax, label="test error")
     save(fig, path)
     return path

@@ -158,7 +158,20 @@ def test_match2_comparison_verdicts():
     assert rows[0].verdict == "differs" and "surrogate itself" in rows[0].reason
     rows = compare.match2_rows(_match2_result(0.3, 0.3, 0.4))  # beta = 0.1 lowest, but nothing learned
     assert rows[2].verdict == "differs" and "says nothing" in rows[2].reason
+    assert rows[1].verdict == "differs" and "noise" in rows[1].reason  # nothing learned: no trend is read
+    rows = compare.match2_rows(_match2_result(0.29, 0.3, 0.4))  # falls a hair, all far above a learned error
+    assert rows[1].verdict == "differs" and "noise" in rows[1].reason
+    flat = _match2_result(0.05, 0.04, 0.1)
+    flat["betas"]["0.1"]["grids"]["cross-polytope"]["anna_mean"][0] = [0.05] * 16
+    rows = compare.match2_rows(flat)
     assert rows[1].verdict == "differs" and "does not fall" in rows[1].reason  # a flat z = 1 line is no fall
+    two = _match2_result(0.0, 0.0, 0.1)
+    two["config"]["ells"] = [1, 8]
+    for beta in two["betas"].values():
+        grid = beta["grids"]["cross-polytope"]
+        grid["anna_mean"] = [[row[0], row[7]] for row in grid["anna_mean"]]
+    rows = compare.match2_rows(two)
+    assert rows[1].verdict == "differs" and rows[1].ours == "not measured" and "two points" in rows[1].reason
 
 
 def test_match2_comparison_has_rows_for_each_family():
@@ -192,6 +205,9 @@ def test_induction_comparison_verdicts():
     flat[1, :, 0] = 0.39, 0.41, 0.38  # learned, a hair lower at the largest ell_1: correlation -0.33, not a fall
     rows = compare.induction_rows(_induction_result(flat))
     assert rows[3].verdict == "differs" and "does not fall" in rows[3].reason
+    two = _induction_result(mean[:, :2])
+    two["config"]["ells1"] = [32, 40]
+    assert compare.induction_rows(two)[3].ours == "not measured"  # two ell_1 always correlate ±1
     both = compare.induction_rows(_induction_result(mean, ("cross-polytope", "hyperplane")))
     assert len(both) == 9 and both[3].statement.endswith("[cross-polytope]") and both[7].statement.endswith(
         "[hyperplane]") and both[8].statement.startswith("softmax surrogate error")

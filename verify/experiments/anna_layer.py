@@ -1,11 +1,12 @@
 """Trained surrogate weights run with attnsim's Algorithm 1 in place of the softmax (§6, App. G).
 
 Each layer's attention becomes :func:`attnsim.sim.anna.attention.anna_tables` (Algorithm 1) on the surrogate's
-unit queries and keys, with tables of one of the two angular families (:data:`FAMILIES`): the paper's experiments
+unit queries and keys, with tables of one of the two angular families (:data:`FAMILIES`). The paper's experiments
 use "the angular LSH of Andoni et al. 2015", the cross-polytope family of that paper
-(:class:`attnsim.sim.anna.lsh.CrossPolytopeLSH`), but the paper also attaches the name "random hyperplane LSH"
-to it (§4.1), the family :class:`attnsim.sim.anna.lsh.HyperplaneLSH` draws; which one ran is not stated, so both
-are offered (docs/reconstructions.md). A query that collides with no key outputs 0 (docs/reconstructions.md).
+(:class:`attnsim.sim.anna.lsh.CrossPolytopeLSH`); where it discusses Algorithm 1's weights the paper also calls it
+"random hyperplane LSH", the family :class:`attnsim.sim.anna.lsh.HyperplaneLSH` draws. Which one ran is not
+stated, so both are offered (docs/reconstructions.md). A query that collides with no key outputs 0
+(docs/reconstructions.md).
 
 Two reorganisations keep the paper's grid affordable without changing what Algorithm 1 computes:
 

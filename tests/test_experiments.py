@@ -165,6 +165,10 @@ def test_match2_comparison_verdicts():
     flat["betas"]["0.1"]["grids"]["cross-polytope"]["anna_mean"][0] = [0.05] * 16
     rows = compare.match2_rows(flat)
     assert rows[1].verdict == "differs" and "does not fall" in rows[1].reason  # a flat z = 1 line is no fall
+    early = _match2_result(0.0, 0.0, 0.1)  # 0 from ℓ = 2 on: the paper's statement, though the line hardly falls
+    early["betas"]["0.1"]["grids"]["cross-polytope"]["anna_mean"][0] = [0.05] + [0.0] * 15
+    rows = compare.match2_rows(early)
+    assert rows[1].verdict == "reproduced" and "within" in rows[1].reason
     two = _match2_result(0.0, 0.0, 0.1)
     two["config"]["ells"] = [1, 8]
     for beta in two["betas"].values():

@@ -129,7 +129,7 @@ def _families(text: Optional[str]) -> tuple[str, ...] | None:
     from attnsim.verify.experiments.anna_layer import FAMILIES
 
     names = tuple(f.strip() for f in text.split(","))
-    if not names or any(f not in FAMILIES for f in names) or len(set(names)) != len(names):
+    if any(f not in FAMILIES for f in names) or len(set(names)) != len(names):
         raise UsageError(f"--lsh: expected distinct names among {', '.join(FAMILIES)}, got {text!r}")
     return names
 

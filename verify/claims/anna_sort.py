@@ -23,9 +23,6 @@ from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
 
-KEY_WORDS = 2
-"""A sort key is (drawn key, item index): distinct, as the sort needs."""
-
 
 def _value(ctx: CheckContext, name: str) -> int:
     return int(as_number(evaluate(name, get_claim(ctx.claim).definitions, ctx.params)))
@@ -55,18 +52,18 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     N, eps, eps1 = (ctx.params[x] for x in ("N", "eps", "eps1"))
     if not 0 <= eps < eps1 < 1:
         raise UsageError(f"--eps, --eps1: the lemma needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
-    s, w, b, P = (_value(ctx, x) for x in ("s", "w", "b", "P"))
+    s, w, b, P, kw = (_value(ctx, x) for x in ("s", "w", "b", "P", "kw"))
     if b < 1:
         raise UsageError(f"--s_scale: s = {s} words holds no item of {w} words with the sort's room beside it")
     keys = [int(x) for x in np.random.default_rng(ctx.seed).integers(0, N * N, size=N)]
-    pad = (0,) * (w - KEY_WORDS)
+    pad = (0,) * (w - kw)  # a key is (drawn key, item index), kw = 2 words: distinct, as the sort needs
     ledger = Ledger()
     mpc = MPC(P, s, ledger=ledger, tag="mpc_sort")
     mpc.load({m: [(keys[i], i, *pad) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)})
     reasons: list[str] = []
     plan = 0
     try:
-        plan = splitter_sort(mpc, range(P), key=lambda r: (r[0], r[1]), key_words=KEY_WORDS, record_words=w,
+        plan = splitter_sort(mpc, range(P), key=lambda r: (r[0], r[1]), key_words=kw, record_words=w,
                              seed=ctx.seed)
     except MPCLimitError as exc:
         reasons.append(f"the referee refused a round of this draw: {exc}")

@@ -1,10 +1,14 @@
 """Shared test set-up: hypothesis profiles (``ci`` is small and deterministic; select with
-HYPOTHESIS_PROFILE, default ``ci``), and Ctrl-C restored where the shell that started the suite ignores it."""
+HYPOTHESIS_PROFILE, default ``ci``), Ctrl-C restored where the shell that started the suite ignores it, and the
+process's memory and time limits put back after every test."""
 
 import os
 import signal
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from attnsim.verify import limits
 
 settings.register_profile("ci", max_examples=15, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -20,3 +24,21 @@ try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 except ValueError:  # not the main thread: leave it
     pass
+
+
+_LIMIT_ENV = ("ATTNSIM_MAX_MEMORY", "ATTNSIM_MAX_TIME")
+
+
+@pytest.fixture(autouse=True)
+def _limits_put_back():
+    """A command run in this process (click's CliRunner) sets the process's limits from --max-memory and
+    --max-time, and their environment variables for the workers it starts; a test that ran ``--max-memory 1M``
+    would otherwise refuse every later check in the same xdist worker ("the limit is 1.0 MiB")."""
+    saved = (limits._limit, limits._time_limit, {k: os.environ.get(k) for k in _LIMIT_ENV})
+    yield
+    limits._limit, limits._time_limit = saved[0], saved[1]
+    for key, value in saved[2].items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value

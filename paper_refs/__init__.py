@@ -38,8 +38,9 @@ Schema of one claim (a wrong file raises :class:`SchemaError`)::
     regime = "..."                      # optional, one line: what no run can say of the range the runs reach (a
                                         #   condition the construction fixes); sizes come from the grids
 
-    definitions_from = "two_heads.thm_1_1"  # optional: start from that claim's definitions (same paper),
-                                           # so a formula several claims share is written once
+    definitions_from = "two_heads.thm_1_1"  # optional: start from that claim's definitions (same paper), and
+                                           # from its [claims.extra.growth] forms, so a formula several claims
+                                           # share is written once
     [claims.definitions]                # optional: derived symbols, substituted before evaluating
     n = "ceiling(N/b)"                  #   (overrides an inherited definition of the same name)
 
@@ -233,20 +234,29 @@ def _paper(paper: str, text: str) -> Paper:
 
 
 def _inherit(paper: str, claims: tuple[Claim, ...], parents: dict[str, Any]) -> tuple[Claim, ...]:
-    """Each claim with ``definitions_from`` gets its parent's (resolved) definitions under its own."""
+    """Each claim with ``definitions_from`` gets its parent's (resolved) definitions under its own, and its
+    parent's ``[claims.extra.growth]`` forms under its own (a growth form stands in for a definition in the
+    analysis, so the two travel together)."""
     by_id = {c.id: c for c in claims}
 
-    def resolved(cid: str, seen: tuple[str, ...]) -> dict[str, str]:
+    def resolved(cid: str, seen: tuple[str, ...]) -> tuple[dict[str, str], dict[str, Any]]:
         if cid in seen:
             raise SchemaError(f"{paper}.toml: definitions_from is circular: {' -> '.join(seen + (cid,))}")
+        own = by_id[cid]
+        own_growth = dict(own.extra.get("growth") or {})
         if cid not in parents:
-            return by_id[cid].definitions
+            return own.definitions, own_growth
         parent = parents[cid]
         if not isinstance(parent, str) or parent not in by_id:
             raise SchemaError(f"{paper}.toml ({cid}): definitions_from names no claim of this paper: {parent!r}")
-        return {**resolved(parent, seen + (cid,)), **by_id[cid].definitions}
+        defs, growth = resolved(parent, seen + (cid,))
+        return {**defs, **own.definitions}, {**growth, **own_growth}
 
-    return tuple(replace(c, definitions=resolved(c.id, ())) if c.id in parents else c for c in claims)
+    def inherited(c: Claim) -> Claim:
+        defs, growth = resolved(c.id, ())
+        return replace(c, definitions=defs, extra={**c.extra, "growth": growth} if growth else c.extra)
+
+    return tuple(inherited(c) if c.id in parents else c for c in claims)
 
 
 @lru_cache(maxsize=1)

@@ -185,3 +185,20 @@ def test_definitions_from_inherits_and_overrides() -> None:
     with pytest.raises(SchemaError, match="circular"):
         _inherit("anna", (base, child), {"anna.b": "anna.a", "anna.a": "anna.b"})
     assert get("anna.alg_2").definitions["eta_union"] == get("anna.alg_1").definitions["eta_union"]
+
+
+def test_definitions_from_inherits_growth_forms_and_overrides_them() -> None:
+    """A growth form stands in for a definition in the analysis, so it is inherited with it; the child's own win."""
+    from attnsim.paper_refs import _claim, _inherit
+
+    base = _claim("anna", {"id": "anna.a", "label": "A", "kind": "claim", "statement": "s",
+                           "definitions": {"x": "ceiling(N/2)", "y": "2*N"},
+                           "extra": {"growth": {"x": "N/2 + 1", "y": "2*N"}}}, "test")
+    child = _claim("anna", {"id": "anna.b", "label": "B", "kind": "claim", "statement": "s",
+                            "definitions_from": "anna.a", "extra": {"growth": {"y": "3*N"}, "note": "kept"}}, "test")
+    plain = _claim("anna", {"id": "anna.c", "label": "C", "kind": "claim", "statement": "s",
+                            "definitions_from": "anna.a"}, "test")
+    got = _inherit("anna", (base, child, plain), {"anna.b": "anna.a", "anna.c": "anna.a"})
+    assert got[1].extra == {"growth": {"x": "N/2 + 1", "y": "3*N"}, "note": "kept"}
+    assert got[2].extra["growth"] == {"x": "N/2 + 1", "y": "2*N"} and got[0].extra == base.extra
+    assert get("anna.thm_c_1").extra["growth"]["sort_beta"] == get("anna.thm_4_2").extra["growth"]["sort_beta"]

@@ -94,6 +94,8 @@ def letter_sort(alphabet: int, length: int) -> Sorter:
 
 ITEM_WORDS = 3
 """A 1-hop item: (tag, letter * N + position, next letter); the key holds the position and the letter."""
+KEY_WORDS = 1
+"""Words of the splitter sort's key: letter * N + position, distinct as the sort needs."""
 SORTS = ("splitter", "letter")
 """Lemma F.3's sort: Lemma C.2's splitter-tree sample sort (the default), or the stable letter sort (labelled)."""
 
@@ -103,9 +105,10 @@ def splitter_letter_sort(seed: int) -> Sorter:
     balancing pass (module docstring); :func:`splitter_sort_rounds` is its plan's count."""
 
     def sort(mpc: MPC, machines: range, key: Callable, block: int, **_: int) -> None:
-        require(SortShape(mpc.s, 1, ITEM_WORDS).fans_fit, "s", f"local memory {mpc.s} is too small for the "
+        require(SortShape(mpc.s, KEY_WORDS, ITEM_WORDS).fans_fit, "s", f"local memory {mpc.s} is too small for the "
                 "splitter sort's multicast fans (about 768 words); the letter sort runs in less")
-        splitter_sort(mpc, machines, key=key, key_words=1, record_words=ITEM_WORDS, seed=seed, label="1hop.sort")
+        splitter_sort(mpc, machines, key=key, key_words=KEY_WORDS, record_words=ITEM_WORDS, seed=seed,
+                      label="1hop.sort")
         f = radix_fan(mpc.s)
         radix_sort(mpc, machines, lambda r: 0, key_bound=1, base=f, fan=f, per_machine=block, label="1hop.balance")
 
@@ -116,7 +119,7 @@ def splitter_sort_rounds(memory: int, N: int) -> int:
     """Rounds of :func:`splitter_letter_sort` on the ceil(N / b) machines of the protocol (b = s // 16): the splitter
     sort's plan (the same for every draw) and the balancing pass's 2 ceil(log_f P) + 1."""
     P = -(-N // (memory // TOKEN_WORDS))
-    return sort_rounds(SortShape(memory, 1, ITEM_WORDS), P, N) + 2 * levels(P, radix_fan(memory)) + 1
+    return sort_rounds(SortShape(memory, KEY_WORDS, ITEM_WORDS), P, N) + 2 * levels(P, radix_fan(memory)) + 1
 
 
 def khop_mpc(s: np.ndarray, k: int, *, memory: int, ledger: Ledger | None = None, deliver: Deliver | None = None,

@@ -1,8 +1,9 @@
 """Lemma C.2's rounds held by the proof's own inequality: the closed upper formula in paper_refs (``sort_upper``,
-the rounds' ``upper`` of anna.lemma_c_2 and the sort's share of anna.thm_4_2's and anna.thm_c_1's, proved in
-docs/anna_lemma_c_2.md) against the sort's plan, over sizes, item sizes, memories and key widths (the lemma's
-2-word keys, the protocols' 3-word keys) well beyond the checkers' defaults; and, so that the comparison can fail,
-the same formula with a term dropped is exceeded somewhere on the same grid."""
+the rounds' ``upper`` of anna.lemma_c_2 and the sort's share of anna.thm_4_2's, anna.thm_c_1's and anna.khop's,
+proved in docs/anna_lemma_c_2.md) against the sort's plan, over sizes, item sizes, memories and key widths (the
+lemma's 2-word keys, the small-memory protocols' 3-word keys, the k-hop protocol's 1-word keys) well beyond the
+checkers' defaults; and, so that the comparison can fail, the same formula with a term dropped is exceeded
+somewhere on the same grid."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from attnsim.theory.formulas import as_number, evaluate, expand_definitions, par
 
 CLAIM = get_claim("anna.lemma_c_2")
 UPPER = CLAIM.resources["rounds"].upper or ""
-KEY_WIDTHS = sorted({int(get_claim(c).definitions["kw"]) for c in ("anna.lemma_c_2", "anna.thm_4_2")})
+KEY_WIDTHS = sorted({int(get_claim(c).definitions["kw"]) for c in ("anna.lemma_c_2", "anna.thm_4_2", "anna.khop")})
 
 
 def _grid() -> list[dict[str, float]]:
@@ -95,8 +96,11 @@ def test_the_formula_is_not_vacuous_where_the_checks_run():
 
 
 def test_the_protocols_key_width_is_their_sorts():
-    """anna.thm_4_2's ``kw`` (which anna.thm_c_1 takes) is the width of the key the protocol sorts by."""
+    """anna.thm_4_2's ``kw`` (which anna.thm_c_1 takes) and anna.khop's are the widths of the keys the protocols
+    sort by."""
+    from attnsim.sim.anna import khop
     from attnsim.sim.anna.mpc_small import SORT_KEY_WORDS
 
     assert int(get_claim("anna.thm_4_2").definitions["kw"]) == SORT_KEY_WORDS
+    assert int(get_claim("anna.khop").definitions["kw"]) == khop.KEY_WORDS
     assert get_claim("anna.thm_c_1").definitions["kw"] == get_claim("anna.thm_4_2").definitions["kw"]

@@ -110,6 +110,10 @@ referee refused 16 of 200 draws (a bucket's records overflow a machine of the so
 none of 300 at N = 2048 and at N = 4096 (4 and 4096 letters), none of 40 at 8192 and of 20 at 16384."""
 
 
+SORT_TAGS = ("khop.1hop.sort.", "khop.1hop.balance.")
+"""Ledger tags of the rounds of Lemma F.3's sort (either sort; the splitter sort's balancing pass included)."""
+
+
 def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     letter = {"sort": "letter", "strings": 2}
     if quick:
@@ -149,7 +153,7 @@ def check_khop(ctx: CheckContext) -> Measurement:
     if A > N:
         raise UsageError(f"--alphabet: at most N = {N} letters, got {A}")
     rng = np.random.default_rng(ctx.seed)
-    wrong, rounds, machines, load = 0, set(), set(), 0
+    wrong, rounds, sorting, machines, load = 0, set(), set(), set(), 0
     ledger = Ledger()
     refused = []
     for t in range(n):
@@ -167,6 +171,7 @@ def check_khop(ctx: CheckContext) -> Measurement:
             raise
         wrong += not np.array_equal(run.labels, hop_labels(text, k))
         rounds.add(ledger.rounds("mpc_round"))
+        sorting.add(len({e.round for e in ledger.entries if e.kind == "mpc_round" and e.tag.startswith(SORT_TAGS)}))
         machines.add(ledger.total("mpc_machine"))
         load = max(load, max_load(ledger))
     reasons = [f"wrong k-hop answer on {wrong} of {n} strings"] if wrong else []
@@ -176,13 +181,13 @@ def check_khop(ctx: CheckContext) -> Measurement:
                                                     f"{refused[0]}"])
     if load > s:  # held here too, not only by the MPC machine
         reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")
-    for what, seen in (("round", rounds), ("machine", machines)):
+    for what, seen in (("round", rounds), ("sort round", sorting), ("machine", machines)):
         if len(seen) != 1:
             reasons.append(f"{what} count varies between strings: {sorted(seen)}")
     return Measurement(
         evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
-        counts={"rounds": max(rounds), "machines": max(machines), "max_load": load},
+        counts={"rounds": max(rounds), "sorting_rounds": max(sorting), "machines": max(machines), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=max(rounds), reasons=reasons,
         derived={"sort_letter": int(sort == "letter"),
                  "sort_rounds": 0 if sort == "letter" else splitter_sort_rounds(s, N)},

@@ -85,9 +85,10 @@ class Ledger:
             counts[e.kind] += e.amount
         return dict(sorted(counts.items()))
 
-    def rounds(self, kind: str = "oracle") -> int:
-        """Number of distinct rounds in which ``kind`` entries were made."""
-        return len({e.round for e in self.entries if e.kind == kind})
+    def rounds(self, kind: str = "oracle", tag_prefix: str | tuple[str, ...] = "") -> int:
+        """Number of distinct rounds in which ``kind`` entries were made (whose tag starts with ``tag_prefix``, or
+        with one of several)."""
+        return len({e.round for e in self._select(kind, tag_prefix)})
 
     def flops(self, kind: str | None = None) -> int:
         """Total flops, of one kind or of all."""
@@ -101,6 +102,6 @@ class Ledger:
         width = max(len(s) for s in shapes)
         return tuple(max(s[i] for s in shapes if len(s) > i) for i in range(width))
 
-    def _select(self, kind: str | None, tag_prefix: str) -> Iterable[Entry]:
+    def _select(self, kind: str | None, tag_prefix: str | tuple[str, ...]) -> Iterable[Entry]:
         return (e for e in self.entries
                 if (kind is None or e.kind == kind) and e.tag.startswith(tag_prefix))

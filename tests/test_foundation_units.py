@@ -93,6 +93,9 @@ def test_ledger_summaries():
     assert led.total("oracle") == 2 and led.total("oracle", "a.step1") == 1
     assert led.by_kind() == {"oracle": 2, "processing": 3}
     assert led.max_shape() == (5, 7) and led.rounds() == 1 and led.flops("oracle") == 15
+    led.record("oracle", "b.step1", round=2, shape=(1, 1))
+    led.record("oracle", "c.step1", round=3, shape=(1, 1))
+    assert led.rounds("oracle", "a.") == 1 and led.rounds("oracle", ("a.", "b.")) == 2 and led.rounds("oracle") == 3
     with pytest.raises(ValueError):
         led.record("oracle", "x", amount=-1)
 

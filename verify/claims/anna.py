@@ -171,7 +171,7 @@ def check_khop(ctx: CheckContext) -> Measurement:
             raise
         wrong += not np.array_equal(run.labels, hop_labels(text, k))
         rounds.add(ledger.rounds("mpc_round"))
-        sorting.add(len({e.round for e in ledger.entries if e.kind == "mpc_round" and e.tag.startswith(SORT_TAGS)}))
+        sorting.add(ledger.rounds("mpc_round", SORT_TAGS))
         machines.add(ledger.total("mpc_machine"))
         load = max(load, max_load(ledger))
     reasons = [f"wrong k-hop answer on {wrong} of {n} strings"] if wrong else []

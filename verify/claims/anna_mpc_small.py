@@ -73,11 +73,6 @@ SORT_TAG = "mpc_small.sort."
 """The ledger tag of every round of the protocol's sort (either sort runs under the label ``sort``)."""
 
 
-def sorting_rounds(ledger: Ledger) -> int:
-    """Rounds the protocol's sort took over all layers, read off the ledger by the sort's tag."""
-    return len({e.round for e in ledger.entries if e.kind == "mpc_round" and e.tag.startswith(SORT_TAG)})
-
-
 def max_load(ledger: Ledger) -> int:
     """The most words any machine received in one round, read off the ledger."""
     return max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
@@ -197,7 +192,7 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
         evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack",
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"),
-                "sorting_rounds": sorting_rounds(ledger), "max_load": load},
+                "sorting_rounds": ledger.rounds("mpc_round", SORT_TAG), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
         reasons=reasons,
         extra={**derived, "p1": p1, "p2": p2, "rho_source": sens.how, "regime": regime(s, N), "ell": pp.ell,
@@ -271,7 +266,7 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
         evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack",
         agree=same, error_bits=math.inf if same else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"),
-                "sorting_rounds": sorting_rounds(ledger), "max_load": load, "work": work},
+                "sorting_rounds": ledger.rounds("mpc_round", SORT_TAG), "max_load": load, "work": work},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
         reasons=reasons,
         extra={"s": s, "regime": regime(s, N), "fan": plan.fan, "sort_machines": plan.sort_machines,

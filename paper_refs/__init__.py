@@ -41,6 +41,10 @@ Schema of one claim (a wrong file raises :class:`SchemaError`)::
     definitions_from = "two_heads.thm_1_1"  # optional: start from that claim's definitions (same paper), and
                                            # from its [claims.extra.growth] forms, so a formula several claims
                                            # share is written once
+    measured = ["s", "P"]               # optional, with definitions_from: names the checker measures (its derived
+                                        #   values); their inherited definitions and growth forms are dropped, so
+                                        #   the run's value stands in the records (and the claim's own growth
+                                        #   form in the analysis)
     [claims.definitions]                # optional: derived symbols, substituted before evaluating
     n = "ceiling(N/b)"                  #   (overrides an inherited definition of the same name)
 
@@ -102,6 +106,7 @@ class Claim:
     construction: str | None = None
     limit: str = "n"
     stated: tuple[str, ...] = ()
+    measured: tuple[str, ...] = ()
     definitions: dict[str, str] = field(default_factory=dict)
     resources: dict[str, Resource] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -137,7 +142,7 @@ class Paper:
 _REQUIRED = ("id", "label", "kind", "statement")
 _LINES = ("no_checker", "reconstructed", "weakened", "docs", "route", "regime")
 _KNOWN = set(_REQUIRED) | {"assumptions", "implemented", "construction", "limit", "stated", "definitions",
-                           "definitions_from", "resources", "extra", *_LINES}
+                           "definitions_from", "measured", "resources", "extra", *_LINES}
 _PAPER_KEYS = {"id", "title", "citation", "order", "modules", "sections", "symbols"}
 _RESOURCE_KEYS = {"bound", "exact", "note", "constant", "calibrated_at", "stated_by", "upper"}
 
@@ -186,6 +191,13 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
     stated = raw.get("stated", [])
     if not isinstance(stated, list) or not all(isinstance(a, str) for a in stated):
         raise SchemaError(f"{where}: stated must be a list of parameter names")
+    measured = raw.get("measured", [])
+    if not isinstance(measured, list) or not all(isinstance(a, str) for a in measured):
+        raise SchemaError(f"{where}: measured must be a list of names")
+    if "definitions_from" not in raw and measured:
+        raise SchemaError(f"{where}: measured drops inherited definitions, so it goes with definitions_from")
+    if set(measured) & set(definitions):
+        raise SchemaError(f"{where}: measured names {sorted(set(measured) & set(definitions))} are also defined here")
     res = {name: _resource(name, r, where) for name, r in raw.get("resources", {}).items()}
     bad = [k for k in _LINES if not isinstance(raw.get(k, ""), str) or "\n" in raw.get(k, "")]
     if bad:
@@ -194,7 +206,7 @@ def _claim(paper: str, raw: dict[str, Any], where: str) -> Claim:
         id=cid, paper=paper, label=raw["label"], kind=raw["kind"], statement=raw["statement"].strip(),
         assumptions=tuple(assumptions), implemented=bool(raw.get("implemented", False)),
         construction=raw.get("construction"), limit=raw.get("limit", "n"), stated=tuple(stated),
-        definitions=dict(definitions), resources=res, extra=dict(raw.get("extra", {})),
+        measured=tuple(measured), definitions=dict(definitions), resources=res, extra=dict(raw.get("extra", {})),
         **{k: raw.get(k, "") for k in _LINES},
     )
 
@@ -236,7 +248,7 @@ def _paper(paper: str, text: str) -> Paper:
 def _inherit(paper: str, claims: tuple[Claim, ...], parents: dict[str, Any]) -> tuple[Claim, ...]:
     """Each claim with ``definitions_from`` gets its parent's (resolved) definitions under its own, and its
     parent's ``[claims.extra.growth]`` forms under its own (a growth form stands in for a definition in the
-    analysis, so the two travel together)."""
+    analysis, so the two travel together); names the claim lists as ``measured`` take neither."""
     by_id = {c.id: c for c in claims}
 
     def resolved(cid: str, seen: tuple[str, ...]) -> tuple[dict[str, str], dict[str, Any]]:
@@ -250,6 +262,8 @@ def _inherit(paper: str, claims: tuple[Claim, ...], parents: dict[str, Any]) -> 
         if not isinstance(parent, str) or parent not in by_id:
             raise SchemaError(f"{paper}.toml ({cid}): definitions_from names no claim of this paper: {parent!r}")
         defs, growth = resolved(parent, seen + (cid,))
+        defs = {k: v for k, v in defs.items() if k not in own.measured}
+        growth = {k: v for k, v in growth.items() if k not in own.measured}
         return {**defs, **own.definitions}, {**growth, **own_growth}
 
     def inherited(c: Claim) -> Claim:

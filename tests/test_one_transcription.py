@@ -187,6 +187,23 @@ def test_definitions_from_inherits_and_overrides() -> None:
     assert get("anna.alg_2").definitions["eta_union"] == get("anna.alg_1").definitions["eta_union"]
 
 
+def test_measured_names_take_neither_the_parents_definition_nor_its_growth_form() -> None:
+    """A claim whose checker measures s keeps the run's s in its records: the inherited formula would shadow it."""
+    from attnsim.paper_refs import SchemaError, _claim, _inherit
+
+    base = _claim("anna", {"id": "anna.a", "label": "A", "kind": "claim", "statement": "s",
+                           "definitions": {"s": "N/2", "y": "2*s"}, "extra": {"growth": {"s": "N/2"}}}, "test")
+    child = _claim("anna", {"id": "anna.b", "label": "B", "kind": "claim", "statement": "s", "measured": ["s"],
+                            "definitions_from": "anna.a", "extra": {"growth": {"y": "3*s"}}}, "test")
+    got = _inherit("anna", (base, child), {"anna.b": "anna.a"})[1]
+    assert got.definitions == {"y": "2*s"} and got.extra["growth"] == {"y": "3*s"}
+    with pytest.raises(SchemaError, match="goes with definitions_from"):
+        _claim("anna", {"id": "anna.c", "label": "C", "kind": "claim", "statement": "s", "measured": ["s"]}, "test")
+    with pytest.raises(SchemaError, match="also defined here"):
+        _claim("anna", {"id": "anna.c", "label": "C", "kind": "claim", "statement": "s", "measured": ["s"],
+                        "definitions_from": "anna.a", "definitions": {"s": "N"}}, "test")
+
+
 def test_definitions_from_inherits_growth_forms_and_overrides_them() -> None:
     """A growth form stands in for a definition in the analysis, so it is inherited with it; the child's own win."""
     from attnsim.paper_refs import _claim, _inherit

@@ -96,6 +96,8 @@ ITEM_WORDS = 3
 """A 1-hop item: (tag, letter * N + position, next letter); the key holds the position and the letter."""
 KEY_WORDS = 1
 """Words of the splitter sort's key: letter * N + position, distinct as the sort needs."""
+SORT_TAGS = ("khop.1hop.sort.", "khop.1hop.balance.")
+"""Ledger tag prefixes of the rounds of Lemma F.3's sort (either sort; the splitter sort's balancing pass included)."""
 SORTS = ("splitter", "letter")
 """Lemma F.3's sort: Lemma C.2's splitter-tree sample sort (the default), or the stable letter sort (labelled)."""
 

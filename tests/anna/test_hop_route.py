@@ -7,10 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attnsim.paper_refs import get
 from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.hop_route import hop_route_protocol
-from attnsim.sim.anna.khop import radix_fan, splitter_sort_rounds
+from attnsim.sim.anna.khop import SORT_TAGS, radix_fan, splitter_sort_rounds
 from attnsim.sim.anna.tasks import hop_labels, hop_string
+from attnsim.sim.ledger import Ledger
+from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.check import run_check
 from attnsim.verify.registry import UsageError
 from attnsim.verify.teeth import run_twin
@@ -28,9 +31,23 @@ def test_the_protocol_at_small_memory_equals_the_direct_answer(N, s, k):
 @pytest.mark.parametrize("letters, k", [(46, 32), (2048, 3)])
 def test_the_splitter_sort_route_is_exact_in_its_plans_rounds(letters, k):
     text = hop_string(np.random.default_rng(letters), 2048, letters)
-    run = hop_route_protocol(text, hops=k, memory=1024, alphabet=letters)
+    ledger = Ledger()
+    run = hop_route_protocol(text, hops=k, memory=1024, alphabet=letters, ledger=ledger)
     assert run.vector() == [(int(v),) for v in hop_labels(text, k)]
     assert run.rounds == 4 + splitter_sort_rounds(1024, 2048) + k.bit_length() - 1
+    assert ledger.rounds("mpc_round", SORT_TAGS) == splitter_sort_rounds(1024, 2048)
+
+
+@pytest.mark.parametrize("claim", ["anna.thm_5_4", "anna.thm_5_6"])
+def test_the_hop_routes_hold_the_sorts_rounds_under_lemma_c_2s_formula_at_their_own_memory(claim):
+    """The upper formula takes the run's s and P (measured), not anna.khop's formulas for them; at N = 2048,
+    s = 1024 (P = 32) it lies above the splitter sort's plan, and below the plan times 4, so a twin that multiplies
+    the sort's rounds by the limit variable's growth is not hidden by a loose formula."""
+    c = get(claim)
+    assert c.measured == ("s", "P") and "s" not in c.definitions and "P" not in c.definitions
+    values = {"s": 1024, "P": 32, "sort_letter": 0, "sigma": 0.5, "N": 2048}
+    upper = as_number(evaluate(c.resources["sorting_rounds"].upper, c.definitions, values))
+    assert splitter_sort_rounds(1024, 2048) <= upper < 4 * splitter_sort_rounds(1024, 2048)
 
 
 def test_the_letter_sort_takes_one_pass_per_digit_of_the_letter():
@@ -51,6 +68,8 @@ def test_thm_5_6_by_the_route_passes_with_its_formulas():
     assert rec["verdict"] == "pass", rec["reasons"]
     assert rec["extra"]["s"] == 32 and rec["extra"]["R"] == 4 + 2 * 11 + 1
     assert rec["counts"]["layers"] == rec["predicted"]["layers"] == rec["extra"]["R"] * rec["extra"]["D"] ** 2 + 2
+    sorting = rec["bounds"]["sorting_rounds"]
+    assert sorting["measured"] == sorting["upper"]["value"] == 2 * 11 and sorting["upper"]["held"]
 
 
 def test_memory_at_or_above_n_is_a_usage_error():

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
 from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.khop import MIN_MEMORY as KHOP_MIN_MEMORY
+from attnsim.sim.anna.khop import SORT_TAGS, khop_mpc, radix_fan, splitter_letter_sort, splitter_sort_rounds
 from attnsim.sim.anna.khop import SORTS as KHOP_SORTS
-from attnsim.sim.anna.khop import khop_mpc, radix_fan, splitter_letter_sort, splitter_sort_rounds
 from attnsim.sim.anna.mpc import MPCLimitError
 from attnsim.sim.anna.mpc_lowrank import lowrank_mpc
 from attnsim.sim.anna.reformer import adversarial_pair, butterfly_patterns, receptive_fields, reformer_sum_model
@@ -108,10 +108,6 @@ SPLITTER_KHOP = {"eps1": 0.75, "s_scale": 5.0}
 with high probability, not for every draw, and the constant decides how high: at 2.6 (s = 1332 at N = 4096) the
 referee refused 16 of 200 draws (a bucket's records overflow a machine of the sort's last level); at 5 it refused
 none of 300 at N = 2048 and at N = 4096 (4 and 4096 letters), none of 40 at 8192 and of 20 at 16384."""
-
-
-SORT_TAGS = ("khop.1hop.sort.", "khop.1hop.balance.")
-"""Ledger tags of the rounds of Lemma F.3's sort (either sort; the splitter sort's balancing pass included)."""
 
 
 def _khop_grid(quick: bool) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ import numpy as np
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.hop_route import hop_route_protocol
-from attnsim.sim.anna.khop import SORTS, splitter_sort_rounds
+from attnsim.sim.anna.khop import SORT_TAGS, SORTS, splitter_sort_rounds
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.claims.anna_mpc_to_anna import EXACT, run_in_transformer
@@ -57,7 +57,7 @@ def _check(ctx: CheckContext, hops: int) -> Measurement:
     protocol = partial(hop_route_protocol, text, hops=hops, memory=s, alphabet=alphabet, sort=sort, seed=ctx.seed)
     try:
         m = run_in_transformer(ctx, protocol, [(int(v),) for v in hop_labels(text, hops)],
-                               tag=ctx.claim.split(".")[1])
+                               tag=ctx.claim.split(".")[1], sort_tags=SORT_TAGS)
     except AnnaInputError as exc:  # the splitter sort's loads hold with high probability, not for every draw
         if sort != "splitter" or "receives" not in str(exc) and "sends" not in str(exc):
             raise

@@ -93,8 +93,10 @@ def protocol_case(ctx: CheckContext, name: str) -> tuple[Callable[..., ProtocolR
 
 
 def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: list[tuple[int, ...]],
-         tag: str) -> Measurement:
-    """Direct run, transformer run, comparison and counts (shared by Thm 4.1 and Thm 4.4)."""
+                       tag: str, sort_tags: tuple[str, ...] = ()) -> Measurement:
+    """Direct run, transformer run, comparison and counts (shared by Thm 4.1, Thm 4.4 and the hop route);
+    ``sort_tags``: ledger tag prefixes of the protocol's sort, whose rounds in the direct run are counted as
+    ``sorting_rounds``."""
     N, eps1 = ctx.params["N"], ctx.params["eps1"]
     log2n = _power_of_two(N, "N")
     direct_ledger = Ledger()
@@ -138,7 +140,8 @@ def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], 
         evidence="independent", reference="the protocol run directly",
         agree=not wrong, error_bits=math.inf if not wrong else 0.0,
         counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": width,
-                "decoding_failures": ledger.total("decode_failure")},
+                "decoding_failures": ledger.total("decode_failure"),
+                **({"sorting_rounds": direct_ledger.rounds("mpc_round", sort_tags)} if sort_tags else {})},
         counts_by_tag=direct_ledger.by_tag("mpc_round"), rounds=R, derived=derived, reasons=reasons,
         extra={**{k: (float(v) if isinstance(v, Fraction) else v) for k, v in derived.items()},
                "code": {"alpha": run.code.alpha, "base": run.code.base, "rows": run.code.rows,

@@ -121,3 +121,19 @@ def test_bounds_tex_md_and_bad_format(capsys, monkeypatch):
     assert code == 0 and row in out
     code, _, err = run(capsys, monkeypatch, "bounds", "--format", "pdf")
     assert code == 2 and err.count("\n") == 1 and "--format" in err
+
+
+def test_a_resource_with_the_proofs_upper_formula_is_analysed_by_it_not_shown_as_bound_only():
+    """Theory tables hold an upper-only resource's formula against its bound, marked as an upper formula (≤)."""
+    from attnsim.theory.symbolic import claim_theory
+    from attnsim.verify.cli.bounds import table_rows
+
+    c = get("anna.alg_2")
+    assert c.resources["memory_words"].upper and not c.resources["memory_words"].exact
+    t = claim_theory(c)["memory_words"]
+    assert (t.of, t.verdict) == ("upper", "tight") and t.exact is not None
+    assert r"\leq" in t.latex()["statement"] and t.as_dict()["of"] == "upper"
+    row = next(r for r in table_rows([{"id": c.id, "label": c.label, "resources": {"memory_words": t.as_dict()}}]))
+    assert row[4].startswith("≤ ")
+    assert claim_theory(get("anna.lemma_b_5"))  # claims without upper formulas are analysed as before
+    assert all(v.of == "exact" for v in claim_theory(get("anna.lemma_b_5")).values())

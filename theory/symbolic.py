@@ -25,7 +25,7 @@ its verdict from here, so ``attnsim bounds`` and ``attnsim check`` can never dis
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -52,6 +52,7 @@ class ResourceTheory:
     verdict: str
     factors: dict[str, str] = field(default_factory=dict)
     note: str = ""
+    of: str = "exact"  # what ``exact`` holds: the exact count, or ("upper") the proof's upper formula on the count
 
     @property
     def finite(self) -> bool:
@@ -85,7 +86,8 @@ class ResourceTheory:
             out["leading_constant"] = latex_cases(self.leading_constant, paper)
         if self.bound is not None and self.exact is not None:
             rel = r"\in" if self.finite else r"\notin"
-            out["statement"] = (rf"\mathrm{{{latex_name(self.resource)}}} = {out['exact']} {rel} {out['bound']}"
+            is_ = "=" if self.of == "exact" else r"\leq"
+            out["statement"] = (rf"\mathrm{{{latex_name(self.resource)}}} {is_} {out['exact']} {rel} {out['bound']}"
                                 rf", \quad \lim_{{{tex(symbol(self.limit_var))} \to \infty}}"
                                 rf" \frac{{\mathrm{{count}}}}{{\mathrm{{bound}}}} = {out.get('leading_constant', '?')}")
         elif "bound" in out:
@@ -108,7 +110,7 @@ class ResourceTheory:
         return {
             "resource": self.resource, "limit": self.limit_var,
             "bound": _s(self.bound), "exact": _s(self.exact), "leading_constant": _s(self.leading_constant),
-            "verdict": self.verdict, "factors": dict(self.factors), "factors_exact": self.factors_exact,
+            "of": self.of, "verdict": self.verdict, "factors": dict(self.factors), "factors_exact": self.factors_exact,
             "growing_factors": self.growing_factors,
             "note": self.note, "latex": self.latex(), "text": self.text(),
         }
@@ -332,8 +334,13 @@ def _analyse(cid: str, resource: str, bound_f: str | None, exact_f: str | None, 
 
 
 def claim_theory(claim: Claim) -> dict[str, ResourceTheory]:
-    """The analysis of every resource of ``claim``."""
-    return {name: analyse(claim, name) for name in claim.resources}
+    """The analysis of every resource of ``claim``: of its exact count, else of the proof's upper formula on it
+    (``of = "upper"``), else of its bound alone."""
+    out = {}
+    for name, res in claim.resources.items():
+        upper = None if res.exact else analyse_upper(claim, name)
+        out[name] = analyse(claim, name) if upper is None else replace(upper, of="upper")
+    return out
 
 
 def definitions_latex(claim: Claim) -> list[str]:

@@ -38,12 +38,13 @@ def render_md(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-TABLE_HEADER = ("claim", "result", "resource", "bound", "exact count", "containment")
+TABLE_HEADER = ("claim", "result", "resource", "bound", "exact count (≤: the proof's upper formula)", "containment")
 
 
 def table_rows(rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     """One row per bounded or counted resource of each claim (the ``table`` format)."""
-    return [(c["id"], c["label"], name, r["text"].get("bound") or "", r["text"].get("exact") or "",
+    return [(c["id"], c["label"], name, r["text"].get("bound") or "",
+             ("≤ " if r.get("of") == "upper" and r["text"].get("exact") else "") + (r["text"].get("exact") or ""),
              r.get("verdict") or "") for c in rows for name, r in c["resources"].items()]
 
 

@@ -103,10 +103,10 @@ def theory_lines(summary: dict[str, Any]) -> list[str]:
     if summary["definitions_latex"]:
         lines += ["Definitions: " + ", ".join(f"${d}$" for d in summary["definitions_latex"]), ""]
     if summary["resources"]:
-        lines += ["| resource | bound | exact count | leading constant | verdict | factors |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["| resource | bound | exact count (≤: the proof's upper formula) | leading constant | verdict "
+                  "| factors |", "|---|---|---|---|---|---|"]
         for name, t in summary["resources"].items():
-            text = t["text"]
+            text = {**t["text"], **({"exact": "≤ " + t["text"]["exact"]} if t.get("of") == "upper" else {})}
             cells = [text.get(k, "—").replace("|", "/") for k in ("bound", "exact", "leading_constant")]
             lines.append(f"| {name} | {cells[0]} | {cells[1]} | {cells[2]} | {t['verdict']} "
                          f"| {factors_text(t['factors'], summary['paper'])} |")

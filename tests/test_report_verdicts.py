@@ -45,6 +45,22 @@ def test_a_failing_plug_in_claim_fails_on_the_front_page_the_checks_table_and_th
     assert f"| {said} |" in proved and "1 with the output proved for every size" in proved
 
 
+def test_checks_outside_the_stated_range_are_counted_in_the_cell_and_all_of_them_make_it_partial():
+    """A record that says it ran outside the statement's range is partial evidence even where it passes: the claim's
+    cell counts such checks, and a claim with no other check is partial, not pass; a failing one still fails."""
+    from attnsim.verify.report.claim_page import shown_verdict
+
+    outside = {**_rec("pass"), "extra": {"in_stated_range": False}}
+    inside = {**_rec("pass"), "extra": {"in_stated_range": True}}
+    mixed = claim_verdicts([inside, outside, outside])["plug.prop"]
+    assert mixed.ok and mixed.cell == "pass (2 of 3 checks outside the stated range)"
+    assert claim_verdicts([outside])["plug.prop"].cell == "partial (1 of 1 checks outside the stated range)"
+    assert claim_verdicts([inside, _rec("pass")])["plug.prop"].cell == "pass"
+    assert claim_verdicts([outside, _rec("fail", ["x"])])["plug.prop"].cell.startswith("fail (")
+    assert shown_verdict(outside) == "pass (partial: outside the stated range)" and shown_verdict(inside) == "pass"
+    assert shown_verdict({**outside, "evidence": "sanity"}) == "pass (sanity, partial: outside the stated range)"
+
+
 def test_the_page_opens_with_its_sweep_and_a_folder_keeps_its_scope(tmp_path):
     line = sweep_line(True, [_rec("pass"), {**_rec("pass"), "params": {"N": 64}}], 12, ["plug"], None)
     assert line.startswith("**Sweep:** quick (`attnsim report --quick`): papers plug; 2 checks at N = 8…64")

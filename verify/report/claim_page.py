@@ -12,6 +12,7 @@ from attnsim.theory.notation import number
 from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.sections import growth
+from attnsim.verify.report.verdicts import outside_stated_range
 from attnsim.verify.sweep import atomic_write
 
 
@@ -182,6 +183,11 @@ def latex_table(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
 
 
 def shown_verdict(r: dict[str, Any]) -> str:
-    """A record's verdict as the report shows it: a pass says what kind of evidence it is, unless independent."""
+    """A record's verdict as the report shows it: a pass says what kind of evidence it is, unless independent, and
+    whether it ran outside the statement's range (partial)."""
     ev = r.get("evidence", "independent")
-    return r["verdict"] if r["verdict"] != "pass" or ev == "independent" else f"pass ({ev})"
+    if r["verdict"] != "pass":
+        return r["verdict"]
+    notes = ([] if ev == "independent" else [ev]) + (["partial: outside the stated range"]
+                                                     if outside_stated_range(r) else [])
+    return "pass" + (f" ({', '.join(notes)})" if notes else "")

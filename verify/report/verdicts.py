@@ -25,6 +25,7 @@ class ClaimVerdict:
     kinds: tuple[str, ...]
     teeth: str
     failures: tuple[dict[str, Any], ...]
+    outside: int = 0  # passing checks whose record says they ran outside the statement's range (partial evidence)
 
     @property
     def ok(self) -> bool:
@@ -49,11 +50,14 @@ class ClaimVerdict:
 
     @property
     def cell(self) -> str:
-        """The verdict as every view prints it: ``pass``, ``pass (self-consistency)``, or ``fail (why)``."""
+        """The verdict as every view prints it: ``pass``, ``pass (self-consistency)``, ``fail (why)``; a claim whose
+        passing checks ran outside the statement's range, some or all, says how many (all: ``partial``)."""
         if not self.ok:
             return f"fail ({self.why})"
         weak = [k for k in self.kinds if k != "independent"]
-        return "pass" + (f" ({', '.join(weak)})" if weak else "")
+        notes = weak + ([f"{self.outside} of {self.checks} checks outside the stated range"] if self.outside else [])
+        word = "partial" if self.outside and self.outside == self.checks else "pass"
+        return word + (f" ({', '.join(notes)})" if notes else "")
 
 
 def teeth_cell(teeth: dict[str, dict[str, Any]] | None, cid: str) -> tuple[str, str | None]:
@@ -67,6 +71,12 @@ def teeth_cell(teeth: dict[str, dict[str, Any]] | None, cid: str) -> tuple[str, 
     refused = f", {t['refused']} refused" if t.get("refused") else ""
     cell = f"{t['caught']}/{t['run']}{refused}" + ("" if t["ok"] else f" (**{t.get('problem')}**)")
     return cell, None if t["ok"] else (t.get("problem") or "a broken variant passed")
+
+
+def outside_stated_range(record: dict[str, Any]) -> bool:
+    """Whether the record says it ran outside the range its statement is made for (``extra.in_stated_range`` false:
+    a size too small for the regime), so that it is partial evidence for the claim even where it passes."""
+    return (record.get("extra") or {}).get("in_stated_range") is False
 
 
 def claim_verdicts(records: Sequence[dict[str, Any]], teeth: dict[str, dict[str, Any]] | None = None,
@@ -88,7 +98,9 @@ def claim_verdicts(records: Sequence[dict[str, Any]], teeth: dict[str, dict[str,
             fails.append({"claim": cid, "params": {}, "numerics": None, "verdict": "fail", "reasons": [problem],
                           "source": "teeth"})
         kinds = tuple(sorted({r.get("evidence", "independent") for r in mine}))
-        out[cid] = ClaimVerdict(cid, len(mine), sum(r["verdict"] == "pass" for r in mine), kinds, cell, tuple(fails))
+        outside = sum(r["verdict"] == "pass" and outside_stated_range(r) for r in mine)
+        out[cid] = ClaimVerdict(cid, len(mine), sum(r["verdict"] == "pass" for r in mine), kinds, cell, tuple(fails),
+                                outside)
     return out
 
 

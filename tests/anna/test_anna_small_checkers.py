@@ -86,3 +86,12 @@ def test_report_section_tables_and_plot(records, tmp_path):
     assert "`anna.thm_4_2`: rounds, machines and load" in md and "| 2 | 0.5 | hyperplane | 32 |" in md
     assert (tmp_path / "plots" / "anna_small_thm_c_1_machines.png").stat().st_size > 1000
     assert "| `anna.thm_5_6_direct` | 64 | 32 |" in md and "| — | 0.75 | sort only | 4096 |" in md
+
+
+def test_records_at_s_of_n_or_more_say_they_lie_outside_the_sublinear_memory_the_theorems_are_about(records):
+    """The report counts them as partial: a machine there could hold every token."""
+    for name in ("thm_4_2_two_layers_half", "thm_c_1_small", "thm_4_2_radix_small_memory"):
+        r = records[name]
+        assert r["extra"]["in_stated_range"] is (r["extra"]["s"] < r["params"]["N"]), name
+    assert records["thm_4_2_radix_small_memory"]["extra"]["in_stated_range"]
+    assert not records["thm_c_1_small"]["extra"]["in_stated_range"]

@@ -33,7 +33,7 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.claims.anna_mpc_small import max_load, memory_words, regime
+from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory, max_load, memory_words, regime
 from attnsim.verify.guards import private_hypothesis_storage
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
@@ -187,7 +187,8 @@ def check_khop(ctx: CheckContext) -> Measurement:
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=max(rounds), reasons=reasons,
         derived={"sort_letter": int(sort == "letter"),
                  "sort_rounds": 0 if sort == "letter" else splitter_sort_rounds(s, N)},
-        extra={"s": s, "regime": regime(s, N), "fan": radix_fan(s), "max_words_received": load, "strings": n,
+        extra={"s": s, "regime": regime(s, N), "in_stated_range": in_sublinear_memory(s, N), "fan": radix_fan(s),
+               "max_words_received": load, "strings": n,
                "sort": sort, "rounds_minus_floor_log2_k": max(rounds) - (k.bit_length() - 1)},
     )
 

@@ -9,6 +9,7 @@ from lazy_records import LazyRecords
 
 from attnsim.verify.check import run_check
 from attnsim.verify.claims.anna_mpc_small import RADIX_MEMORY_4_2
+from attnsim.verify.claims.anna_sort import SUBLINEAR
 from attnsim.verify.registry import UsageError
 from attnsim.verify.report.sections.anna_small_memory import anna_small_memory_section
 
@@ -23,6 +24,7 @@ CASES = {
     "thm_c_1_larger": ("anna.thm_c_1", {"N": 256, "layers": 1, "eps1": 0.75, "s_scale": 40.0}),
     "lemma_c_2_half": ("anna.lemma_c_2", {"N": 1024}),
     "lemma_c_2_three_quarters": ("anna.lemma_c_2", {"N": 4096, "eps1": 0.75}),
+    "lemma_c_2_sublinear": ("anna.lemma_c_2", {"N": 4096, **SUBLINEAR}),
     "thm_5_4": ("anna.thm_5_4_direct", {"N": 64}),
     "thm_5_6_k32": ("anna.thm_5_6_direct", {"N": 64, "k": 32}),
     "thm_5_6_k5_alg1": ("anna.thm_5_6_direct", {"N": 48, "k": 5, "mechanism": "alg1"}),
@@ -90,8 +92,11 @@ def test_report_section_tables_and_plot(records, tmp_path):
 
 def test_records_at_s_of_n_or_more_say_they_lie_outside_the_sublinear_memory_the_theorems_are_about(records):
     """The report counts them as partial: a machine there could hold every token."""
-    for name in ("thm_4_2_two_layers_half", "thm_c_1_small", "thm_4_2_radix_small_memory"):
+    for name in ("thm_4_2_two_layers_half", "thm_c_1_small", "thm_4_2_radix_small_memory", "lemma_c_2_half",
+                 "lemma_c_2_sublinear"):
         r = records[name]
         assert r["extra"]["in_stated_range"] is (r["extra"]["s"] < r["params"]["N"]), name
     assert records["thm_4_2_radix_small_memory"]["extra"]["in_stated_range"]
     assert not records["thm_c_1_small"]["extra"]["in_stated_range"]
+    assert records["lemma_c_2_sublinear"]["extra"]["in_stated_range"]
+    assert not records["lemma_c_2_half"]["extra"]["in_stated_range"]

@@ -99,8 +99,8 @@ def regime(s: int, N: int) -> str:
 
 
 def in_sublinear_memory(s: int, N: int) -> bool:
-    """Whether a run lies in the range its theorem is about, local memory below N (O(N^eps') with eps' < 1): at
-    s >= N a machine could hold every token, so the record is partial evidence (``extra.in_stated_range``)."""
+    """Whether a run lies in the range its statement is about, local memory O(N^eps') with eps' < 1, below N at the
+    run's size; a run at s >= N is partial evidence (``extra.in_stated_range``), however many machines it uses."""
     return s < N
 
 

@@ -13,6 +13,7 @@ self-consistency check beside the ledger's, and a run whose ledger disagrees fai
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from attnsim.sim.anna.mpc import MPC, MPCLimitError
 from attnsim.sim.anna.mpc_splitter_sort import splitter_sort
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
+from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
 
 
@@ -39,12 +41,23 @@ GAP_SWEEP = ParamSweep(
 """Lemma C.2's rounds judged as 1/(eps'-eps) grows at fixed N (a round count growing like 1/(eps'-eps)^2 fails)."""
 
 
+SUBLINEAR = {"eps1": 0.75, "s_scale": 4.0}
+"""Points at s < N: s = ceil(4 N^(3/4)) = 2048 at N = 4096 and 5793 at 16384 (128 and 274 machines), room enough for
+the sort's fans; the default s_scale = 128 at eps' = 1/2 puts s at or above N up to N = 16384 (partial records)."""
+
+
+def _grid(quick: bool) -> list[dict[str, Any]]:
+    if quick:
+        return [{"N": 1024}, {"N": 4096, **SUBLINEAR}]
+    return [{"N": n} for n in (1024, 4096, 16384)] + [{"N": n, **SUBLINEAR} for n in (4096, 16384)]
+
+
 @checker("anna.lemma_c_2", evidence="independent", numerics=("exact",), params=[
     Param("N", int, 4096, "items (random keys in 0..N^2-1, each padded to max(2, ceil(N^eps)) words)", minimum=16),
     Param("eps", float, 0.25, "eps: items of max(2, ceil(N^eps)) words", minimum=0.0, maximum=1.0),
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
     Param("s_scale", float, 128.0, "constant in front of N^eps'", minimum=1.0, maximum=4096.0),
-], grid=lambda quick: [{"N": 1024}] if quick else [{"N": n} for n in (1024, 4096, 16384)],
+], grid=_grid,
    growth_grid=size_grid("N", (1024, 2048, 4096, 8192), (1024, 2048, 4096, 8192, 16384)),
    param_sweeps={"gap": GAP_SWEEP})
 def check_lemma_c_2(ctx: CheckContext) -> Measurement:
@@ -80,7 +93,8 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
         agree=in_order, error_bits=math.inf if in_order else 0.0,
         counts={"machines": ledger.total("mpc_machine"), "rounds": rounds, "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=rounds, reasons=reasons,
-        extra={"s": s, "item_words": w, "items_per_machine": b, "plan_rounds": plan, "gap": eps1 - eps,
+        extra={"s": s, "in_stated_range": in_sublinear_memory(s, N), "item_words": w, "items_per_machine": b,
+               "plan_rounds": plan, "gap": eps1 - eps,
                "rounds_times_gap": rounds * (eps1 - eps), "max_words_received": load,
                "route": "ours: randomized splitter-tree sample sort (Goodrich et al. 2011's is deterministic)"},
     )

@@ -93,15 +93,15 @@ LARGE_MEMORY = {"s_scale": 40.0}
 """Extra points with s >= N (one machine could hold every token), labelled ``regime`` in their records."""
 
 
-def regime(s: int, N: int) -> str:
-    """The label every small-memory record carries: whether s lies below N."""
-    return "small memory (s < N)" if s < N else "large memory (s >= N)"
-
-
 def in_sublinear_memory(s: int, N: int) -> bool:
     """Whether a run lies in the range its statement is about, local memory O(N^eps') with eps' < 1, below N at the
     run's size; a run at s >= N is partial evidence (``extra.in_stated_range``), however many machines it uses."""
     return s < N
+
+
+def regime(s: int, N: int) -> str:
+    """The label every small-memory record carries: whether s lies below N."""
+    return "small memory (s < N)" if in_sublinear_memory(s, N) else "large memory (s >= N)"
 
 
 RADIX_MEMORY_4_2 = {**SMALL_MEMORY[1], "s_scale": 3.5}

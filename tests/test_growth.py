@@ -50,6 +50,22 @@ def test_too_few_sizes_or_too_narrow_a_span_is_unmeasured_growth():
     assert judge(CLAIM, RESOURCE, missing).verdict == "unmeasured growth"
 
 
+def test_sizes_whose_record_ran_outside_the_stated_range_are_marked_and_the_verdict_stays_the_evidences():
+    from attnsim.verify.growth_rules import OUTSIDE_MARK, size_cells
+    from attnsim.verify.report.sections.growth import claim_growth
+
+    records = _records(SIZES, lambda n: n, lambda n: n)
+    for r in records[:2]:
+        r["extra"] = {"in_stated_range": False}
+    records[2]["extra"] = {"in_stated_range": True}
+    g = judge(CLAIM, RESOURCE, records)
+    assert g.outside == (4.0, 8.0) and g.verdict == "within"
+    assert size_cells(g) == [f"4{OUTSIDE_MARK}", f"8{OUTSIDE_MARK}", "16", "32"]
+    assert "partial evidence" in claim_growth(CLAIM, {CLAIM: [g]})
+    plain = judge(CLAIM, RESOURCE, _records(SIZES, lambda n: n, lambda n: n))
+    assert plain.outside == () and "partial evidence" not in claim_growth(CLAIM, {CLAIM: [plain]})
+
+
 def test_zero_everywhere_is_within_and_counts_cover_every_verdict():
     g = judge(CLAIM, RESOURCE, _records(SIZES, lambda n: 0, lambda n: n))
     assert g.verdict == "within" and "zero" in g.why

@@ -10,7 +10,7 @@ from attnsim.verify.registry import all_checkers
 
 def test_planned_regime_reads_the_grids_and_the_parameter_sweeps():
     text = planned_regime(get_claim("anna.lemma_c_2"), all_checkers()["anna.lemma_c_2"])
-    assert "N = 1024..16384 (growth)" in text
+    assert "N = 2048..32768 (growth)" in text
     assert "1/(eps1 - eps) = 4..16 at N = 16384" in text and "(gap sweep, 5 values)" in text
 
 

@@ -67,6 +67,7 @@ from attnsim.verify.growth_rules import (  # noqa: F401 - the growth API, re-exp
     size_rule,
     stated,
 )
+from attnsim.verify.regime import outside_stated_range
 from attnsim.verify.registry import ParamSweep, UsageError, all_checkers
 from attnsim.verify.sweep import Point
 
@@ -111,22 +112,29 @@ def _sweep_size(var: str, record: dict[str, Any]) -> float | None:
         return None
 
 
-def _points(resource: str, records: Sequence[dict[str, Any]],
-            var: str | None = None) -> tuple[list[tuple[float, ...]], int]:
-    """(size, measured, bound value, exact count or NaN, upper formula or NaN) of every record that measured the
-    resource, sorted, and how many did not; the size is the limit variable's, or a parameter sweep's ``var``."""
-    pts, missing = [], 0
+def _sized(resource: str, records: Sequence[dict[str, Any]],
+           var: str | None = None) -> list[tuple[tuple[float, ...] | None, dict[str, Any]]]:
+    """Each record with its point (size, measured, bound value, exact count or NaN, upper formula or NaN), or None
+    where it measured no such resource or has no size; the size is the limit variable's, or a sweep's ``var``."""
+    out: list[tuple[tuple[float, ...] | None, dict[str, Any]]] = []
     for r in records:
         b = (r.get("bounds") or {}).get(resource) or {}
         size = (r.get("size") or {}).get("value") if var is None else _sweep_size(var, r)
         if b.get("measured") is None or b.get("value") in (None, 0) or size is None:
-            missing += 1
+            out.append((None, r))
             continue
         exact = (r.get("predicted") or {}).get(resource)
         upper = (b.get("upper") or {}).get("value")
-        pts.append((float(size), float(b["measured"]), float(b["value"]),
-                    math.nan if exact is None else float(exact), math.nan if upper is None else float(upper)))
-    return sorted(pts), missing
+        out.append(((float(size), float(b["measured"]), float(b["value"]),
+                     math.nan if exact is None else float(exact), math.nan if upper is None else float(upper)), r))
+    return out
+
+
+def _points(resource: str, records: Sequence[dict[str, Any]],
+            var: str | None = None) -> tuple[list[tuple[float, ...]], int]:
+    """The points (:func:`_sized`) of every record that measured the resource, sorted, and how many did not."""
+    sized = _sized(resource, records, var)
+    return sorted(p for p, _ in sized if p is not None), sum(p is None for p, _ in sized)
 
 
 def guard_summary(claim_id: str, resource: str, records: Sequence[dict[str, Any]]) -> str:
@@ -155,7 +163,9 @@ def judge(claim_id: str, resource: str, records: Sequence[dict[str, Any]], var: 
     base = dict(claim=claim_id, resource=resource, bound=res.bound or "", size_var=var or claim.limit, sizes=sizes,
                 measured=tuple(p[1] for p in pts), bound_values=tuple(p[2] for p in pts),
                 guard=guard_summary(claim_id, resource, records), evidence=evidence_of(claim_id, resource),
-                failing=tuple(failing), refused=tuple(refused), **shown_slopes(pts, span))
+                failing=tuple(failing), refused=tuple(refused), **shown_slopes(pts, span),
+                outside=tuple(sorted({p[0] for p, r in _sized(resource, good, var)
+                                      if p is not None and outside_stated_range(r)})))
     note = f"; {missing} record(s) without a measurement or size" if missing else ""
     evidence = base["evidence"]
     contains = None

@@ -23,6 +23,15 @@ UPPER_SHARE = 0.5
 least this share of the whole sweep's (a power of n keeps its slope; a ratio levelling off loses it)."""
 
 
+OUTSIDE_MARK = "†"
+OUTSIDE_NOTE = "† the point's record says it ran outside the statement's range: partial evidence"
+
+
+def size_cells(g: "ResourceGrowth") -> list[str]:
+    """The sweep's sizes as the tables print them, those whose record ran outside the statement's range marked."""
+    return [f"{s:g}" + (OUTSIDE_MARK if s in g.outside else "") for s in g.sizes]
+
+
 @dataclass(frozen=True)
 class ResourceGrowth:
     """One bounded resource of a claim judged over a sweep: the points, the evidence that decided and the verdict.
@@ -55,6 +64,7 @@ class ResourceGrowth:
     formula: str = ""
     containment: str = ""
     top_slope: float | None = None
+    outside: tuple[float, ...] = ()  # sizes whose record says it ran outside the statement's range (partial)
     top_low: float | None = None
     top_high: float | None = None
 

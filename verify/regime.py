@@ -73,6 +73,12 @@ def run_regime(records: Sequence[dict[str, Any]]) -> str:
     return "; ".join(seen)
 
 
+def outside_stated_range(record: dict[str, Any]) -> bool:
+    """Whether the record says it ran outside the range its statement is made for (``extra.in_stated_range`` false:
+    a size too small for the regime), so that it is partial evidence for the claim even where it passes."""
+    return (record.get("extra") or {}).get("in_stated_range") is False
+
+
 def regime_text(claim: Claim, chk: Checker | None) -> str:
     """The regime column: the planned sizes (said by the code), then paper_refs' conditions (what no run can say)."""
     planned = planned_regime(claim, chk) if chk is not None else ""

@@ -42,8 +42,9 @@ GAP_SWEEP = ParamSweep(
 
 
 SUBLINEAR = {"eps1": 0.75, "s_scale": 4.0}
-"""Points at s < N: s = ceil(4 N^(3/4)) = 2048 at N = 4096 and 5793 at 16384 (128 and 274 machines), room enough for
-the sort's fans; the default s_scale = 128 at eps' = 1/2 puts s at or above N up to N = 16384 (partial records)."""
+"""Points at s < N: s = ceil(4 N^(3/4)) = 1218 at N = 2048, 2048 at 4096, 5793 at 16384 and 9742 at 32768, room
+enough for the sort's fans (the grid's extra points and the growth sweep); the default s_scale = 128 at eps' = 1/2
+puts s at or above N up to N = 16384 (partial records)."""
 
 
 def _grid(quick: bool) -> list[dict[str, Any]]:
@@ -58,7 +59,7 @@ def _grid(quick: bool) -> list[dict[str, Any]]:
     Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
     Param("s_scale", float, 128.0, "constant in front of N^eps'", minimum=1.0, maximum=4096.0),
 ], grid=_grid,
-   growth_grid=size_grid("N", (1024, 2048, 4096, 8192), (1024, 2048, 4096, 8192, 16384)),
+   growth_grid=size_grid("N", (2048, 4096, 8192, 16384), (2048, 4096, 8192, 16384, 32768), **SUBLINEAR),
    param_sweeps={"gap": GAP_SWEEP})
 def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     """The splitter-tree sample sort: output against ``sorted``; rounds, machines and load off the ledger."""

@@ -39,12 +39,13 @@ def _num(v: float | None) -> str:
 def rows(results: list) -> list[list[str]]:
     """One row per bounded resource (the ``table``, ``md`` and ``csv`` formats)."""
     from attnsim.theory.notation import bound_text
+    from attnsim.verify.growth_rules import size_cells
 
     out = []
     for g in results:
         interval = "—" if g.low is None else f"[{g.low:.3g}, {g.high:.3g}]"
         out.append([g.resource, bound_text(g.bound, g.claim.split(".")[0]), g.size_var,
-                    " ".join(f"{s:g}" for s in g.sizes),
+                    " ".join(size_cells(g)),
                     " ".join(f"{r:.3g}" for r in g.ratios), _num(g.slope), interval, g.decided_by,
                     g.verdict + ("" if g.ok else f" ({g.why})"), g.guard])
     return out
@@ -94,6 +95,10 @@ def register(app: typer.Typer) -> None:
         else:
             print(render_rows(("claim",) + HEADER, [[g.claim, *row] for g, row in zip(all_results, rows(all_results))],
                               fmt) if len(docs) > 1 else render_rows(HEADER, rows(all_results), fmt))
+            if fmt != "csv" and any(g.outside for g in all_results):
+                from attnsim.verify.growth_rules import OUTSIDE_NOTE
+
+                print(OUTSIDE_NOTE)
         if json_out != "-":
             write_json(doc, json_out)
         return 0 if all(g.ok for g in all_results) else 1

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from attnsim.theory.notation import number
+from attnsim.verify.regime import outside_stated_range
 from attnsim.verify.report.latex import tex_escape
 from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.sections import growth
-from attnsim.verify.report.verdicts import outside_stated_range
 from attnsim.verify.sweep import atomic_write
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from attnsim.verify.regime import outside_stated_range
 from attnsim.verify.registry import EVIDENCE_KINDS
 from attnsim.verify.teeth import MIN_TWINS
 
@@ -71,12 +72,6 @@ def teeth_cell(teeth: dict[str, dict[str, Any]] | None, cid: str) -> tuple[str, 
     refused = f", {t['refused']} refused" if t.get("refused") else ""
     cell = f"{t['caught']}/{t['run']}{refused}" + ("" if t["ok"] else f" (**{t.get('problem')}**)")
     return cell, None if t["ok"] else (t.get("problem") or "a broken variant passed")
-
-
-def outside_stated_range(record: dict[str, Any]) -> bool:
-    """Whether the record says it ran outside the range its statement is made for (``extra.in_stated_range`` false:
-    a size too small for the regime), so that it is partial evidence for the claim even where it passes."""
-    return (record.get("extra") or {}).get("in_stated_range") is False
 
 
 def claim_verdicts(records: Sequence[dict[str, Any]], teeth: dict[str, dict[str, Any]] | None = None,

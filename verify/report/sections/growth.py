@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from attnsim.theory.notation import bound_text
 from attnsim.verify.growth import VERDICTS, ResourceGrowth, growth_points, judge_claim, verdict_counts
+from attnsim.verify.growth_rules import OUTSIDE_NOTE, size_cells
 from attnsim.verify.registry import all_checkers
 from attnsim.verify.sweep import Point, sweep
 
@@ -45,7 +46,7 @@ def growth_pass(claims: Sequence[str], quick: bool, **sweep_options: Any) -> Res
 
 
 def _row(g: ResourceGrowth) -> str:
-    sizes = ", ".join(f"{s:g}" for s in g.sizes) or "—"
+    sizes = ", ".join(size_cells(g)) or "—"
     ratios = ", ".join(f"{r:.3g}" for r in g.ratios) or "—"
     slope = "—" if g.slope is None else f"{g.slope:+.3g}"
     interval = "—" if g.low is None else f"[{g.low:+.3g}, {g.high:+.3g}]"
@@ -68,6 +69,8 @@ def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> st
              "sizes). The slope is shown for every resource; only failing-free sweeps are measured (docs/growth.md).",
              "", f"| resource | bound | {rs[0].size_var} | measured / bound | slope | interval | decided by | "
              "verdict | single-record guard |", "|---|---|---|---|---|---|---|---|---|", *[_row(g) for g in rs], ""]
+    if any(g.outside for g in rs):
+        lines += [OUTSIDE_NOTE, ""]
     if out is not None:
         from attnsim.verify.report.plots import growth_plot
 

@@ -216,6 +216,12 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     )
 
 
+SUBLINEAR_C_1 = {"eps1": 0.95, "s_scale": 1.0}
+"""Thm C.1's growth sweep with the splitter sort at s < N: s = ceil(N^0.95) = 1399, 2703, 5221, 10085 words at
+N = 2048 ... 16384, above the ~1280 the sort's fans need (the default s = 100 N^(1/2) is below N only past 10^4)."""
+SUBLINEAR_SIZES_C_1 = (2048, 4096, 8192, 16384)
+
+
 def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     if quick:
         return [{"N": 256, "layers": 2}, {"N": 256, "layers": 2, "sort": "radix", **SMALL_MEMORY[0]}]
@@ -234,7 +240,7 @@ def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
           "for N >= 256 at eps' = 1/2 with --sort radix)", minimum=1.0, maximum=4096.0),
     Param("mv", int, 2, "value width (exact integer words)", minimum=1, maximum=4096),
     SORT_PARAM,
-], grid=_grid_c_1, growth_grid=size_grid("N", (256, 512, 1024, 2048), (256, 512, 1024, 2048, 4096), layers=1),
+], grid=_grid_c_1, growth_grid=size_grid("N", SUBLINEAR_SIZES_C_1, layers=1, **SUBLINEAR_C_1),
    param_sweeps={"gap": gap_sweep(lambda quick, g: {"N": 256 if quick else 1024, "layers": 1, "eps": 1 / 16,
                                                     "eps1": 1 / 16 + g, "s_scale": 700.0})})
 def check_thm_c_1(ctx: CheckContext) -> Measurement:

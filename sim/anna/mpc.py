@@ -190,9 +190,14 @@ class MPC:
         self.ledger.record("mpc_record", where, round=r, amount=longest)
 
     @_older_objects_frozen
-    def local(self, fn: Callable[[int, list[Record]], list[Record]]) -> None:
-        """Local computation (free in MPC): replace each machine's memory by ``fn(machine, memory)``."""
-        for m in range(self.P):
+    def local(self, fn: Callable[[int, list[Record]], list[Record]], machines: range | None = None) -> None:
+        """Local computation (free in MPC): replace each machine's memory by ``fn(machine, memory)``; with
+        ``machines``, only those machines compute (the others keep their memory, already within s)."""
+        if machines is None:
+            machines = range(self.P)
+        for end in (machines[0], machines[-1]) if machines else ():
+            self._check_machine(end, "local step on")
+        for m in machines:
             new = list(fn(m, self.memory[m]))
             if words(new) > self.s:
                 raise MPCLimitError(f"{self.tag} local step: machine {m} would hold {words(new)} words > s = {self.s}")

@@ -96,8 +96,7 @@ def run(mpc: MPC, part: Part) -> None:
     """Drive ``part`` on ``mpc``: every Round is one MPC round, every Local a local step."""
     for action in part:
         if isinstance(action, Local):
-            machines, fn = action.machines, action.fn
-            mpc.local(lambda m, mem, machines=machines, fn=fn: fn(m, mem) if m in machines else mem)
+            mpc.local(action.fn, machines=action.machines)
         else:
             machines, step, keep = action.machines, action.step, action.keep
             mpc.round(lambda m, mem, machines=machines, step=step: step(m, mem) if m in machines else [],

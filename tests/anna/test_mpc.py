@@ -23,6 +23,18 @@ def test_a_round_within_budget_is_delivered_and_counted():
     assert led.rounds("mpc_round") == 1 and led.total("mpc_message") == 3 and led.total("mpc_machine") == 3
 
 
+def test_a_local_step_on_a_range_computes_there_only_and_is_held_to_s():
+    mpc = MPC(4, 3)
+    mpc.load({0: [(1,)], 1: [(2,)], 2: [(3,)], 3: [(4,)]})
+    seen: list[int] = []
+    mpc.local(lambda m, mem: seen.append(m) or [(r[0] * 10,) for r in mem], machines=range(1, 3))
+    assert seen == [1, 2] and mpc.memory == [[(1,)], [(20,)], [(30,)], [(4,)]]
+    with pytest.raises(MPCLimitError, match="local step: machine 2 would hold 4 words > s = 3"):
+        mpc.local(lambda m, mem: [(1, 2, 3, 4)], machines=range(2, 3))
+    with pytest.raises(MPCLimitError, match="local step on machine 4, which does not exist"):
+        mpc.local(lambda m, mem: mem, machines=range(3, 5))
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**16))
 def test_a_kept_memory_counts_as_it_did_when_delivered(seed):

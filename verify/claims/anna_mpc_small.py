@@ -109,19 +109,29 @@ RADIX_MEMORY_4_2 = {**SMALL_MEMORY[1], "s_scale": 3.5}
 at N = 256), past the s = 205 of SMALL_MEMORY's 3.2; 3.5 gives s = 224 there and 634 < N at N = 1024."""
 
 
-SPLITTER_BELOW_N_4_2 = {"N": 2048, "eps1": 0.97, "s_scale": 1.0}
-"""Thm 4.2 with the splitter sort at s < N: s = ceil(2048^0.97) = 1630 words, above the ~1280 the sort's fans need
-and below N (the full grid only: about 2.5 CPU-minutes)."""
+SPLITTER_SUBLINEAR = {"eps1": 0.95, "s_scale": 1.0}
+"""The splitter sort at s < N: s = ceil(N^0.95) = 1399, 2703, 5221, 10085 words at N = 2048 ... 16384, above the
+~1280 its fans need with 3-word keys (docs/anna_lemma_c_2.md) and below N; the defaults' s lies below N only past
+N = 10^4 (Thm C.1) or 10^6 (Thm 4.2)."""
+SUBLINEAR_SIZES = (2048, 4096, 8192, 16384)
+"""The growth sweeps in N of Thm 4.2 (full report) and Thm C.1 at SPLITTER_SUBLINEAR: 4 sizes over 8x."""
 
 
 def _grid_4_2(quick: bool) -> list[dict[str, Any]]:
     if quick:
         return [{"N": 256}, {"N": 128, "layers": 2, "heads": 3}, {"N": 256, "sort": "radix", **RADIX_MEMORY_4_2}]
-    return ([{"N": n} for n in (256, 512, 1024, 2048)]
-            + [{"N": 256, "heads": H} for H in (3, 4)]
-            + [{"N": 256, "layers": 2}, {"N": 256, "lsh": "cross-polytope"}]
+    return ([{"N": n} for n in (256, 1024)]
             + [{"N": n, "sort": "radix", **RADIX_MEMORY_4_2} for n in (256, 1024)]
-            + [SPLITTER_BELOW_N_4_2])
+            + [{"N": n, **SPLITTER_SUBLINEAR} for n in (2048, 4096)]
+            + [{"N": 2048, **SPLITTER_SUBLINEAR, **extra} for extra in (
+                {"heads": 3}, {"layers": 2}, {"lsh": "cross-polytope"})])
+
+
+def _growth_4_2(quick: bool) -> list[dict[str, Any]]:
+    """Thm 4.2's sweep in N: below N with the splitter sort in the full report (2048 ... 16384, about 5 CPU-minutes);
+    the quick sweep (128 ... 1024) runs at the default memory, s >= N, and its points say so."""
+    return [{"N": n} for n in (128, 256, 512, 1024)] if quick else [{"N": n, **SPLITTER_SUBLINEAR}
+                                                                     for n in SUBLINEAR_SIZES]
 
 
 SPLITTER_MEMORY = 40.0
@@ -130,8 +140,16 @@ SPLITTER_MEMORY = 40.0
 points run s < N."""
 
 
+GAP_BELOW_N = {"N": 8192, "s_scale": 450.0}
+"""The full gap sweeps of Thm 4.2 and C.1 (eps = 1/16, eps' = 1/8 ... 5/16): s = 1386 ... 7519 words, above the
+~1280 the splitter sort's fans need and below N at every point. Their quick sweeps run at N = 128 and 256 with
+s_scale = 700, s >= N (marked in their points)."""
+
+
 def _gap_point_4_2(quick: bool, gap: float) -> dict[str, Any]:
-    return {"N": 128 if quick else 512, "eps": 1 / 16, "eps1": 1 / 16 + gap, "s_scale": 700.0}
+    """One head in the full sweep: its smallest memory puts H = 2 on 42,214 machines, 134 s a point (H = 1: 74 s)."""
+    size = {"N": 128, "s_scale": 700.0} if quick else {**GAP_BELOW_N, "heads": 1}
+    return {**size, "eps": 1 / 16, "eps1": 1 / 16 + gap}
 
 
 @checker("anna.thm_4_2", evidence="independent", numerics=EXACT, params=[
@@ -148,7 +166,7 @@ def _gap_point_4_2(quick: bool, gap: float) -> dict[str, Any]:
           minimum=1.0, maximum=4096.0),
     Param("lsh", str, "hyperplane", "hash family", choices=LSH_NAMES),
     SORT_PARAM,
-], grid=_grid_4_2, growth_grid=size_grid("N", (128, 256, 512, 1024), (256, 512, 1024, 2048)),
+], grid=_grid_4_2, growth_grid=_growth_4_2,
    param_sweeps={"gap": gap_sweep(_gap_point_4_2)})
 def check_thm_4_2(ctx: CheckContext) -> Measurement:
     """An L-layer, H-head ANNA-transformer (Algorithm 1) with m H = Theta(N^eps) on the small-memory MPC protocol;
@@ -216,17 +234,17 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     )
 
 
-SUBLINEAR_C_1 = {"eps1": 0.95, "s_scale": 1.0}
-"""Thm C.1's growth sweep with the splitter sort at s < N: s = ceil(N^0.95) = 1399, 2703, 5221, 10085 words at
-N = 2048 ... 16384, above the ~1280 the sort's fans need (the default s = 100 N^(1/2) is below N only past 10^4)."""
-SUBLINEAR_SIZES_C_1 = (2048, 4096, 8192, 16384)
-
-
 def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     if quick:
         return [{"N": 256, "layers": 2}, {"N": 256, "layers": 2, "sort": "radix", **SMALL_MEMORY[0]}]
-    return ([{"N": n, "layers": L} for L in (1, 3) for n in (256, 512, 1024, 2048)]
+    return ([{"N": n, "layers": L} for L in (1, 3) for n in (256, 2048)]
+            + [{"N": n, "layers": L, **SPLITTER_SUBLINEAR} for L in (1, 3) for n in (2048, 8192)]
             + [{"N": n, "layers": 2, "sort": "radix", **mem} for mem in SMALL_MEMORY for n in (256, 1024)])
+
+
+def _gap_point_c_1(quick: bool, gap: float) -> dict[str, Any]:
+    size = {"N": 256, "s_scale": 700.0} if quick else GAP_BELOW_N
+    return {**size, "layers": 1, "eps": 1 / 16, "eps1": 1 / 16 + gap}
 
 
 @checker("anna.thm_c_1", evidence="independent", numerics=EXACT, params=[
@@ -240,9 +258,8 @@ def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
           "for N >= 256 at eps' = 1/2 with --sort radix)", minimum=1.0, maximum=4096.0),
     Param("mv", int, 2, "value width (exact integer words)", minimum=1, maximum=4096),
     SORT_PARAM,
-], grid=_grid_c_1, growth_grid=size_grid("N", SUBLINEAR_SIZES_C_1, layers=1, **SUBLINEAR_C_1),
-   param_sweeps={"gap": gap_sweep(lambda quick, g: {"N": 256 if quick else 1024, "layers": 1, "eps": 1 / 16,
-                                                    "eps1": 1 / 16 + g, "s_scale": 700.0})})
+], grid=_grid_c_1, growth_grid=size_grid("N", SUBLINEAR_SIZES, layers=1, **SPLITTER_SUBLINEAR),
+   param_sweeps={"gap": gap_sweep(_gap_point_c_1)})
 def check_thm_c_1(ctx: CheckContext) -> Measurement:
     """An L-layer EMA-transformer on the small-memory MPC protocol; every layer equals sorted exact matching."""
     N, d, A, L, eps, eps1, mv, sort = (ctx.params[x] for x in (

@@ -34,32 +34,38 @@ GAPS = (1 / 4, 3 / 16, 1 / 8, 3 / 32, 1 / 16)
 """eps' - eps over the gap sweep: 5 values spanning 4x, at eps = 1/16. Larger gaps (3/8 and up at N = 4096) give
 memory for the one-level sample sort, 6 rounds whatever the gap: the sweep starts where the levels recurse."""
 
+GAP_MEMORY = 128.0
+"""s_scale of the gap sweep, eps' = 1/8 ... 5/16: s = 363 ... 1723 words at N = 4096 (quick) and 431 ... 2656 at
+16384 (full), below N at every point."""
+
 GAP_SWEEP = ParamSweep(
     var="1/(eps1 - eps)",
-    grid=lambda quick: [{"N": 4096 if quick else 16384, "eps": 1 / 16, "eps1": 1 / 16 + g} for g in GAPS],
+    grid=lambda quick: [{"N": 4096 if quick else 16384, "eps": 1 / 16, "eps1": 1 / 16 + g, "s_scale": GAP_MEMORY}
+                        for g in GAPS],
     resources=("rounds",))
 """Lemma C.2's rounds judged as 1/(eps'-eps) grows at fixed N (a round count growing like 1/(eps'-eps)^2 fails)."""
 
 
-SUBLINEAR = {"eps1": 0.75, "s_scale": 4.0}
-"""Points at s < N: s = ceil(4 N^(3/4)) = 1218 at N = 2048, 2048 at 4096, 5793 at 16384 and 9742 at 32768, room
-enough for the sort's fans (the grid's extra points and the growth sweep); the default s_scale = 128 at eps' = 1/2
-puts s at or above N up to N = 16384 (partial records)."""
+HALF_MEMORY = {"eps1": 0.5, "s_scale": 128.0}
+"""s = 128 N^(1/2), at or above N up to N = 16384: one labelled point of the full grid (partial, outside the
+lemma's range). The default, s = ceil(4 N^(3/4)), is below N with room for the sort's fans from N = 2048 on:
+1218 words there, 2048 at 4096, 5793 at 16384 and 9742 at 32768."""
 
 
 def _grid(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 1024}, {"N": 4096, **SUBLINEAR}]
-    return [{"N": n} for n in (1024, 4096, 16384)] + [{"N": n, **SUBLINEAR} for n in (4096, 16384)]
+        return [{"N": 2048}, {"N": 4096}]
+    return [{"N": n} for n in (2048, 4096, 16384, 32768)] + [{"N": 16384, "eps": 0.125}, {"N": 4096, **HALF_MEMORY}]
 
 
 @checker("anna.lemma_c_2", evidence="independent", numerics=("exact",), params=[
     Param("N", int, 4096, "items (random keys in 0..N^2-1, each padded to max(2, ceil(N^eps)) words)", minimum=16),
     Param("eps", float, 0.25, "eps: items of max(2, ceil(N^eps)) words", minimum=0.0, maximum=1.0),
-    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
-    Param("s_scale", float, 128.0, "constant in front of N^eps'", minimum=1.0, maximum=4096.0),
+    Param("eps1", float, 0.75, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
+    Param("s_scale", float, 4.0, "constant in front of N^eps' (the default puts s below N from N = 2048 on)",
+          minimum=1.0, maximum=4096.0),
 ], grid=_grid,
-   growth_grid=size_grid("N", (2048, 4096, 8192, 16384), (2048, 4096, 8192, 16384, 32768), **SUBLINEAR),
+   growth_grid=size_grid("N", (2048, 4096, 8192, 16384), (2048, 4096, 8192, 16384, 32768)),
    param_sweeps={"gap": GAP_SWEEP})
 def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     """The splitter-tree sample sort: output against ``sorted``; rounds, machines and load off the ledger."""

@@ -101,9 +101,10 @@ SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "anna.def_ema": ({"N": 64}, "construction", ("attnsim.sim.anna.attention:ema",)),
     "anna.lemma_d_2": ({"N": 100}, "construction", ("attnsim.sim.anna.mpc_lowrank:lowrank_mpc",)),
     "anna.prop_e_3": ({"L": 3}, "construction", ("attnsim.sim.anna.transformer:AnnaTransformer.__call__",)),
-    "anna.thm_4_2": ({"N": 32, "layers": 1, "r": 0.1, "c": 14.0, "s_scale": 200.0}, "reference",
+    "anna.thm_4_2": ({"N": 32, "layers": 1, "r": 0.1, "c": 14.0, "eps1": 0.75, "s_scale": 200.0}, "reference",
                      ("attnsim.sim.anna.anna_stack:run_stack",)),
-    "anna.thm_c_1": ({"N": 64, "layers": 1, "s_scale": 200.0}, "reference", ("attnsim.sim.anna.anna_stack:run_stack",)),
+    "anna.thm_c_1": ({"N": 64, "layers": 1, "eps1": 0.5, "s_scale": 200.0}, "reference",
+                     ("attnsim.sim.anna.anna_stack:run_stack",)),
     "anna.lemma_c_2": ({"N": 256}, "construction", ("attnsim.sim.anna.mpc_splitter_sort:splitter_sort",)),
     **{c: ({"protocol": "sort", "N": 256, "P": 16}, "construction", _RELAY)
        for c in ("anna.thm_4_1", "anna.thm_b_10", "anna.cor_b_14")},

@@ -38,7 +38,7 @@ CHECKER_CASES = [
     Case("alg_1_small", dict(claim="anna.alg_1", N=16, seeds=5)),
     Case("alg_2_small", dict(claim="anna.alg_2", N=16, seeds=3)),
     Case("khop_small", dict(claim="anna.khop", N=64, k=5, strings=2, sort="letter", eps1=0.5, s_scale=6.0)),
-    Case("thm_4_2_small", dict(claim="anna.thm_4_2", N=32, r=0.1, c=14.0, s_scale=200.0)),
+    Case("thm_4_2_small", dict(claim="anna.thm_4_2", N=32, r=0.1, c=14.0, eps1=0.75, s_scale=200.0)),
     Case("lemma_d_2_small", dict(claim="anna.lemma_d_2", N=300)),
     Case("prop_e_3_fails", dict(claim="anna.prop_e_3", N=27, B=3, L=2)),
     Case("prop_e_3_covers", dict(claim="anna.prop_e_3", N=16, B=2, L=4)),

@@ -19,8 +19,8 @@ CASES = {
     "thm_4_2_two_layers_half": ("anna.thm_4_2", {"N": 32, "layers": 2, "eps1": 0.5, **LARGE_4_2}),
     "thm_4_2_cross_polytope": ("anna.thm_4_2", {"N": 32, "eps1": 0.75, "lsh": "cross-polytope", **LARGE_4_2}),
     "thm_4_2_radix_small_memory": ("anna.thm_4_2", {"N": 256, "sort": "radix", **RADIX_MEMORY_4_2}),  # quick grid's
-    "thm_c_1_small": ("anna.thm_c_1", {"N": 64, "layers": 2, "s_scale": 200.0}),
-    "thm_c_1_radix": ("anna.thm_c_1", {"N": 64, "layers": 2, "s_scale": 40.0, "sort": "radix"}),
+    "thm_c_1_small": ("anna.thm_c_1", {"N": 64, "layers": 2, "eps1": 0.5, "s_scale": 200.0}),
+    "thm_c_1_radix": ("anna.thm_c_1", {"N": 64, "layers": 2, "eps1": 0.5, "s_scale": 40.0, "sort": "radix"}),
     "thm_c_1_larger": ("anna.thm_c_1", {"N": 256, "layers": 1, "eps1": 0.75, "s_scale": 40.0}),
     "lemma_c_2_half": ("anna.lemma_c_2", {"N": 1024, **HALF_MEMORY}),
     "lemma_c_2_three_quarters": ("anna.lemma_c_2", {"N": 4096, "eps1": 0.75, "s_scale": 128.0}),
@@ -83,7 +83,7 @@ def test_bad_parameters_are_usage_errors(claim, params, flag):
 
 
 def test_report_section_tables_and_plot(records, tmp_path):
-    extra = [run_check("anna.thm_c_1", {"N": 128, "layers": 2, "s_scale": 200.0}, None, 0)]
+    extra = [run_check("anna.thm_c_1", {"N": 128, "layers": 2, "eps1": 0.5, "s_scale": 200.0}, None, 0)]
     md = anna_small_memory_section(list(records.values()) + extra, tmp_path, True)
     assert "`anna.thm_4_2`: rounds, machines and load" in md and "| 2 | 0.5 | hyperplane | 32 |" in md
     assert (tmp_path / "plots" / "anna_small_thm_c_1_machines.png").stat().st_size > 1000

@@ -89,8 +89,6 @@ def gap_sweep(point: Callable[[bool, float], dict[str, Any]]) -> ParamSweep:
     1/(eps'-eps)^2 fails)."""
     return ParamSweep(var="1/(eps1 - eps)", grid=lambda quick: [point(quick, g) for g in GAPS],
                       resources=("rounds", "sorting_rounds"))
-LARGE_MEMORY = {"s_scale": 40.0}
-"""Extra points with s >= N (one machine could hold every token), labelled ``regime`` in their records."""
 
 
 def in_sublinear_memory(s: int, N: int) -> bool:
@@ -110,34 +108,33 @@ at N = 256), past the s = 205 of SMALL_MEMORY's 3.2; 3.5 gives s = 224 there and
 
 
 SPLITTER_SUBLINEAR = {"eps1": 0.95, "s_scale": 1.0}
-"""The splitter sort at s < N: s = ceil(N^0.95) = 1399, 2703, 5221, 10085 words at N = 2048 ... 16384, above the
-~1280 its fans need with 3-word keys (docs/anna_lemma_c_2.md) and below N; the defaults' s lies below N only past
-N = 10^4 (Thm C.1) or 10^6 (Thm 4.2)."""
+"""The default memory of Thm 4.2 and C.1, where the splitter sort runs at s < N: s = ceil(N^0.95) = 1399, 2703,
+5221, 10085 words at N = 2048 (the default) ... 16384, above the ~1280 its fans need with 3-word keys
+(docs/anna_lemma_c_2.md) and below N."""
 SUBLINEAR_SIZES = (2048, 4096, 8192, 16384)
 """The growth sweeps in N of Thm 4.2 (full report) and Thm C.1 at SPLITTER_SUBLINEAR: 4 sizes over 8x."""
 
 
+LARGE_MEMORY_4_2 = {"eps1": 0.75, "s_scale": 40.0}
+"""Thm 4.2's splitter sort at small N: s = 40 N^(3/4) >= N (2560 words at N = 256; labelled ``regime``, partial):
+the quick grid and the quick growth sweep, a few seconds a point."""
+
+
 def _grid_4_2(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 256}, {"N": 128, "layers": 2, "heads": 3}, {"N": 256, "sort": "radix", **RADIX_MEMORY_4_2}]
-    return ([{"N": n} for n in (256, 1024)]
+        return [{"N": 256, **LARGE_MEMORY_4_2}, {"N": 128, "layers": 2, "heads": 3, **LARGE_MEMORY_4_2},
+                {"N": 256, "sort": "radix", **RADIX_MEMORY_4_2}]
+    return ([{"N": n, **LARGE_MEMORY_4_2} for n in (256, 1024)]
             + [{"N": n, "sort": "radix", **RADIX_MEMORY_4_2} for n in (256, 1024)]
-            + [{"N": n, **SPLITTER_SUBLINEAR} for n in (2048, 4096)]
-            + [{"N": 2048, **SPLITTER_SUBLINEAR, **extra} for extra in (
-                {"heads": 3}, {"layers": 2}, {"lsh": "cross-polytope"})])
+            + [{"N": n} for n in (2048, 4096)]
+            + [{"N": 2048, **extra} for extra in ({"heads": 3}, {"layers": 2}, {"lsh": "cross-polytope"})])
 
 
 def _growth_4_2(quick: bool) -> list[dict[str, Any]]:
-    """Thm 4.2's sweep in N: below N with the splitter sort in the full report (2048 ... 16384, about 5 CPU-minutes);
-    the quick sweep (128 ... 1024) runs at the default memory, s >= N, and its points say so."""
-    return [{"N": n} for n in (128, 256, 512, 1024)] if quick else [{"N": n, **SPLITTER_SUBLINEAR}
-                                                                     for n in SUBLINEAR_SIZES]
-
-
-SPLITTER_MEMORY = 40.0
-"""s_scale of the splitter sort's runs: its multicast fans need s of about 256 (key words + 2) words
-(docs/anna_lemma_c_2.md), 1280 here, so at eps' = 3/4 these runs have s >= N (labelled ``regime``); the radix
-points run s < N."""
+    """Thm 4.2's sweep in N: at the default memory, below N, in the full report (2048 ... 16384, about 5
+    CPU-minutes); the quick sweep (128 ... 1024) runs at s >= N, and its points say so."""
+    return ([{"N": n, **LARGE_MEMORY_4_2} for n in (128, 256, 512, 1024)] if quick
+            else [{"N": n} for n in SUBLINEAR_SIZES])
 
 
 GAP_BELOW_N = {"N": 8192, "s_scale": 450.0}
@@ -153,7 +150,7 @@ def _gap_point_4_2(quick: bool, gap: float) -> dict[str, Any]:
 
 
 @checker("anna.thm_4_2", evidence="independent", numerics=EXACT, params=[
-    Param("N", int, 256, "tokens", minimum=16),
+    Param("N", int, SUBLINEAR_SIZES[0], "tokens", minimum=16),
     Param("heads", int, 2, "heads H per layer (each Algorithm 1 on its own ell tables)", minimum=1),
     Param("m_scale", float, 2.0, "m = max(2, floor(m_scale N^eps / H)): query/key dimension and value width, so "
           "m H = Theta(N^eps)", minimum=0.01, maximum=256.0),
@@ -161,9 +158,10 @@ def _gap_point_4_2(quick: bool, gap: float) -> dict[str, Any]:
     Param("c", float, 70.0, "approximation factor", minimum=1.0, maximum=2e6),
     Param("layers", int, 1, "ANNA layers L", minimum=1),
     Param("eps", float, 0.25, "eps: m H = m_scale N^eps", minimum=0.01, maximum=1.0),
-    Param("eps1", float, 0.75, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
-    Param("s_scale", float, SPLITTER_MEMORY, "constant in front of N^eps' (the splitter sort needs s >= 1280 here)",
-          minimum=1.0, maximum=4096.0),
+    Param("eps1", float, SPLITTER_SUBLINEAR["eps1"], "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01,
+          maximum=1.0),
+    Param("s_scale", float, SPLITTER_SUBLINEAR["s_scale"], "constant in front of N^eps' (the splitter sort needs "
+          "s >= 1280 here; the default puts s below N from N = 2048 on)", minimum=1.0, maximum=4096.0),
     Param("lsh", str, "hyperplane", "hash family", choices=LSH_NAMES),
     SORT_PARAM,
 ], grid=_grid_4_2, growth_grid=_growth_4_2,
@@ -234,11 +232,16 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     )
 
 
+LARGE_MEMORY_C_1 = {"eps1": 0.5, "s_scale": 100.0}
+"""Thm C.1's splitter sort at small N: s = 100 N^(1/2) >= N up to N = 10^4 (labelled ``regime``, partial)."""
+
+
 def _grid_c_1(quick: bool) -> list[dict[str, Any]]:
     if quick:
-        return [{"N": 256, "layers": 2}, {"N": 256, "layers": 2, "sort": "radix", **SMALL_MEMORY[0]}]
-    return ([{"N": n, "layers": L} for L in (1, 3) for n in (256, 2048)]
-            + [{"N": n, "layers": L, **SPLITTER_SUBLINEAR} for L in (1, 3) for n in (2048, 8192)]
+        return [{"N": 2048, "layers": 2}, {"N": 256, "layers": 2, **LARGE_MEMORY_C_1},
+                {"N": 256, "layers": 2, "sort": "radix", **SMALL_MEMORY[0]}]
+    return ([{"N": n, "layers": L, **LARGE_MEMORY_C_1} for L in (1, 3) for n in (256, 2048)]
+            + [{"N": n, "layers": L} for L in (1, 3) for n in (2048, 8192)]
             + [{"N": n, "layers": 2, "sort": "radix", **mem} for mem in SMALL_MEMORY for n in (256, 1024)])
 
 
@@ -248,17 +251,19 @@ def _gap_point_c_1(quick: bool, gap: float) -> dict[str, Any]:
 
 
 @checker("anna.thm_c_1", evidence="independent", numerics=EXACT, params=[
-    Param("N", int, 256, "tokens", minimum=4),
+    Param("N", int, SUBLINEAR_SIZES[0], "tokens", minimum=4),
     Param("d", int, 2, "query/key dimension (integer coordinates)", minimum=1),
     Param("alphabet", int, 16, "each coordinate is in 0..alphabet-1", minimum=2, maximum=1 << 24),
     Param("layers", int, 2, "EMA layers L", minimum=1),
     Param("eps", float, 0.25, "eps with m H = O(N^eps)", minimum=0.01, maximum=1.0),
-    Param("eps1", float, 0.5, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
-    Param("s_scale", float, 100.0, "constant in front of N^eps' (the splitter sort needs s >= 1280 here; 12: s < N "
-          "for N >= 256 at eps' = 1/2 with --sort radix)", minimum=1.0, maximum=4096.0),
+    Param("eps1", float, SPLITTER_SUBLINEAR["eps1"], "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01,
+          maximum=1.0),
+    Param("s_scale", float, SPLITTER_SUBLINEAR["s_scale"], "constant in front of N^eps' (the splitter sort needs "
+          "s >= 1280 here, below N from N = 2048 on by default; 12: s < N for N >= 256 at eps' = 1/2 with --sort "
+          "radix)", minimum=1.0, maximum=4096.0),
     Param("mv", int, 2, "value width (exact integer words)", minimum=1, maximum=4096),
     SORT_PARAM,
-], grid=_grid_c_1, growth_grid=size_grid("N", SUBLINEAR_SIZES, layers=1, **SPLITTER_SUBLINEAR),
+], grid=_grid_c_1, growth_grid=size_grid("N", SUBLINEAR_SIZES, layers=1),
    param_sweeps={"gap": gap_sweep(_gap_point_c_1)})
 def check_thm_c_1(ctx: CheckContext) -> Measurement:
     """An L-layer EMA-transformer on the small-memory MPC protocol; every layer equals sorted exact matching."""

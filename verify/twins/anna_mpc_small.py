@@ -16,8 +16,8 @@ from attnsim.sim.anna.mpc_tree import levels
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.twins import twin
 
-_SMALL_4_2 = {"N": 32, "layers": 2, "r": 0.1, "c": 14.0, "eps1": 0.75, "s_scale": 200.0}  # H = 2, the splitter
-# sort, s >= N: fast
+# H = 2, the splitter sort, s >= N: fast
+_SMALL_4_2 = {"N": 32, "layers": 2, "r": 0.1, "c": 14.0, "eps1": 0.75, "s_scale": 200.0}
 _SMALL_C_1 = {"N": 64, "layers": 2, "eps1": 0.5, "s_scale": 40.0, "sort": "radix"}  # the radix sort's twins
 _SPLIT_C_1 = {"N": 1024, "layers": 1, "eps1": 0.5, "s_scale": 100.0}  # the splitter sort, several levels
 

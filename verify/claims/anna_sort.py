@@ -72,9 +72,10 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     N, eps, eps1 = (ctx.params[x] for x in ("N", "eps", "eps1"))
     if not 0 <= eps < eps1 < 1:
         raise UsageError(f"--eps, --eps1: the lemma needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
-    s, w, b, P, kw = (_value(ctx, x) for x in ("s", "w", "b", "P", "kw"))
-    if b < 1:
+    s, w, b = (_value(ctx, x) for x in ("s", "w", "b"))
+    if b < 1:  # before P = ceil(N / b), which has no value then
         raise UsageError(f"--s_scale: s = {s} words holds no item of {w} words with the sort's room beside it")
+    P, kw = _value(ctx, "P"), _value(ctx, "kw")
     keys = [int(x) for x in np.random.default_rng(ctx.seed).integers(0, N * N, size=N)]
     pad = (0,) * (w - kw)  # a key is (drawn key, item index), kw = 2 words: distinct, as the sort needs
     ledger = Ledger()

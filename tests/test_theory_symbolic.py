@@ -11,7 +11,7 @@ import sympy as sp
 from attnsim.paper_refs import Claim, Resource, all_claims, get, load
 from attnsim.theory.bounds import contained
 from attnsim.theory.conditions import conditions, minimum, minimum_value, solve
-from attnsim.theory.formulas import FormulaError, parse
+from attnsim.theory.formulas import FormulaError, evaluate, parse
 from attnsim.theory.symbolic import LOOSE, OUTSIDE, TIGHT, analyse
 
 
@@ -137,3 +137,13 @@ def test_a_resource_with_the_proofs_upper_formula_is_analysed_by_it_not_shown_as
     assert row[4].startswith("≤ ")
     assert claim_theory(get("anna.lemma_b_5"))  # claims without upper formulas are analysed as before
     assert all(v.of == "exact" for v in claim_theory(get("anna.lemma_b_5")).values())
+
+
+def test_a_drawn_float_exponent_is_evaluated_to_fifty_digits_and_a_simple_one_exactly():
+    # eps' = 0.4856601142699806 has no rational below 10^15: sympy's exact 250^(p/q) would build an integer too large
+    # for memory (a fuzzer's draw once took Thm C.1 past 9 GiB); 0.95 = 19/20 stays exact.
+    drawn = evaluate("ceiling(s_scale*N**eps1)", {}, {"N": 250, "eps1": 0.4856601142699806, "s_scale": 104.0919443887434})
+    assert drawn == 1521 and isinstance(drawn, sp.Integer)
+    assert evaluate("N**eps1", {}, {"N": 250, "eps1": 0.4856601142699806}) == pytest.approx(250 ** 0.4856601142699806)
+    simple = evaluate("N**eps1", {}, {"N": 2048, "eps1": 0.95})
+    assert simple == sp.Integer(2048) ** sp.Rational(19, 20) and not isinstance(simple, sp.Float)

@@ -35,7 +35,7 @@ from sympy.parsing.sympy_parser import (
 )
 
 from attnsim.paper_refs import Claim
-from attnsim.theory.formulas import FUNCTIONS, FormulaError, parse, symbol
+from attnsim.theory.formulas import FUNCTIONS, FormulaError, at_numbers, parse, symbol
 from attnsim.theory.symbolic import tex
 
 _REL = re.compile(r"^\s*([^<>=]+?)\s*(>=|≥|<=|≤)\s*(.+?)\s*$")
@@ -118,5 +118,5 @@ def minimum_value(claim: Claim, values: Mapping[str, Any]) -> int | None:
     missing = sorted(s.name for s in expr.free_symbols if s.name not in values)
     if missing:
         raise FormulaError(f"minimum {claim.extra.get('solve_for', 'M')} of {claim.id} needs values for {missing}")
-    v = expr.subs({symbol(k): sp.nsimplify(x) for k, x in values.items()})
+    v = at_numbers(expr, {symbol(k): sp.nsimplify(x) for k, x in values.items()})
     return int(math.ceil(float(v)))

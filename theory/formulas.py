@@ -52,14 +52,14 @@ def expand_definitions(expr: sp.Expr, definitions: Mapping[str, str], keep: tupl
 
 
 def evaluate(formula: str, definitions: Mapping[str, str], values: Mapping[str, Any]) -> sp.Expr:
-    """The formula at concrete parameter values (an exact sympy number)."""
+    """The formula at concrete parameter values (an exact sympy number; see :func:`at_numbers`)."""
     expr = expand_definitions(parse(formula), definitions)
     subs = {}
     for s in expr.free_symbols:
         if s.name not in values or values[s.name] is None:
             raise FormulaError(f"formula {formula!r} needs a value for {s.name}")
         subs[s] = _rational(values[s.name]) if isinstance(values[s.name], float) else sp.sympify(values[s.name])
-    value = expr.xreplace(subs)
+    value = at_numbers(expr, subs)
     return value if value.is_number else sp.simplify(value)
 
 
@@ -68,6 +68,31 @@ def _rational(x: float) -> sp.Expr:
     """sympy's nsimplify of a float parameter (a pure function of the value, so each distinct value is
     simplified once: its search for a simple form costs milliseconds and every record evaluates many formulas)."""
     return sp.nsimplify(x)
+
+
+SIMPLE_DENOMINATOR = 1000
+"""The largest denominator of a parameter that :func:`at_numbers` keeps exact: 0.95 is 19/20, while a drawn float
+such as 0.4856601142699806 has none below 10^15."""
+
+DIGITS = 50
+"""Significant digits of :func:`at_numbers`'s value when a parameter has no simple rational form."""
+
+
+def at_numbers(expr: sp.Expr, subs: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """``expr`` with ``subs`` put in: exact when every substituted rational is simple, else with the others as
+    floats of :data:`DIGITS` significant digits. sympy raises an integer to a rational power p/q exactly, by way
+    of the integer N^(p mod q): for p/q = 485660114269981/10^15, as a fuzzed eps' gives, that integer does not
+    fit in memory."""
+    def simple(v: sp.Expr) -> bool:
+        return not isinstance(v, sp.Rational) or v.q <= SIMPLE_DENOMINATOR
+
+    if all(simple(v) for v in subs.values()):
+        return expr.xreplace(subs)
+    value = expr.xreplace({k: v if simple(v) else sp.Float(v, DIGITS) for k, v in subs.items()})
+    if not value.is_number:
+        return value
+    value = value.evalf(DIGITS)
+    return sp.Integer(int(value)) if value.is_Float and (value - int(value)).is_zero else value  # a floor or ceiling
 
 
 def as_number(value: sp.Expr) -> int | float:

@@ -22,7 +22,7 @@ from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
 from attnsim.paper_refs import Symbol, symbols
-from attnsim.theory.formulas import FormulaError, parse
+from attnsim.theory.formulas import FormulaError, at_numbers, parse
 
 GREEK = {"alpha": ("α", r"\alpha"), "beta": ("β", r"\beta"), "gamma": ("γ", r"\gamma"), "delta": ("δ", r"\delta"),
          "Delta": ("Δ", r"\Delta"), "eps": ("ε", r"\varepsilon"), "eta": ("η", r"\eta"), "rho": ("ρ", r"\rho"),
@@ -181,7 +181,7 @@ def at(formula: Any, values: Mapping[str, Any], paper: str | None = None) -> str
     subs = {s: sp.nsimplify(values[s.name]) for s in expr.free_symbols
             if isinstance(values.get(s.name), (int, float)) and not isinstance(values.get(s.name), bool)}
     subs.update({s: sp.Integer(int(values[s.name])) for s in expr.free_symbols if isinstance(values.get(s.name), bool)})
-    value = expr.xreplace(subs)
+    value = at_numbers(expr, subs)
     value = sp.nsimplify(value) if value.is_number else value
     if value.is_number:
         try:

@@ -2,7 +2,8 @@
 
 A protocol for the regimes of Thm B.2 / Cor B.9 (memory s = O(N^(1/5 - delta)), a handful of words) and of
 Lemma B.13 (a (gamma, eps, rho)-MPC: each machine talks to at most k machines a round). N integers lie on P
-machines in blocks of b = N / P; machine m keeps one record (w, x_1, ..., x_b) of b + 1 words, w the sum of
+machines in blocks of b = N / P, input i as its own one-word record (an input layer then carries one word a token,
+not the whole block); machine m keeps one record (w, x_1, ..., x_b) of b + 1 words, w the sum of
 the blocks m - f^r + 1 .. m after r rounds (w = its own block's sum at the start). In round r machine m sends
 its record to itself and the word w to m + j f^r for j = 1 .. f - 1 (those below P); then w grows by the words
 it received. After R = ceiling(log_f P) rounds w is the sum of blocks 0 .. m, and output i of block m is
@@ -55,8 +56,8 @@ def scan_protocol(x: object, *, machines: int, fan: int, split: bool = False, me
     require(isinstance(s, int) and s >= need, "s", f"local memory {s!r} is below the {need} words the scan needs")
     values = [int(v) for v in xs[:, 0]]
     mpc = MPC(machines, s, ledger=ledger, tag="scan", deliver=deliver, place=place)
-    mpc.load({m: [tuple(values[m * b:(m + 1) * b])] for m in range(machines)})
-    mpc.local(lambda m, mem: _pack([sum(mem[0]), *mem[0]], split))  # b = 1: (w, x) has two words, a received w one
+    mpc.load({m: [(v,) for v in values[m * b:(m + 1) * b]] for m in range(machines)})  # input i: its own record
+    mpc.local(lambda m, mem: _pack([sum(r[0] for r in mem), *(r[0] for r in mem)], split))
     span = 1
     for r in range(scan_rounds(machines, fan)):
         mpc.round(_send_window(fan, span, machines, split), label=f"scan.round{r}")

@@ -37,6 +37,19 @@ def test_bundles_of_k_destinations_route_the_scan_exactly(N, P, fan):
     assert run.max_alpha >= 2 and run.code.alpha == fan  # the code's averaging is used
 
 
+@pytest.mark.parametrize("N,P,fan", [(66, 2, 2), (130, 2, 2)])
+def test_the_widest_layer_is_the_routing_code_even_with_two_machines(N, P, fan):
+    # the scan once placed a machine's whole block as one input record: the input layer then took b slots of b + 2
+    # numbers, O(s^2), wider than the code (1155 > 1140 at N = 66), which the fuzzer found
+    _, protocol = _scan(N, P, fan)
+    direct = protocol(ledger=Ledger())
+    ledger = Ledger()
+    run, _ = run_capacity(lambda **hooks: protocol(ledger=Ledger(), **hooks), inputs=N, machines=P, block=N // P,
+                          memory=direct.memory, capacity=fan, mechanism=EMA(), ledger=ledger)
+    size = size_from_ledger(ledger)
+    assert max(size["qk_dim"], size["v_dim"]) == run.code.width
+
+
 def test_a_protocol_past_the_capacity_is_refused():
     _, protocol = _scan(64, 16, 4)
     with pytest.raises(AnnaInputError, match="^k:"):

@@ -6,7 +6,8 @@ covering the leaves j f^h .. (j + 1) f^h - 1. Tree nodes are *hosted* on leaf ma
 adds no machine: node j of level h >= 1 lives on leaf ``min(j f^h + f^(h-1) - 1, P - 1)``, the last
 leaf of its first child's range. Two nodes of different levels never share a leaf (j f^h + f^(h-1)
 is f^(h-1) modulo f^h, and 0 modulo every smaller power), except at the clamp P - 1, where every
-clamped node has a single child and so stores a single value.
+clamped node has a single child and so stores a single value, which it drops once sent up (its way down needs no
+sibling's value), so they do not pile up on leaf P - 1.
 
 :func:`tree_scan` computes, for every leaf, the combination of the summaries of all leaves to its
 left (``prefix``) and to its right (``suffix``) under an associative ``combine``: D rounds up
@@ -112,11 +113,8 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
         vals = sorted((r for r in mem if r[0] == _UP and r[1] == h and r[2] == j), key=lambda r: r[3])
         return [tuple(r[4:]) for r in vals]
 
-    def keep_all(m: int, mem: list[Record]) -> list[Record]:
-        return mem
-
     def up(h: int):
-        def step(m: int, mem: list[Record]):  # besides keeping every record (keep_all)
+        def step(m: int, mem: list[Record]):  # besides keeping what sent_up(h) keeps
             out: list = []
             t = pos.get(m)
             if t is None:
@@ -166,8 +164,24 @@ def tree_scan(mpc: MPC, leaves: range, fan: int, monoid: Monoid, summary: Callab
             return out
         return step
 
+    def sent_up(h: int):
+        """Keep for round up(h): a node of level h - 1 with a single child drops its stored value once it has sent it
+        on, since its way down needs no sibling's value. Clamped nodes have one child, and all sit on leaf P - 1:
+        kept, their values would pile up there, one a level."""
+        singles: dict[int, set[int]] = {}
+        for j in range(lay.width(h - 1)) if h >= 2 else ():
+            if len(lay.children(h - 1, j)) == 1:
+                singles.setdefault(leaves[lay.host(h - 1, j)], set()).add(j)
+
+        def keep(m: int, mem: list[Record]) -> list[Record]:
+            gone = singles.get(m)
+            if not gone:
+                return mem
+            return [r for r in mem if not (r[0] == _UP and r[1] == h - 1 and r[2] in gone)]
+        return keep
+
     for h in range(1, D + 1):
-        mpc.round(up(h), label=f"{label}.up", keep=keep_all)
+        mpc.round(up(h), label=f"{label}.up", keep=sent_up(h))
     for h in range(D, 0, -1):
         mpc.round(down(h), label=f"{label}.down", keep=kept(h))
 

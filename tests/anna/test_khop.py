@@ -61,6 +61,17 @@ def test_khop_mpc_correct_in_log_k_rounds(case, strings):
         assert max(e.amount for e in led.entries if e.kind == "mpc_load") <= memory
 
 
+@pytest.mark.parametrize("N, memory", [(1233, 46), (1027, 36), (514, 40)])
+def test_the_letter_sort_fits_the_least_memory_on_many_machines(N, memory):
+    # P = 617, 514 and 257 machines: the scan trees' single-child nodes all sit on the last leaf; they once kept their
+    # values there, one a level, and the referee refused N = 1233 at s = 46 (47 words received; the fuzzer's example)
+    s = hop_string(np.random.default_rng(N), N, 2)
+    led = Ledger()
+    run = khop_mpc(s, 1, memory=memory, ledger=led, alphabet=2)
+    assert np.array_equal(run.labels, hop_labels(s, 1))
+    assert max(e.amount for e in led.entries if e.kind == "mpc_load") <= memory
+
+
 def test_zero_hops_is_the_string_itself():
     s = hop_string(np.random.default_rng(1), 30)
     assert np.array_equal(khop_mpc(s, 0, memory=256).labels, s)

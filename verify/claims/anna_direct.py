@@ -103,6 +103,9 @@ def check_cor_b_9(ctx: CheckContext) -> Measurement:
     direct_ledger = Ledger()
     direct = protocol(ledger=direct_ledger)
     R, s = direct_ledger.rounds("mpc_round"), direct.memory
+    if R == 0:
+        raise UsageError(f"--P: on {direct.machines} machine(s) the {name} protocol sends no message (R = 0 rounds); "
+                         "Thm B.2 simulates rounds, and its s heads live in their layers")
     ledger = Ledger()
     ref_name = f"{_REFERENCES[name]} (and the protocol run directly)"
     try:

@@ -68,6 +68,12 @@ def test_lemma_c_2_rounds_are_the_plans_and_sorted_against_python(records):
         assert r["reference"] == "sorted(keys)" and r["counts"]["rounds"] == r["extra"]["plan_rounds"] > 0
 
 
+def test_lemma_d_2_on_one_machine_runs_no_round_and_passes():
+    # N = 1 fits one machine: no round, so no load entry (the fuzzer's example once crashed on max() of nothing)
+    r = run_check("anna.lemma_d_2", {"N": 1, "rank": 1, "mv": 1, "s_scale": 10.0}, None, 0)
+    assert r["verdict"] == "pass" and r["counts"]["rounds"] == 0 and r["extra"]["max_words_received"] == 0
+
+
 @pytest.mark.parametrize("claim, params, flag", [
     ("anna.thm_4_2", {"eps": 0.6, "eps1": 0.5}, "--eps, --eps1"),
     ("anna.thm_4_2", {"c": 120.0}, "c"),  # the library names a single parameter; the CLI writes it as a flag

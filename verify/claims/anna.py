@@ -215,7 +215,7 @@ def check_lemma_d_2(ctx: CheckContext) -> Measurement:
     run = lowrank_mpc(Q, K, V, memory=s, ledger=ledger)
     same = bool(np.array_equal(run.output, Q @ (K.T @ V)))
     reasons = [] if same else ["tree-summed output differs from Q'(K'^T V)"]
-    load = max(e.amount for e in ledger.entries if e.kind == "mpc_load")
+    load = max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)  # 0: one machine, no round
     if load > s:  # held here too, not only by the MPC machine: a machine that lets a round through is caught
         reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")
     return Measurement(

@@ -7,9 +7,9 @@ record only."""
 from __future__ import annotations
 
 from attnsim.paper_refs import Resource, all_claims, get
-from attnsim.verify.check import bound_entry, run_check
+from attnsim.verify.check import bound_entry, on_growth_sweep, run_check
 from attnsim.verify.growth import bounded_resources, judge_twin
-from attnsim.verify.registry import all_checkers
+from attnsim.verify.registry import all_checkers, get_checker
 from attnsim.verify.teeth import run_twin
 from attnsim.verify.twins import all_twins
 from attnsim.verify.twins.growth import PREFIX, inflated
@@ -81,6 +81,18 @@ def test_a_frozen_constant_fails_a_larger_record_only():
     assert e["guard"] == "within" and not why and e["constant"] == "frozen"
     e, why = _entry(res, 41 * 4096, 4096)
     assert e["guard"] == "exceeds" and why and "frozen at size 512" in why[0]
+
+
+def test_a_frozen_constant_says_nothing_off_its_growth_sweeps_parameters():
+    # the fuzzer's Thm C.1 at eps' = 1/8 with the radix sort: work 103 x N d layers log N against 97 fitted on the
+    # sweep at eps' = 0.95: a radix sort at a small gap takes more passes, and the constant does not carry over
+    res = Resource("width", "N", constant=40.0, calibrated_at=512)
+    reasons: list[str] = []
+    e = bound_entry(res, {}, {"N": 4096}, 41 * 4096, 4096, reasons, calibrated_here=False)
+    assert e["guard"] == "other parameters than its calibration's" and not reasons
+    chk = get_checker("anna.thm_c_1")
+    assert on_growth_sweep(chk, "N", chk.resolve({"layers": 1, "N": 999}))
+    assert not on_growth_sweep(chk, "N", chk.resolve({"layers": 1, "N": 999, "eps1": 0.125, "sort": "radix"}))
 
 
 def test_the_papers_constant_holds_at_every_size_and_no_constant_is_no_guard():

@@ -49,17 +49,31 @@ def record_size(claim: Claim, values: dict[str, Any]) -> float | None:
         return None
 
 
+def on_growth_sweep(chk: Checker, limit: str, params: dict[str, Any]) -> bool:
+    """Whether ``params`` differ from a point of the claim's growth sweep (quick or full) in the size ``limit`` at
+    most: where a frozen constant was fitted, and so where it says something (at eps' = 1/8 instead of the sweep's,
+    say, a radix sort takes more passes a word, and the constant does not carry over)."""
+    grids = [chk.growth_grid or chk.grid]
+    others = {k: v for k, v in params.items() if k != limit}
+    for quick in (True, False):
+        for raw in (grids[0](quick) if grids[0] else ()):
+            point = chk.resolve({k: v for k, v in raw.items() if k not in ("numerics", "seed")})
+            if {k: v for k, v in point.items() if k != limit} == others:
+                return True
+    return False
+
+
 def bound_entry(res: Resource, definitions: dict[str, str], values: dict[str, Any], measured: Any,
-                size: float | None, reasons: list[str]) -> dict[str, Any]:
+                size: float | None, reasons: list[str], calibrated_here: bool = True) -> dict[str, Any]:
     """One bounded resource in a record: measured value, the bound's value, their ratio, and the guard.
 
     The bounds in paper_refs are big-O classes; whether measured / bound stays bounded as the size grows
     is the growth verdict's question (a sweep, :mod:`attnsim.verify.growth`). A single record is held
     against ``constant * bound``: the paper's constant where it states one (``stated_by``), else a
     constant fitted once at a calibration size and frozen in paper_refs (``calibrated_at``), checked at
-    every larger size — a regression guard beside the big-O verdict. ``guard`` says which applied:
-    ``within``, ``exceeds``, ``at or below calibration size`` or ``no constant``. A bound with no measurement
-    adds a failing reason.
+    every larger size of its growth sweep's parameters (``calibrated_here``) — a regression guard beside the big-O
+    verdict. ``guard`` says which applied: ``within``, ``exceeds``, ``at or below calibration size``, ``other
+    parameters than its calibration's`` or ``no constant``. A bound with no measurement adds a failing reason.
     """
     name, formula = res.name, res.bound or ""
     try:
@@ -81,6 +95,9 @@ def bound_entry(res: Resource, definitions: dict[str, str], values: dict[str, An
         return entry
     if kind == "frozen" and size is not None and res.calibrated_at is not None and size <= res.calibrated_at:
         entry["guard"] = "at or below calibration size"
+        return entry
+    if kind == "frozen" and not calibrated_here:
+        entry["guard"] = "other parameters than its calibration's"
         return entry
     entry["guard"] = "within" if float(measured) <= res.constant * float(value) else "exceeds"
     if entry["guard"] == "exceeds":
@@ -202,6 +219,8 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
     bounds: dict[str, Any] = {}
     containment: dict[str, Any] = {}
     size = record_size(claim, values)
+    frozen = any(r.constant is not None and not r.stated_by for r in claim.resources.values())
+    calibrated_here = not frozen or on_growth_sweep(chk, claim.limit, params)
     for name, res in claim.resources.items():
         if res.exact:
             try:
@@ -214,7 +233,8 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
             elif m.counts[name] != predicted[name]:
                 reasons.append(f"{name}: measured {m.counts[name]} != exact formula {res.exact} = {predicted[name]}")
         if res.bound:
-            bounds[name] = bound_entry(res, claim.definitions, values, m.counts.get(name), size, reasons)
+            bounds[name] = bound_entry(res, claim.definitions, values, m.counts.get(name), size, reasons,
+                                       calibrated_here)
         c = contained(claim, name)
         if c is not None:
             containment[name] = {"verdict": c.verdict, "of": c.of, "leading_constant": c.leading_constant,

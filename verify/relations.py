@@ -46,23 +46,12 @@ ONLY: dict[str, frozenset[str]] = {"H": frozenset({"two_heads.lemma_3_3"})}
 """Relations that hold for the named claims only (elsewhere the parameter means something else)."""
 
 
-def _hops_run(params: Mapping[str, Any]) -> bool:
-    return params.get("protocol", "khop") == "khop"
-
-
-USED_WHEN: dict[str, Any] = {"k": _hops_run, "alphabet": _hops_run}
-"""Parameters that a claim with a ``protocol`` choice reads for one protocol only: a sort or a scan ignores the
-hop count and the alphabet, so their defaults are not held against a small N there."""
-
-
 def check_relations(claim: str, params: Mapping[str, Any]) -> None:
     """Refuse the first parameter of ``claim`` (resolved ``params``) outside its relation to another one."""
     for table, strict in ((AT_MOST, False), (LESS_THAN, True)):
         for name, other, why in table:
             value, bound = params.get(name), params.get(other)
             if value is None or bound is None or claim in EXEMPT.get(name, ()) or claim not in ONLY.get(name, (claim,)):
-                continue
-            if not USED_WHEN.get(name, lambda _: True)(params):
                 continue
             if value > bound or (strict and value == bound):
                 op = "<" if strict else "<="

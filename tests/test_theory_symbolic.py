@@ -142,8 +142,9 @@ def test_a_resource_with_the_proofs_upper_formula_is_analysed_by_it_not_shown_as
 def test_a_drawn_float_exponent_is_evaluated_to_fifty_digits_and_a_simple_one_exactly():
     # eps' = 0.4856601142699806 has no rational below 10^15: sympy's exact 250^(p/q) would build an integer too large
     # for memory (a fuzzer's draw once took Thm C.1 past 9 GiB); 0.95 = 19/20 stays exact.
-    drawn = evaluate("ceiling(s_scale*N**eps1)", {}, {"N": 250, "eps1": 0.4856601142699806, "s_scale": 104.0919443887434})
+    values = {"N": 250, "eps1": 0.4856601142699806, "s_scale": 104.0919443887434}
+    drawn = evaluate("ceiling(s_scale*N**eps1)", {}, values)
     assert drawn == 1521 and isinstance(drawn, sp.Integer)
-    assert evaluate("N**eps1", {}, {"N": 250, "eps1": 0.4856601142699806}) == pytest.approx(250 ** 0.4856601142699806)
+    assert evaluate("N**eps1", {}, values) == pytest.approx(250 ** 0.4856601142699806)
     simple = evaluate("N**eps1", {}, {"N": 2048, "eps1": 0.95})
     assert simple == sp.Integer(2048) ** sp.Rational(19, 20) and not isinstance(simple, sp.Float)

@@ -53,10 +53,10 @@ def on_growth_sweep(chk: Checker, limit: str, params: dict[str, Any]) -> bool:
     """Whether ``params`` differ from a point of the claim's growth sweep (quick or full) in the size ``limit`` at
     most: where a frozen constant was fitted, and so where it says something (at eps' = 1/8 instead of the sweep's,
     say, a radix sort takes more passes a word, and the constant does not carry over)."""
-    grids = [chk.growth_grid or chk.grid]
+    grid = chk.growth_grid or chk.grid
     others = {k: v for k, v in params.items() if k != limit}
     for quick in (True, False):
-        for raw in (grids[0](quick) if grids[0] else ()):
+        for raw in (grid(quick) if grid else ()):
             point = chk.resolve({k: v for k, v in raw.items() if k not in ("numerics", "seed")})
             if {k: v for k, v in point.items() if k != limit} == others:
                 return True

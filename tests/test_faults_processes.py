@@ -488,3 +488,30 @@ def test_the_environment_and_a_cap_below_the_libraries_are_one_line(env, args, p
                        cwd=tmp_path, env={k: v for k, v in {**os.environ, **env}.items()
                                           if k not in ("ATTNSIM_MAX_MEMORY", "ATTNSIM_MAX_TIME") or k in env})
     assert p.returncode == 2 and phrase in _one_line(p) and _one_line(p).startswith("error: "), p.stderr
+
+
+@pytest.mark.parametrize("kind", ["ImportError", "SystemError"])
+def test_a_library_that_fails_to_load_under_the_backstop_is_one_line(kind: str, tmp_path: Path, monkeypatch,
+                                                                       capsys):
+    """Under a tiny address-space limit CPython sometimes ends a library's import in ``SystemError: error return
+    without exception set`` (an allocation that failed in C without setting MemoryError) instead of an
+    ImportError; both name the limit and the library in one line, exit 2. A SystemError outside any library's
+    import is a real fault and stays a traceback."""
+    from attnsim.verify.cli.app import main
+    from attnsim.verify.limits import BACKSTOP_ENV
+
+    library = tmp_path / "site-packages" / "heavylib"
+    library.mkdir(parents=True)
+    (library / "__init__.py").write_text(f"raise {kind}('error return without exception set')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
+    monkeypatch.setenv(BACKSTOP_ENV, "1")
+    with pytest.raises(SystemExit) as ended:
+        main(["claims"], arm=lambda: __import__("heavylib"))
+    err = capsys.readouterr().err.strip()
+    assert ended.value.code == 2 and err.startswith("error: ") and "heavylib" in err and "memory" in err, err
+
+    def fault() -> None:
+        raise SystemError("not an import")
+
+    with pytest.raises(SystemError, match="not an import"):
+        main(["claims"], arm=fault)

@@ -160,16 +160,52 @@ def arm_backstop() -> None:
         pass
 
 
-def import_failure(exc: ImportError) -> str:
-    """The one line of a library that could not be loaded: under the armed backstop, the memory limit is too
-    small to map it (numpy's extension modules alone map tens of MiB), and the line names where it came from."""
-    what = exc.name or "a library"
+def failed_import(exc: BaseException) -> bool:
+    """Whether ``exc`` is a library that failed to load under the armed backstop: an ``ImportError``, or the
+    ``SystemError`` that CPython raises instead when an allocation fails inside a C step of an import
+    ("error return without exception set", met in sympy's import under a 1 MiB limit): raised in the import
+    machinery or in an installed library's module body."""
+    if isinstance(exc, ImportError):
+        return True
+    if not isinstance(exc, SystemError) or os.environ.get(BACKSTOP_ENV) != "1":
+        return False
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith("<frozen importlib.") or code.co_name == "<module>" and _library_of(
+                code.co_filename):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def import_failure(exc: BaseException) -> str:
+    """The one line of a library that could not be loaded (see :func:`failed_import`): under the armed
+    backstop, the memory limit is too small to map it (numpy's extension modules alone map tens of MiB), and
+    the line names where it came from."""
+    what = getattr(exc, "name", None) or _loading_library(exc) or "a library"
     if os.environ.get(BACKSTOP_ENV) == "1":
         source = "--max-memory" if _limit is not None else "ATTNSIM_MAX_MEMORY" if os.environ.get(
             "ATTNSIM_MAX_MEMORY") else "the default memory limit"
         return (f"{source}: {human(memory_limit())} is too little to load {what} (its shared objects could not be "
                 f"mapped under the address-space limit); raise it, to 1G say")
     return f"cannot load {what}: " + " ".join(str(exc).split())[:200]
+
+
+def _loading_library(exc: BaseException) -> str | None:
+    """The top-level package of the innermost installed module that was executing when ``exc`` was raised."""
+    name = None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = _library_of(tb.tb_frame.f_code.co_filename) or name
+        tb = tb.tb_next
+    return name
+
+
+def _library_of(filename: str) -> str | None:
+    """The top-level package of an installed file (``.../site-packages/sympy/core/symbol.py``: ``sympy``)."""
+    parts = filename.replace(os.sep, "/").split("/site-packages/", 1)
+    return parts[1].split("/", 1)[0] if len(parts) == 2 and "/" in parts[1] else None
 
 
 def out_of_memory() -> str:

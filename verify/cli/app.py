@@ -33,7 +33,7 @@ from attnsim.verify.cli import (
 )
 from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
 from attnsim.verify.cli.interrupt import INTERRUPTED_EXIT, exit_interrupted, mark_interrupted
-from attnsim.verify.limits import import_failure
+from attnsim.verify.limits import failed_import, import_failure
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
 
 # ``-h`` and ``--help`` on every command; plain help (the rich panels print ``<bool>`` beside every flag).
@@ -225,7 +225,9 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
 
         print(out_of_memory(), file=sys.stderr)
         sys.exit(2)
-    except ImportError as e:  # a library that cannot even be mapped under a tiny --max-memory
+    except (ImportError, SystemError) as e:  # a library that cannot even be loaded under a tiny --max-memory
+        if not failed_import(e):
+            raise
         print(f"error: {import_failure(e)}", file=sys.stderr)
         sys.exit(2)
     except ValueError as e:  # a bad value that reached a library before our own checks

@@ -68,6 +68,33 @@ def param_strategy(p: Param, seen: list[Any] | None = None) -> st.SearchStrategy
     return st.floats(low_f, high_f, allow_nan=False, allow_infinity=False)
 
 
+def anchored_params(chk: Checker, free: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    """Parameters near a point of the claim's quick grid (its defaults where the point is silent): each parameter
+    keeps the point's value, takes a value another grid point gives it, or is drawn freely (``free``). Joint
+    conditions that the grid's points meet and independent draws rarely do (N a power of two that P divides, a
+    memory between the key size and N) then hold for most examples, and shrinking leads back to the grid."""
+    defaults = {p.name: p.default for p in chk.params}
+    points = [defaults | pt for pt in chk.grid(True)] or [defaults]
+    others = {p.name: sorted({pt[p.name] for pt in points if pt.get(p.name) is not None}, key=repr)
+              for p in chk.params}
+
+    @st.composite
+    def near_a_point(draw: st.DrawFn) -> dict[str, Any]:
+        point = draw(st.sampled_from(points))
+        params = {}
+        for p in chk.params:
+            how = draw(st.sampled_from(("keep", "other", "free")))
+            if how == "free":
+                params[p.name] = draw(free[p.name])
+            elif how == "other" and others[p.name]:
+                params[p.name] = draw(st.sampled_from(others[p.name]))
+            else:
+                params[p.name] = point[p.name]
+        return params
+
+    return near_a_point()
+
+
 def grid_values(chk: Checker) -> dict[str, list[Any]]:
     """Per parameter, the values the claim's quick grid gives it when every point gives one (else none)."""
     points = chk.grid(True)
@@ -191,7 +218,8 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
     @settings(max_examples=budget, deadline=None, database=database, derandomize=derandomize,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])
-    @given(st.fixed_dictionaries(strategies), st.integers(0, 2 ** 32 - 1))
+    @given(st.one_of(anchored_params(chk, strategies), st.fixed_dictionaries(strategies)),
+           st.integers(0, 2 ** 32 - 1))
     def example(params: dict[str, Any], seed: int) -> None:
         if stop is not None and time.monotonic() > stop and not last:
             reject()

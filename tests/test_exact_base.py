@@ -124,3 +124,15 @@ def test_huge_score_exponent_is_a_clear_error():
     big = nm.array([[2**40, 0], [0, 2**40]])
     with pytest.raises(NumericsError, match="exponent"):
         nm.attention(big, big, nm.array([[1], [2]]))
+
+
+@pytest.mark.parametrize("name", ["exact", "fraction"])
+def test_a_score_off_the_grid_with_thousands_of_digits_is_named_briefly(name):
+    """After two exact layers with an identity MLP a score can be a fraction of 6,000 digits, more than Python
+    prints (it raised ValueError inside the refusal's own message); the refusal shows it to six digits."""
+    nm = get_numerics(name, 0)
+    huge = Fraction(3 ** 12000 + 1, 3 ** 12000)  # about 5,700 digits each way, just above 1
+    with pytest.raises(NumericsError, match=r"score ≈ 1 \(a fraction of about 5726 / 5726 digits\) is not on"):
+        nm.weights(nm.array([[huge]]), None)
+    with pytest.raises(NumericsError, match=r"score 1/3 is not on"):
+        nm.weights(nm.array([[Fraction(1, 3)]]), None)

@@ -45,6 +45,26 @@ DEFAULT_GRID = 64
 DEFAULT_BASE = Fraction(2)
 
 
+BRIEF_DIGITS = 40
+"""A number with more digits than this is shown by its value to six digits and its size in digits."""
+
+
+def brief(x: Fraction | float) -> str:
+    """``x`` for a one-line message: exactly while numerator and denominator are short, else its value to six
+    significant digits and their sizes (a score after a few exact layers has thousands of digits, more than
+    Python will even print)."""
+    if isinstance(x, float):
+        return f"{x:g}"
+    sizes = [max(1, round(abs(n).bit_length() * 0.30103)) for n in (x.numerator, x.denominator)]
+    if max(sizes) <= BRIEF_DIGITS:
+        return str(x)
+    try:
+        value = f"{float(x):.6g}"
+    except OverflowError:
+        value = f"{'-' if x < 0 else ''}1e{sizes[0] - sizes[1]} in size"
+    return f"≈ {value} (a fraction of about {sizes[0]} / {sizes[1]} digits)"
+
+
 def draw_base(seed: int) -> Fraction:
     """A rational z in (1, 2] with 16-bit numerator and denominator, from the seed (``exact:D:seeded``)."""
     rng = random.Random(seed)
@@ -107,7 +127,7 @@ class _RationalBase(Numerics):
         num, den = self._num_den(s * self.grid)
         if den != 1:
             raise NumericsError(
-                f"{self.name}: score {self.to_fraction_or_float(s)} is not on the grid (1/{self.grid})Z; "
+                f"{self.name}: score {brief(self.to_fraction_or_float(s))} is not on the grid (1/{self.grid})Z; "
                 f"choose inputs and weights on a coarser grid or a larger grid denominator D")
         return num
 

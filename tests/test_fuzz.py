@@ -86,3 +86,30 @@ def test_an_example_still_running_when_the_time_is_up_is_stopped() -> None:
     assert time.monotonic() - began < 5
     with _time_box(None):  # no limit: the block runs to its end
         time.sleep(0.01)
+
+
+def test_a_replay_refused_after_the_time_ran_out_ends_the_fuzz_quietly(monkeypatch) -> None:
+    """Hypothesis may run an example's choices again after the time is up; the fuzz refuses every example then,
+    and hypothesis calls the changed outcome flaky. That ends the chunk like the time itself, never in a
+    traceback; the same complaint before the time is up is a real inconsistency and is raised."""
+    import pytest
+    from hypothesis.errors import FlakyReplay
+
+    from attnsim.verify import fuzz as fuzz_module
+
+    clock = [0.0]
+
+    def replayed_after(*args, **kwargs):
+        def wrap(test):
+            def run():
+                clock[0] += 120  # two minutes pass inside the run
+                raise FlakyReplay("Inconsistent results from replaying a test case!")
+            return run
+        return wrap
+
+    monkeypatch.setattr(fuzz_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(fuzz_module, "given", replayed_after)
+    result = fuzz(CLAIM, minutes=1)
+    assert result.ok and result.examples == 0, result
+    with pytest.raises(FlakyReplay):
+        fuzz(CLAIM, minutes=10)

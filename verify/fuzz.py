@@ -34,7 +34,8 @@ from typing import Any, Callable, Iterator
 from hypothesis import HealthCheck, Phase, given, reject, settings, target
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Unsatisfiable
+from hypothesis.errors import Flaky, Unsatisfiable
+from hypothesis.reporting import with_reporter
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.registry import INT_MAX, Checker, Param, UsageError, get_checker
@@ -244,13 +245,16 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
             raise AssertionError(f"{command}: {'; '.join(record['reasons'])}")
 
     try:
-        example()
+        with with_reporter(lambda message: None):  # the failure is printed as its replay command instead
+            example()
     except Unsatisfiable:  # the time ran out before any example of this chunk ran
         return None
-    except Exception:
-        if not last:
-            raise
-        return last[-1]  # hypothesis replays the shrunk example last
+    except Exception as exc:
+        if last:
+            return last[-1]  # hypothesis replays the shrunk example last
+        if isinstance(exc, Flaky) and stop is not None and time.monotonic() > stop:
+            return None  # hypothesis replayed a passing example after the time ran out: the replay was refused
+        raise
     return None
 
 

@@ -97,6 +97,7 @@ def print_record(r: dict[str, Any], file: Any = None, fmt: str = "table") -> Non
     from rich.table import Table
 
     from attnsim.theory.notation import at, bound_text, number
+    from attnsim.verify.regime import outside_stated_range
 
     console = Console(file=file, soft_wrap=True)  # a long reference name stays on its line
     paper = r["claim"].split(".")[0]
@@ -143,7 +144,9 @@ def print_record(r: dict[str, Any], file: Any = None, fmt: str = "table") -> Non
     for note in ([notes] if isinstance(notes, str) else notes or []):
         console.print(f"  note: {note}", markup=False)
     colour = "green" if r["verdict"] == "pass" else "red"
-    console.print(f"  verdict: [{colour}]{escape(r['verdict'])}[/{colour}]")
+    regime = (r.get("extra") or {}).get("regime") or "outside the statement's range"
+    outside = f" (partial: {regime})" if r["verdict"] == "pass" and outside_stated_range(r) else ""
+    console.print(f"  verdict: [{colour}]{escape(r['verdict'])}[/{colour}]" + escape(outside))
     for reason in r["reasons"]:
         console.print(f"   - {reason}", markup=False)
 

@@ -14,8 +14,9 @@ import attnsim.sim.two_heads.converse as converse
 import attnsim.sim.two_heads.hardness as hardness
 from attnsim.paper_refs import get as get_claim
 from attnsim.theory.lower_bound import information_bound
+from attnsim.verify.approx_cases import needle_failure_rate
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.two_heads_approx import run_converse
+from attnsim.verify.claims.two_heads_approx import run_converse, taus
 from attnsim.verify.registry import all_checkers
 
 
@@ -132,6 +133,17 @@ def test_needle_average_fails_worst_case_exact():
     assert r["verdict"] == "pass", r["reasons"]
     assert r["error_bits"] == math.inf
     assert r["extra"]["row_fail_rate"] == pytest.approx(1 - 8 / 64) and r["extra"]["all_rows_ok"] == 0
+
+
+@pytest.mark.parametrize("N", [6, 13])
+def test_needle_with_a_short_last_block_fails_at_the_rate_its_blocks_predict(N: int):
+    """Found by fuzzing: with M not dividing N the last query block is shorter, and the needle's rate is 1 - the
+    size of the block that drew it, over N; 1 - M/N made N = 6, M = 4 fail with the rate 1/2 of two seeds (one
+    block of 4 rows, one of 2). The prediction now follows each permutation's block."""
+    r = run_check("two_heads.lower_bound", dict(input="needle", N=N, M=4, d=2, seeds=12), "exact")
+    assert r["verdict"] == "pass", r["reasons"]
+    assert r["extra"]["row_fail_rate"] == pytest.approx(needle_failure_rate(N, 4, 0, taus(N, 0, 12)), abs=1e-12)
+    assert r["extra"]["row_fail_rate"] != pytest.approx(1 - 4 / N)
 
 
 def test_sqrtlog_average_errs_worst_case_agrees():

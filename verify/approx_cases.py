@@ -55,6 +55,16 @@ def needle_position(N: int, seed: int) -> int:
     return int(np.random.default_rng([seed, 7]).integers(N))
 
 
+def needle_failure_rate(N: int, M: int, seed: int, perms: list[np.ndarray]) -> float:
+    """The per-row failure rate the needle input must show, averaged over the permutations ``perms``: under τ,
+    query block i (rows iM .. min(N, (i+1)M) - 1) averages the keys τ(block i), so only the block holding the
+    needle's position gets it right, and 1 - |that block| / N of the rows fail. With M dividing N every block
+    has M rows (1 - M/N for every τ); otherwise the last block is shorter and the rate depends on τ."""
+    needle = needle_position(N, seed)
+    sizes = [min(M, N - int(np.flatnonzero(tau == needle)[0]) // M * M) for tau in perms]
+    return float(np.mean([1 - size / N for size in sizes]))
+
+
 def needle_height(N: int) -> int:
     """The needle's score, ⌈ln N⌉ + 6."""
     return math.ceil(math.log(N)) + 6

@@ -39,7 +39,13 @@ from attnsim.theory.average_case import conditions, minimum_M, smallest_eps, sta
 from attnsim.theory.formulas import evaluate
 from attnsim.theory.lower_bound import conditional_bound, information_bound
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
-from attnsim.verify.approx_cases import APPROX_INPUTS, approx_case, layered_halves_case, qkv_float
+from attnsim.verify.approx_cases import (
+    APPROX_INPUTS,
+    approx_case,
+    layered_halves_case,
+    needle_failure_rate,
+    qkv_float,
+)
 from attnsim.verify.reference_attention import REFERENCE, relative_row_errors, softmax_attention
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 from attnsim.verify.stats import binomial_interval
@@ -129,6 +135,7 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
     lo, hi = binomial_interval(ok, K, method="exact")
     promised = float(claim.extra["success_probability"])
     row_fail = float(sw.row_fail_fraction.mean())
+    needle_rate = needle_failure_rate(N, M, ctx.seed, perms)
     eps90 = float(np.quantile(sw.max_error, promised))
 
     reasons = statement_mismatches(claim)
@@ -157,7 +164,7 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
         f"success: {ok}/{K} seeds have every row within eps = {eps:g}: rate {ok / K:.3f}, "
         f"95% Clopper-Pearson interval [{lo:.3f}, {hi:.3f}] vs promised {promised}"
         + ("" if all_hold else " (not promised: assumptions violated)"),
-        f"per-row failure rate {row_fail:.4f} (one needle predicts 1 - M/N = {1 - M / N:.4f}); "
+        f"per-row failure rate {row_fail:.4f} (one needle predicts {needle_rate:.4f}, 1 - its block / N); "
         f"eps reached by {promised:.0%} of seeds: {eps90:.4g}",
         f"step-1 denominator estimate (N/M)·sum: worst relative error {float(sw.denominator_error.max()):.4g}",
         f"oracle path (seed 0's tau) vs vectorised estimator: max relative difference {cross:.3g}",
@@ -174,7 +181,7 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
         rounds=led.rounds("oracle"), derived=dict(ONE), length_convention="paper", reasons=reasons,
         extra={"summary": summary, "C": a.C, "C_row_range": a.C_row_range, "D": a.D, "min_M": mins,
                "conditions_hold": holds, "smallest_eps": eps_needed, "successes": ok, "seeds": K,
-               "clopper_pearson95": [lo, hi], "row_fail_rate": row_fail, "needle_prediction": 1 - M / N,
+               "clopper_pearson95": [lo, hi], "row_fail_rate": row_fail, "needle_prediction": needle_rate,
                "eps_at_promised": eps90, "max_error_median": float(np.median(sw.max_error)),
                "cross_check": cross, "input": p["input"], **assumption_regime(violated)},
     )
@@ -430,7 +437,8 @@ def run_adversarial(kind: str, N: int, M: int, d: int, eps: float, count: int, n
     """The average-case estimator's failures on ``kind`` and the worst-case construction's agreement."""
     case = approx_case(kind, N, d, seed)
     q, k, v = qkv_float(case)
-    sw = average.sweep(q, k, v, taus(N, seed, count), M, eps)
+    perms = taus(N, seed, count)
+    sw = average.sweep(q, k, v, perms, M, eps)
     nm = get_numerics(numerics, seed)
     truth = truth_numerics(nm, seed)
     oracle = Oracle(OracleSpec(M + 1, 1, 1, 2 * d + 2), nm)
@@ -441,7 +449,7 @@ def run_adversarial(kind: str, N: int, M: int, d: int, eps: float, count: int, n
             "seeds": count, "max_error_median": float(np.median(sw.max_error)), "agree": ag.agree,
             "error_bits": ag.error_bits, "calls": oracle.ledger.total("oracle"),
             "by_tag": oracle.ledger.by_tag("oracle"), "rounds": oracle.ledger.rounds("oracle"),
-            "C": measure(q, k, v).C}
+            "C": measure(q, k, v).C, "needle_prediction": needle_failure_rate(N, M, seed, perms)}
 
 
 @checker("two_heads.lower_bound", evidence="sanity", grid=_lower_bound_grid, numerics=("mp", "exact", "float64"),
@@ -497,14 +505,15 @@ def check_lower_bound(ctx: CheckContext) -> Measurement:
         res = run_adversarial(p["input"], N, M, p["d"], p["eps"], p["seeds"], ctx.numerics, ctx.seed)
         agree = bool(res["agree"])
         reasons = [] if agree else [f"the worst-case construction disagrees ({res['error_bits']:.1f} bits)"]
-        predicted = 1 - M / N
+        predicted = res["needle_prediction"]
         if p["input"] == "needle" and abs(res["row_fail"] - predicted) > 0.02:
-            reasons.append(f"needle: per-row failure rate {res['row_fail']:.4f} is not 1 - M/N = {predicted:.4f}")
+            reasons.append(f"needle: per-row failure rate {res['row_fail']:.4f} is not the {predicted:.4f} that "
+                           f"the needle's blocks predict (1 - block/N)")
         calls = res["calls"]
         bits = "exact" if res["error_bits"] == math.inf else f"{res['error_bits']:.1f} bits"
         summary = [f"{p['input']} input, N = {N}, M = {M}: C = {res['C']:.4g} (Thm 4.1's assumptions fail)",
                    f"average case over {res['seeds']} permutations: per-row failure rate {res['row_fail']:.4f}"
-                   + (f" (1 - M/N = {predicted:.4f})" if p["input"] == "needle" else "")
+                   + (f" (the needle's blocks predict {predicted:.4f})" if p["input"] == "needle" else "")
                    + f", every row within eps = {p['eps']:g} in {res['all_rows_ok']}/{res['seeds']} runs, "
                    f"median worst-row error {res['max_error_median']:.3g}",
                    f"worst case (Lemma 3.1, {calls} calls) in {ctx.numerics}: {bits}"]

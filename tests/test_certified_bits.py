@@ -38,3 +38,13 @@ def test_the_per_N_finding_states_the_bits_beyond_N_that_the_records_measured():
     (f,) = per_N_bits_beyond_N(records)
     assert "needs N + 11 … N + 12 certified bits" in f.text and "cannot reach it" in f.text
     assert f.records == tuple(records) and f.commands[-1] == f"attnsim check {chk.claim} --N {points[-1]['N']}"
+
+
+def test_a_seeded_case_whose_exact_output_is_0_is_refused_naming_the_seed():
+    # N=34, d=1, seed 833 draws W^K = 0 and values summing to 0: every row's exact output is 0, where no BITS
+    # certifies a relative error (the balls straddle 0 up to MAX_BITS); a fail there would not be real.
+    params = {"N": 34, "M": 2, "d": 1, "sample_blocks": 0}
+    with pytest.raises(UsageError, match="exact output is 0 on 34 of the 34") as err:
+        run_check("two_heads.rebuttal_log_bits", params, seed=833)
+    assert err.value.param == "seed"
+    assert run_check("two_heads.rebuttal_log_bits", params, seed=2)["verdict"] == "pass"

@@ -32,7 +32,7 @@ from attnsim.sim.numerics import get_numerics
 from attnsim.sim.numerics.arb import Arb, ArbSpec
 from attnsim.sim.two_heads.blocks import DECODES
 from attnsim.verify.precision.certified import certified_need
-from attnsim.verify.precision.constructions import make_setup, run_construction
+from attnsim.verify.precision.constructions import Setup, make_setup, run_construction
 from attnsim.verify.precision.study import bits_needed, error_bits, make_family
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
@@ -61,9 +61,27 @@ def exact_error_bits(Y: np.ndarray, T: np.ndarray) -> float:
     return float("inf") if worst == 0 else -0.5 * math.log2(worst)
 
 
+def refuse_zero_rows(setup: Setup) -> None:
+    """Refuse a seeded case whose exact output is 0 on a sampled row, naming ``--seed``, before any search.
+
+    A relative error 2^-B of a zero row is undefined: the criterion ‖y' − y‖ ≤ 2^-B·‖y‖ asks for y' = 0 exactly,
+    so no finite BITS certifies it (every ball straddles 0 and certifies 0 bits, up to MAX_BITS), and where every
+    ball is exactly 0 (W^V = 0) any BITS "certifies" it, a pass that could not fail. It is a property of the
+    drawn input (e.g. d = 1, W^K = 0 and the values summing to 0: uniform attention to a zero mean), not of the
+    construction: the truth is exact but for exp, and its row is 0 exactly when every distinct score's value sum
+    is 0 (``precision.truth``; the e^(u/D) of distinct u are linearly independent over the rationals).
+    """
+    zero = np.flatnonzero(~np.abs(setup.truth).any(axis=1))
+    if zero.size:
+        raise UsageError(f"the seeded case's exact output is 0 on {zero.size} of the {len(setup.rows)} sampled "
+                         f"rows (first: row {int(setup.rows[zero[0]])}), where a relative error is undefined "
+                         "(only exact 0 meets it); choose another seed", param="seed")
+
+
 def _measure(ctx: CheckContext, target_bits: float) -> Measurement:
     p = ctx.params
     setup = make_setup(p["N"], p["M"], p["d"], ctx.seed, p["sample_blocks"] or None)
+    refuse_zero_rows(setup)
     need = certified_need(setup, "paper", target_bits, p["decode"])
     counts: dict[str, float] = {} if need.bits is None else {"bits": need.bits}
     reasons = [] if need.bits is not None else [f"no BITS up to the cap certifies 2^-{target_bits:g}"]

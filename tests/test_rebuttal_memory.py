@@ -167,3 +167,18 @@ def test_a_sweep_of_three_sizes_says_the_quadratic_fit_was_not_made():
     r = run_check("two_heads.rebuttal_kv_memory", {**KV, "N": 256, "points": 3, "engine_N": 0, "direct_N": 0})
     assert r["verdict"] == "pass", r["reasons"]
     assert r["extra"]["quadratic_term"] is None and any("not fitted" in s for s in r["extra"]["summary"])
+
+
+def test_the_fuzzer_draws_only_the_construction_s_path():
+    """``--path direct`` fails by design (the N × N scores it measures are what the check rejects): the fuzzer,
+    which once drew it and reported that planned failure, draws only the path the quick grid pins."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    from attnsim.verify.fuzz import grid_values, param_strategy
+    from attnsim.verify.registry import all_checkers
+
+    chk = all_checkers()["two_heads.rebuttal_kv_memory"]
+    (path,) = [p for p in chk.params if p.name == "path"]
+    with pytest.raises(NoSuchExample):
+        find(param_strategy(path, grid_values(chk).get("path")), lambda v: v != "stream")

@@ -175,6 +175,8 @@ CASES = [
     ("size-numerics", ["check", "tint.size", "--numerics", "exact"], 2, "--numerics"),
     ("size-n-sim-negative", ["check", "tint.size", "--n-sim", "-1"], 2, "--n-sim"),
     ("mlp-H-sim-zero", ["check", "tint.rebuttal_mlp_aux", "--H-sim", "0"], 2, "--H-sim"),
+    ("size-growth-one-step", ["check", "tint.rebuttal_size_growth", "--steps", "1"], 2,
+     "--steps: n_sim <= 2 layers and <= 1 steps give fewer than 3"),  # two points: no line to test (fuzzed)
     ("min-bits-exact", CHECK + ["--min-bits", "10"], 2, "--min-bits"),
     ("seed-2^63", CHECK + ["--seed", str(2 ** 63)], 2, "--seed"),
     ("input-fifo", CHECK + ["--input-file", "{in}/fifo.npy"], 2, "not a regular file"),

@@ -157,6 +157,9 @@ def growth_table(aux_name: str, layers: int, steps: int, reuse: bool = False,
     top = layers or aux.layers
     if top > aux.layers:
         raise UsageError(f"--layers: {aux.name} has {aux.layers} layers, got {top}")
+    if only_steps is None and len({n * s for n in range(1, top + 1) for s in range(1, steps + 1)}) < 3:
+        raise UsageError(f"n_sim <= {top} layers and <= {steps} steps give fewer than 3 values of n_sim * steps, "
+                         "and a line needs 3 to be tested; raise --steps (or --layers)", param="steps")
     table = {}
     for n in range(1, top + 1):
         for s in ([only_steps] if only_steps else range(1, steps + 1)):
@@ -194,8 +197,8 @@ def check_size_growth(ctx: CheckContext) -> Measurement:
         raise UsageError(exc.message, param=exc.param) from None
     base, per_unit, off = fit_line(table)
     reasons = [f"(n_sim, steps) = {k}: total {table[k]:,} is off the line base + per_unit * n_sim * steps" for k in off]
-    if len(table) < 3 or per_unit == 0:
-        reasons.append("--layers / --steps: need at least 3 grid points with different n_sim * steps to test a line")
+    if per_unit == 0:
+        reasons.append("the built total does not grow with n_sim * steps (per_unit = 0)")
     top = max(table)
     values = size_values(*case_configs(p["aux"], top[0], top[1], False, False))
     reused, _ = growth_table(p["aux"], p["layers"], p["steps"], reuse=True, only_steps=p["steps"])

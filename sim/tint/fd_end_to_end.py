@@ -15,8 +15,9 @@ against its exact gradient g:
 * ``tint``       – TinT's scheme: exact backprop through the linear layers, the activation's backward
   by the one-sided difference of step eps (tint.act_backward). Deterministic, bias O(eps).
 
-Statistics are over ``samples`` direction seeds (drawn from one generator seeded with ``seed``);
-the model and data are fixed by ``seed``. Figures are relative to |g|: ``bias`` = |mean - g| / |g|,
+Statistics are over ``samples`` direction seeds, drawn from their own stream of ``seed``
+(:func:`directions`); the model and data are fixed by ``seed``.
+Figures are relative to |g|: ``bias`` = |mean - g| / |g|,
 ``variance`` = trace of the covariance over the samples / |g|^2 (per single estimate),
 ``noise_floor`` = sqrt(variance / samples), the error a zero-bias mean of that many samples still has.
 Forward passes are counted in a ledger (kind "forward", tag per estimator).
@@ -126,6 +127,13 @@ def _row(name: str, eps: float, passes: int, est: np.ndarray, g: np.ndarray) -> 
     return Row(name, eps, passes, float(np.linalg.norm(mean - g)) / np.sqrt(gn2), var, float(np.sqrt(var / len(est))))
 
 
+def directions(seed: int) -> np.random.Generator:
+    """The generator of the random directions: a stream of ``seed`` apart from the model's (``init_mlp`` draws
+    the weights from ``default_rng(seed)``; the same generator here made the first direction a multiple of the
+    weights, correlated with the gradient)."""
+    return np.random.default_rng([seed, 1])
+
+
 def compare(p: Problem, eps_list: list[float], samples: int, seed: int) -> tuple[list[Row], Ledger]:
     """One row per (estimator, eps)."""
     if samples < 2:
@@ -133,7 +141,7 @@ def compare(p: Problem, eps_list: list[float], samples: int, seed: int) -> tuple
     if not eps_list or min(eps_list) <= 0:
         raise TinTConfigError(f"every step must be > 0, got {eps_list}", param="eps")
     g = p.gradient()
-    rng = np.random.default_rng(seed)
+    rng = directions(seed)
     led = Ledger()
     rows = []
     for eps in eps_list:
@@ -149,7 +157,7 @@ def variance_by_width(widths: list[int], eps: float, samples: int, seed: int) ->
     for D in widths:
         p = problem(D, seed)
         g = p.gradient()
-        row = _row("spsa", eps, 2, spsa(p, eps, samples, np.random.default_rng(seed), Ledger()), g)
+        row = _row("spsa", eps, 2, spsa(p, eps, samples, directions(seed), Ledger()), g)
         out.append((D, p.n_params, row.variance))
     return out
 

@@ -39,6 +39,7 @@ from attnsim.sim.tint.layers import Module, Parallel
 from attnsim.sim.tint.modules import Geometry, linear_backward_descent, linear_forward, pack, unpack
 from attnsim.sim.tint.modules_nonlinear import activation_backward, activation_forward
 from attnsim.sim.tint.pipeline import Runner
+from attnsim.sim.tint.relu_kink import relu_difference_exact
 
 MLPWeights = dict[str, np.ndarray]  # w1, b1, w2, b2
 SETS = ("fc", "act", "proj")
@@ -127,13 +128,12 @@ def mlp_sgd(cfg: MLPConfig, ar: Arith, w: MLPWeights, x: np.ndarray, target: np.
 
 
 def kink_margin_ok(cfg: MLPConfig, ar: Arith, w: MLPWeights, x: np.ndarray, target: np.ndarray, n_train: int) -> bool:
-    """ReLU: every step's u and u + dg/N lie strictly on the same side of 0 (so the difference is exact)."""
+    """ReLU: every step's u and u + dg/N lie strictly on the same side of 0 (so the difference is exact;
+    the test is :func:`relu_kink.relu_difference_exact`, shared with tint.act_backward)."""
     eps = ar.scalar(1) / cfg.fd_scale
-    zero = ar.scalar(0)
     for _ in range(cfg.steps):
         u, _, y = mlp_forward(cfg, ar, w, x)
-        shifted = u + (loss_gradient(ar, y, target, n_train) @ w["w2"]) * eps
-        if np.any((u > zero) != (shifted > zero)) or np.any(u == zero):
+        if not relu_difference_exact(ar, u, loss_gradient(ar, y, target, n_train) @ w["w2"], eps):
             return False
         w = mlp_sgd(replace(cfg, steps=1), ar, w, x, target, n_train)
     return True

@@ -17,7 +17,7 @@ from attnsim.sim.tint.configs import TinTConfigError
 from attnsim.sim.tint.modules import linear_backward_descent
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.tint_rebuttal import fit_line, growth_table
+from attnsim.verify.claims.tint_rebuttal import fit_line, growth_table, spsa_min_samples, spsa_variance_interval
 from attnsim.verify.registry import UsageError
 from attnsim.verify.report.sections.tint_rebuttal import tint_review_report
 
@@ -144,6 +144,26 @@ def test_tint_scheme_equals_exact_gradient_as_eps_vanishes() -> None:
 def test_fd_bad_input_names_the_parameter(call, name: str) -> None:
     with pytest.raises(TinTConfigError, match=name):
         call()
+
+
+def test_too_few_directions_for_the_variance_interval_are_a_usage_error() -> None:
+    # 2 directions: a chi-square-like statistic with < 1 degree of freedom, once judged by a bare 25% ratio
+    tol = get("tint.rebuttal_fd_end_to_end").extra["variance_tolerance"]
+    fewest = spsa_min_samples(fd.problem(1, 0).n_params, tol)
+    with pytest.raises(UsageError, match=f"^samples: need >= {fewest} "):
+        run_check("tint.rebuttal_fd_end_to_end", {"samples": 2, "widths": 8})
+    assert run_check("tint.rebuttal_fd_end_to_end", {"samples": fewest, "widths": 2})["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("n, m", [(4, 2), (4, 20), (144, 2), (40, 600)])
+def test_spsa_variance_interval_covers_the_true_variance_at_its_level(n: int, m: int) -> None:
+    rng, runs, covered = np.random.default_rng(7), 1000, 0
+    for _ in range(runs):
+        z = rng.standard_normal((m, n))
+        est = z[:, :1] * z  # (z . g) z for g = e_1, the eps -> 0 SPSA estimate
+        lo, hi = spsa_variance_interval(float(((est - est.mean(0)) ** 2).sum()) / (m - 1), n, m)
+        covered += lo <= n + 1 <= hi
+    assert 0.93 <= covered / runs <= 0.99
 
 
 # ------------------------------------------------------------------------------------ report

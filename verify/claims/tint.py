@@ -22,9 +22,10 @@ from attnsim.sim.tint.modules import unpack
 from attnsim.sim.tint.network import CONVENTIONS, Network, build_tint
 from attnsim.sim.tint.network_size import count as count_network
 from attnsim.sim.tint.network_size import width_split
+from attnsim.sim.tint.relu_kink import transformer_kink_clear
 from attnsim.theory import tint_size
 from attnsim.verify import tint_independent, tint_torch
-from attnsim.verify.registry import CheckContext, CheckFn, Measurement, Param, checker
+from attnsim.verify.registry import CheckContext, CheckFn, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import loglog_fit
 from attnsim.verify.tint_independent import module_against_reference, step_against_reference
 from attnsim.verify.tint_size import case_configs, size_values, three_counts, width_finding
@@ -160,11 +161,40 @@ def check_thm_2_5(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------- finite differences
+FD_SLOPE_MIN_SCALE = 2
+"""Smallest N at which the slope of the error in eps = 1/N is judged (see :func:`_fd`)."""
+
+
 def _fd(which: str) -> CheckFn:
+    """Def 2.8's finite differences in TinT's step: TinT against torch differencing the same way (the verdict),
+    and, as a second view, the error against the exact derivative: O(eps) for GELU and layer norm, 0 for ReLU
+    away from its kink.
+
+    O(eps) is asymptotic. Taylor gives the error a eps + b eps^2 + ..., so the log-log slope between eps and
+    eps/2 is 1 + log2((1 + r) / (1 + r/2)) with r = (b/a) eps: the second-order term bends it by about
+    r / (2 ln 2), halving with every halving of eps. The expansion's small parameter is eps |dg| over the scale
+    of the differenced function (GELU's tanh argument has slope sqrt(2/pi) ~ 0.8 at 0; layer norm's output
+    has unit variance), i.e. eps itself for gradients of order 1; at eps = 1 nothing is small (measured on
+    tiny-gelu, act: local slopes 0.81, 0.90, 0.95, 0.975 from N = 1, r ~ -0.22 at eps = 1). So the slope is
+    judged only from N >= FD_SLOPE_MIN_SCALE (eps <= 1/2, bend <= ~0.1 at such r); smaller N is refused
+    (UsageError on fd_scale), not failed. ReLU: a pre-activation within eps |dg| of the kink makes the
+    difference inexact by the input's and step's doing; such a run is refused too
+    (:func:`attnsim.sim.tint.relu_kink.transformer_kink_clear`, the test tint.rebuttal_mlp_aux uses)."""
     def fn(ctx: CheckContext) -> Measurement:
         c = case(ctx.params["case"])
         ar = get_arith(ctx.numerics)
         scales = [ctx.params["fd_scale"] * 2 ** i for i in range(ctx.params["halvings"])]
+        relu_act = which == "act_fd" and c.aux.activation == "relu"
+        if not relu_act and scales[0] < FD_SLOPE_MIN_SCALE:
+            raise UsageError(f"must be >= {FD_SLOPE_MIN_SCALE} for the slope of an O(eps) error (eps = 1/N): at "
+                             f"eps = 1 the Taylor remainder is as large as the first-order term, got {scales[0]}",
+                             param="fd_scale")
+        if relu_act:
+            near = [n for n in scales if not transformer_kink_clear(c, ar, n)]
+            if near:
+                raise UsageError(f"a pre-activation lies within |dg|/N of the ReLU kink at N = "
+                                 f"{', '.join(map(str, near))} (case {c.name}): the one-sided difference is not the "
+                                 "exact derivative there; raise fd_scale or choose another case", param="fd_scale")
         if not tint_torch.available():
             return Measurement(evidence="self-consistency", agree=False, reasons=[tint_torch.MISSING],
                                extra={"partial": tint_torch.MISSING})
@@ -174,7 +204,7 @@ def _fd(which: str) -> CheckFn:
                    for n, b in zip(scales, bits) if b < _min_bits(ctx, 30.0)]
         # a second view: the error against the exact gradient falls like eps = 1/N (ReLU: exact off its kink)
         extra: dict[str, Any] = {"fd_scale": scales, "errors": errs, "bits": bits}
-        if which == "act_fd" and c.aux.activation == "relu":
+        if relu_act:
             if max(errs) > 1e-9:
                 reasons.append(f"ReLU finite difference should be exact away from the kink; error {max(errs):.3g}")
         else:

@@ -112,6 +112,18 @@ def test_float64_overflow_is_a_reason_not_a_crash():
     assert r["verdict"] == "fail" and any("p/(1-p)" in s for s in r["reasons"])
 
 
+def test_a_decode_that_divides_by_zero_in_mp_is_a_precision_too_narrow():
+    """Found by fuzzing: at N = 64, d0 = 7, p rounds to 1 in 96 bits and mpmath, which has no infinity for x / 0,
+    raised ZeroDivisionError; it is a precision too narrow for the input, one line naming --numerics."""
+    from attnsim.sim.numerics import NumericsError
+
+    params = dict(input="reduction", N=64, M=8, d=7, radius=1, eps=0.5, seeds=4)
+    with pytest.raises(NumericsError, match="use more bits") as refused:
+        run_check("two_heads.lower_bound", params, "mp:96")
+    assert refused.value.param == "numerics"
+    assert run_check("two_heads.lower_bound", params, "mp:400")["verdict"] == "pass"
+
+
 def test_broken_encoding_is_caught(monkeypatch):
     """Dummy keys that lose their β/2 score change every output: the decisions go wrong."""
     original = hardness.encode

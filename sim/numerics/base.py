@@ -29,6 +29,13 @@ class NumericsError(AttnsimError):
     """An input or an intermediate value that this numerics cannot represent (names the cause)."""
 
 
+def division_by_zero(name: str, remedy: str) -> NumericsError:
+    """The error of a division by a value that rounded to exactly 0 in numerics ``name``, naming the likely cause."""
+    return NumericsError(f"{name}: division by a value that rounded to exactly 0 (in the Two Heads constructions: p "
+                         "rounded to 1, so the decode A = p/(1 - p) of Lemma 3.1 Step 1, used by every block "
+                         f"construction, divides by zero); {remedy}", param="numerics")
+
+
 class Numerics(ABC):
     """One arithmetic. ``exact`` backends are compared with ``==``; the others in bits of error."""
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from attnsim.sim.numerics.base import Array, Numerics, NumericsError
+from attnsim.sim.numerics.base import Array, Numerics, NumericsError, division_by_zero
 from attnsim.sim.numerics.fixed_formats import ROUNDINGS, FixedFormat, Format, lowest, overflows, parse_format, saturate
 
 
@@ -138,9 +138,7 @@ class FixedWidth(Numerics):
         """a / b, rounded; division by an exact zero raises an error that names the likely cause."""
         b = np.asarray(b)
         if (b == 0).any():
-            raise NumericsError(f"{self.name}: division by a value that rounded to exactly 0 (in the Two Heads "
-                                "constructions: p rounded to 1, so the decode A = p/(1 - p) of Lemma 3.1 Step 1, "
-                                "used by every block construction, divides by zero); use a wider format")
+            raise division_by_zero(self.name, "use a wider format")
         return self.round(np.divide(a, b))
 
     def matmul(self, a: Array, b: Array) -> Array:

@@ -12,7 +12,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from attnsim.sim.numerics.base import Array, Numerics, NumericsError
+from attnsim.sim.numerics.base import Array, Numerics, NumericsError, division_by_zero
 
 
 class MP(Numerics):
@@ -77,6 +77,13 @@ class MP(Numerics):
                 w = self.weights(self.matmul(q[i:i + 1], k[keys].T), None)
                 num[i:i + 1], den[i:i + 1] = self.matmul(w, v[keys]), self.rowsum(w)
         return self.safe_div(num, den)
+
+    def div(self, a: Array, b: Array) -> Array:
+        """a / b; mpmath has no infinity for x / 0, so a divisor that rounded to 0 is an error naming the BITS."""
+        try:
+            return a / b
+        except ZeroDivisionError:
+            raise division_by_zero(self.name, "use more bits (mp:BITS)") from None
 
     def sqrt(self, a: Array) -> Array:
         """Element-wise square root."""

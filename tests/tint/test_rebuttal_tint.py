@@ -175,3 +175,16 @@ def test_report_has_questions_from_review_with_three_subsections(tmp_path: Path)
     assert text.count("\n#### ") == 3
     assert text.count("Claim (our words)") == 3 and text.count("Verdict: **supported**") == 3
     assert "| 2 | 3 (2) | 6 (4) |" not in text and "(4) |" in text  # (total - base) / per_unit = layers x steps
+
+
+def test_the_tint_bias_slope_leaves_out_steps_below_float64s_rounding_floor() -> None:
+    """Found by fuzzing: down to eps = 1.6e-7 at D = 1 the two smallest steps' biases are float64 rounding, and the
+    slope over every step was 0.82; over the steps whose bias lies above the rounding floor it is 1. Steps that
+    leave fewer than 3 such points are refused, naming decades."""
+    params = dict(D=1, widths=1, samples=483, eps=0.15625, decades=7)
+    r = run_check("tint.rebuttal_fd_end_to_end", params, "float64", 331)
+    assert r["verdict"] == "pass" and abs(r["extra"]["tint_bias_slope"] - 1) < 0.05, r["reasons"]
+    assert r["extra"]["tint_slope_steps"] == [0.15625 / 10 ** i for i in range(4)]
+    with pytest.raises(UsageError, match="rounding floor") as refused:
+        run_check("tint.rebuttal_fd_end_to_end", {**params, "eps": 1e-6, "decades": 3}, "float64")
+    assert refused.value.param == "decades"

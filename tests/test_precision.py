@@ -129,7 +129,7 @@ def test_p_rounding_to_one_is_a_reason_and_a_clear_error() -> None:
     assert any("float:bf16" in r and "p rounded to 1" in r for r in rec["reasons"])
     cli = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "check", "two_heads.lemma_3_1", "--N", "32",
                           "--M", "8", "--input", "large", "--numerics", "float:bf16"], capture_output=True, text=True)
-    assert cli.returncode == 2 and "error: float:bf16" in cli.stderr and "Traceback" not in cli.stderr
+    assert cli.returncode == 2 and "error: --numerics: float:bf16" in cli.stderr and "Traceback" not in cli.stderr
     setup = make_setup(32, 8, 4, 0, None, "large")
     assert "p rounded to 1" in evaluate("paper", "float:bf16", 0, setup).reason
 

@@ -16,7 +16,7 @@ differences in tests). :func:`sgd_step` updates the top ``n_sim`` layers and ln_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -247,9 +247,14 @@ def layer_backward(cfg: AuxConfig, ar: Arith, lw: dict, c: dict, dout: np.ndarra
     return dh1 + dx1, grads
 
 
+BackwardObserver = Callable[[dict, dict, np.ndarray], None]
+"""Called as (layer weights, layer cache, gradient at the layer's output) before each simulated layer's backward."""
+
+
 def gradients(cfg: AuxConfig, ar: Arith, w: Weights, ids: np.ndarray, positions: np.ndarray,
-              n_sim: int, approx: Approx = Approx()) -> dict[str, Any]:
-    """Gradients of the summed loss at ``positions`` for ln_f and the top ``n_sim`` layers."""
+              n_sim: int, approx: Approx = Approx(), observe: BackwardObserver | None = None) -> dict[str, Any]:
+    """Gradients of the summed loss at ``positions`` for ln_f and the top ``n_sim`` layers (``observe``: see
+    :data:`BackwardObserver`)."""
     start = cfg.layers - n_sim
     h = embed(cfg, w, ids)
     for lw in w["layers"][:start]:
@@ -259,14 +264,17 @@ def gradients(cfg: AuxConfig, ar: Arith, w: Weights, ids: np.ndarray, positions:
     dh, g_f, b_f = ln_backward(ar, fc["hat"], fc["sigma"], fc["h"], w["lnf_g"], dfinal, approx.ln_fd)
     out: dict[str, Any] = {"lnf_g": g_f, "lnf_b": b_f, "layers": {}}
     for i in reversed(range(n_sim)):
+        if observe is not None:
+            observe(w["layers"][start + i], caches[i], dh)
         dh, out["layers"][start + i] = layer_backward(cfg, ar, w["layers"][start + i], caches[i], dh, approx)
     return out
 
 
 def sgd_step(cfg: AuxConfig, ar: Arith, w: Weights, ids: np.ndarray, positions: np.ndarray, lr: Any,
-             n_sim: int, approx: Approx = Approx()) -> Weights:
-    """tint.sgd_step: theta - lr * (summed-loss gradient) on ln_f and the top n_sim layers."""
-    g = gradients(cfg, ar, w, ids, positions, n_sim, approx)
+             n_sim: int, approx: Approx = Approx(), observe: BackwardObserver | None = None) -> Weights:
+    """tint.sgd_step: theta - lr * (summed-loss gradient) on ln_f and the top n_sim layers (``observe``: see
+    :data:`BackwardObserver`)."""
+    g = gradients(cfg, ar, w, ids, positions, n_sim, approx, observe)
     eta = ar.scalar(lr)
     frozen_ln = ("ln1_g", "ln2_g") if approx.ln_bias_only else ()
     new = dict(w, layers=[dict(lw) for lw in w["layers"]])

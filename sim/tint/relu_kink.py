@@ -32,20 +32,13 @@ def transformer_kink_clear(c: Case, ar: Arith, fd_scale: int) -> bool:
     one-sided activation difference equals the step with the exact ReLU derivative (layer by layer, from the top,
     the upstream gradients agree), so tint.act_backward's error must vanish."""
     cfg, eps = c.aux, ar.scalar(1) / fd_scale
-    approx, n_sim = am.Approx.tint(eps), c.tint.simulated(c.aux)
-    w, ids, start = am.init_weights(cfg, ar, c.seed), c.tokens, cfg.layers - n_sim
-    positions = loss_positions(len(c.ids), c.n_train, "paper")
+    near: list[bool] = []
+
+    def observe(lw: dict, cache: dict, dh: np.ndarray) -> None:
+        near.append(not relu_difference_exact(ar, cache["u"], dh @ lw["wproj"], eps))
+
+    w, positions = am.init_weights(cfg, ar, c.seed), loss_positions(len(c.ids), c.n_train, "paper")
     for _ in range(c.tint.steps):
-        h = am.embed(cfg, w, ids)
-        for lw in w["layers"][:start]:
-            h = am.layer_forward(cfg, ar, lw, h)[0]
-        logits, caches, fc = am.forward(cfg, ar, w, ids, start=start, h=h)
-        dh = am.ln_backward(ar, fc["hat"], fc["sigma"], fc["h"], w["lnf_g"],
-                            am.loss_gradient(ar, w, logits, ids, positions), approx.ln_fd)[0]
-        for i in reversed(range(n_sim)):
-            lw = w["layers"][start + i]
-            if not relu_difference_exact(ar, caches[i]["u"], dh @ lw["wproj"], eps):
-                return False
-            dh = am.layer_backward(cfg, ar, lw, caches[i], dh, approx)[0]
-        w = am.sgd_step(cfg, ar, w, ids, positions, ar.scalar(c.tint.inner_lr), n_sim, approx)
-    return True
+        w = am.sgd_step(cfg, ar, w, c.tokens, positions, ar.scalar(c.tint.inner_lr), c.tint.simulated(cfg),
+                        am.Approx.tint(eps), observe)
+    return not any(near)

@@ -20,6 +20,7 @@ model runs in exact, symbolic, mp and float64 arithmetic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import numpy as np
 
@@ -97,30 +98,49 @@ def head_columns(spec: TransformerSpec, h: int) -> slice:
     return slice(h * spec.m, (h + 1) * spec.m)
 
 
+def head_projections(spec: TransformerSpec, hw: HeadWeights, Xh: Array, nm: Numerics) -> tuple[Array, Array, Array]:
+    """One head's queries, keys and values from its columns ``Xh`` of the layer input (rotated under RoPE)."""
+    q = nm.matmul(Xh, nm.array(hw.WQ, "W^Q"))
+    k = nm.matmul(Xh, nm.array(hw.WK, "W^K"))
+    v = nm.matmul(Xh, nm.array(hw.WV, "W^V"))
+    if spec.rope is not None:
+        positions = list(range(Xh.shape[0]))
+        q, k = spec.rope.apply(nm, q, positions), spec.rope.apply(nm, k, positions)
+    return q, k, v
+
+
 def attention_layer(spec: TransformerSpec, layer: LayerWeights, X: Array, nm: Numerics) -> Array:
     """One layer f_ℓ before its MLP: the H heads, concatenated (N × d)."""
     allowed = None if isinstance(spec.mask, Full) else spec.mask.materialize(X.shape[0])
     X = layer.pre(nm, X)
     outs = []
     for h, hw in enumerate(layer.heads):
-        Xh = X[:, head_columns(spec, h)]
-        q = nm.matmul(Xh, nm.array(hw.WQ, "W^Q"))
-        k = nm.matmul(Xh, nm.array(hw.WK, "W^K"))
-        v = nm.matmul(Xh, nm.array(hw.WV, "W^V"))
-        if spec.rope is not None:
-            positions = list(range(X.shape[0]))
-            q, k = spec.rope.apply(nm, q, positions), spec.rope.apply(nm, k, positions)
+        q, k, v = head_projections(spec, hw, X[:, head_columns(spec, h)], nm)
         outs.append(nm.attention(q, k, v, allowed))
     return np.concatenate(outs, axis=1)
 
 
-def reference(spec: TransformerSpec, weights: Weights, X: Array, nm: Numerics) -> Array:
-    """T(X) computed directly (two_heads Def 2.2)."""
+def apply_layer(spec: TransformerSpec, layer: LayerWeights, X: Array, nm: Numerics) -> Array:
+    """X_{ℓ+1} = ψ_ℓ(X_ℓ + f_ℓ(X_ℓ)) with a residual stream, else ψ_ℓ(f_ℓ(X_ℓ)) (two_heads Def 2.2)."""
+    heads = attention_layer(spec, layer, X, nm)
+    return layer.psi(nm, nm.add(X, heads) if spec.residual else heads)
+
+
+def stream(spec: TransformerSpec, weights: Weights, X: Array, nm: Numerics) -> Iterator[Array]:
+    """The residual stream as :func:`reference` computes it: X_0 = φ(X), then X_ℓ after each layer ℓ = 1 .. L.
+
+    Lazy: zipped with ``weights.layers`` it gives each layer its input without computing the last output."""
     weights.validate(spec)
     if X.shape != (spec.N, spec.d):
         raise AttnsimError(f"input: X has shape {X.shape}, expected (N, d) = ({spec.N}, {spec.d})")
     X = weights.phi(nm, X)
+    yield X
     for layer in weights.layers:
-        heads = attention_layer(spec, layer, X, nm)
-        X = layer.psi(nm, nm.add(X, heads) if spec.residual else heads)
-    return X
+        X = apply_layer(spec, layer, X, nm)
+        yield X
+
+
+def reference(spec: TransformerSpec, weights: Weights, X: Array, nm: Numerics) -> Array:
+    """T(X) computed directly (two_heads Def 2.2)."""
+    *_, out = stream(spec, weights, X, nm)
+    return out

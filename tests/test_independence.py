@@ -31,6 +31,8 @@ CODE = tuple(str(Path(p.__file__).parent) for p in (sim_pkg, verify_pkg))
 TWINS = str(Path(verify_pkg.__file__).parent / "twins")
 
 _MODEL = "attnsim.sim.model:reference"
+_MODEL_SIDE = (_MODEL, "attnsim.verify.decode_allowance:paper_decode_loss_bits")
+"""The reference, and the allowance read off its own scores (the bits Lemma 3.1's decode may lose)."""
 _LSH = "attnsim.verify.lsh_reference:collision_counts"
 _RELAY = ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.__call__", "attnsim.sim.anna.mpc_to_anna:MPCTransformer.place",
           "attnsim.sim.anna.mpc_to_anna:MPCTransformer.readout")
@@ -79,11 +81,12 @@ SHARED_BY_CLAIM = {
 
 # claim -> (small parameters, "reference" or "construction", root functions of that side as module:qualname)
 SIDES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
-    **{c: ({}, "reference", (_MODEL,)) for c in ("two_heads.lemma_3_1", "two_heads.rebuttal_rope")},
-    "two_heads.cor_3_2": ({"N": 8, "M": 4, "d": 4, "H": 2, "L": 2}, "reference", (_MODEL,)),
-    **{c: ({"L": 1}, "reference", (_MODEL,)) for c in ("two_heads.thm_3_4", "two_heads.thm_1_1", "two_heads.thm_3_5")},
-    **{c: ({}, "reference", (_MODEL,)) for c in ("two_heads.thm_5_1", "two_heads.thm_1_4")},
-    "two_heads.rebuttal_norm": ({"N": 13, "M": 4}, "reference", (_MODEL,)),
+    **{c: ({}, "reference", _MODEL_SIDE) for c in ("two_heads.lemma_3_1", "two_heads.rebuttal_rope")},
+    "two_heads.cor_3_2": ({"N": 8, "M": 4, "d": 4, "H": 2, "L": 2}, "reference", _MODEL_SIDE),
+    **{c: ({"L": 1}, "reference", _MODEL_SIDE)
+       for c in ("two_heads.thm_3_4", "two_heads.thm_1_1", "two_heads.thm_3_5")},
+    **{c: ({}, "reference", _MODEL_SIDE) for c in ("two_heads.thm_5_1", "two_heads.thm_1_4")},
+    "two_heads.rebuttal_norm": ({"N": 13, "M": 4}, "reference", _MODEL_SIDE),
     "two_heads.lemma_3_3": ({}, "construction", ("attnsim.sim.two_heads.packing:run_packed",)),
     "two_heads.claim_b_6": ({}, "construction", ("attnsim.sim.two_heads.causal:block_denominators",)),
     "two_heads.thm_4_1": ({"N": 1024, "M": 128, "eps": 2.0, "seeds": 2, "input": "bounded"}, "reference",

@@ -124,9 +124,10 @@ def test_exp_underflow_of_every_block_is_a_reason() -> None:
 
 
 def test_p_rounding_to_one_is_a_reason_and_a_clear_error() -> None:
+    # the check refuses before it runs: the decode's loss on these scores is more than bf16 has
     rec = run_point("two_heads.lemma_3_1", {"N": 32, "M": 8, "input": "large"}, "float:bf16", 0)
     assert rec["verdict"] == "fail"
-    assert any("float:bf16" in r and "p rounded to 1" in r for r in rec["reasons"])
+    assert any("float:bf16" in r and "p/(1 - p) loses" in r for r in rec["reasons"])
     cli = subprocess.run([sys.executable, "-m", "attnsim.verify.cli", "check", "two_heads.lemma_3_1", "--N", "32",
                           "--M", "8", "--input", "large", "--numerics", "float:bf16"], capture_output=True, text=True)
     assert cli.returncode == 2 and "error: --numerics: float:bf16" in cli.stderr and "Traceback" not in cli.stderr
@@ -136,7 +137,8 @@ def test_p_rounding_to_one_is_a_reason_and_a_clear_error() -> None:
 
 def test_check_passes_in_fp32_with_the_default_min_bits() -> None:
     rec = run_point("two_heads.lemma_3_1", {"N": 32, "M": 8}, "float:fp32", 0)
-    assert rec["verdict"] == "pass" and rec["min_bits"] == 14 and rec["error_bits"] >= 14
+    assert rec["verdict"] == "pass" and rec["error_bits"] >= 14
+    assert rec["min_bits"] == pytest.approx(14 - rec["extra"]["decode_allowance_bits"], abs=0.01)
 
 
 def test_fit_and_target_parsing() -> None:

@@ -26,7 +26,7 @@ from attnsim.verify.check import _formula_values
 from attnsim.verify.registry import CheckContext, Measurement, get_checker
 
 
-def _count_only(ctx, case, spec, simulate, derived):
+def _count_only(ctx, case, spec, simulate, derived, **agreement_options):
     """measure_model without the reference: run the construction, read the ledger."""
     nm = get_numerics(ctx.numerics, ctx.seed)
     oracle = Oracle(spec, nm)

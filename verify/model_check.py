@@ -21,10 +21,11 @@ from attnsim.sim.numerics.arb import Arb
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.cases import Case
+from attnsim.verify.decode_allowance import paper_decode_loss_bits
 from attnsim.verify.layer_record import layer_mismatches
 from attnsim.verify.precision.certify import certify
 from attnsim.verify.precision.certify import summary as certify_summary
-from attnsim.verify.registry import CheckContext, Measurement
+from attnsim.verify.registry import CheckContext, Measurement, UsageError
 
 Simulate = Callable[[Oracle, Array], Array]
 REFERENCE_MODEL = "attnsim.sim.model.reference"
@@ -47,15 +48,44 @@ def exact_too_long(ctx: CheckContext) -> str | None:
             f"{est.time_driver} drives it): certified bits only")
 
 
+def required_bits(ctx: CheckContext, case: Case, decode_block: int | None,
+                  rounding_bits: float) -> tuple[float | None, float]:
+    """The bits of agreement a model check asks for, and the allowance for the paper's decode taken off them.
+
+    ``--min-bits`` when given; else the format's default margin (``agreement.default_min_bits``), less
+    ``rounding_bits`` (a rounding the construction adds by design) and, for a construction that decodes
+    Lemma 3.1's Step 1 the paper's way over key blocks of ``decode_block`` rows, less the bits that decode may
+    lose on this model (``decode_allowance``). An allowance that leaves less than 1 bit to ask for is a precision too
+    narrow for the model's scores: a UsageError naming ``--numerics``.
+    """
+    nm = get_numerics(ctx.numerics, ctx.seed)
+    if nm.exact or ctx.min_bits is not None:
+        return (None if nm.exact else ctx.min_bits), 0.0
+    truth = truth_numerics(nm, ctx.seed)
+    loss = 0.0 if decode_block is None else paper_decode_loss_bits(case.spec, case.weights,
+                                                                  truth.array(case.X, "X"), truth, decode_block)
+    default = default_min_bits(nm)
+    assert default is not None
+    asked = default - loss - rounding_bits
+    if asked < 1:
+        raise UsageError(f"{nm.name}: Lemma 3.1's decode p/(1 - p) loses about log2(1 + A) = {loss:.1f} bits on "
+                         f"this model's block sums, which leaves under 1 of the {default:g} bits asked by default; "
+                         "use more bits (or ask for some with --min-bits)", param="numerics")
+    return asked, loss
+
+
 def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simulate: Simulate,
-                  derived: dict[str, Any]) -> Measurement:
-    """Run ``simulate`` on an oracle and the reference model, compare, and read the ledger's counts."""
+                  derived: dict[str, Any], *, decode_block: int | None = None,
+                  rounding_bits: float = 0.0) -> Measurement:
+    """Run ``simulate`` on an oracle and the reference model, compare, and read the ledger's counts.
+
+    ``decode_block`` and ``rounding_bits`` set the agreement asked for (:func:`required_bits`)."""
     nm = get_numerics(ctx.numerics, ctx.seed)
     truth = truth_numerics(nm, ctx.seed)
+    min_bits, decode_loss = required_bits(ctx, case, decode_block, rounding_bits)
     oracle = Oracle(oracle_spec, nm)
     Y = simulate(oracle, nm.array(case.X, "X"))
     ref = reference(case.spec, case.weights, truth.array(case.X, "X"), truth)
-    min_bits = ctx.min_bits if ctx.min_bits is not None else default_min_bits(nm)
     ag = compare(Y, ref, nm, truth, min_bits)
     led = oracle.ledger
     shape = led.max_shape("oracle")
@@ -87,6 +117,7 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
         rounds=led.rounds("oracle"), derived=derived, length_convention=oracle_spec.length_convention,
         reasons=layer_reasons, extra={  # check.py adds its own reason when the output disagrees
             "oracle": oracle_spec.describe(), "min_bits": min_bits, "truth_numerics": truth.name,
+            "decode_allowance_bits": round(decode_loss, 2),
             "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
             "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,
             "layers_compared_before_rounding": layers_compared, **extra,

@@ -144,15 +144,16 @@ def add_job_counts(m: Measurement, oracle: Oracle, per_call: int) -> Measurement
 
 
 def measure_packed(ctx: CheckContext, case: Case, spec: OracleSpec, derived: dict[str, Any],
-                   construct: Callable[[Oracle, Array], Array]) -> Measurement:
-    """Run a packed construction ``construct(oracle, X)`` and add the abstract counts."""
+                   construct: Callable[[Oracle, Array], Array], decode_block: int | None = None) -> Measurement:
+    """Run a packed construction ``construct(oracle, X)`` and add the abstract counts (``decode_block``: see
+    ``model_check.required_bits``)."""
     seen: list[Oracle] = []
 
     def run(oracle: Oracle, X):
         seen.append(oracle)
         return construct(oracle, X)
 
-    m = measure_model(ctx, case, spec, run, derived)
+    m = measure_model(ctx, case, spec, run, derived, decode_block=decode_block)
     return add_job_counts(m, seen[0], spec.heads * spec.layers)
 
 
@@ -185,7 +186,7 @@ def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     return measure_model(ctx, case, spec,
                          lambda oracle, X: simulate(case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"],
                                                     decode=p["decode"]),
-                         base_derived(ctx, case, b))
+                         base_derived(ctx, case, b), decode_block=b if p["decode"] == "paper" else None)
 
 
 # -- Corollary 3.2 ---------------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def check_cor_3_2(ctx: CheckContext) -> Measurement:
     return measure_model(ctx, case, spec, lambda oracle, X: simulate(
         case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_one_per_call, tag="cor_3_2",
         decode=p["decode"]),
-        base_derived(ctx, case, b))
+        base_derived(ctx, case, b), decode_block=b if p["decode"] == "paper" else None)
 
 
 # -- Lemma 3.3 -------------------------------------------------------------------------------------
@@ -294,7 +295,7 @@ def thm_3_4_measure(ctx: CheckContext) -> Measurement:
     spec = packed_spec(p, case.spec.m, causal=False)
     return measure_packed(ctx, case, spec, base_derived(ctx, case, b), lambda oracle, X: simulate_layers(
         case.spec, case.weights, X, oracle, b=b, build_head=full_head(b, p["scheme"], uniform=True),
-        runner=run_packed, tag="thm_3_4"))
+        runner=run_packed, tag="thm_3_4"), decode_block=b)
 
 
 def thm_3_5_measure(ctx: CheckContext) -> Measurement:
@@ -304,7 +305,7 @@ def thm_3_5_measure(ctx: CheckContext) -> Measurement:
     case = model_case(ctx, Causal())
     spec = packed_spec(p, case.spec.m, causal=True)
     return measure_packed(ctx, case, spec, base_derived(ctx, case, b), lambda oracle, X: causal_construction.simulate(
-        case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_packed))
+        case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_packed), decode_block=b)
 
 
 @checker("two_heads.thm_3_4", evidence="independent", params=THM_3_4_PARAMS, grid=_thm_3_4_grid, numerics=NUMERICS,

@@ -25,7 +25,6 @@ from attnsim.sim.oracle import OracleSpec
 from attnsim.sim.rope import RoPE
 from attnsim.sim.token_maps import Center, Compose, Grid, Identity, LayerNorm
 from attnsim.sim.two_heads.worst_case import simulate
-from attnsim.verify.agreement import default_min_bits
 from attnsim.verify.cases import Case, random_case
 from attnsim.verify.claims.two_heads_exact import EXACT_KINDS, block_size
 from attnsim.verify.model_check import measure_model
@@ -83,11 +82,9 @@ def check_rope(ctx: CheckContext) -> Measurement:
     spec = OracleSpec(OracleSpec.max_len_for(p["M"], p["length"]), 1, 1, 2 * p["d"] + 2,
                       length_convention=p["length"], rope=rope)
     derived = {"strict": int(p["length"] == "strict"), "fused": int(p["scheme"] == "fused"), "b": b}
-    if ctx.min_bits is None and not exact_kind:
-        # cos/sin are rounded to the working precision separately in R(i) and in R(r)R(Δ): allow 6 more bits.
-        ctx = replace(ctx, min_bits=default_min_bits(get_numerics(ctx.numerics)) - 6)
+    # cos/sin are rounded to the working precision separately in R(i) and in R(r)R(Δ): allow 6 more bits.
     m = measure_model(ctx, case, spec, lambda o, X: simulate(case.spec, case.weights, X, o, b=b, scheme=p["scheme"]),
-                      derived)
+                      derived, decode_block=b, rounding_bits=6)
     ok = rotation_identity_holds(min(p["N"], 24), max(p["d"], 2), ctx.seed)
     m.extra.update(rope=kind, rotation_identity_exact=ok)
     if not ok:
@@ -148,6 +145,6 @@ def check_norm(ctx: CheckContext) -> Measurement:
     spec = OracleSpec(p["M"] + 1, 1, 1, 2 * m_head + 2)
     derived = {"fused": int(p["scheme"] == "fused"), "b": b}
     m = measure_model(ctx, case, spec, lambda o, X: simulate(case.spec, case.weights, X, o, b=b, scheme=p["scheme"]),
-                      derived)
+                      derived, decode_block=b)
     m.extra.update(norm=p["norm"], ln=ln_kind)
     return m

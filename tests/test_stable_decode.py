@@ -24,7 +24,7 @@ def test_float64_at_d16_the_stable_decode_keeps_its_bits():
     params = {"N": 64, "M": 8, "d": 16}
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the division by 1 - p = 0 is counted into the record, never warned
-        paper = run_check("two_heads.lemma_3_1", params, numerics="float64")
+        paper = run_check("two_heads.lemma_3_1", params, numerics="float64", min_bits=0)  # measured, not judged
     stable = run_check("two_heads.lemma_3_1", {**params, "decode": "stable"}, numerics="float64")
     assert paper["error_bits"] < 1 and paper["extra"]["non_finite"]["div"] > 0
     assert stable["error_bits"] >= 40 and "non_finite" not in stable["extra"]

@@ -86,17 +86,18 @@ def _non_default(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_for(records: Sequence[dict[str, Any]], claim: str, params: dict[str, Any], numerics: str,
-               seed: int = 0) -> dict[str, Any]:
+               seed: int = 0, min_bits: float | None = None) -> dict[str, Any]:
     """The run's record of ``claim`` at ``params`` (the checker's defaults filled in), ``numerics`` (``"none"`` for
-    a claim that computes in none) and ``seed``; the check is run when the run holds none."""
+    a claim that computes in none) and ``seed``; the check is run when the run holds none. With ``min_bits`` (a
+    finding that measures bits rather than judging them) only a record that asked for those bits is taken."""
     from attnsim.verify.check import run_check
 
     full = get_checker(claim).resolve(dict(params))
     for r in records:
         if r.get("claim") == claim and r.get("params") == full and r.get("numerics") == numerics \
-                and r.get("seed", 0) == seed:
+                and r.get("seed", 0) == seed and (min_bits is None or r.get("min_bits") == min_bits):
             return r
-    return run_check(claim, dict(params), None if numerics == NO_NUMERICS else numerics, seed)
+    return run_check(claim, dict(params), None if numerics == NO_NUMERICS else numerics, seed, min_bits)
 
 
 def carried(paper: str, records: Sequence[dict[str, Any]]) -> list[Finding]:

@@ -82,3 +82,11 @@ def test_a_format_the_decode_leaves_too_little_of_is_refused_naming_numerics() -
     assert err.value.param == "numerics"
     asked = run_check("two_heads.thm_1_1", dict(input="large"), "float64", 0, min_bits=1.0)  # an explicit ask stands
     assert asked["min_bits"] == 1.0
+
+
+def test_a_finding_that_measures_bits_names_the_bits_it_asked_for() -> None:
+    from attnsim.verify.findings import check_command, record_for
+
+    r = record_for([], "two_heads.lemma_3_1", dict(N=64, M=8, d=16), "float64", min_bits=0.0)
+    assert r["error_bits"] < 1 and r["extra"]["decode_allowance_bits"] == 0  # measured, nothing allowed
+    assert check_command(r) == "attnsim check two_heads.lemma_3_1 --d 16 --numerics float64 --min-bits 0"

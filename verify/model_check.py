@@ -117,7 +117,7 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
         rounds=led.rounds("oracle"), derived=derived, length_convention=oracle_spec.length_convention,
         reasons=layer_reasons, extra={  # check.py adds its own reason when the output disagrees
             "oracle": oracle_spec.describe(), "min_bits": min_bits, "truth_numerics": truth.name,
-            "decode_allowance_bits": round(decode_loss, 2),
+            "decode_allowance_bits": round(decode_loss, 2), "min_bits_given": ctx.min_bits,
             "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
             "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,
             "layers_compared_before_rounding": layers_compared, **extra,

@@ -77,6 +77,9 @@ def check_command(r: dict[str, Any]) -> str:
         args.append(f"--numerics {r['numerics']}")
     if r.get("seed"):
         args.append(f"--seed {r['seed']}")
+    given = (r.get("extra") or {}).get("min_bits_given")
+    if given is not None:
+        args.append(f"--min-bits {given:g}")
     return " ".join(["attnsim check", r["claim"], *args])
 
 

@@ -34,9 +34,10 @@ GAPS = (1 / 4, 3 / 16, 1 / 8, 3 / 32, 1 / 16)
 """eps' - eps over the gap sweep: 5 values spanning 4x, at eps = 1/16. Larger gaps (3/8 and up at N = 4096) give
 memory for the one-level sample sort, 6 rounds whatever the gap: the sweep starts where the levels recurse."""
 
-GAP_MEMORY = 128.0
-"""s_scale of the gap sweep, eps' = 1/8 ... 5/16: s = 363 ... 1723 words at N = 4096 (quick) and 431 ... 2656 at
-16384 (full), below N at every point."""
+GAP_MEMORY = 215.0
+"""s_scale of the gap sweep, eps' = 1/8 ... 5/16: s = 609 ... 2893 words at N = 4096 (quick) and 724 ... 4462 at
+16384 (full), below N at every point. At 128 (s = 363 at N = 4096, eps' = 1/8) the referee refused 3 of 20 draws of
+the first point for loads over s; at 215, none of 20 (docs/anna_lemma_c_2.md, "Why small s is fragile")."""
 
 GAP_SWEEP = ParamSweep(
     var="1/(eps1 - eps)",

@@ -16,7 +16,7 @@ import math
 from typing import Any, Callable
 
 from attnsim.sim.model import reference
-from attnsim.sim.numerics import Array, get_numerics
+from attnsim.sim.numerics import Array, Numerics, get_numerics
 from attnsim.sim.numerics.arb import Arb
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
@@ -48,7 +48,7 @@ def exact_too_long(ctx: CheckContext) -> str | None:
             f"{est.time_driver} drives it): certified bits only")
 
 
-def required_bits(ctx: CheckContext, case: Case, decode_block: int | None,
+def required_bits(ctx: CheckContext, case: Case, nm: Numerics, truth: Numerics, decode_block: int | None,
                   rounding_bits: float) -> tuple[float | None, float]:
     """The bits of agreement a model check asks for, and the allowance for the paper's decode taken off them.
 
@@ -58,10 +58,8 @@ def required_bits(ctx: CheckContext, case: Case, decode_block: int | None,
     lose on this model (``decode_allowance``). An allowance that leaves less than 1 bit to ask for is a precision too
     narrow for the model's scores: a UsageError naming ``--numerics``.
     """
-    nm = get_numerics(ctx.numerics, ctx.seed)
     if nm.exact or ctx.min_bits is not None:
         return (None if nm.exact else ctx.min_bits), 0.0
-    truth = truth_numerics(nm, ctx.seed)
     loss = 0.0 if decode_block is None else paper_decode_loss_bits(case.spec, case.weights,
                                                                   truth.array(case.X, "X"), truth, decode_block)
     default = default_min_bits(nm)
@@ -82,7 +80,7 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
     ``decode_block`` and ``rounding_bits`` set the agreement asked for (:func:`required_bits`)."""
     nm = get_numerics(ctx.numerics, ctx.seed)
     truth = truth_numerics(nm, ctx.seed)
-    min_bits, decode_loss = required_bits(ctx, case, decode_block, rounding_bits)
+    min_bits, decode_loss = required_bits(ctx, case, nm, truth, decode_block, rounding_bits)
     oracle = Oracle(oracle_spec, nm)
     Y = simulate(oracle, nm.array(case.X, "X"))
     ref = reference(case.spec, case.weights, truth.array(case.X, "X"), truth)

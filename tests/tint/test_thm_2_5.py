@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,3 +58,16 @@ def test_grouped_exact_linear_head_is_the_linear_head(n, b, seed) -> None:
     allowed = rng.random((n, n)) < rng.random()
     zero = ar.scalar(0)
     assert (grouped_linear_head(q, k, v, key_groups(allowed), zero) == linear_head(q, k, v, allowed, zero)).all()
+
+
+def test_the_slope_is_extrapolated_past_the_second_order_bend() -> None:
+    """A seed whose data bends the local slopes at eps = 1/64 (0.845, 0.92, ...) passes on the extrapolated one;
+    fewer than 3 points give nothing to extrapolate from, and are refused naming --halvings."""
+    from attnsim.verify.check import run_check
+    from attnsim.verify.registry import UsageError
+
+    r = run_check("tint.thm_2_5", {"eps": 1 / 64, "halvings": 3}, "float64", 127525)
+    assert r["verdict"] == "pass" and abs(r["extra"]["slope"] - 1) < 0.02
+    assert r["extra"]["local_slopes"][0] < 0.85  # the bend a bare fit would have judged
+    with pytest.raises(UsageError, match="halvings"):
+        run_check("tint.thm_2_5", {"eps": 1 / 64, "halvings": 2}, "float64", 127525)

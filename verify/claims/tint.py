@@ -9,6 +9,7 @@ the abstract's ceiling of 2 billion from paper_refs to hold the *measured* total
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -146,18 +147,34 @@ def check_stacking(ctx: CheckContext) -> Measurement:
 # ------------------------------------------------------------------------------------------- Thm 2.5
 @checker("tint.thm_2_5", evidence="independent", params=[Param("eps", float, 1e-2, "largest eps",
       minimum=1e-12, maximum=1.0),
-                                 Param("halvings", int, 4, "eps, eps/2, ...", minimum=2)],
+                                 Param("halvings", int, 4, "eps, eps/2, ... (at least 3: the slope is extrapolated "
+                                       "from the last three)", minimum=3)],
          grid=lambda quick: [{"eps": 1e-2}], numerics=ALL, default_numerics="float64")
 def check_thm_2_5(ctx: CheckContext) -> Measurement:
-    """Softmax-simulated linear attention: the error must fall linearly in eps (fitted log-log slope ~ 1)."""
+    """Softmax-simulated linear attention: the error must fall linearly in eps (slope 1 as eps -> 0).
+
+    O(eps) is asymptotic: an error a eps + b eps^2 has local log-log slope 1 + c eps + O(eps^2) between eps and
+    eps/2, bent by the second-order term by an amount that halves with eps and depends on the drawn data's scale
+    (at eps = 1/64 one seed's local slopes run 0.845, 0.92, 0.96, 0.98). The slope judged is the local slope
+    Richardson-extrapolated to eps = 0 from the three smallest eps, 2 s(eps/2 -> eps/4) - s(eps -> eps/2), which
+    removes that first-order bend (0.995 on the same seed), within 0.15 of 1."""
     ar = get_arith(ctx.numerics)
     eps = [ctx.params["eps"] / 2 ** i for i in range(ctx.params["halvings"])]
     errs = ex.thm25_sweep(ar, eps, ctx.seed)
-    slope = loglog_fit(eps, errs).slope
-    reasons = [] if abs(slope - 1) <= 0.15 else [f"error slope in eps is {slope:.3f}, expected 1 (O(eps))"]
+    extra = {"eps": eps, "errors": errs}
+    if min(errs) <= 0:
+        reasons = [f"an error of 0 at eps = {eps[errs.index(min(errs))]}: no slope in eps to judge"]
+        return Measurement(evidence="independent", reference="attnsim.sim.tint.linear_attention.linear_head",
+                           agree=False, reasons=reasons, extra=extra)
+    local = [math.log2(a / b) for a, b in zip(errs, errs[1:])]
+    slope = 2 * local[-1] - local[-2]
+    reasons = [] if abs(slope - 1) <= 0.15 else [
+        f"error slope in eps, extrapolated to eps -> 0, is {slope:.3f}, expected 1 (O(eps)); local slopes "
+        + ", ".join(f"{x:.3f}" for x in local)]
     return Measurement(evidence="independent", reference="attnsim.sim.tint.linear_attention.linear_head",
                        agree=not reasons, derived={"slope": slope}, reasons=reasons,
-                       extra={"eps": eps, "errors": errs, "slope": slope})
+                       extra={**extra, "slope": slope, "local_slopes": local,
+                              "fitted_slope": loglog_fit(eps, errs).slope})
 
 
 # ------------------------------------------------------------------------------- finite differences

@@ -375,15 +375,15 @@ def test_result_lost_with_its_worker_becomes_resumable(monkeypatch, caplog):
     what distributed logs meanwhile does not reach stderr (the error is the one line a user sees)."""
     import dask.distributed
 
-    from attnsim.verify import sweep as sweep_mod
+    from attnsim.verify import executors
     from attnsim.verify.registry import ResumableError
 
     fut = _LostResult()
     monkeypatch.setattr(dask.distributed, "wait", lambda fs, timeout, return_when: ({fut}, set()))
-    monkeypatch.setattr(sweep_mod, "NO_WORKER_SECONDS", 0.2)
+    monkeypatch.setattr(executors, "NO_WORKER_SECONDS", 0.2)
     t0 = time.monotonic()
     with pytest.raises(ResumableError, match="no live worker"):
-        list(sweep_mod._dask_results(_NoWorkers(), [fut]))
+        list(executors._dask_results(_NoWorkers(), [fut]))
     assert time.monotonic() - t0 < 10
     assert not [r for r in caplog.records if r.name.split(".")[0] in ("distributed", "asyncio")]
     assert logging.getLogger("distributed.client").level != logging.CRITICAL + 1  # levels restored
@@ -408,7 +408,7 @@ def test_abandoned_gathers_are_not_printed_but_other_task_errors_are(caplog):
     traceback and all, on stderr (after the one-line error); those are dropped, anything else is not."""
     from types import SimpleNamespace
 
-    from attnsim.verify.sweep import _ignore_abandoned_gathers
+    from attnsim.verify.executors import _ignore_abandoned_gathers
 
     loop = asyncio.new_event_loop()
     try:

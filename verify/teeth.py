@@ -284,9 +284,9 @@ def run_twin_chunk(keys: list[tuple[str, str]], _cache: str | None = None, seed:
 def run_teeth(claims: Sequence[str], quick: bool = False, seed: int = 0,
               on_twin: Callable[[TwinResult], None] | None = None, *, executor: str = "serial",
               workers: int | None = None, scheduler: str | None = None) -> list[ClaimTeeth]:
-    """Run the planned twins of ``claims`` on one of the sweep's executors (:func:`attnsim.verify.sweep.run_tasks`);
+    """Run the planned twins of ``claims`` on one of the sweep's executors (:func:`attnsim.verify.executors.run_tasks`);
     ``on_twin`` hears each result as it comes; results in plan order."""
-    from attnsim.verify.sweep import run_tasks
+    from attnsim.verify.executors import run_tasks
 
     planned = plan(claims, quick)
     task = run_twin_chunk if seed == 0 else partial(run_twin_chunk, seed=seed)

@@ -28,6 +28,7 @@ from rich.console import Console
 
 from attnsim.paper_refs import load, papers
 from attnsim.verify.cache import SECRET_NOTES, SET_ASIDE
+from attnsim.verify.executors import reachable
 from attnsim.verify.findings import findings
 from attnsim.verify.guards import check_workers
 from attnsim.verify.probes import probe_failures, probe_pass
@@ -47,7 +48,7 @@ from attnsim.verify.report.section_cache import cached_section
 from attnsim.verify.report.section_tasks import NOT_COMPUTED, run_topic, section_name, topic_jobs
 from attnsim.verify.report.sections import growth, paper_sections
 from attnsim.verify.report.verdicts import claim_verdicts, failing_list, verdict_table
-from attnsim.verify.sweep import Point, atomic_write, code_version, grid, reachable
+from attnsim.verify.sweep import Point, atomic_write, code_version, grid
 from attnsim.verify.sweep import run_point as _run_point
 from attnsim.verify.teeth import assemble as assemble_teeth
 from attnsim.verify.teeth import load as load_teeth

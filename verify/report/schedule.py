@@ -12,7 +12,7 @@ processes of their own, so that no process that ran a broken variant computes a 
 afterwards; the two pools share the ``workers`` CPUs) and ``local`` (a thread of this process: the proofs,
 and work that must not run in a worker forked after it, such as torch's). With the ``processes`` executor
 the pools stream: a finished job's worker takes the next ready job at once. The other executors run the
-ready jobs of each lane in waves through :func:`attnsim.verify.sweep.run_tasks` (one wave ends before the
+ready jobs of each lane in waves through :func:`attnsim.verify.executors.run_tasks` (one wave ends before the
 next starts).
 
 A job's inputs are built when it is submitted (``make``), so they can carry what finished before it, e.g.
@@ -31,9 +31,9 @@ from typing import Any, Callable
 
 from rich.console import Console
 
+from attnsim.verify.executors import run_tasks
 from attnsim.verify.procs import signals_deferred, stop_pool, worker_pool
 from attnsim.verify.progress import progress
-from attnsim.verify.sweep import run_tasks
 
 LANES = ("main", "teeth", "local")
 

@@ -17,6 +17,7 @@ import re
 import resource
 from dataclasses import dataclass
 
+from attnsim.sim.numerics.memory_room import available_memory, virtual_size
 from attnsim.verify.registry import UsageError
 
 MEMORY_SHARE = 0.5
@@ -32,21 +33,6 @@ _SECONDS = {"": 1, "s": 1, "min": 60, "h": 3600, "d": 86400}
 
 _limit: int | None = None
 _time_limit: float | None = None
-
-
-def available_memory() -> int:
-    """Bytes the kernel reports as available (``MemAvailable``), or physical memory where that is unknown."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 4 << 30
 
 
 def parse_size(text: str, option: str = "--max-memory") -> int:
@@ -124,17 +110,6 @@ def time_limit() -> float | None:
     return parse_duration(env, "ATTNSIM_MAX_TIME") if env else None
 
 
-def _virtual_size() -> int:
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
 BACKSTOP_ENV = "ATTNSIM_BACKSTOP"
 """Set to 1 by the ``attnsim`` entry point (and inherited by its workers): only real commands arm the
 backstop, so a test that calls the CLI in its own process keeps its address space."""
@@ -150,7 +125,7 @@ def arm_backstop() -> None:
     limit = memory_limit()  # a malformed $ATTNSIM_MAX_MEMORY is refused here, armed or not
     if os.environ.get(BACKSTOP_ENV) != "1":
         return
-    want = _virtual_size() + limit
+    want = virtual_size() + limit
     try:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:

@@ -7,7 +7,8 @@ p**(k − kmin_i) · q**(kmax_i − k). Then
 
 * scores are one ``fmpq_mat`` product, and their exponents come from one ``numer_denom``;
 * the integer weights are built by indexing cached power tables (numpy object arrays, no Python
-  loop over entries; with an integer base — the default z = 2 — q = 1 and only p's table is used)
+  loop over entries; with an integer base — the default z = 2 — q = 1 and only p's table is used), or,
+  for exponents past :data:`TABLE_TOP`, from one power per distinct exponent
   and the numerators are one ``fmpz_mat`` product with the values over their common denominator;
 * the row sums are one ``fmpz_mat`` product with a column of ones; each output entry is then
   one ``fmpq(numerator, row sum · denominator)``,
@@ -16,14 +17,18 @@ so the big rationals are never added one by one: the only gcds on big numbers ar
 canonicalisations of the outputs (the per-entry path does one per addition). The result is the same
 rational as the generic path (rationals are canonical), so ``simulated == reference`` is unaffected.
 A score off the grid returns None and the caller falls back to the generic path (which names the
-offending score); a score exponent beyond 2**63 is a NumericsError (no such weight fits in memory).
+offending score); a score exponent beyond 2**63, or weights that would not fit in the memory the process may
+still take, is a NumericsError naming the numerics.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from attnsim.sim.numerics.base import NumericsError
+from attnsim.sim.numerics.memory_room import memory_room
 
 try:
     import flint
@@ -45,18 +50,54 @@ def round_to_grid(a: np.ndarray, denominator: int) -> np.ndarray:
     return out
 
 
-def _powers(base: int, top: int, cache: dict[int, np.ndarray]) -> np.ndarray:
-    """base**0 .. base**top as a numpy object array of fmpz (cached, grown by doubling; read-only use)."""
+TABLE_TOP = 4096
+"""Exponents up to this are read off a cached table of every power of the base (at most TABLE_TOP²/2 · log2 base
+bits: 1 MiB for z = 2). Larger exponents are built one distinct exponent at a time, so memory follows the
+weights a call needs and never the square of its largest exponent (a score span of 5·10^5 grid units made a
+table of 60 GB)."""
+
+
+def _table(base: int, top: int, cache: dict[int, np.ndarray]) -> np.ndarray:
+    """base**0 .. base**top (top <= TABLE_TOP) as a numpy object array of fmpz (cached, grown by doubling)."""
     table = cache.get(base)
     if table is None or len(table) <= top:
         old = [flint.fmpz(1)] if table is None else list(table)
-        size = max(2 * len(old), top + 1)
+        size = min(max(2 * len(old), top + 1), TABLE_TOP + 1)
         while len(old) < size:
             old.append(old[-1] * base)
         table = np.empty(size, dtype=object)
         table[:] = old
         cache[base] = table
     return table
+
+
+def _powers_at(base: int, exps: np.ndarray, cache: dict[int, np.ndarray]) -> np.ndarray:
+    """base**e for every e >= 0 of ``exps``, as an object array of fmpz of the same shape."""
+    top = int(exps.max(initial=0))
+    if top <= TABLE_TOP:
+        return _table(base, top, cache)[exps]
+    distinct, where = np.unique(exps, return_inverse=True)
+    values = np.empty(len(distinct), dtype=object)
+    b = flint.fmpz(base)
+    values[:] = [b ** int(e) for e in distinct]
+    return values[where.reshape(exps.shape)]
+
+
+def _refuse_past_room(a: np.ndarray, b: np.ndarray, p: int, qd: int, grid: int, dv: int) -> None:
+    """Refuse weights p**a · qd**b (and the n·dv numerators they make) that would not fit in the memory this
+    process may still take (:func:`attnsim.sim.numerics.memory_room.memory_room`): GMP would end the process."""
+    lp, lq = math.log2(p), (math.log2(qd) if qd != 1 else 0.0)
+    top = int(max(a.max(initial=0), b.max(initial=0)))
+    weight_bits = float(a.sum()) * lp + float(b.sum()) * lq
+    numerator_bits = a.shape[0] * dv * top * (lp + lq)
+    need = 3 * weight_bits / 8 + 2 * numerator_bits / 8  # the weights, their matrix copy, the products
+    room = memory_room()
+    if need > room:
+        raise NumericsError(f"exact: scores in one attention row span up to {top / grid:g} (exponents D·s up to "
+                            f"{top}), so the integer weights z**(D·s) would take about {need / 2**20:,.0f} MiB, "
+                            f"more than the {room / 2**20:,.0f} MiB this run may still use; the values grow too "
+                            "large for exact weights: use mp:BITS or float64, or smaller inputs or fewer layers",
+                            param="numerics")
 
 
 def flint_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray | None,
@@ -84,10 +125,10 @@ def flint_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.nda
     else:
         kmin, kmax = K.min(axis=1, keepdims=True), K.max(axis=1, keepdims=True)
     a, b = K - kmin, kmax - K
-    top = int(max(a.max(initial=0), b.max(initial=0)))
-    W = _powers(p, top, cache)[a]
+    _refuse_past_room(a, b, p, qd, grid, dv)
+    W = _powers_at(p, a, cache)
     if qd != 1:  # an integer base z needs no denominator powers
-        W = W * _powers(qd, top, cache)[b]
+        W = W * _powers_at(qd, b, cache)
     if allowed is not None:
         W = np.where(allowed, W, flint.fmpz(0))
     Wm = flint.fmpz_mat(n, nk, list(W.reshape(-1)))

@@ -1,0 +1,52 @@
+"""How much more memory this process may take: the machine's available memory, and the address-space
+limit (``RLIMIT_AS``) less what the process already maps, whichever is smaller.
+
+Exact numerics ask before they build numbers whose size the inputs decide (a softmax weight z**(D·s) has
+D·s·log2 z bits, and the scores grow with the inputs and the depth). Past this room an allocation would
+fail inside GMP, which ends the process instead of raising; asking first turns it into one error that names
+the numerics.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+
+
+def available_memory() -> int:
+    """Bytes the kernel reports as available (``MemAvailable``), or physical memory where that is unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+def virtual_size() -> int:
+    """Bytes this process maps now (``VmSize``; 0 where unknown)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def memory_room() -> int:
+    """Bytes this process may still allocate: available memory, capped by the address-space limit left."""
+    room = available_memory()
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ValueError, OSError, AttributeError):
+        return room
+    if soft != resource.RLIM_INFINITY:
+        room = min(room, soft - virtual_size())
+    return max(room, 0)

@@ -59,3 +59,12 @@ def test_wilson_interval() -> None:
 def test_fitted_exponent_drops_empty_points() -> None:
     assert fitted_exponent([1, 2, 4, 8], [0, 2, 8, 32]) == pytest.approx(2.0)  # the zero measurement is left out
     assert fitted_exponent([4, 4, 8], [1, 2, 0]) is None  # one distinct x among the positive points
+
+
+def test_fewest_trials_to_establish_is_where_all_successes_first_clear_p():
+    from attnsim.verify.stats import binomial_interval, fewest_trials_to_establish
+
+    for p in (0.5, 0.9, 0.99):
+        n = fewest_trials_to_establish(p)
+        assert binomial_interval(n - 1, n - 1)[0] < p <= binomial_interval(n, n)[0]
+    assert fewest_trials_to_establish(0.9) == 36

@@ -209,3 +209,16 @@ def test_layers_below_a_minimum_M_are_partial_not_failing():
     assert r["extra"]["in_stated_range"] is False and sorted(r["extra"]["conditions_hold"].values()) == [False, True]
     assert len(r["extra"]["notes"]) == 1 and r["extra"]["notes"][0].startswith("assumption violated")
     assert "577.7" in r["extra"]["notes"][0] and r["extra"]["successes"] == 40
+
+
+def test_too_few_seeds_to_establish_the_promise_are_refused():
+    """Where both conditions hold, 35 seeds cannot establish 0.9 even if all succeed (a record that could only
+    fail): refused naming --seeds. 36 can, and where a condition fails the theorem promises nothing, so any
+    number of seeds runs."""
+    from attnsim.verify.registry import UsageError
+
+    with pytest.raises(UsageError, match="^seeds: 35 seeds cannot establish .* at least 36"):
+        run_check(CLAIM, {**SMALL_OK, "seeds": 35}, "float64")
+    assert run_check(CLAIM, {**SMALL_OK, "seeds": 36}, "float64")["verdict"] == "pass"
+    r = run_check(CLAIM, dict(N=512, M=64, d=2, eps=0.5, seeds=3, input="needle"), "float64")
+    assert r["extra"]["in_stated_range"] is False and r["verdict"] == "pass"

@@ -119,6 +119,21 @@ def least_squares(terms: Sequence[Sequence[float]], ys: Sequence[float]) -> Term
     return TermsFit(tuple(float(c) for c in coef / scale), tuple(float(e) for e in err), dof)
 
 
+def fewest_trials_to_establish(p: float, level: float = 0.95) -> int:
+    """The fewest trials n whose ``level`` Clopper-Pearson interval, with every trial a success, lies at or above
+    ``p``: with fewer, no outcome can establish a success probability of p (0 < p < 1)."""
+    if not 0 < p < 1:
+        raise AttnsimError(f"fewest_trials_to_establish: p must lie in (0, 1), got {p}")
+    hi = 1
+    while binomial_interval(hi, hi, level)[0] < p:
+        hi *= 2
+    lo = hi // 2  # binomial_interval(lo, lo) falls short (or lo = 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if binomial_interval(mid, mid, level)[0] >= p else (mid, hi)
+    return hi
+
+
 def binomial_interval(k: int, n: int, level: float = 0.95, method: str = "exact") -> tuple[float, float]:
     """A ``level`` confidence interval for a proportion from k successes in n trials.
 

@@ -42,7 +42,7 @@ from attnsim.verify.approx_cases import (
 )
 from attnsim.verify.reference_attention import REFERENCE, relative_row_errors, softmax_attention
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
-from attnsim.verify.stats import binomial_interval
+from attnsim.verify.stats import binomial_interval, fewest_trials_to_establish
 
 ONE = {"H": 1, "L": 1, "Hp": 1, "Lp": 1}
 
@@ -115,6 +115,9 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
     values = dict(C=a.C, D=a.D, N=N, d=d, eps=eps, M=M)
     mins = minimum_M(claim, values) if a.D > 0 and math.isfinite(a.C) else {c.name: math.inf for c in conditions(claim)}
     holds = {name: M >= m for name, m in mins.items()}
+    promised = float(claim.extra["success_probability"])
+    if all(holds.values()):
+        check_enough_seeds(K, promised)
     eps_needed = smallest_eps(claim, values) if a.D > 0 and math.isfinite(a.C) else {n: math.inf for n in mins}
     perms = taus(N, ctx.seed, K)
 
@@ -127,7 +130,6 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
     sw = sampled_errors(q, k, v, perms, M, eps)
     ok = int((sw.max_error <= eps).sum())
     lo, hi = binomial_interval(ok, K, method="exact")
-    promised = float(claim.extra["success_probability"])
     row_fail = float(sw.row_fail_fraction.mean())
     needle_rate = needle_failure_rate(N, M, ctx.seed, perms)
     eps90 = float(np.quantile(sw.max_error, promised))
@@ -138,12 +140,8 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
                 f"D = {a.D:.4g}, eps = {eps:g}; M = {M} (the theorem promises nothing; measured: {K - ok}/{K} "
                 f"seeds fail, {row_fail:.3f} of rows beyond eps)" for name, good in holds.items() if not good]
     all_hold = all(holds.values())
-    if all_hold and hi < promised:
-        reasons.append(f"success rate {ok}/{K}: the 95% Clopper-Pearson interval [{lo:.3f}, {hi:.3f}] lies below "
-                       f"the promised {promised} (refuted)")
-    elif all_hold and lo < promised:
-        reasons.append(f"success rate {ok}/{K}: the 95% Clopper-Pearson interval [{lo:.3f}, {hi:.3f}] does not "
-                       f"establish the promised {promised} (more --seeds may)")
+    if all_hold:
+        reasons += promise_reasons(ok, K, lo, hi, promised)
     if cross > 1e-9:
         reasons.append(f"the oracle path and the vectorised estimator differ on the same tau (relative {cross:.3g})")
     led = oracle.ledger
@@ -179,6 +177,27 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
                "eps_at_promised": eps90, "max_error_median": float(np.median(sw.max_error)),
                "cross_check": cross, "input": p["input"], **assumption_regime(violated)},
     )
+
+
+def promise_reasons(ok: int, K: int, lo: float, hi: float, promised: float) -> list[str]:
+    """Thm 4.1's success probability decided by its 95% Clopper-Pearson interval [lo, hi] from ok of K seeds:
+    refuted below ``promised``, not established while the interval straddles it, held at or above it."""
+    if hi < promised:
+        return [f"success rate {ok}/{K}: the 95% Clopper-Pearson interval [{lo:.3f}, {hi:.3f}] lies below "
+                f"the promised {promised} (refuted)"]
+    if lo < promised:
+        return [f"success rate {ok}/{K}: the 95% Clopper-Pearson interval [{lo:.3f}, {hi:.3f}] does not "
+                f"establish the promised {promised} (more --seeds may)"]
+    return []
+
+
+def check_enough_seeds(K: int, promised: float) -> None:
+    """Refuse, where the conditions hold and the theorem promises something, a number of seeds too small for any
+    outcome to establish the promised success probability: its record could only fail."""
+    need = fewest_trials_to_establish(promised)
+    if K < need:
+        raise UsageError(f"--seeds: {K} seeds cannot establish the promised success probability {promised}: even "
+                         f"{K} of {K} successes leave the 95% Clopper-Pearson interval below it; give at least {need}")
 
 
 def assumption_regime(violated: list[str]) -> dict[str, Any]:
@@ -219,14 +238,17 @@ def thm_4_1_layers(ctx: CheckContext) -> Measurement:
     claim = get_claim(ctx.claim)
     case = layered_halves_case(N, H, L)
     perms = taus(N, ctx.seed, K)
-    runs = [_layer_estimates(case, perm, M) for perm in perms]
-    consts = [measure(q, k, v) for q, k, v in runs[0][1]]
+    first = _layer_estimates(case, perms[0], M)
+    consts = [measure(q, k, v) for q, k, v in first[1]]
     C, D = max(a.C for a in consts), min(a.D for a in consts)
     mins = minimum_M(claim, dict(C=C, D=D, N=N, d=case.spec.m, eps=eps, M=M))
     holds = {name: M >= m for name, m in mins.items()}
+    promised = float(claim.extra["success_probability"])
+    if all(holds.values()):
+        check_enough_seeds(K, promised)
+    runs = [first, *(_layer_estimates(case, perm, M) for perm in perms[1:])]
     ok = sum(max(errs) <= eps for errs, _, _ in runs)
     lo, hi = binomial_interval(ok, K, method="exact")
-    promised = float(claim.extra["success_probability"])
     nm = get_numerics(ctx.numerics, ctx.seed)
     oracle = Oracle(OracleSpec(M + 1, 1, 1, 2 * case.spec.m + 2), nm)
     with single_threaded_blas():
@@ -236,13 +258,7 @@ def thm_4_1_layers(ctx: CheckContext) -> Measurement:
     violated = [f"assumption violated: {texts[n]} needs M >= {mins[n]:.4g} at the worst head's C = {C:.4g}, "
                 f"D = {D:.4g}; M = {M} (the theorem promises nothing; measured: {K - ok}/{K} seeds fail)"
                 for n, good in holds.items() if not good]
-    reasons = []
-    if not violated and hi < promised:
-        reasons.append(f"success rate {ok}/{K}: the 95% Clopper-Pearson interval [{lo:.3f}, {hi:.3f}] lies below "
-                       f"the promised {promised} (refuted)")
-    elif not violated and lo < promised:
-        reasons.append(f"success rate {ok}/{K}: the 95% Clopper-Pearson interval [{lo:.3f}, {hi:.3f}] does not "
-                       f"establish the promised {promised} (more --seeds may)")
+    reasons = [] if violated else promise_reasons(ok, K, lo, hi, promised)
     reasons += statement_mismatches(claim)
     if cross > 1e-9:
         reasons.append(f"the oracle path and the vectorised estimator differ on the same tau (relative {cross:.3g})")

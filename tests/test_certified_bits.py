@@ -48,3 +48,13 @@ def test_a_seeded_case_whose_exact_output_is_0_is_refused_naming_the_seed():
         run_check("two_heads.rebuttal_log_bits", params, seed=833)
     assert err.value.param == "seed"
     assert run_check("two_heads.rebuttal_log_bits", params, seed=2)["verdict"] == "pass"
+
+
+def test_a_float_target_past_what_the_decode_leaves_is_refused_naming_target_bits():
+    """Found by fuzzing: at d = 8 and blocks of 2 this input's decode loses up to 40.8 bits, so no float:8.M
+    (M <= 52, on a float64 carrier) meets 2^-19; that is the instrument's limit, refused naming --target-bits with
+    the most it can measure, which then passes."""
+    case = dict(N=69, M=2, d=8, decode="paper", sample_blocks=0)
+    with pytest.raises(UsageError, match=r"^target_bits: .*loses up to 40\.8 bits.*give --target-bits 9 or less"):
+        run_check("two_heads.rebuttal_log_bits_float", {**case, "target_bits": 19}, None, 184662)
+    assert run_check("two_heads.rebuttal_log_bits_float", {**case, "target_bits": 9}, None, 184662)["verdict"] == "pass"

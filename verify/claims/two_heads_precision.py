@@ -31,6 +31,7 @@ import numpy as np
 from attnsim.sim.numerics import get_numerics
 from attnsim.sim.numerics.arb import Arb, ArbSpec
 from attnsim.sim.two_heads.blocks import DECODES
+from attnsim.verify.decode_allowance import paper_decode_loss_bits
 from attnsim.verify.precision.certified import certified_need
 from attnsim.verify.precision.constructions import Setup, make_setup, run_construction
 from attnsim.verify.precision.study import bits_needed, error_bits, make_family
@@ -122,6 +123,29 @@ def check_log_bits_tolerance(ctx: CheckContext) -> Measurement:
     return _measure(ctx, float(ctx.params["target_bits"]))
 
 
+ROUNDING_BITS = 2
+"""Bits the float formats' roundings may cost beyond the decode's own loss, in :func:`check_family_reaches`."""
+ALLOWANCE_NUMERICS = "mp:128"
+"""The numerics the decode's loss is read in (a loss in bits needs no more)."""
+
+
+def check_family_reaches(setup: Setup, widest: int, target_bits: int, seed: int) -> None:
+    """Refuse a target the float family cannot reach on this input: Lemma 3.1's decode keeps about P − log2(1 + A)
+    of P mantissa bits (``verify.decode_allowance``), and the family rides on float64 (P ≤ ``widest``). Without
+    this, a target past P − log2(1 + A) fails as 'no format meets it', a limit of the instrument, not of the claim."""
+    truth = get_numerics(ALLOWANCE_NUMERICS, seed)
+    spec, weights = setup.case.spec, setup.case.weights
+    loss = paper_decode_loss_bits(spec, weights, truth.array(setup.case.X, "X"), truth, setup.M)
+    if target_bits + loss > widest - ROUNDING_BITS:
+        most = math.floor(widest - ROUNDING_BITS - loss)
+        raise UsageError(f"--target-bits: this input's decode loses up to {loss:.1f} bits (Lemma 3.1's A up to "
+                         f"2^{loss:.1f}), so 2^-{target_bits} lies beyond the {widest} mantissa bits the float formats "
+                         f"ride on; give --target-bits {most} or less" if most >= 1 else
+                         f"--target-bits: this input's decode loses up to {loss:.1f} bits (Lemma 3.1's A up to "
+                         f"2^{loss:.1f}), more than the float formats' {widest} mantissa bits can spare; use smaller "
+                         "inputs (--d) or a longer block (--M)")
+
+
 @checker("two_heads.rebuttal_log_bits_float", evidence="independent", params=[*_PARAMS, Param(
     "target_bits", int, 10, "the fixed error target 2^-target_bits (at most 40: the formats ride on float64)",
     minimum=1, maximum=40)], numerics=(), grid=lambda quick: [{"N": 64}],
@@ -133,6 +157,7 @@ def check_log_bits_float(ctx: CheckContext) -> Measurement:
         raise UsageError("--decode: the float family row runs the paper's decode (the precision study's scheme)")
     setup = make_setup(p["N"], p["M"], p["d"], ctx.seed, p["sample_blocks"] or None)
     family = make_family("float", setup, exp_bits=8)
+    check_family_reaches(setup, family.bounds[1], p["target_bits"], ctx.seed)
     need = bits_needed("paper", setup, family, 2.0 ** -p["target_bits"], seed=ctx.seed)
     reasons = [] if need.width is not None else [f"no float:8.M up to M = 52 meets 2^-{p['target_bits']}: "
                                                  + "; ".join(need.reasons[:2])]

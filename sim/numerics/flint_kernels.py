@@ -57,6 +57,10 @@ weights a call needs and never the square of its largest exponent (a score span 
 table of 60 GB)."""
 
 
+ALWAYS_FITS = 1 << 26
+"""Weights needing at most this many bytes (64 MiB) are built without asking for the memory room (two /proc reads)."""
+
+
 def _table(base: int, top: int, cache: dict[int, np.ndarray]) -> np.ndarray:
     """base**0 .. base**top (top <= TABLE_TOP) as a numpy object array of fmpz (cached, grown by doubling)."""
     table = cache.get(base)
@@ -91,6 +95,8 @@ def _refuse_past_room(a: np.ndarray, b: np.ndarray, p: int, qd: int, grid: int, 
     weight_bits = float(a.sum()) * lp + float(b.sum()) * lq
     numerator_bits = a.shape[0] * dv * top * (lp + lq)
     need = 3 * weight_bits / 8 + 2 * numerator_bits / 8  # the weights, their matrix copy, the products
+    if need <= ALWAYS_FITS:
+        return
     room = memory_room()
     if need > room:
         raise NumericsError(f"exact: scores in one attention row span up to {top / grid:g} (exponents D·s up to "

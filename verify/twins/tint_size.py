@@ -1,4 +1,4 @@
-"""Broken twins of the TinT size checkers (tint.size, tint.under_2b; :mod:`attnsim.verify.claims.tint`):
+"""Broken twins of the TinT size checkers (tint.size, tint.under_2b; :mod:`attnsim.verify.claims.tint_sizes`):
 the network built with an extra weight array, counted without its gates, or with every use of a module
 its own instance; and the size formula or the abstract's ceiling mistranscribed."""
 
@@ -82,5 +82,5 @@ def _u2b_unshared() -> Iterator[None]:
       kind="formula")
 @contextmanager
 def _u2b_ceiling() -> Iterator[None]:
-    with mock.patch("attnsim.verify.claims.tint.tint_size.ceiling", lambda: 2 * 10 ** 6):
+    with mock.patch("attnsim.verify.claims.tint_sizes.tint_size.ceiling", lambda: 2 * 10 ** 6):
         yield

@@ -45,3 +45,31 @@ def paper_decode_loss_bits(spec: TransformerSpec, weights: Weights, X: Array, tr
 
 def _as_float(a: Array) -> np.ndarray:
     return np.vectorize(float, otypes=[float])(a) if a.dtype == object else np.asarray(a, dtype=float)
+
+
+def window_decode_loss_bits(spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics, b: int) -> float:
+    """The bits the window construction (Thm 5.1) may lose: max over layers, heads and query rows of
+    log2(1 + A_pre) + log2(A_pre / A) + 1.
+
+    Each window sum is a difference of two local prefix sums, A = A_P − A_S (and B = B_P − B_S), each decoded from
+    a causal call as in Lemma 3.1 (about P − log2(1 + A_P) bits): the difference keeps about
+    P − log2(1 + A_P) − log2(A_P / A) − 1 bits. Both prefixes lie among the sinks and the last b keys up to the
+    query (a chunk's oracle window holds at most b tokens), so A_pre, their sum, bounds A_P whatever the chunking.
+    """
+    allowed = spec.mask.materialize(spec.N)
+    idx = np.arange(spec.N)
+    recent = (idx[None, :] <= idx[:, None]) & (idx[None, :] > idx[:, None] - b)
+    prefix = allowed | recent
+    worst = 0.0
+    for layer, X_in in zip(weights.layers, stream(spec, weights, X, truth)):
+        Xp = layer.pre(truth, X_in)
+        for h, hw in enumerate(layer.heads):
+            q, k, _ = head_projections(spec, hw, Xp[:, head_columns(spec, h)], truth)
+            scores = _as_float(q) @ _as_float(k).T
+            with np.errstate(divide="ignore"):
+                ln_win = np.logaddexp.reduce(np.where(allowed, scores, -np.inf), axis=1)
+                ln_pre = np.logaddexp.reduce(np.where(prefix, scores, -np.inf), axis=1)
+            rows = np.isfinite(ln_win)
+            loss = (np.logaddexp(0.0, ln_pre[rows]) + ln_pre[rows] - ln_win[rows]) / math.log(2) + 1.0
+            worst = max(worst, float(loss.max(initial=0.0)))
+    return worst

@@ -144,16 +144,17 @@ def add_job_counts(m: Measurement, oracle: Oracle, per_call: int) -> Measurement
 
 
 def measure_packed(ctx: CheckContext, case: Case, spec: OracleSpec, derived: dict[str, Any],
-                   construct: Callable[[Oracle, Array], Array], decode_block: int | None = None) -> Measurement:
-    """Run a packed construction ``construct(oracle, X)`` and add the abstract counts (``decode_block``: see
-    ``model_check.required_bits``)."""
+                   construct: Callable[[Oracle, Array], Array], decode_block: int | None = None,
+                   decode_window: bool = False) -> Measurement:
+    """Run a packed construction ``construct(oracle, X)`` and add the abstract counts (``decode_block``,
+    ``decode_window``: see ``model_check.required_bits``)."""
     seen: list[Oracle] = []
 
     def run(oracle: Oracle, X):
         seen.append(oracle)
         return construct(oracle, X)
 
-    m = measure_model(ctx, case, spec, run, derived, decode_block=decode_block)
+    m = measure_model(ctx, case, spec, run, derived, decode_block=decode_block, decode_window=decode_window)
     return add_job_counts(m, seen[0], spec.heads * spec.layers)
 
 

@@ -143,7 +143,8 @@ def thm_5_1_measure(ctx: CheckContext) -> Measurement:
     spec = packed_spec(p, case.spec.m, causal=True)
     derived = {**base_derived(ctx, case, b), "r": r, "s": s}
     return measure_packed(ctx, case, spec, derived, lambda oracle, X: window_construction.simulate(
-        case.spec, case.weights, X, oracle, b=b, M=p["M"], scheme=p["scheme"], runner=run_packed))
+        case.spec, case.weights, X, oracle, b=b, M=p["M"], scheme=p["scheme"], runner=run_packed),
+        decode_block=b, decode_window=True)
 
 
 @checker("two_heads.thm_5_1", evidence="independent", params=THM_5_1_PARAMS, grid=_thm_5_1_grid, numerics=NUMERICS,

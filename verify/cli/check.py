@@ -103,9 +103,10 @@ def print_record(r: dict[str, Any], file: Any = None, fmt: str = "table") -> Non
     paper = r["claim"].split(".")[0]
     values = {**r["params"], **((r.get("extra") or {}).get("derived") or {})}
     bits = r["error_bits"]
-    need, decode_loss = r.get("min_bits"), (r.get("extra") or {}).get("decode_allowance_bits")
+    extra = r.get("extra") or {}
+    need, decode_loss = r.get("min_bits"), extra.get("decode_allowance_bits")
     asked = "" if need is None else f"; {need:.1f} asked" + (
-        f", {decode_loss:.1f} allowed for Lemma 3.1's decode" if decode_loss else "")
+        f", {decode_loss:.1f} allowed for {extra.get('decode_allowance_for', 'the decode')}" if decode_loss else "")
     bits_s = "" if bits is None else (" (exact)" if bits == math.inf else f" ({bits:.1f} bits{asked})")
     agree = {True: "exact" if bits == math.inf else f"yes{bits_s}", False: f"NO{bits_s}", None: "n/a"}[r["agree"]]
     console.print(f"[bold]{escape(r['claim'])}[/bold] ({escape(r['label'])})  numerics={escape(r['numerics'])}  "

@@ -17,6 +17,7 @@ float64: a loss estimate in bits needs no more.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,51 +26,73 @@ from attnsim.sim.model import TransformerSpec, Weights, head_columns, head_proje
 from attnsim.sim.numerics import Array, Numerics
 
 
+@dataclass(frozen=True)
+class PaperDecode:
+    """How a construction decodes Lemma 3.1's Step 1 the paper's way, p/(1 − p), for the bits that may lose: over
+    aligned blocks of ``block`` keys, or (``window``) as Thm 5.1's differences of two local prefix sums, each among
+    the sinks and the last ``block`` keys up to the query. ``fused``: the one-call scheme, which also forms
+    A = (A + 1 + pad) − (1 + pad), an absolute error of about 2^-P (1 + pad) ≤ 2^-P (1 + block) that costs
+    log2 of that over A when A is small."""
+
+    block: int
+    window: bool = False
+    fused: bool = False
+
+    @property
+    def label(self) -> str:
+        """What the allowance is for, as the record and ``attnsim check`` name it."""
+        return "Thm 5.1's prefix differences" if self.window else "Lemma 3.1's decode"
+
+    def loss_bits(self, spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics) -> float:
+        """The allowance in bits on this model (0 for an empty one)."""
+        fn = _window_loss if self.window else _block_loss
+        worst = -math.inf
+        for layer, X_in in zip(weights.layers, stream(spec, weights, X, truth)):
+            Xp = layer.pre(truth, X_in)
+            for h, hw in enumerate(layer.heads):
+                q, k, _ = head_projections(spec, hw, Xp[:, head_columns(spec, h)], truth)
+                worst = max(worst, fn(spec, _as_float(q) @ _as_float(k).T, self.block, self.fused))
+        return max(worst, 0.0)
+
+
 def paper_decode_loss_bits(spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics, b: int) -> float:
     """max log2(1 + A) over layers, heads, query rows and allowed key blocks of size ``b`` (0 for an empty model)."""
-    allowed = None if isinstance(spec.mask, Full) else spec.mask.materialize(spec.N)
-    worst = -math.inf  # the largest ln A seen
-    for layer, X_in in zip(weights.layers, stream(spec, weights, X, truth)):
-        Xp = layer.pre(truth, X_in)
-        for h, hw in enumerate(layer.heads):
-            q, k, _ = head_projections(spec, hw, Xp[:, head_columns(spec, h)], truth)
-            scores = _as_float(q) @ _as_float(k).T
-            if allowed is not None:
-                scores = np.where(allowed, scores, -np.inf)
-            for start in range(0, spec.N, b):
-                block = scores[:, start:start + b]
-                with np.errstate(divide="ignore"):  # a row with no allowed key in the block: ln A = -inf
-                    worst = max(worst, float(np.logaddexp.reduce(block, axis=1).max()))
-    return 0.0 if worst == -math.inf else float(np.logaddexp(0.0, worst)) / math.log(2)
+    return PaperDecode(b).loss_bits(spec, weights, X, truth)
+
+
+def _block_loss(spec: TransformerSpec, scores: np.ndarray, b: int, fused: bool) -> float:
+    """Blocks of b keys: the largest log2(1 + A) over rows and blocks; fused, per row
+    log2(Σ_t (A_t (1 + A_t) + 1 + b) / Σ_t A_t) over the blocks with an allowed key, if larger."""
+    if not isinstance(spec.mask, Full):
+        scores = np.where(spec.mask.materialize(spec.N), scores, -np.inf)
+    with np.errstate(divide="ignore"):  # a block with no allowed key: ln A = -inf
+        ln_blocks = np.stack([np.logaddexp.reduce(scores[:, s:s + b], axis=1) for s in range(0, spec.N, b)], axis=1)
+    worst = float(np.logaddexp(0.0, ln_blocks.max())) / math.log(2)
+    if fused:
+        seen = np.isfinite(ln_blocks)
+        err = np.where(seen, np.logaddexp(ln_blocks + np.logaddexp(0.0, ln_blocks), math.log(1 + b)), -np.inf)
+        rows = seen.any(axis=1)
+        ln_err, ln_sum = np.logaddexp.reduce(err, axis=1)[rows], np.logaddexp.reduce(ln_blocks, axis=1)[rows]
+        worst = max(worst, float((ln_err - ln_sum).max(initial=0.0)) / math.log(2))
+    return worst
+
+
+def _window_loss(spec: TransformerSpec, scores: np.ndarray, b: int, fused: bool) -> float:
+    """Window sums A = A_P − A_S: per row log2(2 ((1 + A_pre) A_pre + c) / A), c = 1 + b when fused, else 0; A_pre
+    sums the sinks and the last b keys up to the row, where both prefixes lie, whatever the chunking."""
+    allowed = spec.mask.materialize(spec.N)
+    idx = np.arange(spec.N)
+    recent = (idx[None, :] <= idx[:, None]) & (idx[None, :] > idx[:, None] - b)
+    with np.errstate(divide="ignore"):
+        ln_win = np.logaddexp.reduce(np.where(allowed, scores, -np.inf), axis=1)
+        ln_pre = np.logaddexp.reduce(np.where(allowed | recent, scores, -np.inf), axis=1)
+    rows = np.isfinite(ln_win)
+    ln_err = ln_pre[rows] + np.logaddexp(0.0, ln_pre[rows])
+    if fused:
+        ln_err = np.logaddexp(ln_err, math.log(1 + b))
+    return float((ln_err - ln_win[rows]).max(initial=-math.inf)) / math.log(2) + 1.0
 
 
 def _as_float(a: Array) -> np.ndarray:
     return np.vectorize(float, otypes=[float])(a) if a.dtype == object else np.asarray(a, dtype=float)
 
-
-def window_decode_loss_bits(spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics, b: int) -> float:
-    """The bits the window construction (Thm 5.1) may lose: max over layers, heads and query rows of
-    log2(1 + A_pre) + log2(A_pre / A) + 1.
-
-    Each window sum is a difference of two local prefix sums, A = A_P − A_S (and B = B_P − B_S), each decoded from
-    a causal call as in Lemma 3.1 (about P − log2(1 + A_P) bits): the difference keeps about
-    P − log2(1 + A_P) − log2(A_P / A) − 1 bits. Both prefixes lie among the sinks and the last b keys up to the
-    query (a chunk's oracle window holds at most b tokens), so A_pre, their sum, bounds A_P whatever the chunking.
-    """
-    allowed = spec.mask.materialize(spec.N)
-    idx = np.arange(spec.N)
-    recent = (idx[None, :] <= idx[:, None]) & (idx[None, :] > idx[:, None] - b)
-    prefix = allowed | recent
-    worst = 0.0
-    for layer, X_in in zip(weights.layers, stream(spec, weights, X, truth)):
-        Xp = layer.pre(truth, X_in)
-        for h, hw in enumerate(layer.heads):
-            q, k, _ = head_projections(spec, hw, Xp[:, head_columns(spec, h)], truth)
-            scores = _as_float(q) @ _as_float(k).T
-            with np.errstate(divide="ignore"):
-                ln_win = np.logaddexp.reduce(np.where(allowed, scores, -np.inf), axis=1)
-                ln_pre = np.logaddexp.reduce(np.where(prefix, scores, -np.inf), axis=1)
-            rows = np.isfinite(ln_win)
-            loss = (np.logaddexp(0.0, ln_pre[rows]) + ln_pre[rows] - ln_win[rows]) / math.log(2) + 1.0
-            worst = max(worst, float(loss.max(initial=0.0)))
-    return worst

@@ -21,7 +21,7 @@ from attnsim.sim.numerics.arb import Arb
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.cases import Case
-from attnsim.verify.decode_allowance import paper_decode_loss_bits, window_decode_loss_bits
+from attnsim.verify.decode_allowance import PaperDecode
 from attnsim.verify.layer_record import layer_mismatches
 from attnsim.verify.precision.certify import certify
 from attnsim.verify.precision.certify import summary as certify_summary
@@ -48,44 +48,39 @@ def exact_too_long(ctx: CheckContext) -> str | None:
             f"{est.time_driver} drives it): certified bits only")
 
 
-def required_bits(ctx: CheckContext, case: Case, nm: Numerics, truth: Numerics, decode_block: int | None,
-                  rounding_bits: float, decode_window: bool = False) -> tuple[float | None, float]:
+def required_bits(ctx: CheckContext, case: Case, nm: Numerics, truth: Numerics, decode: PaperDecode | None,
+                  rounding_bits: float) -> tuple[float | None, float]:
     """The bits of agreement a model check asks for, and the allowance for the paper's decode taken off them.
 
     ``--min-bits`` when given; else the format's default margin (``agreement.default_min_bits``), less
     ``rounding_bits`` (a rounding the construction adds by design) and, for a construction that decodes
-    Lemma 3.1's Step 1 the paper's way over key blocks of ``decode_block`` rows, less the bits that decode may
-    lose on this model (``decode_allowance``; with ``decode_window``, Thm 5.1's differences of two such decoded
-    prefix sums within ``decode_block`` keys). An allowance that leaves less than 1 bit to ask for is a precision too
-    narrow for the model's scores: a UsageError naming ``--numerics``.
+    Lemma 3.1's Step 1 the paper's way (``decode``: over key blocks, or as Thm 5.1's prefix differences), less the
+    bits that decode may lose on this model (``decode_allowance``). An allowance that leaves less than 1 bit to ask
+    for is a precision too narrow for the model's scores: a UsageError naming ``--numerics``.
     """
     if nm.exact or ctx.min_bits is not None:
         return (None if nm.exact else ctx.min_bits), 0.0
-    loss_of = window_decode_loss_bits if decode_window else paper_decode_loss_bits
-    loss = 0.0 if decode_block is None else loss_of(case.spec, case.weights, truth.array(case.X, "X"), truth,
-                                                    decode_block)
+    loss = 0.0 if decode is None else decode.loss_bits(case.spec, case.weights, truth.array(case.X, "X"), truth)
     default = default_min_bits(nm)
     assert default is not None
     asked = default - loss - rounding_bits
     if asked < 1:
-        what = ("Thm 5.1's window sums, differences of prefix sums decoded by p/(1 - p), lose about "
-                "log2(1 + A_P) + log2(A_P / A) + 1" if decode_window else
-                "Lemma 3.1's decode p/(1 - p) loses about log2(1 + A)")
-        raise UsageError(f"{nm.name}: {what} = {loss:.1f} bits on this model's sums, which leaves under 1 of the "
-                         f"{default:g} bits asked by default; use more bits (or ask for some with --min-bits)",
-                         param="numerics")
+        label = decode.label if decode else "the decode"
+        raise UsageError(f"{nm.name}: {label} may lose {loss:.1f} bits on this model's sums (p/(1 - p) over sums "
+                         f"up to A; docs/precision.md, Agreement), which leaves under 1 of the {default:g} bits asked "
+                         "by default; use more bits (or ask for some with --min-bits)", param="numerics")
     return asked, loss
 
 
 def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simulate: Simulate,
-                  derived: dict[str, Any], *, decode_block: int | None = None, decode_window: bool = False,
+                  derived: dict[str, Any], *, decode: PaperDecode | None = None,
                   rounding_bits: float = 0.0) -> Measurement:
     """Run ``simulate`` on an oracle and the reference model, compare, and read the ledger's counts.
 
-    ``decode_block``, ``decode_window`` and ``rounding_bits`` set the agreement asked for (:func:`required_bits`)."""
+    ``decode`` and ``rounding_bits`` set the agreement asked for (:func:`required_bits`)."""
     nm = get_numerics(ctx.numerics, ctx.seed)
     truth = truth_numerics(nm, ctx.seed)
-    min_bits, decode_loss = required_bits(ctx, case, nm, truth, decode_block, rounding_bits, decode_window)
+    min_bits, decode_loss = required_bits(ctx, case, nm, truth, decode, rounding_bits)
     oracle = Oracle(oracle_spec, nm)
     Y = simulate(oracle, nm.array(case.X, "X"))
     ref = reference(case.spec, case.weights, truth.array(case.X, "X"), truth)
@@ -121,7 +116,7 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
         reasons=layer_reasons, extra={  # check.py adds its own reason when the output disagrees
             "oracle": oracle_spec.describe(), "min_bits": min_bits, "truth_numerics": truth.name,
             "decode_allowance_bits": round(decode_loss, 2), "min_bits_given": ctx.min_bits,
-            "decode_allowance_for": "Thm 5.1's prefix differences" if decode_window else "Lemma 3.1's decode",
+            "decode_allowance_for": decode.label if decode else None,
             "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
             "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,
             "layers_compared_before_rounding": layers_compared, **extra,

@@ -29,6 +29,7 @@ from attnsim.verify.claims.two_heads_exact import (
     measure_packed,
     model_case,
     packed_spec,
+    paper_decode,
     shape_params,
     thm_3_5_measure,
 )
@@ -144,7 +145,7 @@ def thm_5_1_measure(ctx: CheckContext) -> Measurement:
     derived = {**base_derived(ctx, case, b), "r": r, "s": s}
     return measure_packed(ctx, case, spec, derived, lambda oracle, X: window_construction.simulate(
         case.spec, case.weights, X, oracle, b=b, M=p["M"], scheme=p["scheme"], runner=run_packed),
-        decode_block=b, decode_window=True)
+        decode=paper_decode(p, b, window=True))
 
 
 @checker("two_heads.thm_5_1", evidence="independent", params=THM_5_1_PARAMS, grid=_thm_5_1_grid, numerics=NUMERICS,

@@ -13,15 +13,23 @@ import os
 import resource
 
 
-def available_memory() -> int:
-    """Bytes the kernel reports as available (``MemAvailable``), or physical memory where that is unknown."""
+def _kib_field(path: str, key: str) -> int | None:
+    """The ``key: N kB`` line of a /proc file, in bytes (None where the file or the line is missing)."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as f:
+        with open(path, encoding="ascii") as f:
             for line in f:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    return None
+
+
+def available_memory() -> int:
+    """Bytes the kernel reports as available (``MemAvailable``), or physical memory where that is unknown."""
+    available = _kib_field("/proc/meminfo", "MemAvailable:")
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -30,14 +38,7 @@ def available_memory() -> int:
 
 def virtual_size() -> int:
     """Bytes this process maps now (``VmSize``; 0 where unknown)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+    return _kib_field("/proc/self/status", "VmSize:") or 0
 
 
 def memory_room() -> int:

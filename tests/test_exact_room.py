@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attnsim.sim.numerics import exact as exact_mod
-from attnsim.sim.numerics import flint_kernels, get_numerics
+from attnsim.sim.numerics import flint_kernels, get_numerics, memory_room
 from attnsim.sim.numerics.base import Numerics, NumericsError
 from tests.cli_run import invoke
 
@@ -37,12 +37,11 @@ def test_exponents_past_the_table_give_the_generic_paths_weights(numerics: str) 
 def test_weights_past_the_room_are_refused_naming_numerics(monkeypatch: pytest.MonkeyPatch) -> None:
     nm = get_numerics("exact", 0)
     q, k, v = _qkv(nm, 100)
-    monkeypatch.setattr(flint_kernels, "memory_room", lambda: 1000)
+    monkeypatch.setattr(memory_room, "memory_room", lambda: 1000)
     monkeypatch.setattr(flint_kernels, "ALWAYS_FITS", 0)  # these weights take kilobytes: ask anyway
     with pytest.raises(NumericsError, match="would take about") as err:
         nm.attention(q, k, v)
     assert err.value.param == "numerics"
-    monkeypatch.setattr(exact_mod, "memory_room", lambda: 1000)
     with pytest.raises(NumericsError, match="needs the weight") as err:
         nm._power(exact_mod.LARGE_EXPONENT + 1)
     assert err.value.param == "numerics"

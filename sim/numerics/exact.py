@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from attnsim.sim.numerics.base import Array, Numerics, NumericsError
-from attnsim.sim.numerics.memory_room import memory_room
+from attnsim.sim.numerics.memory_room import refuse_past_room
 
 try:  # pragma: no cover - exercised by the fallback test via FractionExact
     import flint
@@ -46,7 +46,7 @@ DEFAULT_GRID = 64
 DEFAULT_BASE = Fraction(2)
 LARGE_EXPONENT = 1 << 20
 """A weight z**k with |k| past this (megabits for z = 2) is built only after asking whether it fits
-(:func:`attnsim.sim.numerics.memory_room.memory_room`)."""
+(:func:`attnsim.sim.numerics.memory_room.refuse_past_room`)."""
 
 BRIEF_DIGITS = 40
 """A number with more digits than this is shown by its value to six digits and its size in digits."""
@@ -132,13 +132,9 @@ class _RationalBase(Numerics):
         """Refuse a weight z**k that would not fit in the memory this process may still take (GMP would end the
         process instead of raising)."""
         z = self.z_fraction
-        need = abs(k) * (z.numerator.bit_length() + z.denominator.bit_length()) / 8
-        room = memory_room()
-        if 4 * need > room:
-            raise NumericsError(f"{self.name}: a score of {k / self.grid:g} needs the weight z**{k}, about "
-                                f"{need / 2**20:,.0f} MiB, too much of the {room / 2**20:,.0f} MiB this run may still "
-                                "use: the values grow too large for exact weights; use mp:BITS or float64, or "
-                                "smaller inputs or fewer layers", param="numerics")
+        bits = abs(k) * (z.numerator.bit_length() + z.denominator.bit_length())
+        refuse_past_room(4 * bits / 8, f"{self.name}: a score of {k / self.grid:g} needs the weight z**{k}, which "
+                                       "with its copies")
 
     def _grid_index(self, s: Any) -> int:
         num, den = self._num_den(s * self.grid)

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from attnsim.sim.numerics.base import NumericsError
-from attnsim.sim.numerics.memory_room import memory_room
+from attnsim.sim.numerics.memory_room import refuse_past_room
 
 try:
     import flint
@@ -89,21 +89,15 @@ def _powers_at(base: int, exps: np.ndarray, cache: dict[int, np.ndarray]) -> np.
 
 def _refuse_past_room(a: np.ndarray, b: np.ndarray, p: int, qd: int, grid: int, dv: int) -> None:
     """Refuse weights p**a · qd**b (and the n·dv numerators they make) that would not fit in the memory this
-    process may still take (:func:`attnsim.sim.numerics.memory_room.memory_room`): GMP would end the process."""
+    process may still take (:func:`attnsim.sim.numerics.memory_room.refuse_past_room`): GMP would end the process."""
     lp, lq = math.log2(p), (math.log2(qd) if qd != 1 else 0.0)
     top = int(max(a.max(initial=0), b.max(initial=0)))
     weight_bits = float(a.sum()) * lp + float(b.sum()) * lq
     numerator_bits = a.shape[0] * dv * top * (lp + lq)
     need = 3 * weight_bits / 8 + 2 * numerator_bits / 8  # the weights, their matrix copy, the products
-    if need <= ALWAYS_FITS:
-        return
-    room = memory_room()
-    if need > room:
-        raise NumericsError(f"exact: scores in one attention row span up to {top / grid:g} (exponents D·s up to "
-                            f"{top}), so the integer weights z**(D·s) would take about {need / 2**20:,.0f} MiB, "
-                            f"more than the {room / 2**20:,.0f} MiB this run may still use; the values grow too "
-                            "large for exact weights: use mp:BITS or float64, or smaller inputs or fewer layers",
-                            param="numerics")
+    if need > ALWAYS_FITS:
+        refuse_past_room(need, f"exact: scores in one attention row span up to {top / grid:g} (exponents D·s up to "
+                               f"{top}), so the integer weights z**(D·s)")
 
 
 def flint_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray | None,

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import resource
 
+from attnsim.sim.numerics.base import NumericsError
+
 
 def _kib_field(path: str, key: str) -> int | None:
     """The ``key: N kB`` line of a /proc file, in bytes (None where the file or the line is missing)."""
@@ -51,3 +53,13 @@ def memory_room() -> int:
     if soft != resource.RLIM_INFINITY:
         room = min(room, soft - virtual_size())
     return max(room, 0)
+
+
+def refuse_past_room(need: float, what: str) -> None:
+    """Refuse, as a NumericsError naming the numerics, exact numbers of ``need`` bytes (``what`` says which) that
+    would not fit in :func:`memory_room`."""
+    room = memory_room()
+    if need > room:
+        raise NumericsError(f"{what} would take about {need / 2**20:,.0f} MiB, more than the {room / 2**20:,.0f} MiB "
+                            "this run may still use; the values grow too large for exact weights: use mp:BITS or "
+                            "float64, or smaller inputs or fewer layers", param="numerics")

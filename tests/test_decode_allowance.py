@@ -50,9 +50,9 @@ def test_a_pre_norm_model_passes_only_with_the_allowance(seed: int) -> None:
     r = run_check("two_heads.rebuttal_norm", PRE_NORM, "mp:200", seed)
     allowance = r["extra"]["decode_allowance_bits"]
     assert r["verdict"] == "pass", r["reasons"]
-    assert allowance > 10 and r["min_bits"] == pytest.approx(default_min_bits(get_numerics("mp:200")) - allowance,
-                                                                abs=0.01)
-    assert r["error_bits"] < default_min_bits(get_numerics("mp:200"))  # the fixed margin alone fails it
+    default = default_min_bits(get_numerics("mp:200"), r["extra"]["direct_bits"])
+    assert allowance > 10 and r["min_bits"] == pytest.approx(default - allowance, abs=0.01)
+    assert r["error_bits"] < default_min_bits(get_numerics("mp:200"))  # the format's margin alone fails it
 
 
 def test_a_wrong_output_fails_within_the_allowance() -> None:
@@ -73,7 +73,8 @@ def test_the_stable_decode_gets_no_allowance() -> None:
     paper = run_check("two_heads.lemma_3_1", dict(N=16, M=4, d=2), "float64", 0)
     stable = run_check("two_heads.lemma_3_1", dict(N=16, M=4, d=2, decode="stable"), "float64", 0)
     assert paper["extra"]["decode_allowance_bits"] > 0 and stable["extra"]["decode_allowance_bits"] == 0
-    assert stable["min_bits"] == default_min_bits(get_numerics("float64"))
+    want = default_min_bits(get_numerics("float64"), stable["extra"]["direct_bits"])
+    assert stable["min_bits"] == pytest.approx(want, abs=0.01)
 
 
 def test_a_format_the_decode_leaves_too_little_of_is_refused_naming_numerics() -> None:
@@ -127,7 +128,7 @@ def test_the_window_construction_loses_no_more_than_its_allowance(L: int) -> Non
     extra = r["extra"]
     assert r["verdict"] == "pass" and extra["decode_allowance_for"] == "Thm 5.1's prefix differences"
     assert 200 - r["error_bits"] <= extra["decode_allowance_bits"]
-    assert L == 1 or r["error_bits"] < default_min_bits(get_numerics("mp:200"))
+    assert L == 1 or r["error_bits"] < default_min_bits(get_numerics("mp:200"), extra["direct_bits"])
     with pytest.raises(UsageError, match="^numerics: float64: Thm 5.1's prefix differences may lose"):
         run_check("two_heads.thm_1_4", {**WINDOW_LARGE, "L": L}, "float64", 0)
 
@@ -144,5 +145,6 @@ def test_the_fused_decode_is_allowed_its_cancellation_on_small_sums(claim: str) 
     paper = run_check(claim, {**params, "scheme": "paper"}, "mp:200", 1)
     assert fused["verdict"] == "pass" and paper["verdict"] == "pass"
     assert 200 - fused["error_bits"] <= fused["extra"]["decode_allowance_bits"]
-    assert fused["error_bits"] < default_min_bits(get_numerics("mp:200")) < paper["error_bits"]
+    assert fused["error_bits"] < default_min_bits(get_numerics("mp:200"), fused["extra"]["direct_bits"]) < paper[
+        "error_bits"]
     assert fused["extra"]["decode_allowance_bits"] > paper["extra"]["decode_allowance_bits"] + 20

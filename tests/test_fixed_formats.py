@@ -206,3 +206,9 @@ def test_bad_names_are_clear_errors(bad: str) -> None:
 def test_nonfinite_input_is_refused() -> None:
     with pytest.raises(NumericsError, match="X: non-finite"):
         get_numerics("float:fp16").array(np.array([1.0, np.nan]), "X")
+
+
+@pytest.mark.parametrize("name", ["float:fp32", "float:bf16", "fixed:q16.16"])
+def test_a_scalar_is_the_value_rounded_into_the_format(name: str) -> None:
+    nm = get_numerics(name)
+    assert nm.scalar(1) == 1.0 and nm.scalar(0.1) == float(nm.array(np.array([0.1]))[0]) != 0.1

@@ -35,16 +35,19 @@ def truth_numerics(nm: Numerics, seed: int) -> Numerics:
     return get_numerics(f"mp:{max(2 * bits + 64, 192)}", seed)
 
 
-def default_min_bits(nm: Numerics) -> float | None:
+def default_min_bits(nm: Numerics, ceiling: float | None = None) -> float | None:
     """Bits of agreement required by default: precision − min(10, precision/2) (None for exact numerics).
 
     The margin is 10 bits for wide formats (float64: 43) and half the precision for narrow ones
-    (bf16: 4, fp32: 14), so that a narrow format's default asks for something it can deliver.
+    (bf16: 4, fp32: 14), so that a narrow format's default asks for something it can deliver. ``ceiling``,
+    when given, is what the format delivers on the model at hand (the bits the model keeps evaluated directly
+    in ``nm``, ``model_check.direct_bits``); the margin is then taken off the smaller of the two.
     """
     if nm.exact:
         return None
     bits = getattr(nm, "bits", 53)
-    return float(bits - min(10, bits // 2))
+    top = float(bits) if ceiling is None else min(float(bits), ceiling)
+    return top - min(10, bits // 2)
 
 
 def _to_mp(ctx: Any, x: Any) -> Any:

@@ -16,7 +16,7 @@ import math
 from typing import Any, Callable
 
 from attnsim.sim.model import reference
-from attnsim.sim.numerics import Array, Numerics, get_numerics
+from attnsim.sim.numerics import Array, Numerics, NumericsError, get_numerics
 from attnsim.sim.numerics.arb import Arb
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
@@ -48,28 +48,45 @@ def exact_too_long(ctx: CheckContext) -> str | None:
             f"{est.time_driver} drives it): certified bits only")
 
 
-def required_bits(ctx: CheckContext, case: Case, nm: Numerics, truth: Numerics, decode: PaperDecode | None,
-                  rounding_bits: float) -> tuple[float | None, float]:
-    """The bits of agreement a model check asks for, and the allowance for the paper's decode taken off them.
+def direct_bits(case: Case, nm: Numerics, ref: Array, truth: Numerics) -> float | None:
+    """The bits the reference model keeps when it is evaluated directly in ``nm``, against ``ref`` (None when that
+    evaluation fails in the format, e.g. by an overflow). A model whose outputs are sensitive to rounding loses
+    these bits however it is computed, so no construction can be asked for more."""
+    try:
+        direct = reference(case.spec, case.weights, nm.array(case.X, "X"), nm)
+    except NumericsError:
+        return None
+    return compare(direct, ref, nm, truth, None).error_bits
 
-    ``--min-bits`` when given; else the format's default margin (``agreement.default_min_bits``), less
+
+def required_bits(ctx: CheckContext, case: Case, nm: Numerics, ref: Array, truth: Numerics,
+                  decode: PaperDecode | None, rounding_bits: float) -> tuple[float | None, float, float | None]:
+    """The bits of agreement a model check asks for, the allowance for the paper's decode taken off them, and the
+    bits the model keeps evaluated directly (None where not measured).
+
+    ``--min-bits`` when given; else the format's default margin (``agreement.default_min_bits``) below the
+    smaller of the format's precision and the bits the model itself keeps in it (:func:`direct_bits`), less
     ``rounding_bits`` (a rounding the construction adds by design) and, for a construction that decodes
     Lemma 3.1's Step 1 the paper's way (``decode``: over key blocks, or as Thm 5.1's prefix differences), less the
     bits that decode may lose on this model (``decode_allowance``). An allowance that leaves less than 1 bit to ask
-    for is a precision too narrow for the model's scores: a UsageError naming ``--numerics``.
+    for is a precision too narrow for the model: a UsageError naming ``--numerics``.
     """
     if nm.exact or ctx.min_bits is not None:
-        return (None if nm.exact else ctx.min_bits), 0.0
+        return (None if nm.exact else ctx.min_bits), 0.0, None
     loss = 0.0 if decode is None else decode.loss_bits(case.spec, case.weights, truth.array(case.X, "X"), truth)
-    default = default_min_bits(nm)
+    kept = direct_bits(case, get_numerics(nm.name, ctx.seed), ref, truth)  # its own instance: its counters apart
+    default = default_min_bits(nm, kept)
     assert default is not None
     asked = default - loss - rounding_bits
     if asked < 1:
         label = decode.label if decode else "the decode"
+        model = "" if kept is None or kept >= getattr(nm, "bits", 53) else (
+            f"; the model itself keeps {max(kept, 0.0):.1f} bits evaluated directly in this format")
         raise UsageError(f"{nm.name}: {label} may lose {loss:.1f} bits on this model's sums (p/(1 - p) over sums "
-                         f"up to A; docs/precision.md, Agreement), which leaves under 1 of the {default:g} bits asked "
-                         "by default; use more bits (or ask for some with --min-bits)", param="numerics")
-    return asked, loss
+                         f"up to A; docs/precision.md, Agreement){model}, which leaves under 1 of the "
+                         f"{default_min_bits(nm):g} bits asked by default; use more bits (or ask for some with "
+                         "--min-bits)", param="numerics")
+    return asked, loss, kept
 
 
 def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simulate: Simulate,
@@ -80,10 +97,10 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
     ``decode`` and ``rounding_bits`` set the agreement asked for (:func:`required_bits`)."""
     nm = get_numerics(ctx.numerics, ctx.seed)
     truth = truth_numerics(nm, ctx.seed)
-    min_bits, decode_loss = required_bits(ctx, case, nm, truth, decode, rounding_bits)
+    ref = reference(case.spec, case.weights, truth.array(case.X, "X"), truth)
+    min_bits, decode_loss, kept = required_bits(ctx, case, nm, ref, truth, decode, rounding_bits)
     oracle = Oracle(oracle_spec, nm)
     Y = simulate(oracle, nm.array(case.X, "X"))
-    ref = reference(case.spec, case.weights, truth.array(case.X, "X"), truth)
     ag = compare(Y, ref, nm, truth, min_bits)
     led = oracle.ledger
     shape = led.max_shape("oracle")
@@ -117,6 +134,8 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
             "oracle": oracle_spec.describe(), "min_bits": min_bits, "truth_numerics": truth.name,
             "decode_allowance_bits": round(decode_loss, 2), "min_bits_given": ctx.min_bits,
             "decode_allowance_for": decode.label if decode else None,
+            "direct_bits": None if kept is None else round(kept, 2),
+            "precision_bits": None if nm.exact else getattr(nm, "bits", 53),
             "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
             "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,
             "layers_compared_before_rounding": layers_compared, **extra,

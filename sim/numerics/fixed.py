@@ -80,7 +80,7 @@ class FixedWidth(Numerics):
     # -- conversion ----------------------------------------------------------------------------
     def scalar(self, value: int | Fraction | float) -> float:
         """``value`` rounded into the format."""
-        return float(self.array(np.float64(_to_float(value)), "value"))
+        return float(self.array(np.array([_to_float(value)], dtype=np.float64), "value")[0])
 
     def array(self, data: Any, what: str = "input") -> Array:
         """``data`` as float64 carriers rounded into the format; overflow handled by the overflow rule."""

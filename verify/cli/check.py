@@ -105,8 +105,11 @@ def print_record(r: dict[str, Any], file: Any = None, fmt: str = "table") -> Non
     bits = r["error_bits"]
     extra = r.get("extra") or {}
     need, decode_loss = r.get("min_bits"), extra.get("decode_allowance_bits")
+    kept, precision = extra.get("direct_bits"), extra.get("precision_bits")
     asked = "" if need is None else f"; {need:.1f} asked" + (
-        f", {decode_loss:.1f} allowed for {extra.get('decode_allowance_for', 'the decode')}" if decode_loss else "")
+        f", {decode_loss:.1f} allowed for {extra.get('decode_allowance_for', 'the decode')}" if decode_loss else "") + (
+        f"; the model itself keeps {kept:.1f} evaluated directly" if kept is not None and precision is not None
+        and kept < precision else "")
     bits_s = "" if bits is None else (" (exact)" if bits == math.inf else f" ({bits:.1f} bits{asked})")
     agree = {True: "exact" if bits == math.inf else f"yes{bits_s}", False: f"NO{bits_s}", None: "n/a"}[r["agree"]]
     console.print(f"[bold]{escape(r['claim'])}[/bold] ({escape(r['label'])})  numerics={escape(r['numerics'])}  "

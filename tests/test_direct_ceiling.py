@@ -1,0 +1,65 @@
+"""A model check never asks for more bits than the model itself keeps when it is evaluated directly in the format.
+
+Fuzzing the narrow formats found correct simulations failing the agreement check because the model, not the
+construction, lost the bits: a two-layer model keeps 2.8 bits of bf16 evaluated directly, 16.9 of fp32 and 51.6 of
+float64, a loss of about 6 bits at every precision. The default margin now comes off the smaller of the format's
+precision and those bits (``model_check.direct_bits``), and a format that leaves under 1 bit is refused naming
+``--numerics``. These tests replay what fuzzing found and hold that a wrong output still fails.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from attnsim.sim.model import reference
+from attnsim.sim.numerics import get_numerics
+from attnsim.sim.oracle import OracleSpec
+from attnsim.verify.agreement import default_min_bits
+from attnsim.verify.check import run_check
+from attnsim.verify.claims.two_heads_exact import model_case
+from attnsim.verify.model_check import measure_model
+from attnsim.verify.registry import CheckContext, UsageError
+
+TWO_LAYERS = dict(N=12, M=4, d=1, psi="identity", input="random", H=1, L=2, Hp=2, Lp=2, causal=False)
+"""The model fuzzing shrank ``two_heads.thm_1_1`` in bf16 to (seed 1032): it loses about 6 bits at every precision."""
+
+
+def test_the_default_comes_off_the_bits_the_model_keeps() -> None:
+    r = run_check("two_heads.thm_1_1", TWO_LAYERS, "float:fp32", 1032)
+    kept = r["extra"]["direct_bits"]
+    assert r["verdict"] == "pass" and kept < 24
+    want = default_min_bits(get_numerics("float:fp32"), kept) - r["extra"]["decode_allowance_bits"]
+    assert r["min_bits"] == pytest.approx(want, abs=0.01)
+
+
+def test_a_format_the_model_itself_loses_is_refused_naming_numerics() -> None:
+    with pytest.raises(UsageError, match="the model itself keeps 2.8 bits") as err:
+        run_check("two_heads.thm_1_1", TWO_LAYERS, "float:bf16", 1032)
+    assert err.value.param == "numerics"
+    window = dict(N=24, M=6, d=1, psi="auto", input="random", H=1, L=1, Hp=2, Lp=1, window=5, sinks=0)
+    with pytest.raises(UsageError, match="the model itself keeps"):  # found by fuzzing Thm 5.1 in q16.16
+        run_check("two_heads.thm_5_1", window, "fixed:q16.16", 32)
+
+
+def test_a_stable_decode_in_fp16_passes_within_what_the_model_keeps() -> None:
+    """Found by fuzzing Cor 3.2 in fp16: 5.7 bits against 6 asked; the model itself keeps 6.7."""
+    params = dict(N=15, M=4, d=4, psi="identity", input="large", H=4, L=3, decode="stable")
+    r = run_check("two_heads.cor_3_2", params, "float:fp16", 84111)
+    assert r["verdict"] == "pass" and r["error_bits"] < 6 and r["extra"]["direct_bits"] < 11
+
+
+def test_a_wrong_output_still_fails_below_the_ceiling() -> None:
+    ctx = CheckContext("two_heads.thm_1_1", {**TWO_LAYERS, "scheme": "paper", "length": "paper",
+                                             "input_file": None}, "float:fp32", 1032)
+    from attnsim.sim.masks import Full
+
+    case = model_case(ctx, Full())
+    nm = get_numerics("float:fp32")
+
+    def off_by(rel: float):
+        return lambda oracle, X: reference(case.spec, case.weights, X, nm) * (nm.scalar(1) + nm.scalar(rel))
+
+    spec = OracleSpec(case.spec.N, case.spec.d, 1, case.spec.N)
+    assert measure_model(ctx, case, spec, off_by(0.0), {}).agree
+    wrong = measure_model(ctx, case, spec, off_by(2.0 ** -3), {})
+    assert not wrong.agree and wrong.extra["direct_bits"] > wrong.extra["min_bits"] > 3

@@ -31,8 +31,10 @@ CODE = tuple(str(Path(p.__file__).parent) for p in (sim_pkg, verify_pkg))
 TWINS = str(Path(verify_pkg.__file__).parent / "twins")
 
 _MODEL = "attnsim.sim.model:reference"
-_MODEL_SIDE = (_MODEL, "attnsim.verify.decode_allowance:PaperDecode.loss_bits")
-"""The reference, and the allowance read off its own scores (the bits Lemma 3.1's decode may lose)."""
+_MODEL_SIDE = (_MODEL, "attnsim.verify.decode_allowance:BlockDecode.loss_bits",
+               "attnsim.verify.decode_allowance:BlockDecode.floor_bits")
+"""The reference, and the allowances read off its own scores (the bits Lemma 3.1's decode and the format's floor
+may lose)."""
 _LSH = "attnsim.verify.lsh_reference:collision_counts"
 _RELAY = ("attnsim.sim.anna.mpc_to_anna:MPCTransformer.__call__", "attnsim.sim.anna.mpc_to_anna:MPCTransformer.place",
           "attnsim.sim.anna.mpc_to_anna:MPCTransformer.readout")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -27,16 +28,17 @@ from attnsim.sim.numerics import Array, Numerics
 
 
 @dataclass(frozen=True)
-class PaperDecode:
-    """How a construction decodes Lemma 3.1's Step 1 the paper's way, p/(1 − p), for the bits that may lose: over
-    aligned blocks of ``block`` keys, or (``window``) as Thm 5.1's differences of two local prefix sums, each among
-    the sinks and the last ``block`` keys up to the query. ``fused``: the one-call scheme, which also forms
-    A = (A + 1 + pad) − (1 + pad), an absolute error of about 2^-P (1 + pad) ≤ 2^-P (1 + block) that costs
-    log2 of that over A when A is small."""
+class BlockDecode:
+    """How a construction decodes Lemma 3.1's Step 1, for the bits that may lose: over aligned blocks of ``block``
+    keys, or (``window``) as Thm 5.1's differences of two local prefix sums, each among the sinks and the last
+    ``block`` keys up to the query. ``paper``: the paper's p/(1 − p), which loses bits to the subtraction (False: the
+    stable decode, which does not). ``fused``: the one-call scheme, which also forms A = (A + 1 + pad) − (1 + pad), an
+    absolute error of about 2^-P (1 + pad) ≤ 2^-P (1 + block) that costs log2 of that over A when A is small."""
 
     block: int
     window: bool = False
     fused: bool = False
+    paper: bool = True
 
     @property
     def label(self) -> str:
@@ -44,29 +46,77 @@ class PaperDecode:
         return "Thm 5.1's prefix differences" if self.window else "Lemma 3.1's decode"
 
     def loss_bits(self, spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics) -> float:
-        """The allowance in bits on this model (0 for an empty one)."""
+        """The allowance in bits on this model for the paper's decode (0 for the stable one or an empty model)."""
+        if not self.paper:
+            return 0.0
         fn = _window_loss if self.window else _block_loss
-        worst = -math.inf
-        for layer, X_in in zip(weights.layers, stream(spec, weights, X, truth)):
-            Xp = layer.pre(truth, X_in)
-            for h, hw in enumerate(layer.heads):
-                q, k, _ = head_projections(spec, hw, Xp[:, head_columns(spec, h)], truth)
-                worst = max(worst, fn(spec, _as_float(q) @ _as_float(k).T, self.block, self.fused))
+        worst = max((fn(spec, scores, self.block, self.fused) for scores in _scores(spec, weights, X, truth)),
+                    default=-math.inf)
         return max(worst, 0.0)
+
+    def floor_bits(self, spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics, nm: Numerics) -> float:
+        """The bits the format's floor may cost (0 where ``nm`` has none).
+
+        Every sum A is formed relative to Step 1's synthetic token, p = A/(A + 1 + k), so a row whose keys all score
+        far below it has p, and the weights summing to it, near 0. There a format keeps an absolute error of its
+        spacing u (``Numerics.spacing_floor``) per number, not a relative one; the decode multiplies it by 1 + k ≤
+        1 + block. A row's sums then keep about log2(A_row / (m (1 + block) u)) bits, with A_row the row's sum over its
+        blocks and m their number (the window: the window's sum and its two prefixes, m = 2), and the allowance is
+        what that leaves of the format's precision P: the largest P − log2(A_row / (m (1 + block) u)) over layers,
+        heads and rows, if positive."""
+        u = getattr(nm, "spacing_floor", None)
+        if u is None:
+            return 0.0
+        lost = math.log2(u * (1 + self.block)) + getattr(nm, "bits", 53)
+        worst = -math.inf
+        for scores in _scores(spec, weights, X, truth):
+            ln_sum, count = _window_sums(spec, scores) if self.window else _row_sums(spec, scores, self.block)
+            worst = max(worst, float((np.log2(count) - ln_sum / math.log(2)).max(initial=-math.inf)))
+        return max(worst + lost, 0.0)
+
+
+def _scores(spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics) -> Iterator[np.ndarray]:
+    """Each layer's and head's score matrix q kᵀ of the reference model, in float64."""
+    for layer, X_in in zip(weights.layers, stream(spec, weights, X, truth)):
+        Xp = layer.pre(truth, X_in)
+        for h, hw in enumerate(layer.heads):
+            q, k, _ = head_projections(spec, hw, Xp[:, head_columns(spec, h)], truth)
+            yield _as_float(q) @ _as_float(k).T
+
+
+def _row_sums(spec: TransformerSpec, scores: np.ndarray, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row with an allowed key: ln of its sum over the allowed keys, and its number of blocks with one."""
+    ln_blocks = _ln_blocks(spec, scores, b)
+    seen = np.isfinite(ln_blocks)
+    rows = seen.any(axis=1)
+    return np.logaddexp.reduce(ln_blocks, axis=1)[rows], seen.sum(axis=1)[rows].astype(float)
+
+
+def _window_sums(spec: TransformerSpec, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row with an allowed key: ln of its window's sum, and 2 (the window and its two prefixes' difference)."""
+    with np.errstate(divide="ignore"):
+        ln_win = np.logaddexp.reduce(np.where(spec.mask.materialize(spec.N), scores, -np.inf), axis=1)
+    ln_win = ln_win[np.isfinite(ln_win)]
+    return ln_win, np.full(ln_win.shape, 2.0)
+
+
+def _ln_blocks(spec: TransformerSpec, scores: np.ndarray, b: int) -> np.ndarray:
+    """ln A per row and aligned block of b keys, over the keys the mask allows (−inf for a block with none)."""
+    if not isinstance(spec.mask, Full):
+        scores = np.where(spec.mask.materialize(spec.N), scores, -np.inf)
+    with np.errstate(divide="ignore"):  # a block with no allowed key: ln A = -inf
+        return np.stack([np.logaddexp.reduce(scores[:, s:s + b], axis=1) for s in range(0, spec.N, b)], axis=1)
 
 
 def paper_decode_loss_bits(spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics, b: int) -> float:
     """max log2(1 + A) over layers, heads, query rows and allowed key blocks of size ``b`` (0 for an empty model)."""
-    return PaperDecode(b).loss_bits(spec, weights, X, truth)
+    return BlockDecode(b).loss_bits(spec, weights, X, truth)
 
 
 def _block_loss(spec: TransformerSpec, scores: np.ndarray, b: int, fused: bool) -> float:
     """Blocks of b keys: the largest log2(1 + A) over rows and blocks; fused, per row
     log2(Σ_t (A_t (1 + A_t) + 1 + b) / Σ_t A_t) over the blocks with an allowed key, if larger."""
-    if not isinstance(spec.mask, Full):
-        scores = np.where(spec.mask.materialize(spec.N), scores, -np.inf)
-    with np.errstate(divide="ignore"):  # a block with no allowed key: ln A = -inf
-        ln_blocks = np.stack([np.logaddexp.reduce(scores[:, s:s + b], axis=1) for s in range(0, spec.N, b)], axis=1)
+    ln_blocks = _ln_blocks(spec, scores, b)
     worst = float(np.logaddexp(0.0, ln_blocks.max())) / math.log(2)
     if fused:
         seen = np.isfinite(ln_blocks)

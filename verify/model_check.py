@@ -13,6 +13,7 @@ numerics it also compares each layer's output before its grid-rounding ψ when t
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from attnsim.sim.model import reference
@@ -21,7 +22,7 @@ from attnsim.sim.numerics.arb import Arb
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.cases import Case
-from attnsim.verify.decode_allowance import PaperDecode
+from attnsim.verify.decode_allowance import BlockDecode
 from attnsim.verify.layer_record import layer_mismatches
 from attnsim.verify.precision.certify import certify
 from attnsim.verify.precision.certify import summary as certify_summary
@@ -59,38 +60,55 @@ def direct_bits(case: Case, nm: Numerics, ref: Array, truth: Numerics) -> float 
     return compare(direct, ref, nm, truth, None).error_bits
 
 
+@dataclass(frozen=True)
+class Asked:
+    """The agreement a model check asks for (None: exact), and what was taken off the default to reach it."""
+
+    min_bits: float | None
+    decode_bits: float = 0.0  # the paper's decode (``BlockDecode.loss_bits``)
+    floor_bits: float = 0.0  # the format's floor (``BlockDecode.floor_bits``)
+    direct_bits: float | None = None  # the bits the model itself keeps in the format (:func:`direct_bits`)
+
+
 def required_bits(ctx: CheckContext, case: Case, nm: Numerics, ref: Array, truth: Numerics,
-                  decode: PaperDecode | None, rounding_bits: float) -> tuple[float | None, float, float | None]:
-    """The bits of agreement a model check asks for, the allowance for the paper's decode taken off them, and the
-    bits the model keeps evaluated directly (None where not measured).
+                  decode: BlockDecode | None, rounding_bits: float) -> Asked:
+    """The bits of agreement a model check asks for.
 
     ``--min-bits`` when given; else the format's default margin (``agreement.default_min_bits``) below the
     smaller of the format's precision and the bits the model itself keeps in it (:func:`direct_bits`), less
-    ``rounding_bits`` (a rounding the construction adds by design) and, for a construction that decodes
-    Lemma 3.1's Step 1 the paper's way (``decode``: over key blocks, or as Thm 5.1's prefix differences), less the
-    bits that decode may lose on this model (``decode_allowance``). An allowance that leaves less than 1 bit to ask
-    for is a precision too narrow for the model: a UsageError naming ``--numerics``.
+    ``rounding_bits`` (a rounding the construction adds by design) and, for a construction that decodes Lemma 3.1's
+    Step 1 (``decode``: over key blocks, or as Thm 5.1's prefix differences), less what that decode may lose on this
+    model: to p/(1 − p) the paper's way, and to the format's floor on rows of small sums (the two errors add, so their
+    bits combine as log2(2^a + 2^b)). An allowance that leaves less than 1 bit to ask for is a precision too narrow
+    for the model: a UsageError naming ``--numerics``.
     """
     if nm.exact or ctx.min_bits is not None:
-        return (None if nm.exact else ctx.min_bits), 0.0, None
-    loss = 0.0 if decode is None else decode.loss_bits(case.spec, case.weights, truth.array(case.X, "X"), truth)
+        return Asked(None if nm.exact else ctx.min_bits)
+    X = truth.array(case.X, "X")
+    loss = 0.0 if decode is None else decode.loss_bits(case.spec, case.weights, X, truth)
+    floor = 0.0 if decode is None else decode.floor_bits(case.spec, case.weights, X, truth, nm)
+    both = math.log2(2.0 ** loss + 2.0 ** floor) if loss and floor else loss + floor
     kept = direct_bits(case, get_numerics(nm.name, ctx.seed), ref, truth)  # its own instance: its counters apart
     default = default_min_bits(nm, kept)
     assert default is not None
-    asked = default - loss - rounding_bits
+    asked = default - both - rounding_bits
     if asked < 1:
         label = decode.label if decode else "the decode"
-        model = "" if kept is None or kept >= getattr(nm, "bits", 53) else (
-            f"; the model itself keeps {max(kept, 0.0):.1f} bits evaluated directly in this format")
-        raise UsageError(f"{nm.name}: {label} may lose {loss:.1f} bits on this model's sums (p/(1 - p) over sums "
-                         f"up to A; docs/precision.md, Agreement){model}, which leaves under 1 of the "
+        parts = [f"{label} may lose {loss:.1f} bits on this model's sums (p/(1 - p) over sums up to A)"
+                 ] if loss >= 0.05 else []
+        if floor >= 0.05:
+            parts.append(f"rows whose sums lie far below Step 1's synthetic token may lose {floor:.1f} bits to the "
+                         "format's smallest numbers")
+        if kept is not None and kept < getattr(nm, "bits", 53):
+            parts.append(f"the model itself keeps {max(kept, 0.0):.1f} bits evaluated directly in this format")
+        raise UsageError(f"{nm.name}: {'; '.join(parts)} (docs/precision.md, Agreement), which leaves under 1 of the "
                          f"{default_min_bits(nm):g} bits asked by default; use more bits (or ask for some with "
                          "--min-bits)", param="numerics")
-    return asked, loss, kept
+    return Asked(asked, loss, floor, kept)
 
 
 def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simulate: Simulate,
-                  derived: dict[str, Any], *, decode: PaperDecode | None = None,
+                  derived: dict[str, Any], *, decode: BlockDecode | None = None,
                   rounding_bits: float = 0.0) -> Measurement:
     """Run ``simulate`` on an oracle and the reference model, compare, and read the ledger's counts.
 
@@ -98,7 +116,8 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
     nm = get_numerics(ctx.numerics, ctx.seed)
     truth = truth_numerics(nm, ctx.seed)
     ref = reference(case.spec, case.weights, truth.array(case.X, "X"), truth)
-    min_bits, decode_loss, kept = required_bits(ctx, case, nm, ref, truth, decode, rounding_bits)
+    asked = required_bits(ctx, case, nm, ref, truth, decode, rounding_bits)
+    min_bits = asked.min_bits
     oracle = Oracle(oracle_spec, nm)
     Y = simulate(oracle, nm.array(case.X, "X"))
     ag = compare(Y, ref, nm, truth, min_bits)
@@ -132,9 +151,10 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
         rounds=led.rounds("oracle"), derived=derived, length_convention=oracle_spec.length_convention,
         reasons=layer_reasons, extra={  # check.py adds its own reason when the output disagrees
             "oracle": oracle_spec.describe(), "min_bits": min_bits, "truth_numerics": truth.name,
-            "decode_allowance_bits": round(decode_loss, 2), "min_bits_given": ctx.min_bits,
+            "decode_allowance_bits": round(asked.decode_bits, 2), "min_bits_given": ctx.min_bits,
             "decode_allowance_for": decode.label if decode else None,
-            "direct_bits": None if kept is None else round(kept, 2),
+            "floor_allowance_bits": round(asked.floor_bits, 2),
+            "direct_bits": None if asked.direct_bits is None else round(asked.direct_bits, 2),
             "precision_bits": None if nm.exact else getattr(nm, "bits", 53),
             "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
             "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,

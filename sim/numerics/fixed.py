@@ -52,6 +52,7 @@ class FixedWidth(Numerics):
         self.name, self.fmt, self.acc = name, fmt, acc
         self.rounding, self.overflow = rounding, overflow
         self.bits = fmt.bits
+        self.spacing_floor = fmt.spacing_floor
         self.rng = np.random.default_rng(seed) if rounding == "sr" else None
         self._representable: set[float] = set()
         self.peak = 0.0  # largest |value| met before rounding (sizes a fixed format's integer bits)

@@ -74,6 +74,11 @@ class FloatFormat:
         """The smallest normal exponent."""
         return 2 - 2 ** (self.exp_bits - 1)
 
+    @property
+    def spacing_floor(self) -> float:
+        """The subnormal spacing 2^(emin − man): the gap between neighbours below 2^emin."""
+        return 2.0 ** (self.emin - self.man_bits)
+
     @functools.cached_property
     def max_value(self) -> float:
         """The largest finite value."""
@@ -148,6 +153,11 @@ class FixedFormat:
     def width(self) -> int:
         """Total bits."""
         return self.int_bits + self.frac_bits
+
+    @property
+    def spacing_floor(self) -> float:
+        """The resolution 2^-F: the gap between neighbours everywhere."""
+        return 2.0 ** -self.frac_bits
 
     @property
     def max_value(self) -> float:

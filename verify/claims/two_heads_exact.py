@@ -32,7 +32,7 @@ from attnsim.sim.two_heads.packing import abstract_calls, run_packed
 from attnsim.sim.two_heads.worst_case import simulate
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
 from attnsim.verify.cases import INPUT_KINDS, Case, random_case
-from attnsim.verify.decode_allowance import PaperDecode
+from attnsim.verify.decode_allowance import BlockDecode
 from attnsim.verify.layer_record import record_layers
 from attnsim.verify.model_check import measure_model
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
@@ -145,7 +145,7 @@ def add_job_counts(m: Measurement, oracle: Oracle, per_call: int) -> Measurement
 
 
 def measure_packed(ctx: CheckContext, case: Case, spec: OracleSpec, derived: dict[str, Any],
-                   construct: Callable[[Oracle, Array], Array], decode: PaperDecode | None = None) -> Measurement:
+                   construct: Callable[[Oracle, Array], Array], decode: BlockDecode | None = None) -> Measurement:
     """Run a packed construction ``construct(oracle, X)`` and add the abstract counts (``decode``: see
     ``model_check.required_bits``)."""
     seen: list[Oracle] = []
@@ -158,12 +158,10 @@ def measure_packed(ctx: CheckContext, case: Case, spec: OracleSpec, derived: dic
     return add_job_counts(m, seen[0], spec.heads * spec.layers)
 
 
-def paper_decode(p: dict[str, Any], b: int, window: bool = False) -> PaperDecode | None:
-    """The decode a Two Heads construction runs with parameters ``p`` over blocks of ``b`` keys (None: the stable
-    decode, which loses no bits to p/(1 − p))."""
-    if p.get("decode", "paper") != "paper":
-        return None
-    return PaperDecode(b, window=window, fused=p.get("scheme") == "fused")
+def block_decode(p: dict[str, Any], b: int, window: bool = False) -> BlockDecode:
+    """The decode a Two Heads construction runs with parameters ``p`` over blocks of ``b`` keys: the paper's
+    p/(1 − p) or the stable one (``--decode``), one call per block or fused (``--scheme``)."""
+    return BlockDecode(b, window=window, fused=p.get("scheme") == "fused", paper=p.get("decode", "paper") == "paper")
 
 
 # -- Lemma 3.1 -------------------------------------------------------------------------------------
@@ -195,7 +193,7 @@ def check_lemma_3_1(ctx: CheckContext) -> Measurement:
     return measure_model(ctx, case, spec,
                          lambda oracle, X: simulate(case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"],
                                                     decode=p["decode"]),
-                         base_derived(ctx, case, b), decode=paper_decode(p, b))
+                         base_derived(ctx, case, b), decode=block_decode(p, b))
 
 
 # -- Corollary 3.2 ---------------------------------------------------------------------------------
@@ -223,7 +221,7 @@ def check_cor_3_2(ctx: CheckContext) -> Measurement:
     return measure_model(ctx, case, spec, lambda oracle, X: simulate(
         case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_one_per_call, tag="cor_3_2",
         decode=p["decode"]),
-        base_derived(ctx, case, b), decode=paper_decode(p, b))
+        base_derived(ctx, case, b), decode=block_decode(p, b))
 
 
 # -- Lemma 3.3 -------------------------------------------------------------------------------------
@@ -304,7 +302,7 @@ def thm_3_4_measure(ctx: CheckContext) -> Measurement:
     spec = packed_spec(p, case.spec.m, causal=False)
     return measure_packed(ctx, case, spec, base_derived(ctx, case, b), lambda oracle, X: simulate_layers(
         case.spec, case.weights, X, oracle, b=b, build_head=full_head(b, p["scheme"], uniform=True),
-        runner=run_packed, tag="thm_3_4"), decode=paper_decode(p, b))
+        runner=run_packed, tag="thm_3_4"), decode=block_decode(p, b))
 
 
 def thm_3_5_measure(ctx: CheckContext) -> Measurement:
@@ -314,7 +312,7 @@ def thm_3_5_measure(ctx: CheckContext) -> Measurement:
     case = model_case(ctx, Causal())
     spec = packed_spec(p, case.spec.m, causal=True)
     return measure_packed(ctx, case, spec, base_derived(ctx, case, b), lambda oracle, X: causal_construction.simulate(
-        case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_packed), decode=paper_decode(p, b))
+        case.spec, case.weights, X, oracle, b=b, scheme=p["scheme"], runner=run_packed), decode=block_decode(p, b))
 
 
 @checker("two_heads.thm_3_4", evidence="independent", params=THM_3_4_PARAMS, grid=_thm_3_4_grid, numerics=NUMERICS,

@@ -25,11 +25,11 @@ from attnsim.verify.claims.two_heads_exact import (
     NUMERICS,
     THM_3_4_PARAMS,
     base_derived,
+    block_decode,
     block_size,
     measure_packed,
     model_case,
     packed_spec,
-    paper_decode,
     shape_params,
     thm_3_5_measure,
 )
@@ -145,7 +145,7 @@ def thm_5_1_measure(ctx: CheckContext) -> Measurement:
     derived = {**base_derived(ctx, case, b), "r": r, "s": s}
     return measure_packed(ctx, case, spec, derived, lambda oracle, X: window_construction.simulate(
         case.spec, case.weights, X, oracle, b=b, M=p["M"], scheme=p["scheme"], runner=run_packed),
-        decode=paper_decode(p, b, window=True))
+        decode=block_decode(p, b, window=True))
 
 
 @checker("two_heads.thm_5_1", evidence="independent", params=THM_5_1_PARAMS, grid=_thm_5_1_grid, numerics=NUMERICS,

@@ -26,7 +26,7 @@ from attnsim.sim.rope import RoPE
 from attnsim.sim.token_maps import Center, Compose, Grid, Identity, LayerNorm
 from attnsim.sim.two_heads.worst_case import simulate
 from attnsim.verify.cases import Case, random_case
-from attnsim.verify.claims.two_heads_exact import EXACT_KINDS, block_size, paper_decode
+from attnsim.verify.claims.two_heads_exact import EXACT_KINDS, block_decode, block_size
 from attnsim.verify.model_check import measure_model
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
@@ -84,7 +84,7 @@ def check_rope(ctx: CheckContext) -> Measurement:
     derived = {"strict": int(p["length"] == "strict"), "fused": int(p["scheme"] == "fused"), "b": b}
     # cos/sin are rounded to the working precision separately in R(i) and in R(r)R(Δ): allow 6 more bits.
     m = measure_model(ctx, case, spec, lambda o, X: simulate(case.spec, case.weights, X, o, b=b, scheme=p["scheme"]),
-                      derived, decode=paper_decode(p, b), rounding_bits=6)
+                      derived, decode=block_decode(p, b), rounding_bits=6)
     ok = rotation_identity_holds(min(p["N"], 24), max(p["d"], 2), ctx.seed)
     m.extra.update(rope=kind, rotation_identity_exact=ok)
     if not ok:
@@ -145,6 +145,6 @@ def check_norm(ctx: CheckContext) -> Measurement:
     spec = OracleSpec(p["M"] + 1, 1, 1, 2 * m_head + 2)
     derived = {"fused": int(p["scheme"] == "fused"), "b": b}
     m = measure_model(ctx, case, spec, lambda o, X: simulate(case.spec, case.weights, X, o, b=b, scheme=p["scheme"]),
-                      derived, decode=paper_decode(p, b))
+                      derived, decode=block_decode(p, b))
     m.extra.update(norm=p["norm"], ln=ln_kind)
     return m

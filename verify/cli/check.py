@@ -106,8 +106,10 @@ def print_record(r: dict[str, Any], file: Any = None, fmt: str = "table") -> Non
     extra = r.get("extra") or {}
     need, decode_loss = r.get("min_bits"), extra.get("decode_allowance_bits")
     kept, precision = extra.get("direct_bits"), extra.get("precision_bits")
+    floor = extra.get("floor_allowance_bits")
     asked = "" if need is None else f"; {need:.1f} asked" + (
         f", {decode_loss:.1f} allowed for {extra.get('decode_allowance_for', 'the decode')}" if decode_loss else "") + (
+        f", {floor:.1f} for the format's smallest numbers" if floor else "") + (
         f"; the model itself keeps {kept:.1f} evaluated directly" if kept is not None and precision is not None
         and kept < precision else "")
     bits_s = "" if bits is None else (" (exact)" if bits == math.inf else f" ({bits:.1f} bits{asked})")

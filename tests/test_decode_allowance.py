@@ -193,3 +193,12 @@ def test_a_key_far_below_the_synthetic_token_is_refused_not_failed() -> None:
     with pytest.raises(UsageError, match="smallest numbers"):
         run_check("two_heads.lemma_3_1", params, "float:fp16", 0)
     assert run_check("two_heads.lemma_3_1", params, "float:fp32", 0)["verdict"] == "pass"
+
+
+def test_allowances_of_a_thousand_bits_combine_without_overflow() -> None:
+    """Found by fuzzing Thm 1.4 in q16.16: three layers on large inputs give allowances of 159 and 1155 bits, and
+    combining them as log2(2^a + 2^b) in floats raised OverflowError; now the check is refused naming --numerics."""
+    params = dict(N=1, M=2, d=7, psi="identity", input="large", H=1, L=3, Hp=1, Lp=1, window=1, sinks=0)
+    with pytest.raises(UsageError, match="smallest numbers") as err:
+        run_check("two_heads.thm_1_4", params, "fixed:q16.16", 1)
+    assert err.value.param == "numerics"

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from attnsim.sim.model import reference
 from attnsim.sim.numerics import Array, Numerics, NumericsError, get_numerics
 from attnsim.sim.numerics.arb import Arb
@@ -87,7 +89,7 @@ def required_bits(ctx: CheckContext, case: Case, nm: Numerics, ref: Array, truth
     X = truth.array(case.X, "X")
     loss = 0.0 if decode is None else decode.loss_bits(case.spec, case.weights, X, truth)
     floor = 0.0 if decode is None else decode.floor_bits(case.spec, case.weights, X, truth, nm)
-    both = math.log2(2.0 ** loss + 2.0 ** floor) if loss and floor else loss + floor
+    both = float(np.logaddexp2(loss, floor)) if loss and floor else loss + floor
     kept = direct_bits(case, get_numerics(nm.name, ctx.seed), ref, truth)  # its own instance: its counters apart
     default = default_min_bits(nm, kept)
     assert default is not None

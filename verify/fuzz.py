@@ -258,6 +258,10 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
     return None
 
 
+ALARM_REPEAT = 1.0
+"""Seconds between the repeats of an example's time-out alarm (:func:`_time_box`)."""
+
+
 class OutOfTime(BaseException):
     """The fuzz's time ran out inside an example (a BaseException, so that no ``except Exception`` in a check
     takes it for the check's own error)."""
@@ -267,7 +271,9 @@ class OutOfTime(BaseException):
 def _time_box(stop: float | None) -> Iterator[None]:
     """Interrupt the block with :class:`OutOfTime` at ``stop`` (monotonic seconds; None: no limit), so that
     ``--minutes T`` ends near T even when one example takes far longer than its cost estimate. Only the main
-    thread can take the alarm; elsewhere the block runs to its end."""
+    thread can take the alarm; elsewhere the block runs to its end. The alarm repeats every
+    ``ALARM_REPEAT`` seconds until the block ends: Python swallows an exception raised where it cannot propagate
+    (a garbage collector's callback, a finaliser), and the next alarm then stops the block."""
     if stop is None or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -276,7 +282,7 @@ def _time_box(stop: float | None) -> Iterator[None]:
         raise OutOfTime()
 
     previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, max(stop - time.monotonic(), 1e-3))
+    signal.setitimer(signal.ITIMER_REAL, max(stop - time.monotonic(), 1e-3), ALARM_REPEAT)
     try:
         yield
     finally:

@@ -63,3 +63,26 @@ def test_a_wrong_output_still_fails_below_the_ceiling() -> None:
     assert measure_model(ctx, case, spec, off_by(0.0), {}).agree
     wrong = measure_model(ctx, case, spec, off_by(2.0 ** -3), {})
     assert not wrong.agree and wrong.extra["direct_bits"] > wrong.extra["min_bits"] > 3
+
+
+def test_lemma_3_3_asks_no_more_than_the_jobs_keep_computed_alone() -> None:
+    """Found by fuzzing Lemma 3.3 in fp16: the packed jobs kept 3.4 bits, exactly what each job computed alone keeps
+    (a random head whose output rows nearly cancel); fp32 keeps 16.5 both ways."""
+    params = dict(M=8, d=8, H=4, Hp=2, Lp=2, causal=False)
+    with pytest.raises(UsageError, match="the jobs computed alone keep 3.4 bits") as err:
+        run_check("two_heads.lemma_3_3", params, "float:fp16", 629520)
+    assert err.value.param == "numerics"
+    r = run_check("two_heads.lemma_3_3", params, "float:fp32", 629520)
+    kept = r["extra"]["direct_bits"]
+    assert r["verdict"] == "pass" and r["min_bits"] == pytest.approx(min(24, kept) - 10)
+
+
+def test_claim_b_6_is_allowed_its_decode_and_floor() -> None:
+    """Found by fuzzing Claim B.6 in fp32: the decoded sums A_i kept 11.8 bits against 14 asked; p/(1 - p) on sums up
+    to A = 2^13 loses 13 bits, and the check now allows them (read off the reference's own A_i)."""
+    r = run_check("two_heads.claim_b_6", dict(N=8, M=4, d=5), "float:fp32", 0)
+    extra = r["extra"]
+    assert r["verdict"] == "pass" and r["error_bits"] < 14 and 12 < extra["decode_allowance_bits"] < 14
+    with pytest.raises(UsageError, match="Claim B.6's decode p/\\(1 - p\\) may lose") as err:
+        run_check("two_heads.claim_b_6", dict(N=4, M=4, d=1, input="large"), "float:bf16", 0)
+    assert err.value.param == "numerics"

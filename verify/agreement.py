@@ -16,6 +16,7 @@ import mpmath
 import numpy as np
 
 from attnsim.sim.numerics import Numerics, get_numerics
+from attnsim.verify.registry import UsageError
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,29 @@ def default_min_bits(nm: Numerics, ceiling: float | None = None) -> float | None
     bits = getattr(nm, "bits", 53)
     top = float(bits) if ceiling is None else min(float(bits), ceiling)
     return top - min(10, bits // 2)
+
+
+def asked_bits(nm: Numerics, kept: float | None, losses: list[tuple[float, str]], rounding_bits: float = 0.0,
+               kept_words: str = "the model itself keeps {bits} bits evaluated directly in this format") -> float:
+    """The bits of agreement a check asks for by default: :func:`default_min_bits` below the smaller of the precision
+    and ``kept`` (the bits the computation keeps done directly in ``nm``; None: not measured), less each loss the
+    construction may suffer by design (their errors add, so their bits combine as log2 Σ 2^loss) and less
+    ``rounding_bits``. Each loss comes with the words that say what suffers it ("Lemma 3.1's decode may lose {bits}
+    bits ...", formatted with the loss), and ``kept`` with ``kept_words``. Less than 1 bit left is a precision too
+    narrow for the input: a UsageError naming ``--numerics`` that says why."""
+    default = default_min_bits(nm, kept)
+    assert default is not None, "exact numerics ask for equality"
+    positive = [bits for bits, _ in losses if bits > 0]  # a loss of 0 bits is no error term at all
+    total = float(np.logaddexp2.reduce(positive)) if len(positive) > 1 else sum(positive)
+    asked = default - total - rounding_bits
+    if asked >= 1:
+        return asked
+    parts = [words.format(bits=f"{bits:.1f}") for bits, words in losses if bits >= 0.05]
+    if kept is not None and kept < getattr(nm, "bits", 53):
+        parts.append(kept_words.format(bits=f"{max(kept, 0.0):.1f}"))
+    raise UsageError(f"{nm.name}: {'; '.join(parts)} (docs/precision.md, Agreement), which leaves under 1 of the "
+                     f"{default_min_bits(nm):g} bits asked by default; use more bits (or ask for some with "
+                     "--min-bits)", param="numerics")
 
 
 def _to_mp(ctx: Any, x: Any) -> Any:

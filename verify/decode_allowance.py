@@ -64,15 +64,31 @@ class BlockDecode:
         blocks and m their number (the window: the window's sum and its two prefixes, m = 2), and the allowance is
         what that leaves of the format's precision P: the largest P − log2(A_row / (m (1 + block) u)) over layers,
         heads and rows, if positive."""
-        u = getattr(nm, "spacing_floor", None)
-        if u is None:
+        if getattr(nm, "spacing_floor", None) is None:
             return 0.0
-        lost = math.log2(u * (1 + self.block)) + getattr(nm, "bits", 53)
-        worst = -math.inf
+        ln_sums, counts = [], []
         for scores in _scores(spec, weights, X, truth):
             ln_sum, count = _window_sums(spec, scores) if self.window else _row_sums(spec, scores, self.block)
-            worst = max(worst, float((np.log2(count) - ln_sum / math.log(2)).max(initial=-math.inf)))
-        return max(worst + lost, 0.0)
+            ln_sums.append(ln_sum)
+            counts.append(count)
+        return floor_loss_bits(np.concatenate(ln_sums or [np.zeros(0)]), np.concatenate(counts or [np.zeros(0)]),
+                               self.block, nm)
+
+
+def decode_loss_bits(ln_sums: np.ndarray) -> float:
+    """The paper's decode p/(1 − p) on sums A (given as ln A): the largest log2(1 + A), 0 for none."""
+    return float(np.logaddexp(0.0, ln_sums).max(initial=0.0)) / math.log(2)
+
+
+def floor_loss_bits(ln_sums: np.ndarray, counts: np.ndarray, block: int, nm: Numerics) -> float:
+    """The format's floor on sums A (as ln A), each made of ``counts`` decoded terms over blocks of ``block`` keys:
+    the largest P − log2(A / (m (1 + block) u)), if positive; 0 where ``nm`` has no floor
+    (:meth:`BlockDecode.floor_bits` says why)."""
+    u = getattr(nm, "spacing_floor", None)
+    if u is None or ln_sums.size == 0:
+        return 0.0
+    worst = float((np.log2(counts) - ln_sums / math.log(2)).max())
+    return max(worst + math.log2(u * (1 + block)) + getattr(nm, "bits", 53), 0.0)
 
 
 def _scores(spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics) -> Iterator[np.ndarray]:
@@ -117,7 +133,7 @@ def _block_loss(spec: TransformerSpec, scores: np.ndarray, b: int, fused: bool) 
     """Blocks of b keys: the largest log2(1 + A) over rows and blocks; fused, per row
     log2(Σ_t (A_t (1 + A_t) + 1 + b) / Σ_t A_t) over the blocks with an allowed key, if larger."""
     ln_blocks = _ln_blocks(spec, scores, b)
-    worst = float(np.logaddexp(0.0, ln_blocks.max())) / math.log(2)
+    worst = decode_loss_bits(ln_blocks[np.isfinite(ln_blocks)])
     if fused:
         seen = np.isfinite(ln_blocks)
         err = np.where(seen, np.logaddexp(ln_blocks + np.logaddexp(0.0, ln_blocks), math.log(1 + b)), -np.inf)

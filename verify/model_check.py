@@ -16,19 +16,17 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
-
 from attnsim.sim.model import reference
 from attnsim.sim.numerics import Array, Numerics, NumericsError, get_numerics
 from attnsim.sim.numerics.arb import Arb
 from attnsim.sim.oracle import Oracle, OracleSpec
-from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
+from attnsim.verify.agreement import asked_bits, compare, truth_numerics
 from attnsim.verify.cases import Case
 from attnsim.verify.decode_allowance import BlockDecode
 from attnsim.verify.layer_record import layer_mismatches
 from attnsim.verify.precision.certify import certify
 from attnsim.verify.precision.certify import summary as certify_summary
-from attnsim.verify.registry import CheckContext, Measurement, UsageError
+from attnsim.verify.registry import CheckContext, Measurement
 
 Simulate = Callable[[Oracle, Array], Array]
 REFERENCE_MODEL = "attnsim.sim.model.reference"
@@ -80,32 +78,20 @@ def required_bits(ctx: CheckContext, case: Case, nm: Numerics, ref: Array, truth
     smaller of the format's precision and the bits the model itself keeps in it (:func:`direct_bits`), less
     ``rounding_bits`` (a rounding the construction adds by design) and, for a construction that decodes Lemma 3.1's
     Step 1 (``decode``: over key blocks, or as Thm 5.1's prefix differences), less what that decode may lose on this
-    model: to p/(1 − p) the paper's way, and to the format's floor on rows of small sums (the two errors add, so their
-    bits combine as log2(2^a + 2^b)). An allowance that leaves less than 1 bit to ask for is a precision too narrow
-    for the model: a UsageError naming ``--numerics``.
+    model: to p/(1 − p) the paper's way, and to the format's floor on rows of small sums (``agreement.asked_bits``,
+    which refuses a precision too narrow for the model naming ``--numerics``).
     """
     if nm.exact or ctx.min_bits is not None:
         return Asked(None if nm.exact else ctx.min_bits)
     X = truth.array(case.X, "X")
     loss = 0.0 if decode is None else decode.loss_bits(case.spec, case.weights, X, truth)
     floor = 0.0 if decode is None else decode.floor_bits(case.spec, case.weights, X, truth, nm)
-    both = float(np.logaddexp2(loss, floor)) if loss and floor else loss + floor
     kept = direct_bits(case, get_numerics(nm.name, ctx.seed), ref, truth)  # its own instance: its counters apart
-    default = default_min_bits(nm, kept)
-    assert default is not None
-    asked = default - both - rounding_bits
-    if asked < 1:
-        label = decode.label if decode else "the decode"
-        parts = [f"{label} may lose {loss:.1f} bits on this model's sums (p/(1 - p) over sums up to A)"
-                 ] if loss >= 0.05 else []
-        if floor >= 0.05:
-            parts.append(f"rows whose sums lie far below Step 1's synthetic token may lose {floor:.1f} bits to the "
-                         "format's smallest numbers")
-        if kept is not None and kept < getattr(nm, "bits", 53):
-            parts.append(f"the model itself keeps {max(kept, 0.0):.1f} bits evaluated directly in this format")
-        raise UsageError(f"{nm.name}: {'; '.join(parts)} (docs/precision.md, Agreement), which leaves under 1 of the "
-                         f"{default_min_bits(nm):g} bits asked by default; use more bits (or ask for some with "
-                         "--min-bits)", param="numerics")
+    label = decode.label if decode else "the decode"
+    asked = asked_bits(nm, kept, [
+        (loss, f"{label} may lose {{bits}} bits on this model's sums (p/(1 - p) over sums up to A)"),
+        (floor, "rows whose sums lie far below Step 1's synthetic token may lose {bits} bits to the format's "
+                "smallest numbers")], rounding_bits)
     return Asked(asked, loss, floor, kept)
 
 

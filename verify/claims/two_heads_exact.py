@@ -30,7 +30,7 @@ from attnsim.sim.two_heads.jobs import HeadJob, run_one_per_call
 from attnsim.sim.two_heads.multi_layer import full_head, simulate_layers
 from attnsim.sim.two_heads.packing import abstract_calls, run_packed
 from attnsim.sim.two_heads.worst_case import simulate
-from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
+from attnsim.verify.agreement import asked_bits, compare, truth_numerics
 from attnsim.verify.cases import INPUT_KINDS, Case, random_case
 from attnsim.verify.decode_allowance import BlockDecode
 from attnsim.verify.layer_record import record_layers
@@ -247,6 +247,12 @@ def _grid(rng: np.random.Generator, shape: tuple[int, ...], den: int) -> np.ndar
     return np.vectorize(lambda v: Fraction(int(v), den), otypes=[object])(rng.integers(-den, den + 1, size=shape))
 
 
+def _jobs_alone(nm: Numerics, raw: list[tuple[np.ndarray, ...]], allowed: np.ndarray | None) -> np.ndarray:
+    """Each job's head computed alone by ``Numerics.attention`` in ``nm``, stacked (Lemma 3.3's reference)."""
+    return np.concatenate([nm.attention(*(nm.matmul(nm.array(Z), nm.array(W)) for W in Ws), allowed)
+                           for Z, *Ws in raw])
+
+
 @checker("two_heads.lemma_3_3", evidence="independent",
          params=LEMMA_3_3_PARAMS, grid=_lemma_3_3_grid, numerics=NUMERICS,
          growth_grid=size_grid("jobs", (4, 8, 16, 32), Hp=2, Lp=2, numerics="float64"))
@@ -265,9 +271,11 @@ def check_lemma_3_3(ctx: CheckContext) -> Measurement:
     jobs = [HeadJob(f"lemma_3_3.job{k}", *(nm.array(a) for a in job)) for k, job in enumerate(raw)]
     Y = np.concatenate(run_packed(oracle, jobs))
     allowed = np.tril(np.ones((p["M"], p["M"]), bool)) if p["causal"] else None
-    ref = np.concatenate([truth.attention(*(truth.matmul(truth.array(Z), truth.array(W)) for W in Ws), allowed)
-                          for Z, *Ws in raw])
-    min_bits = ctx.min_bits if ctx.min_bits is not None else default_min_bits(nm)
+    ref = _jobs_alone(truth, raw, allowed)
+    min_bits, kept = ctx.min_bits, None
+    if min_bits is None and not nm.exact:  # no more than the jobs keep computed alone in the format
+        kept = compare(_jobs_alone(get_numerics(ctx.numerics, ctx.seed), raw, allowed), ref, nm, truth, None).error_bits
+        min_bits = asked_bits(nm, kept, [], kept_words="the jobs computed alone keep {bits} bits in this format")
     ag = compare(Y, ref, nm, truth, min_bits)
     shape = oracle.ledger.max_shape("oracle")
     m_ = Measurement(evidence="independent", reference="Numerics.attention of each job's head, in the truth numerics",
@@ -275,7 +283,9 @@ def check_lemma_3_3(ctx: CheckContext) -> Measurement:
                      counts={"calls": oracle.ledger.total("oracle"), "rounds": oracle.ledger.rounds("oracle"),
                              "oracle_len": shape[0] if shape else 0, "oracle_dim": shape[1] if shape else 0},
                      counts_by_tag=oracle.ledger.by_tag("oracle"), rounds=oracle.ledger.rounds("oracle"),
-                     derived={"jobs": count, "m": m}, extra={"oracle": spec.describe(), "min_bits": min_bits})
+                     derived={"jobs": count, "m": m}, extra={
+                         "oracle": spec.describe(), "min_bits": min_bits, "direct_bits": kept,
+                         "precision_bits": None if nm.exact else getattr(nm, "bits", 53)})
     return add_job_counts(m_, oracle, p["Hp"] * p["Lp"])
 
 

@@ -20,7 +20,7 @@ from attnsim.sim.two_heads import window as window_construction
 from attnsim.sim.two_heads.causal import block_denominators
 from attnsim.sim.two_heads.jobs import run_one_per_call
 from attnsim.sim.two_heads.packing import run_packed
-from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
+from attnsim.verify.agreement import asked_bits, compare, truth_numerics
 from attnsim.verify.claims.two_heads_exact import (
     NUMERICS,
     THM_3_4_PARAMS,
@@ -33,6 +33,7 @@ from attnsim.verify.claims.two_heads_exact import (
     shape_params,
     thm_3_5_measure,
 )
+from attnsim.verify.decode_allowance import decode_loss_bits, floor_loss_bits
 from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
 
 # -- Claim B.6 -------------------------------------------------------------------------------------
@@ -78,7 +79,14 @@ def check_claim_b_6(ctx: CheckContext) -> Measurement:
     for i in range(p["N"]):
         start = (i // b) * b
         ref[i, 0] = truth.rowsum(w[i:i + 1, start:i + 1])[0, 0] if nm.exact else sum(w[i, start:i + 1])
-    min_bits = ctx.min_bits if ctx.min_bits is not None else default_min_bits(nm)
+    decode, floor = 0.0, 0.0
+    if not nm.exact:  # the allowances, read off the reference's own sums A_i
+        ln_A = np.array([float(mpmath.log(v)) if v > 0 else -np.inf for v in ref[:, 0]])
+        ln_A = ln_A[np.isfinite(ln_A)]
+        decode, floor = decode_loss_bits(ln_A), floor_loss_bits(ln_A, np.ones(ln_A.shape), b, nm)
+    min_bits = ctx.min_bits if ctx.min_bits is not None or nm.exact else asked_bits(nm, None, [
+        (decode, "Claim B.6's decode p/(1 - p) may lose {bits} bits on sums up to A"),
+        (floor, "sums far below Step 1's synthetic token may lose {bits} bits to the format's smallest numbers")])
     ag = compare(Y, ref, nm, truth, min_bits)
     led = oracle.ledger
     shape = led.max_shape("oracle")
@@ -89,7 +97,9 @@ def check_claim_b_6(ctx: CheckContext) -> Measurement:
                                "oracle_len": shape[0], "oracle_dim": shape[1]},
                        counts_by_tag=led.by_tag("oracle"), rounds=led.rounds("oracle"),
                        derived={"strict": int(p["length"] == "strict"), "b": b},
-                       length_convention=p["length"], extra={"oracle": spec.describe(), "min_bits": min_bits})
+                       length_convention=p["length"], extra={
+                           "oracle": spec.describe(), "min_bits": min_bits, "decode_allowance_bits": round(decode, 2),
+                           "decode_allowance_for": "Claim B.6's decode", "floor_allowance_bits": round(floor, 2)})
 
 
 def _ctx_with(ctx: CheckContext, **params: Any) -> CheckContext:

@@ -86,3 +86,11 @@ def test_claim_b_6_is_allowed_its_decode_and_floor() -> None:
     with pytest.raises(UsageError, match="Claim B.6's decode p/\\(1 - p\\) may lose") as err:
         run_check("two_heads.claim_b_6", dict(N=4, M=4, d=1, input="large"), "float:bf16", 0)
     assert err.value.param == "numerics"
+
+
+def test_claim_b_6_asks_no_more_than_its_rounded_scores_keep() -> None:
+    """Found by fuzzing Claim B.6 in bf16: one token of large input, whose score exp amplifies: bf16 rounds the score,
+    and the exact exp of the rounded score keeps 2.9 bits, as the construction did. Refused naming --numerics."""
+    with pytest.raises(UsageError, match="as the format rounds them keep 2.9 bits") as err:
+        run_check("two_heads.claim_b_6", dict(N=1, M=2, d=4, input="large"), "float:bf16", 10246375)
+    assert err.value.param == "numerics"

@@ -94,3 +94,14 @@ def test_claim_b_6_asks_no_more_than_its_rounded_scores_keep() -> None:
     with pytest.raises(UsageError, match="as the format rounds them keep 2.9 bits") as err:
         run_check("two_heads.claim_b_6", dict(N=1, M=2, d=4, input="large"), "float:bf16", 10246375)
     assert err.value.param == "numerics"
+
+
+def test_a_saturated_output_is_refused_naming_the_format() -> None:
+    """Found by fuzzing Lemma 3.1 in q16.16 with 'sat': large inputs push nine sums past 32768, they are clipped, and
+    the output kept 1.8 bits. Without 'sat' the first one raises; with it the check now says the same, after the run."""
+    params = dict(N=27, M=2, d=2, input="large", decode="stable")
+    with pytest.raises(UsageError, match="9 values were clipped to the format's range") as err:
+        run_check("two_heads.lemma_3_1", params, "fixed:q16.16:sat", 6505)
+    assert err.value.param == "numerics"
+    nm = get_numerics("fixed:q16.16:sat")
+    assert nm.array([40000.0, 1.0]).tolist() == [nm.fmt.max_value, 1.0] and nm.saturated == 1

@@ -26,7 +26,7 @@ from attnsim.verify.decode_allowance import BlockDecode
 from attnsim.verify.layer_record import layer_mismatches
 from attnsim.verify.precision.certify import certify
 from attnsim.verify.precision.certify import summary as certify_summary
-from attnsim.verify.registry import CheckContext, Measurement
+from attnsim.verify.registry import CheckContext, Measurement, UsageError
 
 Simulate = Callable[[Oracle, Array], Array]
 REFERENCE_MODEL = "attnsim.sim.model.reference"
@@ -109,6 +109,12 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
     oracle = Oracle(oracle_spec, nm)
     Y = simulate(oracle, nm.array(case.X, "X"))
     ag = compare(Y, ref, nm, truth, min_bits)
+    clipped = getattr(nm, "saturated", 0)
+    if clipped and not ag.agree:  # the format's range, not the construction, lost the output
+        raise UsageError(f"{nm.name}: {clipped} values were clipped to the format's range (the 'sat' option) and "
+                         f"the output kept {max(ag.error_bits, 0.0):.1f} bits: the range is too narrow for this "
+                         "construction's sums (without 'sat' it raises on the first); use a wider format",
+                         param="numerics")
     led = oracle.ledger
     shape = led.max_shape("oracle")
     counts: dict[str, float] = {

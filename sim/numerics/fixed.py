@@ -56,6 +56,7 @@ class FixedWidth(Numerics):
         self.rng = np.random.default_rng(seed) if rounding == "sr" else None
         self._representable: set[float] = set()
         self.peak = 0.0  # largest |value| met before rounding (sizes a fixed format's integer bits)
+        self.saturated = 0  # values clipped to the range under the 'sat' option
 
     # -- rounding ------------------------------------------------------------------------------
     def round(self, x: Array, fmt: Format | None = None, what: str = "") -> Array:
@@ -72,6 +73,7 @@ class FixedWidth(Numerics):
         # rounding is monotone and top is representable, so |x| <= top cannot overflow
         if big > top and (r.max() > top or r.min() < bottom):
             if self.overflow == "sat":
+                self.saturated += int(overflows(fmt, r).sum())
                 return saturate(fmt, r)
             v = float(x[overflows(fmt, r)].flat[0])
             raise NumericsError(f"{self.name}: overflow{' in ' + what if what else ''}: {v:.6g} exceeds the range "

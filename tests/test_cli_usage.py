@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import shlex
 import subprocess
 import sys
-import tempfile
 
 import pytest
 from cli_run import invoke
@@ -162,6 +160,9 @@ def _invoke(args: list[str], capsys) -> tuple[int, str, str]:
     return e.value.code, out.out, out.err
 
 
+OUT = "{out}"
+"""Stands for a fresh directory of the test's own (``tmp_path``) in the runs that write one."""
+
 # The smallest run of each command, for trying every --format value its help names.
 SMALL = {
     "claims": ["--paper", "anna"],
@@ -173,9 +174,8 @@ SMALL = {
     "run": ["--N", "64", "--M", "16", "--d", "4"],
     "bench": ["--torch", "--N", "64", "--M", "16", "--d", "4", "--repeats", "1", "--engine", "torch-oracle"],
     "tint-size": ["--aux", "opt-125m"],
-    "experiment": ["anna.induction", "--quick", "--out", tempfile.mkdtemp(prefix="attnsim-experiment-")],
-    "fuzz": ["two_heads.lemma_3_3", "--examples", "2", "--out",
-             os.path.join(tempfile.gettempdir(), "attnsim-fuzz-small")],
+    "experiment": ["anna.induction", "--quick", "--out", OUT],
+    "fuzz": ["two_heads.lemma_3_3", "--examples", "2", "--out", OUT],
 }
 
 
@@ -188,16 +188,17 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
-def test_every_format_named_in_help_works(name, capsys):
+def test_every_format_named_in_help_works(name, capsys, tmp_path):
     """Every format runs; without the torch extra, bench's small run (the torch figure) is refused in
     one line naming the install instead."""
+    args = [str(tmp_path / "out") if a == OUT else a for a in SMALL[name]]
     rc, text, _ = _invoke([name, "--help"], capsys)
     assert rc == 0 and "--format" in text
     (param,) = [p for p in _commands()[name].params if "--format" in p.opts]
     formats = re.search(r"one of: ([\w, ]+)", param.help).group(1).split(", ")
     assert formats and set(formats) <= {"table", "md", "tex", "csv", "json"}
     for fmt in formats:
-        rc, out, err = _invoke([name, *SMALL[name], "--format", fmt], capsys)
+        rc, out, err = _invoke([name, *args, "--format", fmt], capsys)
         if name == "bench" and not HAS_TORCH:
             assert rc == 2 and "pip install" in err and len(err.strip().splitlines()) == 1, err
             continue

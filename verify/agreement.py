@@ -32,7 +32,7 @@ def truth_numerics(nm: Numerics, seed: int) -> Numerics:
     """Where the reference is computed: ``nm`` itself when exact, else mp at >= 2x the precision."""
     if nm.exact:
         return nm
-    bits = getattr(nm, "bits", 53)
+    bits = nm.bits
     return get_numerics(f"mp:{max(2 * bits + 64, 192)}", seed)
 
 
@@ -46,7 +46,7 @@ def default_min_bits(nm: Numerics, ceiling: float | None = None) -> float | None
     """
     if nm.exact:
         return None
-    bits = getattr(nm, "bits", 53)
+    bits = nm.bits
     top = float(bits) if ceiling is None else min(float(bits), ceiling)
     return top - min(10, bits // 2)
 
@@ -67,7 +67,7 @@ def asked_bits(nm: Numerics, kept: float | None, losses: list[tuple[float, str]]
     if asked >= 1:
         return asked
     parts = [words.format(bits=f"{bits:.1f}") for bits, words in losses if bits >= 0.05]
-    if kept is not None and kept < getattr(nm, "bits", 53):
+    if kept is not None and kept < nm.bits:
         parts.append(kept_words.format(bits=f"{max(kept, 0.0):.1f}"))
     raise UsageError(f"{nm.name}: {'; '.join(parts)} (docs/precision.md, Agreement), which leaves under 1 of the "
                      f"{default_min_bits(nm):g} bits asked by default; use more bits (or ask for some with "
@@ -97,7 +97,7 @@ def compare(y: np.ndarray, ref: np.ndarray, nm: Numerics, truth: Numerics, min_b
         bits = 0.0 - math.log2(err.max()) if err.max() > 0 else 60.0  # 0.0 - x: a total miss is 0 bits, not -0
         return Agreement(False, bits, worst, None)
     ctx = mpmath.MPContext()
-    ctx.prec = getattr(truth, "bits", 256) + 32
+    ctx.prec = truth.bits + 32
     worst_err, worst_row = ctx.mpf(0), None
     for i in range(y.shape[0]):
         diff = ctx.sqrt(ctx.fsum((_to_mp(ctx, a) - _to_mp(ctx, b)) ** 2 for a, b in zip(y[i], ref[i])))

@@ -64,7 +64,7 @@ class BlockDecode:
         blocks and m their number (the window: the window's sum and its two prefixes, m = 2), and the allowance is
         what that leaves of the format's precision P: the largest P − log2(A_row / (m (1 + block) u)) over layers,
         heads and rows, if positive."""
-        if getattr(nm, "spacing_floor", None) is None:
+        if nm.spacing_floor is None:
             return 0.0
         ln_sums, counts = [], []
         for scores in _scores(spec, weights, X, truth):
@@ -84,11 +84,11 @@ def floor_loss_bits(ln_sums: np.ndarray, counts: np.ndarray, block: int, nm: Num
     """The format's floor on sums A (as ln A), each made of ``counts`` decoded terms over blocks of ``block`` keys:
     the largest P − log2(A / (m (1 + block) u)), if positive; 0 where ``nm`` has no floor
     (:meth:`BlockDecode.floor_bits` says why)."""
-    u = getattr(nm, "spacing_floor", None)
+    u = nm.spacing_floor
     if u is None or ln_sums.size == 0:
         return 0.0
     worst = float((np.log2(counts) - ln_sums / math.log(2)).max())
-    return max(worst + math.log2(u * (1 + block)) + getattr(nm, "bits", 53), 0.0)
+    return max(worst + math.log2(u * (1 + block)) + nm.bits, 0.0)
 
 
 def _scores(spec: TransformerSpec, weights: Weights, X: Array, truth: Numerics) -> Iterator[np.ndarray]:

@@ -149,7 +149,7 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
             "decode_allowance_for": decode.label if decode else None,
             "floor_allowance_bits": round(asked.floor_bits, 2),
             "direct_bits": None if asked.direct_bits is None else round(asked.direct_bits, 2),
-            "precision_bits": None if nm.exact else getattr(nm, "bits", 53),
+            "precision_bits": nm.bits,
             "flops_oracle": led.flops("oracle"), "flops_processing": led.flops("processing"),
             "mask": str(case.spec.mask), "H": case.spec.H, "L": case.spec.L,
             "layers_compared_before_rounding": layers_compared, **extra,

@@ -41,6 +41,8 @@ class Numerics(ABC):
 
     name: str
     exact: bool
+    bits: int | None = None
+    """Significand bits the arithmetic keeps (a fixed format's fraction bits); None for the exact kinds."""
     spacing_floor: float | None = None
     """The gap between neighbouring numbers near 0, below which relative precision is lost (a float format's
     subnormal spacing, a fixed format's resolution); None where the exponent is unbounded (exact kinds, mp)."""

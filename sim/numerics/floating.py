@@ -21,6 +21,7 @@ class Float64(Numerics):
     """Plain float64 numpy arithmetic with the real exp (max-shifted softmax numerators)."""
     exact = False
     name = "float64"
+    bits = 53
     spacing_floor = 2.0 ** -1074  # the subnormal spacing
 
     def __init__(self) -> None:

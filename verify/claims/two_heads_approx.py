@@ -337,7 +337,7 @@ def run_converse(N: int, M: int, d: int, B: float, numerics: str, seed: int) -> 
             "small_products": led.total("processing", "thm_4_2.small_products"),
             "oracle_len": shape[0] if shape else 0, "oracle_dim": shape[1] if shape else 0, "by_tag": led.by_tag(),
             "rounds": led.rounds("oracle"),
-            "bits": getattr(nm, "bits", 53)}
+            "bits": nm.bits}
 
 
 @checker("two_heads.thm_4_2", evidence="independent",

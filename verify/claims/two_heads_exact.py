@@ -285,7 +285,7 @@ def check_lemma_3_3(ctx: CheckContext) -> Measurement:
                      counts_by_tag=oracle.ledger.by_tag("oracle"), rounds=oracle.ledger.rounds("oracle"),
                      derived={"jobs": count, "m": m}, extra={
                          "oracle": spec.describe(), "min_bits": min_bits, "direct_bits": kept,
-                         "precision_bits": None if nm.exact else getattr(nm, "bits", 53)})
+                         "precision_bits": nm.bits})
     return add_job_counts(m_, oracle, p["Hp"] * p["Lp"])
 
 

@@ -63,7 +63,7 @@ def _rounded_score_weights(nm: Any, truth: Any, X: np.ndarray, head: Any) -> np.
     fresh = get_numerics(nm.name, 0)  # its own instance: the check's counters apart
     q, k = (fresh.matmul(fresh.array(X, "X"), fresh.array(W)) for W in (head.WQ, head.WK))
     ctx = mpmath.MPContext()
-    ctx.prec = getattr(truth, "bits", 256)
+    ctx.prec = truth.bits
     return np.vectorize(lambda s: ctx.exp(ctx.mpf(s)), otypes=[object])(fresh.matmul(q, k.T))
 
 
@@ -72,7 +72,7 @@ def true_weights(nm: Any, truth: Any, scores: np.ndarray) -> np.ndarray:
     if nm.exact:
         return truth.weights(truth.array(scores), None)
     ctx = mpmath.MPContext()
-    ctx.prec = getattr(truth, "bits", 256)
+    ctx.prec = truth.bits
     return np.vectorize(lambda s: ctx.exp(ctx.mpf(s.numerator) / s.denominator), otypes=[object])(scores)
 
 
@@ -121,7 +121,7 @@ def check_claim_b_6(ctx: CheckContext) -> Measurement:
                        length_convention=p["length"], extra={
                            "oracle": spec.describe(), "min_bits": min_bits, "decode_allowance_bits": round(decode, 2),
                            "decode_allowance_for": "Claim B.6's decode", "floor_allowance_bits": round(floor, 2),
-                           "direct_bits": kept, "precision_bits": None if nm.exact else getattr(nm, "bits", 53)})
+                           "direct_bits": kept, "precision_bits": nm.bits})
 
 
 def _ctx_with(ctx: CheckContext, **params: Any) -> CheckContext:

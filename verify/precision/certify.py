@@ -97,8 +97,8 @@ def reference_inside(Y: Array, ref: Array, truth: Numerics) -> tuple[int, tuple[
     """(entries whose ball misses the reference, the first of them); the reference's own error
     (2^-(truth bits − 4) relative) widens each ball."""
     ctx = mpmath.MPContext()
-    ctx.prec = getattr(truth, "bits", 256) + 32
-    slack = ctx.ldexp(1, -(getattr(truth, "bits", 256) - 4))
+    ctx.prec = truth.bits + 32
+    slack = ctx.ldexp(1, -(truth.bits - 4))
     missed, first = 0, None
     for (i, j), x in np.ndenumerate(Y):
         if not is_finite_ball(x):

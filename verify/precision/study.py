@@ -340,7 +340,7 @@ def decode_study(fmt: str, max_log2_A: int = 30, per_binade: int = 64, seed: int
     f = fit_log2([2.0 ** r["log2_A"] for r in good], [r["error_bits"] for r in good])
     first_fail = next((r["log2_A"] for r in rows if r["p_rounds_to_1"]), None)
     return {"format": fmt, "rows": rows, "slope": f.slope, "r2": f.r2, "first_log2_A_failing": first_fail,
-            "precision_bits": getattr(nm, "bits", None)}
+            "precision_bits": nm.bits}
 
 
 def parse_target(text: str) -> float:

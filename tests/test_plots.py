@@ -7,23 +7,23 @@ import math
 import matplotlib.pyplot as plt
 import pytest
 
-from attnsim.verify.report import plots
+from attnsim.verify.report import claim_plots, plots
 
 
 @pytest.mark.parametrize("name, bits", [("float64", 53), ("mp:200", 200), ("float:fp32", 24), ("float:bf16", 8),
                                         ("float:e4m3", 4), ("float:8.7", 8), ("fixed:q16.16", 16),
                                         ("float:fp16:rz", 11), ("exact", None), ("symbolic", None)])
 def test_every_numerics_format_has_a_precision(name, bits):
-    assert plots.precision_bits(name) == bits
+    assert claim_plots.precision_bits(name) == bits
 
 
 def test_error_plot_draws_every_numerics_of_the_table(tmp_path, monkeypatch):
     drawn = []
-    monkeypatch.setattr(plots, "save", lambda fig, path: drawn.append(fig.axes[0].get_legend_handles_labels()[1]))
+    monkeypatch.setattr(claim_plots, "save", lambda fig, path: drawn.append(fig.axes[0].get_legend_handles_labels()[1]))
     names = ["exact", "float64", "float:fp32", "float:e4m3", "fixed:q16.16", "mp:100"]
     records = [{"numerics": n, "agree": n != "float:e4m3", "error_bits": math.inf if n == "exact" else 3.0}
                for n in names]
-    assert plots.error_plot({"label": "Lemma 3.1"}, records, tmp_path / "e.png")
+    assert claim_plots.error_plot({"label": "Lemma 3.1"}, records, tmp_path / "e.png")
     labels = drawn[0]
     assert all(any(lab.startswith(n) for lab in labels) for n in names), labels
 

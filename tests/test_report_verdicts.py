@@ -100,7 +100,7 @@ def test_no_finding_text_lives_in_paper_refs():
 
 def test_plots_draw_the_line_that_decided_on_the_bounds_own_variable_with_labels(monkeypatch, tmp_path):
     from attnsim.verify.growth import judge
-    from attnsim.verify.report import plots
+    from attnsim.verify.report import claim_plots as plots
 
     seen = []
     monkeypatch.setattr(plots, "save", lambda fig, path, dpi=0: seen.append(fig))

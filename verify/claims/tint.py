@@ -24,6 +24,7 @@ from attnsim.sim.tint.relu_kink import transformer_kink_clear
 from attnsim.verify import tint_independent, tint_torch
 from attnsim.verify.registry import CheckContext, CheckFn, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import loglog_fit
+from attnsim.verify.tint_bits import asked_bits
 from attnsim.verify.tint_independent import module_against_reference, step_against_reference
 
 ALL = ("exact", "mp", "float64")
@@ -45,13 +46,10 @@ SHARES_AUX_CODE = ("ln_forward", "attn_forward", "ln_fd")
 test traces both sides). The SGD step (embedding, loss gradient, softmax, layer norm) is too."""
 
 
-def _min_bits(ctx: CheckContext, default: float) -> float:
-    return default if ctx.min_bits is None else ctx.min_bits
-
-
 def _agreement(ctx: CheckContext, equal: bool, bits: float, default_bits: float) -> bool:
-    """Exact numerics: bit-for-bit equality. Otherwise: at least ``--min-bits`` bits (default given)."""
-    return equal if ctx.numerics.startswith("exact") else bits >= _min_bits(ctx, default_bits)
+    """Exact numerics: bit-for-bit equality. Otherwise: at least ``--min-bits`` bits (by default ``default_bits``
+    at float64, less what a narrower precision lacks: :func:`~attnsim.verify.tint_bits.asked_bits`)."""
+    return equal if ctx.numerics.startswith("exact") else bits >= asked_bits(ctx, default_bits)
 
 
 # ------------------------------------------------------------------------------------------------ linear
@@ -211,8 +209,9 @@ def _fd(which: str) -> CheckFn:
                                extra={"partial": tint_torch.MISSING})
         errs, bits = tint_independent.fd_sweep(c, ar, which, scales)
         # the verdict: TinT's step against torch's, which differences as TinT does (Def 2.8), at every N
-        reasons = [f"N = {n}: {b:.1f} bits against the torch step, below {_min_bits(ctx, 30.0)}"
-                   for n, b in zip(scales, bits) if b < _min_bits(ctx, 30.0)]
+        need = asked_bits(ctx, 30.0)
+        reasons = [f"N = {n}: {b:.1f} bits against the torch step, below {need:g}" for n, b in zip(scales, bits)
+                   if b < need]
         # a second view: the error against the exact gradient falls like eps = 1/N (ReLU: exact off its kink)
         extra: dict[str, Any] = {"fd_scale": scales, "errors": errs, "bits": bits}
         if relu_act:
@@ -293,7 +292,7 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
     # Default --min-bits: float64 loses ~log2 N of its 53 bits to the finite differences, so 30 bits with
     # the construction exact; with tanh gates or Thm 2.5 on, their own error is the point: 5 bits.
     approximations_on = bool(p["gate_scale"] or p["softmax_eps"])
-    min_bits = _min_bits(ctx, 5.0 if approximations_on else 30.0)
+    min_bits = asked_bits(ctx, 5.0 if approximations_on else 30.0)
     reasons = [ind.partial] if ind.partial else []
     if approximations_on or not ctx.numerics.startswith("exact"):
         agree = ind.bits >= min_bits

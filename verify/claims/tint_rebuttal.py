@@ -35,6 +35,7 @@ from attnsim.verify import tint_tape, tint_torch
 from attnsim.verify.claims.tint import NETWORK_COUNT
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import LEVEL, loglog_fit
+from attnsim.verify.tint_bits import asked_bits
 from attnsim.verify.tint_size import case_configs, size_values
 
 ALL = ("exact", "mp", "float64")
@@ -112,7 +113,7 @@ def check_mlp_aux(ctx: CheckContext) -> Measurement:
     equal = all(ar.equal(res.weights[k], want[k]) for k in want)
     y_want = ma.mlp_forward(cfg, ar, want, x)[2] if ar.kind == "exact" else None
     agree = equal and ar.equal(res.outputs, y_want) if ar.kind == "exact" else \
-        bits >= (40.0 if ctx.min_bits is None else ctx.min_bits)
+        bits >= asked_bits(ctx, 40.0)
     counts: dict[str, float] = dict(t.ledger.by_tag("param"))
     counts["total"] = t.n_params
     extra: dict[str, Any] = {"errors": errors, "bit_for_bit": equal, "kink_margin_ok": margin,

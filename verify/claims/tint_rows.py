@@ -19,6 +19,7 @@ from attnsim.sim.tint.experiments import fd_eps, reference
 from attnsim.verify import tint_torch
 from attnsim.verify.claims.tint import CONVENTION
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
+from attnsim.verify.tint_bits import asked_bits
 from attnsim.verify.tint_independent import reference_step
 
 ALL = ("exact", "mp", "float64")
@@ -36,7 +37,7 @@ def _compare(ctx: CheckContext, ar: Arith, pairs: dict[str, tuple[Any, Any]], de
     """Every (got, want) equal (exact numerics) or within ``--min-bits`` bits; a reason names each miss.
     ``shares_aux``: TinT's side calls the auxiliary model's own code (its layer norm, softmax): the evidence
     is then self-consistency (a test traces both sides)."""
-    need = default_bits if ctx.min_bits is None else ctx.min_bits
+    need = asked_bits(ctx, default_bits)
     bits = {k: _bits(g, w) for k, (g, w) in pairs.items()}
     exact = ar.kind == "exact"
     bad = [k for k, (g, w) in pairs.items() if (not ar.equal(g, w) if exact else bits[k] < need)]

@@ -14,6 +14,7 @@ from attnsim.sim.tint.cases import CASES, case
 from attnsim.sim.tint.layers import BlockDiag
 from attnsim.sim.tint.network import Network
 from attnsim.verify.registry import CheckContext, Measurement, Param, checker
+from attnsim.verify.tint_bits import asked_bits
 from attnsim.verify.tint_independent import step_against_reference
 
 CHECKED = ("one forward pass of the built network leaves the simulated SGD step's weights and the updated model's "
@@ -47,7 +48,7 @@ def check_thm_1_1(ctx: CheckContext) -> Measurement:
     ar = get_arith(ctx.numerics)
     r = ex.sgd_step(c, ar)
     v = step_against_reference(c, ar, r.weights, r.got, r.logits, 1000, False)
-    need = 30.0 if ctx.min_bits is None else ctx.min_bits
+    need = asked_bits(ctx, 30.0)
     agree = v.equal if ctx.numerics == "exact" else v.bits >= need
     reasons = [v.partial] if v.partial else []
     return Measurement(agree=agree and not reasons, error_bits=v.bits, counts={"width": module_width(r.net)},

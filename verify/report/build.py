@@ -5,8 +5,9 @@
   ``report_section`` material; failing checks listed last;
 - ``report.html``: the same page, self-contained (plots inlined as base64);
 - ``checks.csv``, ``checks.json``: one row per check; ``tables/<claim>.tex`` (booktabs);
-  ``plots/*.png`` (``attnsim.verify.report.plots``); ``docs/``: the documentation pages the report links, copied
-  so that every link is relative to the folder (``attnsim.verify.report.doc_links``).
+  ``plots/*.png`` (``attnsim.verify.report.claim_plots`` and the sections, in the style of
+  ``attnsim.verify.report.plots``); ``docs/``: the documentation pages the report links, copied so that every
+  link is relative to the folder (``attnsim.verify.report.doc_links``).
 
 The claims come from ``attnsim.paper_refs`` and the checks from ``attnsim.verify.registry``, so new
 claims and checkers appear without changes here. The theory, the sweep (``attnsim.verify.sweep``: executor,

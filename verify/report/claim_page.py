@@ -1,6 +1,6 @@
 """One claim's section of ``attnsim report``: statement, assumptions, the theory (bound, exact count, leading
 constant, containment verdict, LaTeX, solved side conditions), a table of measured vs predicted vs bound per
-check with agreement and verdict, its plots (:mod:`attnsim.verify.report.plots`), its growth table and a
+check with agreement and verdict, its plots (:mod:`attnsim.verify.report.claim_plots`), its growth table and a
 booktabs table ``tables/<claim>.tex``."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def theory_lines(summary: dict[str, Any]) -> list[str]:
 def claim_section(claim: Any, records: list[dict[str, Any]], out: Path | None = None) -> str:
     """The markdown of one claim; with ``out``, its plots and LaTeX table are written there too."""
     from attnsim.theory.catalog import claim_summary  # sympy and matplotlib only when a section is computed
-    from attnsim.verify.report.plots import counts_plot, error_plot
+    from attnsim.verify.report.claim_plots import counts_plot, error_plot
 
     summary = claim_summary(claim)
     lines = [f"### {claim.label} — `{claim.id}`", "", claim.statement, ""]

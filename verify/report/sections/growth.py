@@ -72,7 +72,7 @@ def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> st
     if any(g.outside for g in rs):
         lines += [OUTSIDE_NOTE, ""]
     if out is not None:
-        from attnsim.verify.report.plots import growth_plot
+        from attnsim.verify.report.claim_plots import growth_plot
 
         if growth_plot(rs, out / "plots" / f"{claim_id}_growth.png"):
             lines += [f"![{claim_id} growth](plots/{claim_id}_growth.png)", ""]

@@ -1,0 +1,37 @@
+"""What a TinT check asks for in mp below float64's precision: its float64 default less the bits the format lacks
+(fuzzing found tint.attn_backward at mp:30 failed against the fixed 30 bits with 15.0 kept)."""
+
+from __future__ import annotations
+
+import pytest
+from cli_run import invoke
+
+from attnsim.verify.registry import CheckContext, UsageError
+from attnsim.verify.tint_bits import REFERENCE_BITS, asked_bits
+
+
+def _ctx(numerics: str, min_bits: float | None = None) -> CheckContext:
+    return CheckContext("tint.attn_backward", {}, numerics, 0, min_bits)
+
+
+@pytest.mark.parametrize("numerics, asked", [("float64", 30.0), ("mp:200", 30.0), ("mp", 30.0), ("exact", 30.0),
+                                             ("mp:53", 30.0), ("mp:52", 29.0), ("mp:30", 7.0), ("mp:24", 1.0)])
+def test_the_default_loses_what_the_precision_lacks(numerics, asked):
+    assert REFERENCE_BITS == 53 and asked_bits(_ctx(numerics), 30.0) == asked
+
+
+def test_a_precision_that_leaves_under_a_bit_is_refused_naming_numerics():
+    with pytest.raises(UsageError) as e:
+        asked_bits(_ctx("mp:23"), 30.0)
+    assert e.value.param == "numerics" and "lack 30" in str(e.value)
+    assert asked_bits(_ctx("mp:23", min_bits=3.0), 30.0) == 3.0  # --min-bits replaces the rule
+
+
+def test_attention_backward_at_mp_30_passes_and_mp_20_is_refused_in_one_line(capfd):
+    args = ["check", "tint.attn_backward", "--case", "tiny-relu", "--seed", "0", "--numerics"]
+    rc, out, _ = invoke([*args, "mp:30"], capfd)
+    assert rc == 0 and "agreement: yes (15.0 bits)" in out, out
+    rc, _, err = invoke([*args, "mp:30", "--min-bits", "16"], capfd)  # the same run held to more fails
+    assert rc == 1
+    rc, out, err = invoke([*args, "mp:20"], capfd)
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "--numerics" in err, err

@@ -2,10 +2,10 @@
 
 Every TinT check that runs in mp or float64 sets the bits it asks at float64: 40 for a module, 30 for an SGD step
 and for finite differences. That leaves room for what its computation loses by design (the attention backward keeps
-about 38 of 53 bits on tiny-relu), and its references run in float64 (torch autograd) or in the check's own
-arithmetic (the rows' math written out), so above 53 bits it asks no more. The loss is relative, the same at every
-precision: in mp at P < 53 bits a check asks for its float64 default less the 53 − P bits the format lacks, and a
-precision that leaves under 1 bit is refused naming ``--numerics``.
+about 38 of 53 bits on tiny-relu). Its references run in float64 (torch autograd), which caps what it can keep, or
+in the check's own arithmetic (the rows' math written out); above 53 bits it asks the same. The loss is relative,
+the same at every precision: in mp at P < 53 bits a check asks for its float64 default less the 53 − P bits the
+format lacks, and a precision that leaves under 1 bit is refused naming ``--numerics``.
 Fuzzing found the case: ``attnsim check tint.attn_backward --case tiny-relu --numerics mp:30`` kept 15.0 bits
 (5.2 at mp:20, 23.7 at mp:40, 38.8 at mp:53), and was failed against the fixed 30.
 """

@@ -109,7 +109,7 @@ def measure_model(ctx: CheckContext, case: Case, oracle_spec: OracleSpec, simula
     oracle = Oracle(oracle_spec, nm)
     Y = simulate(oracle, nm.array(case.X, "X"))
     ag = compare(Y, ref, nm, truth, min_bits)
-    clipped = getattr(nm, "saturated", 0)
+    clipped = nm.saturated
     if clipped and not ag.agree:  # the format's range, not the construction, lost the output
         raise UsageError(f"{nm.name}: {clipped} values were clipped to the format's range (the 'sat' option) and "
                          f"the output kept {max(ag.error_bits, 0.0):.1f} bits: the range is too narrow for this "

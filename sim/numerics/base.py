@@ -43,6 +43,8 @@ class Numerics(ABC):
     exact: bool
     bits: int | None = None
     """Significand bits the arithmetic keeps (a fixed format's fraction bits); None for the exact kinds."""
+    saturated: int = 0
+    """Values clipped to the format's range so far (only a fixed-width format with the 'sat' option clips)."""
     spacing_floor: float | None = None
     """The gap between neighbouring numbers near 0, below which relative precision is lost (a float format's
     subnormal spacing, a fixed format's resolution); None where the exponent is unbounded (exact kinds, mp)."""

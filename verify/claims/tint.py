@@ -293,7 +293,10 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
     # the construction exact (less what a narrower mp lacks); with tanh gates or Thm 2.5 on, their own error is
     # the point, an absolute one whatever the precision: 5 bits.
     approximations_on = bool(p["gate_scale"] or p["softmax_eps"])
-    min_bits = asked_bits(ctx, 30.0) if not approximations_on else 5.0 if ctx.min_bits is None else ctx.min_bits
+    if approximations_on:
+        min_bits = 5.0 if ctx.min_bits is None else ctx.min_bits
+    else:
+        min_bits = asked_bits(ctx, 30.0)
     reasons = [ind.partial] if ind.partial else []
     if approximations_on or not ctx.numerics.startswith("exact"):
         agree = ind.bits >= min_bits

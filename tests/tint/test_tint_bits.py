@@ -35,3 +35,20 @@ def test_attention_backward_at_mp_30_passes_and_mp_20_is_refused_in_one_line(cap
     assert rc == 1
     rc, out, err = invoke([*args, "mp:20"], capfd)
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "--numerics" in err, err
+
+
+@pytest.mark.parametrize("claim", ["tint.attn_backward", "tint.sgd_step", "tint.ln_backward", "tint.act_backward",
+                                   "tint.dynamic_eval"])
+def test_a_precision_too_narrow_is_refused_before_any_work(claim, capfd, monkeypatch):
+    """The checks that ask 30 bits at float64 refuse mp:20 before they build anything: a slow check's progress
+    line never comes before the one-line error (it did, on a loaded machine, when the refusal came last)."""
+    import attnsim.verify.claims.tint as tint_claims
+    import attnsim.verify.claims.tint_rows as tint_rows
+
+    def work_began(name: str):
+        raise AssertionError(f"{claim} began its work ({name}) before refusing the precision")
+
+    for module in (tint_claims, tint_rows):
+        monkeypatch.setattr(module, "get_arith", work_began)
+    rc, _, err = invoke(["check", claim, "--numerics", "mp:20"], capfd)
+    assert rc == 2 and err.strip().startswith("error: --numerics: mp:20") and len(err.strip().splitlines()) == 1, err

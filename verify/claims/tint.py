@@ -46,15 +46,16 @@ SHARES_AUX_CODE = ("ln_forward", "attn_forward", "ln_fd")
 test traces both sides). The SGD step (embedding, loss gradient, softmax, layer norm) is too."""
 
 
-def _agreement(ctx: CheckContext, equal: bool, bits: float, default_bits: float) -> bool:
-    """Exact numerics: bit-for-bit equality. Otherwise: at least ``--min-bits`` bits (by default ``default_bits``
-    at float64, less what a narrower precision lacks: :func:`~attnsim.verify.tint_bits.asked_bits`)."""
-    return equal if ctx.numerics.startswith("exact") else bits >= asked_bits(ctx, default_bits)
+def _agreement(ctx: CheckContext, equal: bool, bits: float, need: float) -> bool:
+    """Exact numerics: bit-for-bit equality. Otherwise: at least ``need`` bits (:func:`~attnsim.verify.tint_bits.
+    asked_bits`, which each checker asks before its work, so that a precision too narrow is refused at once)."""
+    return equal if ctx.numerics.startswith("exact") else bits >= need
 
 
 # ------------------------------------------------------------------------------------------------ linear
 def _linear(which: str) -> CheckFn:
     def fn(ctx: CheckContext) -> Measurement:
+        need = asked_bits(ctx, 40.0)
         p = ctx.params
         ar = get_arith(ctx.numerics)
         n_train = min(p["n_train"], p["n"])
@@ -74,7 +75,7 @@ def _linear(which: str) -> CheckFn:
             bits = min(_bits(m, r) for m, r in zip(mine, ref))
             equal, reference = False, tint_torch.REFERENCE
         return Measurement(evidence="independent", reference=reference,
-                           agree=_agreement(ctx, equal, bits, 40.0), error_bits=bits,
+                           agree=_agreement(ctx, equal, bits, need), error_bits=bits,
                            counts_by_tag={f"Lin{which.capitalize()}": n_params},
                            derived={"S": p["D"] // p["K"]}, extra=extra)
     return fn
@@ -90,6 +91,7 @@ for _which in ("forward", "backward", "descent"):
 
 def _modules(names: tuple[str, ...]) -> CheckFn:
     def fn(ctx: CheckContext) -> Measurement:
+        need = asked_bits(ctx, 40.0)
         ar = get_arith(ctx.numerics)
         c = case(ctx.params["case"])
         inputs = ex.module_inputs(ar, c)
@@ -101,7 +103,7 @@ def _modules(names: tuple[str, ...]) -> CheckFn:
         # beside it, the auxiliary model's own code (which some of these modules share: self-consistency)
         own_bits = min(_bits(got, want) for got, want in results.values())
         return Measurement(evidence=verdicts[0].evidence, reference=verdicts[0].reference,
-                           agree=not partial and _agreement(ctx, equal, bits, 40.0), error_bits=bits,
+                           agree=not partial and _agreement(ctx, equal, bits, need), error_bits=bits,
                            reasons=[partial] if partial else [],
                            extra={"modules": list(names), "aux_model_bits": own_bits, "partial": partial})
     return fn
@@ -190,6 +192,7 @@ def _fd(which: str) -> CheckFn:
     difference inexact by the input's and step's doing; such a run is refused too
     (:func:`attnsim.sim.tint.relu_kink.transformer_kink_clear`, the test tint.rebuttal_mlp_aux uses)."""
     def fn(ctx: CheckContext) -> Measurement:
+        need = asked_bits(ctx, 30.0)  # the verdict: TinT's step against torch's, at every N
         c = case(ctx.params["case"])
         ar = get_arith(ctx.numerics)
         scales = [ctx.params["fd_scale"] * 2 ** i for i in range(ctx.params["halvings"])]
@@ -209,7 +212,6 @@ def _fd(which: str) -> CheckFn:
                                extra={"partial": tint_torch.MISSING})
         errs, bits = tint_independent.fd_sweep(c, ar, which, scales)
         # the verdict: TinT's step against torch's, which differences as TinT does (Def 2.8), at every N
-        need = asked_bits(ctx, 30.0)
         reasons = [f"N = {n}: {b:.1f} bits against the torch step, below {need:g}" for n, b in zip(scales, bits)
                    if b < need]
         # a second view: the error against the exact gradient falls like eps = 1/N (ReLU: exact off its kink)
@@ -283,12 +285,6 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
     step with the same approximations (torch autograd in float; a tape over rationals in exact arithmetic);
     beside it, the auxiliary model's hand-derived step and (paper convention) the module-by-module pipeline."""
     p = ctx.params
-    c = case(p["case"])
-    ar = get_arith(ctx.numerics)
-    r = ex.sgd_step(c, ar, p["fd_scale"], p["gate_scale"] or None, p["softmax_eps"] or None, p["convention"],
-                    pipeline=p["convention"] == "paper")
-    ind = step_against_reference(c, ar, r.weights, r.got, r.logits, p["fd_scale"], p["convention"] == "authors")
-    scale = max(max_abs_diff(r.want["layers"][0]["wv"], 0 * r.want["layers"][0]["wv"]), 1e-300)
     # Default --min-bits: float64 loses ~log2 N of its 53 bits to the finite differences, so 30 bits with
     # the construction exact (less what a narrower mp lacks); with tanh gates or Thm 2.5 on, their own error is
     # the point, an absolute one whatever the precision: 5 bits.
@@ -297,6 +293,12 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
         min_bits = 5.0 if ctx.min_bits is None else ctx.min_bits
     else:
         min_bits = asked_bits(ctx, 30.0)
+    c = case(p["case"])
+    ar = get_arith(ctx.numerics)
+    r = ex.sgd_step(c, ar, p["fd_scale"], p["gate_scale"] or None, p["softmax_eps"] or None, p["convention"],
+                    pipeline=p["convention"] == "paper")
+    ind = step_against_reference(c, ar, r.weights, r.got, r.logits, p["fd_scale"], p["convention"] == "authors")
+    scale = max(max_abs_diff(r.want["layers"][0]["wv"], 0 * r.want["layers"][0]["wv"]), 1e-300)
     reasons = [ind.partial] if ind.partial else []
     if approximations_on or not ctx.numerics.startswith("exact"):
         agree = ind.bits >= min_bits
@@ -329,6 +331,7 @@ def check_attn_backward(ctx: CheckContext) -> Measurement:
     """Stop-gradient backward: the module's value gradient against torch's with detached probabilities, the
     whole step against the independent reference step, W_Q and W_K unchanged; the bias against the full gradient
     beside it."""
+    need = asked_bits(ctx, 30.0)
     c = case(ctx.params["case"])
     ar = get_arith(ctx.numerics)
     r = ex.sgd_step(c, ar, convention=ctx.params["convention"])
@@ -341,7 +344,7 @@ def check_attn_backward(ctx: CheckContext) -> Measurement:
     reasons = [] if frozen else ["W_Q or W_K changed: TinT must pass their prefixes through"]
     reasons += [step.partial] if step.partial else []
     bits = min(step.bits, module.bits)
-    ok = frozen and not step.partial and _agreement(ctx, step.equal and module.equal, bits, 30.0)
+    ok = frozen and not step.partial and _agreement(ctx, step.equal and module.equal, bits, need)
     return Measurement(evidence=step.evidence, reference=step.reference, agree=ok, error_bits=bits, reasons=reasons,
                        extra={"stop_grad_bias_vs_full_gradient": ex.stop_grad_bias(c, get_arith("float64")),
                               "module_bits": module.bits, "step_bits": step.bits,

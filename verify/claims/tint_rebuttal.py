@@ -87,6 +87,7 @@ _MLP_PARAMS = [
              {"D": 12, "K": 3, "H_sim": 15}, {"numerics": "float64"}]))
 def check_mlp_aux(ctx: CheckContext) -> Measurement:
     """TinT's MLP step vs the reference SGD step; bit for bit in exact numerics."""
+    need = asked_bits(ctx, 40.0)
     p = ctx.params
     cfg = ma.MLPConfig(D=p["D"], T=p["n"], activation=p["activation"], K=p["K"], H_sim=p["H_sim"], eta=0.25,
                        fd_scale=p["fd_scale"], steps=p["steps"], reuse_forward=p["reuse_forward"],
@@ -112,8 +113,7 @@ def check_mlp_aux(ctx: CheckContext) -> Measurement:
     bits = bits_of_agreement(max(errors.values()), max(max_abs_diff(w[k] - want[k], 0 * w[k]) for k in w) or 1.0)
     equal = all(ar.equal(res.weights[k], want[k]) for k in want)
     y_want = ma.mlp_forward(cfg, ar, want, x)[2] if ar.kind == "exact" else None
-    agree = equal and ar.equal(res.outputs, y_want) if ar.kind == "exact" else \
-        bits >= asked_bits(ctx, 40.0)
+    agree = equal and ar.equal(res.outputs, y_want) if ar.kind == "exact" else bits >= need
     counts: dict[str, float] = dict(t.ledger.by_tag("param"))
     counts["total"] = t.n_params
     extra: dict[str, Any] = {"errors": errors, "bit_for_bit": equal, "kink_margin_ok": margin,

@@ -32,12 +32,12 @@ def _bits(got: Any, want: Any) -> float:
     return bits_of_agreement(max_abs_diff(got, want), scale)
 
 
-def _compare(ctx: CheckContext, ar: Arith, pairs: dict[str, tuple[Any, Any]], default_bits: float,
-             shares_aux: bool = False) -> Measurement:
-    """Every (got, want) equal (exact numerics) or within ``--min-bits`` bits; a reason names each miss.
+def _compare(ar: Arith, pairs: dict[str, tuple[Any, Any]], need: float, shares_aux: bool = False) -> Measurement:
+    """Every (got, want) equal (exact numerics) or within ``need`` bits (:func:`~attnsim.verify.tint_bits.asked_bits`,
+    which each checker asks before its work, so that a precision too narrow is refused at once); a reason names
+    each miss.
     ``shares_aux``: TinT's side calls the auxiliary model's own code (its layer norm, softmax): the evidence
     is then self-consistency (a test traces both sides)."""
-    need = asked_bits(ctx, default_bits)
     bits = {k: _bits(g, w) for k, (g, w) in pairs.items()}
     exact = ar.kind == "exact"
     bad = [k for k, (g, w) in pairs.items() if (not ar.equal(g, w) if exact else bits[k] < need)]
@@ -54,6 +54,7 @@ def _compare(ctx: CheckContext, ar: Arith, pairs: dict[str, tuple[Any, Any]], de
          numerics=ALL, default_numerics="exact")
 def check_def_2_1(ctx: CheckContext) -> Measurement:
     """For every K dividing D: prefix j, block r holds row S j + r; the bias sits in prefix 0; read back."""
+    need = asked_bits(ctx, 50.0)
     ar, D = get_arith(ctx.numerics), ctx.params["D"]
     pairs: dict[str, tuple[Any, Any]] = {}
     for K in (k for k in range(1, D + 1) if D % k == 0):
@@ -66,7 +67,7 @@ def check_def_2_1(ctx: CheckContext) -> Measurement:
         want[0, S * D:] = b
         pairs[f"K={K} layout"] = (got, want)
         pairs[f"K={K} read back"] = (np.concatenate([back[0], back[1][None]]), np.concatenate([W, b[None]]))
-    return _compare(ctx, ar, pairs, 50.0)
+    return _compare(ar, pairs, need)
 
 
 # ------------------------------------------------------------------------------------------- Def 2.3
@@ -131,13 +132,14 @@ def _def23_reference(ar: Arith, case_: rows.AttentionCase) -> np.ndarray:
 def check_def_2_3(ctx: CheckContext) -> Measurement:
     """A gated TinT attention layer with random arrays against Def 2.3 written out densely (exact: the
     linear kind; float64: linear and softmax)."""
+    need = asked_bits(ctx, 45.0)
     ar = get_arith(ctx.numerics)
     kinds = ("linear",) if ar.kind == "exact" else ("linear", "softmax")
     pairs = {}
     for kind in kinds:
         c = rows.attention_layer(ar, kind, ctx.seed)
         pairs[kind] = (c.out, _def23_reference(ar, c))
-    return _compare(ctx, ar, pairs, 45.0)
+    return _compare(ar, pairs, need)
 
 
 # ------------------------------------------------------------------------------------------- §2.6 (6)
@@ -146,14 +148,15 @@ def check_def_2_3(ctx: CheckContext) -> Measurement:
          default_numerics="exact")
 def check_attn_descent(ctx: CheckContext) -> Measurement:
     """W_V <- W_V - eta sum_j dv_j x_j^T with dv_j = sum_t a_{t,j} dy_t; no layer writes the Q or K sets."""
+    need = asked_bits(ctx, 40.0)
     c, ar = case(ctx.params["case"]), get_arith(ctx.numerics)
     r = rows.attention_descent(c, ar)
     lw, cache, dy, eta = r["weights"], r["cache"], r["dy"], ar.scalar(c.tint.inner_lr)
     da = c.aux.d_head
     dv = np.concatenate([p.T @ dy[:, i * da:(i + 1) * da] for i, p in enumerate(cache["probs"])], axis=1)
     tr = slice(0, c.n_train)
-    m = _compare(ctx, ar, {"W_V": (r["new_v"][0], lw["wv"] - eta * (dv[tr].T @ cache["ln1"][tr])),
-                           "b_V": (r["new_v"][1], lw["bv"] - eta * dv[tr].sum(0))}, 40.0)
+    m = _compare(ar, {"W_V": (r["new_v"][0], lw["wv"] - eta * (dv[tr].T @ cache["ln1"][tr])),
+                      "b_V": (r["new_v"][1], lw["bv"] - eta * dv[tr].sum(0))}, need)
     frozen = [s for s in ("q", "k") if s in r["written_sets"]]
     if frozen or "v" not in r["written_sets"]:
         m.agree = False
@@ -168,14 +171,15 @@ def check_attn_descent(ctx: CheckContext) -> Measurement:
          default_numerics="exact")
 def check_ln_descent(ctx: CheckContext) -> Measurement:
     """beta <- beta - eta sum_t dy_t over the training tokens; diag(gamma) unchanged (bias-only default)."""
+    need = asked_bits(ctx, 40.0)
     c, ar = case(ctx.params["case"]), get_arith(ctx.numerics)
     r = rows.ln_descent(c, ar)
     lw, dy, eta = r["weights"], r["dy"], ar.scalar(c.tint.inner_lr)
     gamma = ar.zeros((c.aux.D, c.aux.D))
     for i in range(c.aux.D):
         gamma[i, i] = lw["ln1_g"][i]
-    return _compare(ctx, ar, {"gamma": (r["new"][0], gamma),
-                              "beta": (r["new"][1], lw["ln1_b"] - eta * dy[:c.n_train].sum(0))}, 40.0)
+    return _compare(ar, {"gamma": (r["new"][0], gamma),
+                         "beta": (r["new"][1], lw["ln1_b"] - eta * dy[:c.n_train].sum(0))}, need)
 
 
 # ------------------------------------------------------------------------------------------- §2.6 (12)
@@ -205,6 +209,7 @@ def check_act_descent(ctx: CheckContext) -> Measurement:
 def check_mlp_split(ctx: CheckContext) -> Measurement:
     """4 sub-MLPs through one fc / act / proj sum to W_proj act(W_fc x + b_fc) + b_proj; after the
     descent the 4 output-bias shares sum to one SGD step on b_proj: b_proj - eta sum_t dy_t."""
+    need = asked_bits(ctx, 40.0)
     c, ar = case(ctx.params["case"]), get_arith(ctx.numerics)
     r = rows.mlp_split(c, ar, ctx.params["convention"])
     lw, cache = r["weights"], r["cache"]
@@ -213,10 +218,10 @@ def check_mlp_split(ctx: CheckContext) -> Measurement:
     total = r["shares"][0]
     for s in r["shares"][1:]:
         total = total + s
-    return _compare(ctx, ar, {"mlp": (r["mlp"], cache["g"] @ lw["wproj"].T + lw["bproj"]),
+    return _compare(ar, {"mlp": (r["mlp"], cache["g"] @ lw["wproj"].T + lw["bproj"]),
                               "b_proj after the step": (total, lw["bproj"] - ar.scalar(steps * c.tint.inner_lr)
                                                         * r["dy"][:c.n_train].sum(0))},
-                    40.0)
+                    need)
 
 
 # ------------------------------------------------------------------------------------------- loss gradient
@@ -225,6 +230,7 @@ def check_mlp_split(ctx: CheckContext) -> Measurement:
 def check_loss_gradient(ctx: CheckContext) -> Measurement:
     """The network's read-out layer against E^T (softmax(E h_t) - e_{x_{t+1}}) in 60-digit mpmath, zero
     at every position whose next token is not a training token."""
+    need = asked_bits(ctx, 40.0)
     c, ar = case(ctx.params["case"]), get_arith(ctx.numerics)
     r = rows.loss_gradient(c, ar)
     h, E = ar.to_float(r["final"]), ar.to_float(r["wte"])
@@ -239,7 +245,7 @@ def check_loss_gradient(ctx: CheckContext) -> Measurement:
             for i in range(E.shape[1]):
                 g = mpmath.fsum(e[v] / tot * Em[v, i] for v in range(E.shape[0])) - Em[int(c.ids[t + 1]), i]
                 want[t, i] = float(g)
-    return _compare(ctx, get_arith("float64"), {"gradient": (ar.to_float(r["got"]), want)}, 40.0)
+    return _compare(get_arith("float64"), {"gradient": (ar.to_float(r["got"]), want)}, need)
 
 
 # ------------------------------------------------------------------------------------------- Def 2.7
@@ -249,6 +255,7 @@ def check_loss_gradient(ctx: CheckContext) -> Measurement:
 def check_def_2_7(ctx: CheckContext) -> Measurement:
     """For the layer norm's normalisation and the activation (symmetric Jacobians J), the first-order
     gradient J dy (a central difference of step 2^-60) equals the back-propagated J^T dy."""
+    need = asked_bits(ctx, 100.0)
     ar, D = get_arith(ctx.numerics), ctx.params["D"]
     rng = np.random.default_rng(ctx.seed)
     x, dy = (ar.array(rng.standard_normal((3, D))) for _ in range(2))
@@ -260,7 +267,7 @@ def check_def_2_7(ctx: CheckContext) -> Measurement:
     back_act = am.act_backward(replace(TINY, activation="gelu_new"), ar, x, dy, None)
     pairs = {"layer norm": (rows.first_order_gradient(ar, rows.ln_map, x, dy, eps), back_ln),
              "gelu_new": (rows.first_order_gradient(ar, act, x, dy, eps), back_act)}
-    return _compare(ctx, ar, pairs, 100.0)
+    return _compare(ar, pairs, need)
 
 
 # ------------------------------------------------------------------------------------------- Def 3.1
@@ -272,6 +279,7 @@ def check_def_2_7(ctx: CheckContext) -> Measurement:
 def check_dynamic_eval(ctx: CheckContext) -> Measurement:
     """TinT's logits on the held-out part equal the auxiliary model's after N reference SGD steps on the
     training part (N = the case's steps), and so do the held-out losses."""
+    need = asked_bits(ctx, 30.0)
     c, ar = case(ctx.params["case"]), get_arith(ctx.numerics)
     test = am.test_positions(len(c.ids), c.n_train)
     if not test.any():
@@ -279,13 +287,13 @@ def check_dynamic_eval(ctx: CheckContext) -> Measurement:
     r = rows.dynamic_eval(c, ar, ctx.params["convention"])
     updated = reference(c, ar, r["weights"], am.Approx.tint(fd_eps(ar, 1000)), ctx.params["convention"])
     want = am.forward(c.aux, ar, updated, c.tokens)[0]
-    own = _compare(ctx, ar, {"held-out logits": (r["logits"][test], want[test])}, 30.0, shares_aux=True)
+    own = _compare(ar, {"held-out logits": (r["logits"][test], want[test])}, need, shares_aux=True)
     ref = reference_step(c, ar, r["weights"], 1000, ctx.params["convention"] == "authors")
     if ref is None:
         m = Measurement(evidence="self-consistency", agree=False, reasons=[tint_torch.MISSING],
                         extra={"partial": tint_torch.MISSING})
     else:  # the held-out logits after the independent reference's steps (torch; the exact tape)
-        m = _compare(ctx, ar, {"held-out logits": (r["logits"][test], ref[1][test])}, 30.0)
+        m = _compare(ar, {"held-out logits": (r["logits"][test], ref[1][test])}, need)
         m.reference = ref[2]
     m.extra.update({"steps": c.tint.steps, "held_out_positions": int(test.sum()), "aux_model_bits": own.error_bits,
                     "loss_before": am.summed_loss(ar, r["first"], c.tokens, test),

@@ -44,11 +44,11 @@ def module_width(net: Network) -> int:
          numerics=("exact", "float64"), default_numerics="float64")
 def check_thm_1_1(ctx: CheckContext) -> Measurement:
     """Forward pass, simulated gradient, descent and evaluation in one forward pass, at width (S + 1) D_aux."""
+    need = asked_bits(ctx, 30.0)
     c = case(ctx.params["case"])
     ar = get_arith(ctx.numerics)
     r = ex.sgd_step(c, ar)
     v = step_against_reference(c, ar, r.weights, r.got, r.logits, 1000, False)
-    need = asked_bits(ctx, 30.0)
     agree = v.equal if ctx.numerics == "exact" else v.bits >= need
     reasons = [v.partial] if v.partial else []
     return Measurement(agree=agree and not reasons, error_bits=v.bits, counts={"width": module_width(r.net)},

@@ -95,16 +95,17 @@ def test_claims_lists_registry(cli):
 
 
 def test_report_quick_writes_files(tmp_path):
-    # One paper's quick report runs the whole pipeline (checks, teeth, claim and paper sections, files) in a
-    # couple of minutes; every paper's quick report (growth sweeps, proofs) is `attnsim report --quick`'s job.
-    p = run("report", "--quick", "--paper", "tint", "--out", str(tmp_path / "rep"))
+    # One paper's quick report runs the pipeline (checks, claim and paper sections, files) in well under a
+    # minute; every paper's quick report (growth sweeps, proofs) is `attnsim report --quick`'s job. Its broken
+    # variants, two fifths of this run's time, are left to the report test that runs them
+    # (tests/test_report.py) and to `attnsim teeth`'s own tests.
+    p = run("report", "--quick", "--paper", "tint", "--no-teeth", "--out", str(tmp_path / "rep"))
     assert p.returncode == 0, p.stdout + p.stderr
     for name in ("report.md", "checks.csv", "checks.json"):
         assert (tmp_path / "rep" / name).stat().st_size > 0
     assert str(tmp_path / "rep") in p.stdout.replace("\n", "")
-    # not a terminal: progress comes on stderr as plain lines with done/total, the teeth pass included;
-    # stdout holds only the closing summary
-    assert re.search(r"^(checks|broken variants) .*: \d+/\d+ \(\d+%\)", p.stderr, re.M), p.stderr[:2000]
+    # not a terminal: progress comes on stderr as plain lines with done/total; stdout holds only the closing summary
+    assert re.search(r"^checks .*: \d+/\d+ \(\d+%\)", p.stderr, re.M), p.stderr[:2000]
     # no progress line on stdout: it holds the summary (its phase times included)
     assert not re.search(r"\d+/\d+ \(\d+%\)", p.stdout), p.stdout
     assert re.search(r"report took \d+ s", p.stdout)

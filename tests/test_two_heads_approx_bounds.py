@@ -117,7 +117,8 @@ def test_a_decode_that_divides_by_zero_in_mp_is_a_precision_too_narrow():
     raised ZeroDivisionError; it is a precision too narrow for the input, one line naming --numerics."""
     from attnsim.sim.numerics import NumericsError
 
-    params = dict(input="reduction", N=64, M=8, d=7, radius=1, eps=0.5, seeds=4)
+    # fuzzing's example had seeds = 4; its first seed alone divides by zero, at a quarter of the time
+    params = dict(input="reduction", N=64, M=8, d=7, radius=1, eps=0.5, seeds=1)
     with pytest.raises(NumericsError, match="use more bits") as refused:
         run_check("two_heads.lower_bound", params, "mp:96")
     assert refused.value.param == "numerics"

@@ -4,6 +4,7 @@ process's memory and time limits put back after every test."""
 
 import os
 import signal
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -45,6 +46,23 @@ def _limits_put_back():
 
 
 WORKERS_PER_CORE = 3
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # The workers fill the cores themselves (as the report's pool workers do, attnsim.verify.procs.pool_worker):
+    # a BLAS thread pool in each would spin beside the others. tint.under_2b's effective count took 13.1 CPU s
+    # on two BLAS threads and 10.0 on one.
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
+@pytest.fixture(autouse=True)
+def _torch_on_one_thread():
+    """torch, once a test has imported it, computes on one thread in an xdist worker, for the same reason."""
+    torch = sys.modules.get("torch")
+    if os.environ.get("PYTEST_XDIST_WORKER") and torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+    yield
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

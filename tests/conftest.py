@@ -4,7 +4,6 @@ process's memory and time limits put back after every test."""
 
 import os
 import signal
-import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -49,20 +48,14 @@ WORKERS_PER_CORE = 3
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # The workers fill the cores themselves (as the report's pool workers do, attnsim.verify.procs.pool_worker):
-    # a BLAS thread pool in each would spin beside the others. tint.under_2b's effective count took 13.1 CPU s
-    # on two BLAS threads and 10.0 on one.
+    # a BLAS or torch thread pool in each would spin beside the others. tint.under_2b's effective count took
+    # 13.1 CPU s on two BLAS threads and 10.0 on one. The BLAS already loaded is held to one thread here; torch,
+    # imported later, and the commands the tests start read the variables (a user's own setting is kept).
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
-
-
-@pytest.fixture(autouse=True)
-def _torch_on_one_thread():
-    """torch, once a test has imported it, computes on one thread in an xdist worker, for the same reason."""
-    torch = sys.modules.get("torch")
-    if os.environ.get("PYTEST_XDIST_WORKER") and torch is not None and torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
-    yield
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

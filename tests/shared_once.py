@@ -11,6 +11,8 @@ worker instead, but with pytest 9 it leaves the test ids unchanged and so groups
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -36,3 +38,20 @@ def once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[P
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return folder
+
+
+def shared_record(tmp_path_factory: pytest.TempPathFactory, claim: str, params: dict, numerics: str | None,
+                  seed: int = 0) -> dict:
+    """``run_check``'s record of one point, computed once per run by the first worker to ask (several tests read
+    the quick point of a slow claim: tint.under_2b's takes about 10 CPU s)."""
+    from attnsim.verify.check import check_numerics, run_check
+    from attnsim.verify.registry import get_checker
+
+    chk = get_checker(claim)  # the point as run_check resolves it: defaults filled in
+    point = [claim, chk.resolve(params), check_numerics(chk, numerics, None), seed]
+    key = hashlib.sha256(json.dumps(point, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+
+    def build(folder: Path) -> None:
+        (folder / "record.json").write_text(json.dumps(run_check(claim, params, numerics, seed), default=repr))
+
+    return json.loads((once(tmp_path_factory, f"record-{key}", build) / "record.json").read_text())

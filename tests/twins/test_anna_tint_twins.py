@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pytest
+from shared_once import shared_record
 
-from attnsim.verify.check import run_check
 from attnsim.verify.teeth import run_twin
 from attnsim.verify.twins import all_twins
 
@@ -17,17 +15,19 @@ CLAIMS = ("anna.alg_1", "anna.alg_2", "anna.thm_5_2", "anna.khop", "anna.lemma_d
 TWINS = [t for t in all_twins() if t.breaks.__module__ in MODULES]
 
 
-@lru_cache(maxsize=None)
-def _baseline(claim: str, params: tuple, numerics: str | None) -> tuple[str, frozenset[str]]:
-    record = run_check(claim, dict(params), numerics, 0)
+def _baseline(tmp_path_factory: pytest.TempPathFactory, claim: str, params: dict,
+              numerics: str | None) -> tuple[str, frozenset[str]]:
+    """The unbroken run's verdict and reasons, computed once per test run (tests/test_claims_evidence.py reads
+    the same quick points)."""
+    record = shared_record(tmp_path_factory, claim, params, numerics, 0)
     return record["verdict"], frozenset(record["reasons"])
 
 
 @pytest.mark.parametrize("t", TWINS, ids=[f"{t.claim}:{t.name}" for t in TWINS])
-def test_twin_is_caught_for_its_own_reason(t):
+def test_twin_is_caught_for_its_own_reason(t, tmp_path_factory):
     result = run_twin(t)
     assert result.bites, result.reason
-    _, before = _baseline(t.claim, tuple(sorted(t.params.items())), t.numerics)
+    _, before = _baseline(tmp_path_factory, t.claim, dict(t.params), t.numerics)
     if result.reason.startswith("refused:"):
         return
     new = [r for r in result.reason.split("; ") if r not in before]

@@ -61,6 +61,6 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (the default in pyproject): three workers per core this process may use. Many tests wait on the
     processes they start (reports, signals, Dask clusters); with one worker per core their waits left the cores
-    idle, and on a machine busy with two other CPU-bound jobs the suite took 14 min on 2 cores (12 min with two
+    idle, and on a machine busy with two other CPU-bound jobs the suite took 14 min on 2 cores (11.5 min with two
     workers per core; under 10 is the budget)."""
     return WORKERS_PER_CORE * len(os.sched_getaffinity(0))

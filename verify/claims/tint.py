@@ -192,7 +192,7 @@ def _fd(which: str) -> CheckFn:
     difference inexact by the input's and step's doing; such a run is refused too
     (:func:`attnsim.sim.tint.relu_kink.transformer_kink_clear`, the test tint.rebuttal_mlp_aux uses)."""
     def fn(ctx: CheckContext) -> Measurement:
-        need = asked_bits(ctx, 30.0)  # the verdict: TinT's step against torch's, at every N
+        need = asked_bits(ctx, 30.0)
         c = case(ctx.params["case"])
         ar = get_arith(ctx.numerics)
         scales = [ctx.params["fd_scale"] * 2 ** i for i in range(ctx.params["halvings"])]

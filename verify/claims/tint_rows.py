@@ -219,9 +219,8 @@ def check_mlp_split(ctx: CheckContext) -> Measurement:
     for s in r["shares"][1:]:
         total = total + s
     return _compare(ar, {"mlp": (r["mlp"], cache["g"] @ lw["wproj"].T + lw["bproj"]),
-                              "b_proj after the step": (total, lw["bproj"] - ar.scalar(steps * c.tint.inner_lr)
-                                                        * r["dy"][:c.n_train].sum(0))},
-                    need)
+                         "b_proj after the step": (total, lw["bproj"] - ar.scalar(steps * c.tint.inner_lr)
+                                                   * r["dy"][:c.n_train].sum(0))}, need)
 
 
 # ------------------------------------------------------------------------------------------- loss gradient

@@ -515,3 +515,25 @@ def test_a_library_that_fails_to_load_under_the_backstop_is_one_line(kind: str, 
 
     with pytest.raises(SystemError, match="not an import"):
         main(["claims"], arm=fault)
+
+
+def test_an_allocation_refused_before_its_memory_error_could_be_built_is_one_line(tmp_path: Path, monkeypatch,
+                                                                                   capsys):
+    """Under a 1 MiB cap CPython can fail outside any import, in the CLI library's own call of the command, with
+    ``SystemError: <function ...> returned NULL without setting an exception``: an allocation refused before its
+    MemoryError could be built. It is the cap's one line naming ``--max-memory``, exit 2; without the backstop
+    armed the same error is a real fault and stays a traceback."""
+    from attnsim.verify.cli.app import main
+    from attnsim.verify.limits import BACKSTOP_ENV
+
+    def refused() -> None:
+        raise SystemError("<function _main at 0x7f89f7c4d940> returned NULL without setting an exception")
+
+    monkeypatch.setenv(BACKSTOP_ENV, "1")
+    with pytest.raises(SystemExit) as ended:
+        main(["claims"], arm=refused)
+    err = capsys.readouterr().err.strip()
+    assert ended.value.code == 2 and err.startswith("error: ") and "--max-memory" in err and "\n" not in err, err
+    monkeypatch.delenv(BACKSTOP_ENV)
+    with pytest.raises(SystemError, match="returned NULL"):
+        main(["claims"], arm=refused)

@@ -154,6 +154,19 @@ def failed_import(exc: BaseException) -> bool:
     return False
 
 
+_NULL_WITHOUT_EXCEPTION = ("without setting an exception", "without exception set")
+"""CPython's words when a C step failed but no exception could be set (its two spellings)."""
+
+
+def failed_allocation(exc: BaseException) -> bool:
+    """Whether ``exc`` is an allocation refused by the armed backstop so early that CPython could not even build
+    the ``MemoryError``: the ``SystemError`` it raises instead ("... returned NULL without setting an
+    exception"), met outside any import under a 1 MiB limit (in the CLI library's own call of a command). Any
+    other ``SystemError`` is a real fault."""
+    return (isinstance(exc, SystemError) and os.environ.get(BACKSTOP_ENV) == "1"
+            and any(words in str(exc) for words in _NULL_WITHOUT_EXCEPTION))
+
+
 def import_failure(exc: BaseException) -> str:
     """The one line of a library that could not be loaded (see :func:`failed_import`): under the armed
     backstop, the memory limit is too small to map it (numpy's extension modules alone map tens of MiB), and

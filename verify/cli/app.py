@@ -33,7 +33,7 @@ from attnsim.verify.cli import (
 )
 from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
 from attnsim.verify.cli.interrupt import INTERRUPTED_EXIT, exit_interrupted, mark_interrupted
-from attnsim.verify.limits import failed_import, import_failure
+from attnsim.verify.limits import failed_allocation, failed_import, import_failure, out_of_memory
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
 
 # ``-h`` and ``--help`` on every command; plain help (the rich panels print ``<bool>`` beside every flag).
@@ -221,14 +221,15 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
         print("terminated", file=sys.stderr)
         sys.exit(143)
     except MemoryError:  # the backstop: an allocation past --max-memory that the estimate did not foresee
-        from attnsim.verify.limits import out_of_memory
-
         print(out_of_memory(), file=sys.stderr)
         sys.exit(2)
     except (ImportError, SystemError) as e:  # a library that cannot even be loaded under a tiny --max-memory
-        if not failed_import(e):
+        if failed_import(e):
+            print(f"error: {import_failure(e)}", file=sys.stderr)
+        elif failed_allocation(e):
+            print(out_of_memory(), file=sys.stderr)
+        else:
             raise
-        print(f"error: {import_failure(e)}", file=sys.stderr)
         sys.exit(2)
     except ValueError as e:  # a bad value that reached a library before our own checks
         print(f"error: {one_line(str(e))}", file=sys.stderr)

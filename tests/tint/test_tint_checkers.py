@@ -6,9 +6,10 @@ import ast
 from pathlib import Path
 
 import pytest
+from shared_once import shared_record
 
 from attnsim.paper_refs import load
-from attnsim.verify.registry import CheckContext, all_checkers
+from attnsim.verify.registry import all_checkers
 from attnsim.verify.report.sections import SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,18 +24,20 @@ def test_every_checker_has_an_implemented_claim_and_vice_versa() -> None:
 
 
 @pytest.mark.parametrize("cid", sorted(set(TINT) - SLOW))
-def test_quick_grid_passes(cid: str) -> None:
+def test_quick_grid_passes(cid: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The first quick point passes and counts every resource paper_refs names. Its record is the one
+    tests/test_claims_evidence.py and the twins' baselines read (computed once per run where the points meet)."""
     chk = TINT[cid]
-    numerics = "float64" if "float64" in chk.numerics else chk.default_numerics
-    for given in chk.grid(True)[:1]:
-        m = chk.fn(CheckContext(cid, chk.resolve(given), numerics, 0))
-        if m.extra.get("partial"):  # only without torch: the record says so and does not pass
-            assert m.agree is False and m.extra["partial"] in m.reasons
-            pytest.skip("torch is not installed: the torch-referenced record is partial")
-        assert m.agree in (True, None) and not m.reasons, (cid, m.reasons)
-        size = load("tint").claims
-        resources = next(c for c in size if c.id == cid).resources
-        assert set(resources) <= set(m.counts) or not m.counts
+    point = dict(chk.grid(True)[0])
+    point.pop("seed", None)
+    numerics = point.pop("numerics", None) or ("float64" if "float64" in chk.numerics else None)
+    record = shared_record(tmp_path_factory, cid, point, numerics, 0)
+    if record["extra"].get("partial"):  # only without torch: the record says so and does not pass
+        assert record["verdict"] != "pass" and record["extra"]["partial"] in record["reasons"]
+        pytest.skip("torch is not installed: the torch-referenced record is partial")
+    assert record["verdict"] == "pass" and not record["reasons"], (cid, record["reasons"])
+    resources = next(c for c in load("tint").claims if c.id == cid).resources
+    assert set(resources) <= set(record["counts"]) or not record["counts"]
 
 
 def test_report_section_writes_the_latex_size_table(tmp_path: Path) -> None:

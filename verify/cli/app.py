@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import sys
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, Optional
 
@@ -86,6 +87,14 @@ def plain_metavars(command: Any) -> Any:
     for sub in getattr(command, "commands", {}).values():
         plain_metavars(sub)
     return command
+
+
+@lru_cache(maxsize=1)
+def _command() -> Any:
+    """The click command of :data:`app`, built once per process: typer builds it from every command's signature
+    (about 30 ms), and a process that runs :func:`main` many times (the tests do, hundreds of times) would pay it
+    on every call. The command holds no state of a run: each call parses into a context of its own."""
+    return plain_metavars(typer.main.get_command(app))
 
 
 def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
@@ -181,7 +190,7 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
             arm()
         check_argv(sys.argv[1:] if argv is None else argv)
         # Without standalone mode click returns a command's exit code instead of exiting with it.
-        command = plain_metavars(typer.main.get_command(app))
+        command = _command()
         rc = command.main(args=argv, prog_name="attnsim", standalone_mode=False)
         if rc == INTERRUPTED_EXIT:  # typer turns Ctrl-C into exit status 130 without a word
             mark_interrupted()

@@ -26,6 +26,28 @@ def serial_runs():
     return {scheme: run_layer(200, 16, 8, H=2, scheme=scheme, check_rows=20, seed=4) for scheme in ("fused", "paper")}
 
 
+def test_a_local_cluster_beside_another_does_not_warn_about_the_port():
+    """Two local clusters on one machine (two simulations at once, or the suite's workers): the second one's
+    scheduler must not ask for the dashboard's port 8787 and warn that it is taken."""
+    import socket
+    import warnings
+
+    taken = socket.socket()
+    try:
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            taken.bind(("0.0.0.0", 8787))
+            taken.listen()
+        except OSError:  # something on this machine holds it already: the case under test all the same
+            pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            with DaskScheduler("local", workers=1) as dask:
+                assert dask.client.scheduler_info()["workers"]
+    finally:
+        taken.close()
+
+
 def test_dask_is_bit_identical_to_serial():
     """Both schemes, two heads, a partial block: the Dask merge order makes the outputs identical."""
     spec, weights, X = random_layer(200, 8, 2, 4)

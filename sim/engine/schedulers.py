@@ -121,8 +121,10 @@ class DaskScheduler:
             if client is not None:
                 self.client = client
             elif address == "local":
+                # the scheduler serves its HTTP routes even without a dashboard: on a free port, not 8787, so
+                # that a second cluster on the machine does not warn that the port is taken
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=None)
+                                             dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"})
                 self.client = Client(self._cluster)
             elif address.startswith("tcp://"):
                 self.client = Client(address, timeout=timeout)

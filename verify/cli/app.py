@@ -147,10 +147,29 @@ def _quiet_finalizers() -> None:
     sys.unraisablehook = lambda _unraisable: None
 
 
+def _deliver_again(signum: int) -> None:
+    """Send ``signum`` to this process once more, a moment later, from a thread of its own: by then the main
+    thread has left the finalizer that swallowed it, and the signal's handler raises where the command runs."""
+    import os
+    import threading
+
+    timer = threading.Timer(0.01, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
+
+
 def _half_built_quiet(default: Callable[[Any], None]) -> Callable[[Any], None]:
-    """The unraisable hook, quiet about one case: the finalizer of a z3 object that a Ctrl-C left half built
-    (its ``__del__`` reads a field its ``__init__`` never set: AttributeError). Everything else is reported."""
+    """The unraisable hook. A Ctrl-C or SIGTERM that landed in a finalizer (z3 frees its terms and contexts in
+    ``__del__``, all the time) raised there, and Python drops an exception raised in a finalizer: the command
+    would go on as if it had never come. Such a signal is delivered again. The hook is also quiet about the
+    finalizer of a z3 object that a Ctrl-C left half built (its ``__del__`` reads a field its ``__init__`` never
+    set: AttributeError). Everything else is reported."""
+    import signal
+
     def hook(u: Any) -> None:
+        if isinstance(u.exc_value, (KeyboardInterrupt, Terminated)):
+            _deliver_again(signal.SIGINT if isinstance(u.exc_value, KeyboardInterrupt) else signal.SIGTERM)
+            return
         where = getattr(u.object, "__module__", None) or type(u.object).__module__ or ""
         if isinstance(u.exc_value, AttributeError) and where.startswith("z3"):
             return

@@ -485,7 +485,7 @@ def test_a_sigterm_that_lands_in_a_finalizer_is_delivered_again():
     import time
     from types import SimpleNamespace
 
-    from attnsim.verify.cli.app import Terminated, _half_built_quiet
+    from attnsim.verify.cli.app import Terminated, _unraisable_hook
 
     class Arrived(Exception):
         pass
@@ -495,7 +495,7 @@ def test_a_sigterm_that_lands_in_a_finalizer_is_delivered_again():
 
     before = {sig: signal.signal(sig, arrived) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        hook = _half_built_quiet(lambda u: pytest.fail(f"reported instead of delivered: {u.exc_value!r}"))
+        hook = _unraisable_hook(lambda u: pytest.fail(f"reported instead of delivered: {u.exc_value!r}"))
         for exc, signum in ((KeyboardInterrupt(), signal.SIGINT), (Terminated(), signal.SIGTERM)):
             with pytest.raises(Arrived) as got:
                 hook(SimpleNamespace(exc_value=exc, object=None))

@@ -158,7 +158,7 @@ def _deliver_again(signum: int) -> None:
     timer.start()
 
 
-def _half_built_quiet(default: Callable[[Any], None]) -> Callable[[Any], None]:
+def _unraisable_hook(default: Callable[[Any], None]) -> Callable[[Any], None]:
     """The unraisable hook. A Ctrl-C or SIGTERM that landed in a finalizer (z3 frees its terms and contexts in
     ``__del__``, all the time) raised there, and Python drops an exception raised in a finalizer: the command
     would go on as if it had never come. Such a signal is delivered again. The hook is also quiet about the
@@ -203,7 +203,7 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
     same handling (the backstop, which reads ``$ATTNSIM_MAX_MEMORY``)."""
     usage, other, abort = _click_exception_types()
     prepare_streams()
-    sys.unraisablehook = _half_built_quiet(sys.unraisablehook)
+    sys.unraisablehook = _unraisable_hook(sys.unraisablehook)
     try:
         if arm is not None:
             arm()

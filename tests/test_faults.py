@@ -3,7 +3,8 @@
 Every row runs the command line in this process (the refusals come before any work, so a row takes
 milliseconds once the package is loaded) and asserts: exactly one line on stderr, starting ``error:``;
 the exit code; no traceback; no process left behind; the working folder unchanged. Faults that need a
-real process are in ``test_faults_processes.py``, faults of the caches in ``test_faults_cache.py``.
+real process are in ``test_faults_processes.py``, ``test_faults_memory.py`` and ``test_faults_dask.py``, faults of
+the caches in ``test_faults_cache.py``.
 """
 
 from __future__ import annotations

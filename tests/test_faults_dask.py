@@ -26,8 +26,9 @@ from shared_once import once
 from attnsim.verify.registry import RESUMABLE_EXIT
 
 # A reduced report: the quick grids of a few claims, the papers cut down to those claims (their sections,
-# theory and proofs) and without the topic sections, so the slow faults take seconds of work (the
-# subprocesses' start-up dominates). Every phase still runs, each on a cluster of its own.
+# theory and proofs: only those claims' obligations are proved) and without the topic sections, so the slow
+# faults take seconds of work (the subprocesses' start-up dominates). Every phase still runs, each on a cluster
+# of its own.
 SMALL_REPORT = """
 import dataclasses
 import sys
@@ -40,6 +41,8 @@ build.load = lambda paper: dataclasses.replace(_load(paper), claims=tuple(c for 
                                                                           if c.id in claims))
 import attnsim.verify.report.section_tasks as section_tasks
 build.paper_sections = section_tasks.paper_sections = lambda _paper: []
+import attnsim.verify.prove.status as status
+status.CLAIMS = [c for c in status.CLAIMS if c in claims]
 from attnsim.verify.cli.app import main
 sys.argv = ["attnsim", "report", "--quick", *sys.argv[1:]]
 main()

@@ -28,6 +28,15 @@ class Agreement:
     min_bits: float | None
 
 
+def exact_outcome(same: bool, refused: bool) -> tuple[bool | None, float | None]:
+    """``agree`` and ``error_bits`` of an exact comparison: (True, inf) or (False, 0.0); (None, None) when the run
+    was refused before it had an output (a randomized construction's draw over the referee's limits), so that the
+    record says no output was compared rather than a wrong one."""
+    if refused:
+        return None, None
+    return same, math.inf if same else 0.0
+
+
 def truth_numerics(nm: Numerics, seed: int) -> Numerics:
     """Where the reference is computed: ``nm`` itself when exact, else mp at >= 2x the precision."""
     if nm.exact:

@@ -63,3 +63,13 @@ def test_a_parameter_sweep_judges_growth_in_its_variable():
     assert "fails at 1/(eps1 - eps) = " in squared.why  # the squared rounds break the closed formula, not a fit
     few = judge("anna.lemma_c_2", "rounds", [_record(g, 3 / g) for g in gaps[:3]], "1/(eps1 - eps)")
     assert few.verdict == "within"  # a formula held at each point needs no span of sizes, unlike a growth test
+
+
+def test_a_refused_draw_is_a_failure_with_no_output_compared():
+    """At s = 16 words every draw overloads a machine (docs/anna_lemma_c_2.md): the record fails for the refusal
+    alone and says that no output was compared, not that a wrong one was."""
+    from attnsim.verify.check import run_check
+
+    record = run_check("anna.lemma_c_2", {"N": 16, "eps1": 0.5, "s_scale": 4.0}, None, 0)
+    assert record["verdict"] == "fail" and (record["agree"], record["error_bits"]) == (None, None)
+    assert len(record["reasons"]) == 1 and record["reasons"][0].startswith("the referee refused a round of this draw")

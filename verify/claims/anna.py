@@ -172,8 +172,8 @@ def check_khop(ctx: CheckContext) -> Measurement:
         load = max(load, max_load(ledger))
     reasons = [f"wrong k-hop answer on {wrong} of {n} strings"] if wrong else []
     if refused:
-        return Measurement(evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels", agree=False,
-                           error_bits=0.0, reasons=[f"the referee refused a round of {len(refused)} of {n} draws: "
+        return Measurement(evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels", agree=None,
+                           error_bits=None, reasons=[f"the referee refused a round of {len(refused)} of {n} draws: "
                                                     f"{refused[0]}"])
     if load > s:  # held here too, not only by the MPC machine
         reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")

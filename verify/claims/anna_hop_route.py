@@ -61,8 +61,8 @@ def _check(ctx: CheckContext, hops: int) -> Measurement:
     except AnnaInputError as exc:  # the splitter sort's loads hold with high probability, not for every draw
         if sort != "splitter" or "receives" not in str(exc) and "sends" not in str(exc):
             raise
-        return Measurement(evidence="independent", reference="the protocol run directly", agree=False,
-                           error_bits=0.0, reasons=[f"the referee refused a round of this draw: {exc}"])
+        return Measurement(evidence="independent", reference="the protocol run directly", agree=None,
+                           error_bits=None, reasons=[f"the referee refused a round of this draw: {exc}"])
     m.derived["k"] = hops
     # the splitter sort's rounds are its plan's count (the same for every draw); the letter sort's are the formula
     m.derived.update({"sort_letter": int(sort == "letter"),

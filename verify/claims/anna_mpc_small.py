@@ -27,6 +27,7 @@ from attnsim.sim.anna.mpc_small import SORTS, SmallMemoryPlan, anna_stack_mpc
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.theory.lsh import proof_parameters
+from attnsim.verify.agreement import exact_outcome
 from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
 
@@ -210,9 +211,9 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     plan = SmallMemoryPlan(N, pp.ell, pp.z, family_alphabet(tables), mv, s, H, sort) if run is None else run.plan
     derived = {"rho": pp.rho, "q2": 1 / p2 - 1, "A1": plan.alphabet - 1, "sort_radix": int(sort == "radix")}
     derived["sort_rounds"] = sort_rounds(sort, plan.sort_rounds)
+    agree, bits = exact_outcome(same, bool(refused))
     return Measurement(
-        evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack",
-        agree=same, error_bits=math.inf if same else 0.0,
+        evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack", agree=agree, error_bits=bits,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"),
                 "sorting_rounds": ledger.rounds("mpc_round", SORT_TAG), "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
@@ -297,9 +298,9 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
     plan = SmallMemoryPlan(N, 1, code.z, code.alphabet, mv, s, 1, sort) if run is None else run.plan
     derived = {"mv": mv, "sort_radix": int(sort == "radix")}
     derived["sort_rounds"] = sort_rounds(sort, plan.sort_rounds)
+    agree, bits = exact_outcome(same, bool(refused))
     return Measurement(
-        evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack",
-        agree=same, error_bits=math.inf if same else 0.0,
+        evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack", agree=agree, error_bits=bits,
         counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"),
                 "sorting_rounds": ledger.rounds("mpc_round", SORT_TAG), "max_load": load, "work": work},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,

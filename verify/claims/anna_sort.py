@@ -12,7 +12,6 @@ self-consistency check beside the ledger's, and a run whose ledger disagrees fai
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -22,6 +21,7 @@ from attnsim.sim.anna.mpc import MPC, MPCLimitError
 from attnsim.sim.anna.mpc_splitter_sort import splitter_sort
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
+from attnsim.verify.agreement import exact_outcome
 from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
 
@@ -84,10 +84,12 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     mpc.load({m: [(keys[i], i, *pad) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)})
     reasons: list[str] = []
     plan = 0
+    refused = False
     try:
         plan = splitter_sort(mpc, range(P), key=lambda r: (r[0], r[1]), key_words=kw, record_words=w,
                              seed=ctx.seed)
     except MPCLimitError as exc:
+        refused = True
         reasons.append(f"the referee refused a round of this draw: {exc}")
     got = [r[0] for mem in mpc.memory for r in mem]
     in_order = not reasons and got == sorted(keys)
@@ -97,9 +99,9 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     if not reasons and rounds != plan:
         reasons.append(f"the ledger counts {rounds} rounds, the sort's plan {plan}")
     load = max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
+    agree, bits = exact_outcome(in_order, refused)
     return Measurement(
-        evidence="independent", reference="sorted(keys)",
-        agree=in_order, error_bits=math.inf if in_order else 0.0,
+        evidence="independent", reference="sorted(keys)", agree=agree, error_bits=bits,
         counts={"machines": ledger.total("mpc_machine"), "rounds": rounds, "max_load": load},
         counts_by_tag=ledger.by_tag("mpc_round"), rounds=rounds, reasons=reasons,
         extra={"s": s, "in_stated_range": in_sublinear_memory(s, N), "item_words": w, "items_per_machine": b,

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from attnsim.sim.errors import AttnsimError
-from attnsim.verify.stats import binomial_interval, fitted_exponent, linear_fit, loglog_fit
+from attnsim.verify.stats import (
+    binomial_interval,
+    fitted_exponent,
+    interval_above,
+    linear_fit,
+    loglog_fit,
+    rate_upper,
+)
 
 
 def test_linear_fit_recovers_a_line_and_agrees_with_least_squares() -> None:
@@ -68,3 +75,16 @@ def test_fewest_trials_to_establish_is_where_all_successes_first_clear_p():
         n = fewest_trials_to_establish(p)
         assert binomial_interval(n - 1, n - 1)[0] < p <= binomial_interval(n, n)[0]
     assert fewest_trials_to_establish(0.9) == 36
+
+
+def test_rate_upper_is_the_one_sided_clopper_pearson_bound() -> None:
+    assert rate_upper(0, 36) == pytest.approx(1 - 0.05 ** (1 / 36))  # no failure: 1 - alpha^(1/n)
+    assert rate_upper(36, 36) == 1.0
+    assert rate_upper(1, 36) > rate_upper(0, 36) > rate_upper(0, 72)
+
+
+def test_interval_above_only_when_its_lower_end_clears_the_bound() -> None:
+    assert interval_above(0, 36, 0.1) is None and interval_above(3, 36, 0.1) is None
+    lo, hi = interval_above(12, 36, 0.1)
+    assert (lo, hi) == binomial_interval(12, 36) and lo > 0.1
+    assert interval_above(12, 36, lo) is None  # a bound at the lower end itself is not contradicted

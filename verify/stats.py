@@ -4,7 +4,8 @@ Both come from ``scipy.stats``: :func:`linear_fit` and :func:`loglog_fit` are le
 (``linregress``, with the slope's Student-t interval: :meth:`LineFit.slope_interval`), :func:`least_squares`
 fits y to a sum of given terms (each coefficient with its Student-t interval: :meth:`TermsFit.interval`),
 :func:`binomial_interval` is a confidence interval for a proportion
-(``binomtest(k, n).proportion_ci``: Clopper-Pearson "exact" or Wilson score).
+(``binomtest(k, n).proportion_ci``: Clopper-Pearson "exact" or Wilson score); :func:`rate_upper` and
+:func:`interval_above` decide a failure probability from failures over runs with it.
 """
 
 from __future__ import annotations
@@ -144,3 +145,18 @@ def binomial_interval(k: int, n: int, level: float = 0.95, method: str = "exact"
         raise AttnsimError(f"binomial_interval: method must be one of {INTERVAL_METHODS}, got {method!r}")
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method=method)
     return float(ci.low), float(ci.high)
+
+
+def rate_upper(failures: int, runs: int, level: float = 0.95) -> float:
+    """The one-sided ``level`` Clopper-Pearson upper bound on a failure probability from ``failures`` of ``runs``
+    (the upper end of the two-sided ``2 level - 1`` interval): what the runs show the probability to be at most."""
+    return binomial_interval(failures, runs, level=2 * level - 1, method="exact")[1]
+
+
+def interval_above(failures: int, runs: int, bound: float, level: float = 0.95) -> tuple[float, float] | None:
+    """The two-sided ``level`` Clopper-Pearson interval of failures / runs when all of it lies above ``bound`` (the
+    runs contradict a failure probability of at most ``bound``), else None. A probability at or below the bound
+    gives an interval above it in at most (1 - level) / 2 of the trials, so a verdict decided this way fails a
+    claim that holds that rarely at most."""
+    lo, hi = binomial_interval(failures, runs, level=level, method="exact")
+    return (lo, hi) if lo > bound else None

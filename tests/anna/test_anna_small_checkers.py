@@ -22,9 +22,11 @@ CASES = {
     "thm_c_1_small": ("anna.thm_c_1", {"N": 64, "layers": 2, "eps1": 0.5, "s_scale": 200.0}),
     "thm_c_1_radix": ("anna.thm_c_1", {"N": 64, "layers": 2, "eps1": 0.5, "s_scale": 40.0, "sort": "radix"}),
     "thm_c_1_larger": ("anna.thm_c_1", {"N": 256, "layers": 1, "eps1": 0.75, "s_scale": 40.0}),
-    "lemma_c_2_half": ("anna.lemma_c_2", {"N": 1024, **HALF_MEMORY}),
-    "lemma_c_2_three_quarters": ("anna.lemma_c_2", {"N": 4096, "eps1": 0.75, "s_scale": 128.0}),
-    "lemma_c_2_sublinear": ("anna.lemma_c_2", {"N": 4096}),  # the default memory, s = 4 N^(3/4) = 2048
+    # two draws a record: the counts are the same on every draw; the chance of a refusal is tested in
+    # test_mpc_splitter_sort.py
+    "lemma_c_2_half": ("anna.lemma_c_2", {"N": 1024, "draws": 2, **HALF_MEMORY}),
+    "lemma_c_2_three_quarters": ("anna.lemma_c_2", {"N": 4096, "eps1": 0.75, "s_scale": 128.0, "draws": 2}),
+    "lemma_c_2_sublinear": ("anna.lemma_c_2", {"N": 4096, "draws": 2}),  # the default memory, s = 4 N^(3/4) = 2048
     "thm_5_4": ("anna.thm_5_4_direct", {"N": 64}),
     "thm_5_6_k32": ("anna.thm_5_6_direct", {"N": 64, "k": 32}),
     "thm_5_6_k5_alg1": ("anna.thm_5_6_direct", {"N": 48, "k": 5, "mechanism": "alg1"}),

@@ -4,6 +4,7 @@ parameter other than N (verify/growth.py's parameter sweeps)."""
 from __future__ import annotations
 
 import random
+from unittest import mock
 
 import pytest
 
@@ -15,6 +16,7 @@ from attnsim.sim.anna.mpc_splitter_sort import SortShape, sort_rounds, splitter_
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.growth import judge
+from attnsim.verify.stats import fewest_trials_to_establish, rate_upper
 
 
 @pytest.mark.parametrize("N, s, per, seed", [(600, 400, 6, 0), (600, 400, 6, 1), (300, 2000, 50, 2)])
@@ -65,11 +67,71 @@ def test_a_parameter_sweep_judges_growth_in_its_variable():
     assert few.verdict == "within"  # a formula held at each point needs no span of sizes, unlike a growth test
 
 
-def test_a_refused_draw_is_a_failure_with_no_output_compared():
-    """At s = 16 words every draw overloads a machine (docs/anna_lemma_c_2.md): the record fails for the refusal
-    alone and says that no output was compared, not that a wrong one was."""
+def test_a_record_whose_every_draw_is_refused_fails_with_no_output_compared():
+    """At s = 16 words every draw overloads a machine (docs/anna_lemma_c_2.md): the record fails for the refusals
+    and says that no output was compared, not that a wrong one was."""
     from attnsim.verify.check import run_check
 
-    record = run_check("anna.lemma_c_2", {"N": 16, "eps1": 0.5, "s_scale": 4.0}, None, 0)
+    record = run_check("anna.lemma_c_2", {"N": 16, "eps1": 0.5, "s_scale": 4.0, "draws": 3}, None, 0)
     assert record["verdict"] == "fail" and (record["agree"], record["error_bits"]) == (None, None)
-    assert len(record["reasons"]) == 1 and record["reasons"][0].startswith("the referee refused a round of this draw")
+    assert record["reasons"][0] == "the referee refused a round of every draw (3 of 3): no output was compared"
+    assert not any("not the sorted keys" in r for r in record["reasons"])
+    assert record["extra"]["refused_draws"] == 3 and "machine" in record["extra"]["first_refusal"]
+
+
+def _refusing(draws: set[int]):
+    """The checker's draws, with the referee refusing those in ``draws`` (before anything is sorted)."""
+    from attnsim.verify.claims import anna_sort
+
+    real = anna_sort._sort_one
+
+    def one(ctx, draw, shape):
+        keys, mpc, ledger, plan, refusal = real(ctx, draw, shape)
+        return (keys, mpc, ledger, 0, "refused here") if draw in draws else (keys, mpc, ledger, plan, refusal)
+
+    return mock.patch.object(anna_sort, "_sort_one", one)
+
+
+SMALL = {"N": 256, "eps1": 0.75, "s_scale": 16.0, "draws": 12}
+
+
+def test_a_few_refused_draws_pass_and_many_fail_by_the_refusals_interval():
+    """The chance of a refusal is decided by its probability: 1 refused draw of 12 is consistent with the target
+    of 1/10, 6 of 12 are not; the record reports the one-sided upper bound either way and compares the rest."""
+    from attnsim.verify.check import run_check
+
+    with _refusing({0}):
+        few = run_check("anna.lemma_c_2", SMALL, None, 0)
+    with _refusing(set(range(6))):
+        many = run_check("anna.lemma_c_2", SMALL, None, 0)
+    assert few["verdict"] == "pass" and few["agree"] is True and few["extra"]["refused_draws"] == 1
+    assert few["counts"]["refusal"] == pytest.approx(rate_upper(1, 12))
+    assert many["verdict"] == "fail" and many["agree"] is True
+    assert [r for r in many["reasons"] if r.startswith("refusal: the referee refused 6 of 12 draws")]
+    assert many["counts"]["refusal"] == pytest.approx(rate_upper(6, 12))
+
+
+def test_the_grids_draws_are_the_fewest_that_show_the_refusal_target():
+    """A grid point runs the fewest draws whose interval, with none refused, lies at or below the target."""
+    from attnsim.verify.claims.anna_sort import REFUSAL_DRAWS
+    from attnsim.verify.registry import all_checkers
+
+    target = float(as_number(evaluate("refusal_target", get_claim("anna.lemma_c_2").definitions, {})))
+    assert REFUSAL_DRAWS == fewest_trials_to_establish(1 - target)
+    chk = all_checkers()["anna.lemma_c_2"]
+    assert {p.name: p.default for p in chk.params}["draws"] == REFUSAL_DRAWS
+    assert all(pt.get("draws", REFUSAL_DRAWS) == REFUSAL_DRAWS for quick in (True, False) for pt in chk.grid(quick))
+
+
+def test_a_sort_whose_placements_favour_half_of_each_range_is_caught_by_its_chance_of_refusal():
+    """The twin overloads machines on most draws but not all: the draws that run still sort exactly, so only the
+    refusals' interval, above the target, catches it."""
+    from attnsim.verify.check import run_check
+    from attnsim.verify.twins import all_twins
+
+    (twin,) = [t for t in all_twins() if (t.claim, t.name) == ("anna.lemma_c_2", "placement_skewed_to_half")]
+    with twin.breaks():
+        record = run_check("anna.lemma_c_2", dict(twin.params), None, 0)
+    assert record["verdict"] == "fail" and record["agree"] is True
+    assert 0 < record["extra"]["refused_draws"] < record["extra"]["draws"]
+    assert [r.split(":")[0] for r in record["reasons"]] == ["refusal"]

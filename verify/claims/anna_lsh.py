@@ -27,7 +27,7 @@ from attnsim.theory.lsh import proof_parameters
 from attnsim.verify import lsh_reference
 from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
-from attnsim.verify.stats import binomial_interval
+from attnsim.verify.stats import binomial_interval, interval_above, rate_upper
 
 EXACT = ("exact",)
 
@@ -45,11 +45,11 @@ def eta_reason(failures: int, runs: int, eta_bound: float, alpha: float = 0.05) 
     fails when the whole (1 - alpha) Clopper-Pearson interval of failures/runs lies above
     ``eta_bound`` (the proof of Thm A.1's union bound at this N).
     """
-    lo, hi = binomial_interval(failures, runs, level=1 - alpha, method="exact")
-    if lo <= eta_bound:
+    above = interval_above(failures, runs, eta_bound, level=1 - alpha)
+    if above is None:
         return None
     return (f"eta: {failures}/{runs} runs break the ANNA definition; the {100 * (1 - alpha):g}% Clopper-Pearson "
-            f"interval [{lo:.4g}, {hi:.4g}] lies above the proof's eta = {eta_bound:.4g}")
+            f"interval [{above[0]:.4g}, {above[1]:.4g}] lies above the proof's eta = {eta_bound:.4g}")
 
 
 _LSH_PARAMS = [
@@ -151,13 +151,13 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
 
 
 def eta_upper(failures: int, runs: int, level: float = 0.95) -> float:
-    """The one-sided ``level`` Clopper-Pearson upper bound on eta from ``failures`` of ``runs`` (the upper end of
-    the two-sided ``2 level - 1`` interval): what anna.alg_1 / anna.alg_2 report as eta and eta_proof.
+    """The one-sided ``level`` Clopper-Pearson upper bound on eta from ``failures`` of ``runs``
+    (:func:`~attnsim.verify.stats.rate_upper`): what anna.alg_1 / anna.alg_2 report as eta and eta_proof.
 
     Thm 3.4 / A.1 bounds a failure probability, eta = O(N^(3 rho - 1)), so the measurement is what the runs show
     eta to be at most: the empirical rate is 0 at every size of a feasible sweep and would fit nothing (a factor
     times 0 is 0), while the upper bound falls only as fast as the runs grow (:func:`eta_runs`)."""
-    return binomial_interval(failures, runs, level=2 * level - 1, method="exact")[1]
+    return rate_upper(failures, runs, level)
 
 
 ETA_TARGET = 2.0

@@ -8,6 +8,12 @@ compared with Python's ``sorted`` of the drawn keys (no code shared with the con
 the largest load are read off the ledger; the bounds live in paper_refs/anna.toml. The sort's rounds do not depend
 on its random draws: the sort returns its plan's count (:func:`~attnsim.sim.anna.mpc_splitter_sort.sort_rounds`), a
 self-consistency check beside the ledger's, and a run whose ledger disagrees fails.
+
+The sort's loads are not proved for every draw: the referee refuses a round that would overload a machine, and a
+refused draw has no output. A record runs ``draws`` draws and decides the chance of a refusal by its probability:
+it fails when the 95% Clopper-Pearson interval of the refused draws lies above paper_refs' ``refusal_target``, and
+reports the one-sided 95% upper bound as the resource ``refusal``. The outputs of the draws that ran are all compared;
+a record whose every draw was refused compares none and fails.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.agreement import exact_outcome
 from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
+from attnsim.verify.stats import binomial_interval, interval_above, rate_upper
 
 
 def _value(ctx: CheckContext, name: str) -> int:
@@ -36,13 +43,13 @@ memory for the one-level sample sort, 6 rounds whatever the gap: the sweep start
 
 GAP_MEMORY = 215.0
 """s_scale of the gap sweep, eps' = 1/8 ... 5/16: s = 609 ... 2893 words at N = 4096 (quick) and 724 ... 4462 at
-16384 (full), below N at every point. At 128 (s = 363 at N = 4096, eps' = 1/8) the referee refused 3 of 20 draws of
-the first point for loads over s; at 215, none of 20 (docs/anna_lemma_c_2.md, "Why small s is fragile")."""
+16384 (full), below N at every point. At 128 (s = 363 at N = 4096, eps' = 1/8) the referee refuses some draws of the
+first point for loads over s (``--draws 20`` measures how many; docs/anna_lemma_c_2.md, "Why small s is fragile")."""
 
 GAP_SWEEP = ParamSweep(
     var="1/(eps1 - eps)",
-    grid=lambda quick: [{"N": 4096 if quick else 16384, "eps": 1 / 16, "eps1": 1 / 16 + g, "s_scale": GAP_MEMORY}
-                        for g in GAPS],
+    grid=lambda quick: [{"N": 4096 if quick else 16384, "eps": 1 / 16, "eps1": 1 / 16 + g, "s_scale": GAP_MEMORY,
+                         "draws": 1} for g in GAPS],
     resources=("rounds",))
 """Lemma C.2's rounds judged as 1/(eps'-eps) grows at fixed N (a round count growing like 1/(eps'-eps)^2 fails)."""
 
@@ -59,53 +66,99 @@ def _grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": n} for n in (2048, 4096, 16384, 32768)] + [{"N": 16384, "eps": 0.125}, {"N": 4096, **HALF_MEMORY}]
 
 
+REFUSAL_DRAWS = 36
+"""Draws a grid point runs: the fewest whose 95% Clopper-Pearson interval, with no draw refused, lies at or below
+the refusal target of paper_refs (``refusal_target``, 1/10), so that a pass with no refusal shows the target
+(tests/anna/test_mpc_splitter_sort.py recomputes it). The growth sweep in N runs as many, so that the chance is
+judged as N grows; the gap sweep judges rounds alone, the same for every draw, at one draw."""
+
+
+def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]) -> tuple[list[int], MPC, Ledger, int, str | None]:
+    """One draw: keys from 0..N^2-1 and the sort's own random choices, both from (seed, draw). Returns the keys, the
+    machine, its ledger, the sort's plan count (0 when refused) and the referee's refusal (None when it ran)."""
+    N, w, b, P, kw = ctx.params["N"], shape["w"], shape["b"], shape["P"], shape["kw"]
+    keys = [int(x) for x in np.random.default_rng((ctx.seed, draw)).integers(0, N * N, size=N)]
+    pad = (0,) * (w - kw)  # a key is (drawn key, item index), kw = 2 words: distinct, as the sort needs
+    ledger = Ledger()
+    mpc = MPC(P, shape["s"], ledger=ledger, tag="mpc_sort")
+    mpc.load({m: [(keys[i], i, *pad) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)})
+    try:
+        plan = splitter_sort(mpc, range(P), key=lambda r: (r[0], r[1]), key_words=kw, record_words=w,
+                             seed=ctx.seed * 1009 + draw)
+    except MPCLimitError as exc:
+        return keys, mpc, ledger, 0, str(exc)
+    return keys, mpc, ledger, plan, None
+
+
 @checker("anna.lemma_c_2", evidence="independent", numerics=("exact",), params=[
     Param("N", int, 4096, "items (random keys in 0..N^2-1, each padded to max(2, ceil(N^eps)) words)", minimum=16),
     Param("eps", float, 0.25, "eps: items of max(2, ceil(N^eps)) words", minimum=0.0, maximum=1.0),
     Param("eps1", float, 0.75, "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01, maximum=1.0),
     Param("s_scale", float, 4.0, "constant in front of N^eps' (the default puts s below N from N = 2048 on)",
           minimum=1.0, maximum=4096.0),
+    Param("draws", int, REFUSAL_DRAWS, "independent draws (keys and the sort's random choices); the chance that the "
+          "referee refuses a draw is decided over them", minimum=1, maximum=1000),
 ], grid=_grid,
    growth_grid=size_grid("N", (2048, 4096, 8192, 16384), (2048, 4096, 8192, 16384, 32768)),
    param_sweeps={"gap": GAP_SWEEP})
 def check_lemma_c_2(ctx: CheckContext) -> Measurement:
-    """The splitter-tree sample sort: output against ``sorted``; rounds, machines and load off the ledger."""
-    N, eps, eps1 = (ctx.params[x] for x in ("N", "eps", "eps1"))
+    """The splitter-tree sample sort over ``draws`` draws: every output against ``sorted``; rounds, machines and load
+    off the ledger; the chance of a refused draw against the refusal target."""
+    N, eps, eps1, n = (ctx.params[x] for x in ("N", "eps", "eps1", "draws"))
     if not 0 <= eps < eps1 < 1:
         raise UsageError(f"--eps, --eps1: the lemma needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
     s, w, b = (_value(ctx, x) for x in ("s", "w", "b"))
     if b < 1:  # before P = ceil(N / b), which has no value then
         raise UsageError(f"--s_scale: s = {s} words holds no item of {w} words with the sort's room beside it")
-    P, kw = _value(ctx, "P"), _value(ctx, "kw")
-    keys = [int(x) for x in np.random.default_rng(ctx.seed).integers(0, N * N, size=N)]
-    pad = (0,) * (w - kw)  # a key is (drawn key, item index), kw = 2 words: distinct, as the sort needs
-    ledger = Ledger()
-    mpc = MPC(P, s, ledger=ledger, tag="mpc_sort")
-    mpc.load({m: [(keys[i], i, *pad) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)})
+    shape = {"s": s, "w": w, "b": b, "P": _value(ctx, "P"), "kw": _value(ctx, "kw")}
+    refused: list[str] = []
+    wrong, load, rounds, machines, plans = 0, 0, set(), set(), set()
+    last = Ledger()  # the last draw that ran: its rounds by tag
+    for t in range(n):
+        keys, mpc, ledger, plan, refusal = _sort_one(ctx, t, shape)
+        machines.add(ledger.total("mpc_machine"))
+        if refusal is not None:
+            refused.append(refusal)
+            continue
+        last = ledger
+        wrong += [r[0] for mem in mpc.memory for r in mem] != sorted(keys)
+        rounds.add(ledger.rounds("mpc_round"))
+        plans.add(plan)
+        load = max(load, max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0))
+    done = n - len(refused)
+    target = float(as_number(evaluate("refusal_target", get_claim(ctx.claim).definitions, ctx.params)))
     reasons: list[str] = []
-    plan = 0
-    refused = False
-    try:
-        plan = splitter_sort(mpc, range(P), key=lambda r: (r[0], r[1]), key_words=kw, record_words=w,
-                             seed=ctx.seed)
-    except MPCLimitError as exc:
-        refused = True
-        reasons.append(f"the referee refused a round of this draw: {exc}")
-    got = [r[0] for mem in mpc.memory for r in mem]
-    in_order = not reasons and got == sorted(keys)
-    if not reasons and not in_order:
-        reasons.append("the machines' records, read in machine order, are not the sorted keys")
-    rounds = ledger.rounds("mpc_round")
-    if not reasons and rounds != plan:
-        reasons.append(f"the ledger counts {rounds} rounds, the sort's plan {plan}")
-    load = max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
-    agree, bits = exact_outcome(in_order, refused)
+    if not done:
+        reasons.append(f"the referee refused a round of every draw ({n} of {n}): no output was compared")
+    if wrong:
+        reasons.append(f"on {wrong} of {done} draws the machines' records, read in machine order, are not the "
+                       "sorted keys")
+    if len(rounds) > 1 or len(plans) > 1:
+        reasons.append(f"the round count varies between draws: ledger {sorted(rounds)}, plan {sorted(plans)}")
+    elif rounds and rounds != plans:
+        reasons.append(f"the ledger counts {min(rounds)} rounds, the sort's plan {min(plans)}")
+    above = interval_above(len(refused), n, target)
+    if above is not None:
+        reasons.append(f"refusal: the referee refused {len(refused)} of {n} draws; the 95% Clopper-Pearson interval "
+                       f"[{above[0]:.3g}, {above[1]:.3g}] lies above the target {target:g}: {refused[0]}")
+    agree, bits = exact_outcome(not wrong, refused=not done)
+    upper = rate_upper(len(refused), n)
+    decision = ("above the target" if above is not None else "shown below the target" if upper <= target
+                else "consistent with the target, not shown below it (too few draws)")
+    counts = {"machines": max(machines), "refusal": upper}
+    if done:
+        counts |= {"rounds": max(rounds), "max_load": load}
     return Measurement(
         evidence="independent", reference="sorted(keys)", agree=agree, error_bits=bits,
-        counts={"machines": ledger.total("mpc_machine"), "rounds": rounds, "max_load": load},
-        counts_by_tag=ledger.by_tag("mpc_round"), rounds=rounds, reasons=reasons,
+        counts=counts, counts_by_tag=last.by_tag("mpc_round"), rounds=max(rounds) if done else None,
+        reasons=reasons,
         extra={"s": s, "in_stated_range": in_sublinear_memory(s, N), "item_words": w, "items_per_machine": b,
-               "plan_rounds": plan, "gap": eps1 - eps,
-               "rounds_times_gap": rounds * (eps1 - eps), "max_words_received": load,
+               "plan_rounds": max(plans) if done else None, "gap": eps1 - eps,
+               "rounds_times_gap": max(rounds) * (eps1 - eps) if done else None, "max_words_received": load,
+               "draws": n, "refused_draws": len(refused),
+               "refusal_ci95": list(binomial_interval(len(refused), n, method="exact")),
+               "refusal_target": target, "refusal_decision": decision,
+               "refusal_decides": "fail when the 95% interval of refused draws lies above the target",
+               **({"first_refusal": refused[0]} if refused else {}),
                "route": "ours: randomized splitter-tree sample sort (Goodrich et al. 2011's is deterministic)"},
     )

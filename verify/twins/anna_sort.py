@@ -6,8 +6,10 @@ registered with every parameter sweep in verify/twins/growth.py.
 
 from __future__ import annotations
 
+import random
 from bisect import bisect_right
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Iterator
 from unittest import mock
 
@@ -16,7 +18,8 @@ from attnsim.sim.anna.mpc import MPC
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.twins import twin
 
-_CASE = {"N": 4096, "eps": 0.0625, "eps1": 0.1875, "s_scale": 128.0}  # s = 609: two levels, one-machine buckets
+_LOADS = {"N": 4096, "eps": 0.0625, "eps1": 0.1875, "s_scale": 128.0}  # s = 609: two levels, one-machine buckets
+_CASE = {**_LOADS, "draws": 1}  # a construction broken on every draw shows it on one
 
 
 @twin("anna.lemma_c_2", "walk_one_child_right", "a record below a node's first splitter descends to the child "
@@ -41,6 +44,21 @@ def _small_range_routed_right() -> Iterator[None]:
         return 1 if c == 0 and cut and x[0] % 2 else c
 
     with mock.patch.object(mpc_sort, "bisect_right", shifted):
+        yield
+
+
+@twin("anna.lemma_c_2", "placement_skewed_to_half", "the sort's random placements (a sample key's block, a record's "
+      "machine in its child's range) fall in the first half of every range: loads about double, and most draws, "
+      "not all, are refused", params=_LOADS, kind="construction")
+@contextmanager
+def _placement_skewed_to_half() -> Iterator[None]:
+    class Skewed(random.Random):
+        def randrange(self, *args, **kw):  # type: ignore[override]
+            if len(args) == 1 and not kw:
+                return super().randrange(max(1, args[0] // 2))
+            return super().randrange(*args, **kw)
+
+    with mock.patch.object(mpc_splitter_sort, "random", SimpleNamespace(Random=Skewed)):
         yield
 
 

@@ -116,6 +116,14 @@ def test_every_checker_has_a_cost_model():
         assert set(terms) <= set(model.ref), (claim, terms)
 
 
+def test_an_estimate_names_only_the_sizes_it_was_given():
+    """A refusal from the raw command line shows the sizes typed, not a cost model's reference sizes as if given."""
+    est = estimate("anna.lemma_c_2", {"N": 10**9}, None)
+    assert est.detail == "N=1e+09; estimated from the claim's cost model"
+    resolved = all_checkers()["anna.lemma_c_2"].resolve({"N": 4096})
+    assert "draws=36" in estimate("anna.lemma_c_2", resolved, None).detail  # resolved: the defaults are given
+
+
 GIB = 2 ** 30
 
 

@@ -214,9 +214,11 @@ def estimate(claim: str, params: Mapping[str, Any], numerics: str | None) -> Est
         time_factor = op_seconds(nm, s) / op_seconds(model.nm, s)
     mib, mem_driver = _sum(model.mem, vals, model.ref, mem_factor)
     seconds, time_driver = _sum(model.time, vals, model.ref, time_factor)
+    given = {k: v for k, v in vals.items() if k in params}  # the others stand at the model's reference sizes
     shown = ", ".join(f"{k}={int(v) if float(v).is_integer() else v:g}" if isinstance(v, float) and v < 1e15
-                      else f"{k}={v:.3g}" for k, v in vals.items())
-    detail = f"{shown}{', ' + nm if nm and model.nm else ''}; estimated from the claim's cost model"
+                      else f"{k}={v:.3g}" for k, v in given.items())
+    sizes = ", ".join(x for x in (shown, nm if nm and model.nm else "") if x)
+    detail = f"{sizes}; estimated from the claim's cost model"
     return Estimate(mib * 2 ** 20, flag(mem_driver) if mem_driver else "--numerics", detail, seconds,
                     flag(time_driver) if time_driver else "--numerics")
 

@@ -134,7 +134,15 @@ def _stop_at(cmd: list[str], how: str, moment: str, cwd: Path) -> tuple[int, lis
     parent = psutil.Process(proc.pid)
     seen: list[psutil.Process] = []
     try:
-        _await_moment(parent, moment)
+        try:
+            _await_moment(parent, moment)
+        except AssertionError as exc:  # say how the report ended, or what it said while no cluster came
+            running = proc.poll() is None
+            if running:
+                os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+            raise AssertionError(f"{exc} ({'still running' if running else f'exit {proc.returncode}'}); "
+                                 f"its stderr ends: {err[-2000:]!r}") from None
         seen = parent.children(recursive=True)
         signum = _SIGNALS[how.split("-")[0]]
         if how.endswith("group"):

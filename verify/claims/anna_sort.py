@@ -90,6 +90,15 @@ def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]) -> tuple[list
     return keys, mpc, ledger, plan, None
 
 
+def _refusals(refused: int, draws: int, target: float) -> tuple[float, str, tuple[float, float] | None]:
+    """The chance of a refused draw: its one-sided 95% upper bound, the decision in words, and the 95% interval
+    when it lies above the target (the record fails), else None."""
+    upper, above = rate_upper(refused, draws), interval_above(refused, draws, target)
+    decision = ("above the target" if above is not None else "shown below the target" if upper <= target
+                else "consistent with the target, not shown below it (too few draws)")
+    return upper, decision, above
+
+
 @checker("anna.lemma_c_2", evidence="independent", numerics=("exact",), params=[
     Param("N", int, 4096, "items (random keys in 0..N^2-1, each padded to max(2, ceil(N^eps)) words)", minimum=16),
     Param("eps", float, 0.25, "eps: items of max(2, ceil(N^eps)) words", minimum=0.0, maximum=1.0),
@@ -137,14 +146,11 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
         reasons.append(f"the round count varies between draws: ledger {sorted(rounds)}, plan {sorted(plans)}")
     elif rounds and rounds != plans:
         reasons.append(f"the ledger counts {min(rounds)} rounds, the sort's plan {min(plans)}")
-    above = interval_above(len(refused), n, target)
+    upper, decision, above = _refusals(len(refused), n, target)
     if above is not None:
         reasons.append(f"refusal: the referee refused {len(refused)} of {n} draws; the 95% Clopper-Pearson interval "
                        f"[{above[0]:.3g}, {above[1]:.3g}] lies above the target {target:g}: {refused[0]}")
     agree, bits = exact_outcome(not wrong, refused=not done)
-    upper = rate_upper(len(refused), n)
-    decision = ("above the target" if above is not None else "shown below the target" if upper <= target
-                else "consistent with the target, not shown below it (too few draws)")
     counts = {"machines": max(machines), "refusal": upper}
     if done:
         counts |= {"rounds": max(rounds), "max_load": load}

@@ -166,3 +166,28 @@ def test_interrupted_report_ends_in_one_line_at_any_moment(delay: float, tmp_pat
     _, err = proc.communicate(timeout=limit(120))
     lines = err.strip().splitlines()
     assert proc.returncode == 130 and lines[-1:] == ["interrupted"] and "Traceback" not in err, err[-500:]
+
+
+SIGNAL_IN_AN_IMPORT = """
+import sys
+from attnsim.verify.cli.app import Terminated, main
+
+
+def land() -> None:  # as a C module's initialisation fails when a signal lands inside it
+    raise ImportError("initialization failed") from {signal}()
+
+
+main(["claims", "--paper", "two_heads"], arm=land)
+"""
+
+
+@pytest.mark.parametrize(("signal_name", "status", "line"),
+                         [("KeyboardInterrupt", 130, "interrupted"), ("Terminated", 143, "terminated")])
+def test_a_signal_that_fails_an_import_ends_as_that_signal(signal_name: str, status: int, line: str, tmp_path: Path):
+    """A Ctrl-C that landed while matplotlib's ``ft2font`` initialised failed its import ("initialization
+    failed", raised from the KeyboardInterrupt), and the report ended in exit 2, blaming the memory limit for
+    being too small to load matplotlib. The import's failure is the signal: ``interrupted`` and 130 (SIGTERM:
+    ``terminated`` and 143), with the backstop armed as the ``attnsim`` program arms it."""
+    p = subprocess.run([sys.executable, "-c", SIGNAL_IN_AN_IMPORT.format(signal=signal_name)], capture_output=True,
+                       text=True, cwd=tmp_path, timeout=limit(120), env={**os.environ, "ATTNSIM_BACKSTOP": "1"})
+    assert p.returncode == status and p.stderr.strip().splitlines() == [line], p.stderr

@@ -241,17 +241,13 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
     except abort:
         print("aborted", file=sys.stderr)
         sys.exit(1)
-    except KeyboardInterrupt:
-        _quiet_finalizers()
-        exit_interrupted()
-    except Terminated:
-        _quiet_finalizers()
-        print("terminated", file=sys.stderr)
-        sys.exit(143)
+    except (KeyboardInterrupt, Terminated) as e:
+        _end_if_signalled(e)
     except MemoryError:  # the backstop: an allocation past --max-memory that the estimate did not foresee
         print(out_of_memory(), file=sys.stderr)
         sys.exit(2)
     except (ImportError, SystemError) as e:  # a library that cannot even be loaded under a tiny --max-memory
+        _end_if_signalled(e)  # a Ctrl-C or SIGTERM that landed inside a C module's initialisation
         if failed_import(e):
             print(f"error: {import_failure(e)}", file=sys.stderr)
         elif failed_allocation(e):
@@ -263,22 +259,38 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
         print(f"error: {one_line(str(e))}", file=sys.stderr)
         sys.exit(2)
     except Exception as e:
-        if not _interrupt_inside(e):
-            raise
-        _quiet_finalizers()
-        exit_interrupted()
+        _end_if_signalled(e)
+        raise
 
 
-def _interrupt_inside(e: BaseException) -> bool:
-    """Whether ``e`` is a Ctrl-C that a library wrapped: ctypes raises ``ArgumentError: argument 1:
-    KeyboardInterrupt`` when the signal lands while it converts a call's arguments (z3's calls, say)."""
+def _end_if_signalled(e: BaseException) -> None:
+    """End the command as its signal would, where ``e`` wraps a Ctrl-C (130) or a SIGTERM (143)."""
+    signalled = _signal_inside(e)
+    if signalled is None:
+        return
+    _quiet_finalizers()
+    if signalled is Terminated:
+        print("terminated", file=sys.stderr)
+        sys.exit(143)
+    exit_interrupted()
+
+
+def _signal_inside(e: BaseException) -> type[BaseException] | None:
+    """``KeyboardInterrupt`` or :class:`Terminated` where a library wrapped one in ``e``, else None.
+
+    ctypes raises ``ArgumentError: argument 1: KeyboardInterrupt`` when a Ctrl-C lands while it converts a
+    call's arguments (z3's calls, say); a signal that lands while an extension module initialises (matplotlib's
+    ``ft2font``, say) fails its import with ``ImportError: initialization failed``, raised from the signal's
+    exception. Either is the signal, not a fault of the command or a memory limit too small for the library."""
     seen: set[int] = set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "ArgumentError" and "KeyboardInterrupt" in str(e):
-            return True
+        if isinstance(e, (KeyboardInterrupt, Terminated)):
+            return type(e)
+        if type(e).__name__ == "ArgumentError" and "KeyboardInterrupt" in str(e):
+            return KeyboardInterrupt
         e = e.__cause__ or e.__context__  # type: ignore[assignment]
-    return False
+    return None
 
 
 if __name__ == "__main__":

@@ -191,3 +191,26 @@ def test_a_signal_that_fails_an_import_ends_as_that_signal(signal_name: str, sta
     p = subprocess.run([sys.executable, "-c", SIGNAL_IN_AN_IMPORT.format(signal=signal_name)], capture_output=True,
                        text=True, cwd=tmp_path, timeout=limit(120), env={**os.environ, "ATTNSIM_BACKSTOP": "1"})
     assert p.returncode == status and p.stderr.strip().splitlines() == [line], p.stderr
+
+
+SIGNAL_WHILE_CLICK_LOADS = """
+import importlib
+
+app = importlib.import_module("attnsim.verify.cli.app")
+
+
+def land():  # the command line's first step loads click: a Ctrl-C landed there, before any handler
+    raise KeyboardInterrupt
+
+
+app._click_exception_types = land
+app.main(["claims", "--paper", "two_heads"])
+"""
+
+
+def test_a_ctrl_c_while_click_loads_is_one_line(tmp_path: Path):
+    """1 of 100 interrupts at random moments of a loaded report's first seconds landed while the command line
+    loaded click, outside its handlers, and ended in a traceback and status -2."""
+    p = subprocess.run([sys.executable, "-c", SIGNAL_WHILE_CLICK_LOADS], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=limit(120))
+    assert p.returncode == 130 and p.stderr.strip().splitlines() == ["interrupted"], p.stderr

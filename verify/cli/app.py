@@ -201,10 +201,13 @@ def entry() -> None:
 def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = None) -> None:
     """Entry point: one clear line and exit 2 for bad input, never a traceback. ``arm``: run first, inside the
     same handling (the backstop, which reads ``$ATTNSIM_MAX_MEMORY``)."""
-    usage, other, abort = _click_exception_types()
-    prepare_streams()
-    sys.unraisablehook = _unraisable_hook(sys.unraisablehook)
+    try:  # a signal that lands while click loads, before the handlers below are in place
+        usage, other, abort = _click_exception_types()
+    except (KeyboardInterrupt, Terminated) as e:
+        _end_if_signalled(e)
     try:
+        prepare_streams()
+        sys.unraisablehook = _unraisable_hook(sys.unraisablehook)
         if arm is not None:
             arm()
         check_argv(sys.argv[1:] if argv is None else argv)

@@ -1,12 +1,16 @@
 """Shared test set-up: hypothesis profiles (``ci`` is small and deterministic; select with
-HYPOTHESIS_PROFILE, default ``ci``), Ctrl-C restored where the shell that started the suite ignores it, and the
-process's memory and time limits put back after every test."""
+HYPOTHESIS_PROFILE, default ``ci``), Ctrl-C restored where the shell that started the suite ignores it, the
+process's memory and time limits put back after every test, and the reduced report's serial run shared by the
+tests that read it."""
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from shared_once import once
+from small_report import serial_report_in
 
 from attnsim.verify import limits
 
@@ -64,3 +68,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     idle, and on a machine busy with two other CPU-bound jobs the suite took 14 min on 2 cores (11.5 min with two
     workers per core; under 10 is the budget)."""
     return WORKERS_PER_CORE * len(os.sched_getaffinity(0))
+
+
+@pytest.fixture(scope="module")
+def serial_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a fresh serial run of the reduced quick report (tests/small_report.py; ``--out rep``) and what
+    it printed (``stdout.txt``, ``stderr.txt``): built once for the run, whichever xdist workers its tests land
+    on; they only read it."""
+    return once(tmp_path_factory, "serial-report", serial_report_in)

@@ -21,69 +21,27 @@ import psutil
 import pytest
 from cli_process import CLI, PROGRESS_LINE
 from limits import limit
-from shared_once import once
+from small_report import SMALL_REPORT, small_report
 
 from attnsim.verify.registry import RESUMABLE_EXIT
 
-# A reduced report: the quick grids of a few claims, the papers cut down to those claims (their sections,
-# theory and proofs: only those claims' obligations are proved) and without the topic sections, so the slow
-# faults take seconds of work (the subprocesses' start-up dominates). Every phase still runs, each on a cluster
-# of its own.
-SMALL_REPORT = """
-import dataclasses
-import sys
-import attnsim.verify.report.build as build
-from attnsim.verify.sweep import grid
-claims = ["two_heads.lemma_3_3", "two_heads.cor_3_2", "anna.lemma_b_5", "two_heads.lemma_3_1"]
-build.grid = lambda _chosen=None, quick=False: grid(claims, quick=True)
-_load = build.load
-build.load = lambda paper: dataclasses.replace(_load(paper), claims=tuple(c for c in _load(paper).claims
-                                                                          if c.id in claims))
-import attnsim.verify.report.section_tasks as section_tasks
-build.paper_sections = section_tasks.paper_sections = lambda _paper: []
-import attnsim.verify.prove.status as status
-status.CLAIMS = [c for c in status.CLAIMS if c in claims]
-from attnsim.verify.cli.app import main
-sys.argv = ["attnsim", "report", "--quick", *sys.argv[1:]]
-main()
-"""
-
-
 PROGRESS = re.compile(r"^([a-z ]+(\(.*\))?: \d+/\d+ \(\d+%\)|phase .+: [\d.]+ s \(CPU [\d.]+ s\)$)")
-
-
-def _small_report(*args: str, cwd: Path, timeout: float = limit(150),
-                  env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", SMALL_REPORT, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})})
-
-
-def _serial_report(root: Path) -> None:
-    p = _small_report("--out", "rep", "--scheduler", "serial", cwd=root)
-    assert p.returncode == 0, p.stderr
-
-
-@pytest.fixture(scope="module")
-def serial_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh serial run of the reduced report: the reference the faulted runs must equal (built once for the
-    run, whichever xdist workers its two tests land on; they only read it)."""
-    return once(tmp_path_factory, "serial-report", _serial_report) / "rep"
 
 
 @pytest.mark.slow
 def test_bad_cache_entries_are_set_aside(serial_report: Path, tmp_path: Path):
     """A record copied over another's file, ``{}``, non-UTF-8 bytes and a truncated file are set aside and
     recomputed: the rerun's checks.csv equals the fresh run's, and the report counts them."""
-    shutil.copytree(serial_report, tmp_path / "rep")
+    shutil.copytree(serial_report / "rep", tmp_path / "rep")
     entries = sorted((tmp_path / "rep" / ".cache").rglob("*.json"))
     assert len(entries) >= 5
     entries[1].write_bytes(entries[0].read_bytes())
     entries[2].write_text("{}")
     entries[3].write_bytes(b"\xff\xfe not utf-8")
     entries[4].write_bytes(entries[4].read_bytes()[:40])
-    again = _small_report("--out", "rep", "--scheduler", "serial", cwd=tmp_path)
+    again = small_report("--out", "rep", "--scheduler", "serial", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "checks.csv").read_text()
+    assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "rep" / "checks.csv").read_text()
     assert len(list((tmp_path / "rep" / ".cache").rglob("*.bad"))) == 4
     assert "4 cache entries set aside" in again.stdout
     # report.md counts the check records set aside (the other entries are section and teeth caches)
@@ -263,9 +221,9 @@ def test_dask_worker_loss_is_resumable(serial_report: Path, tmp_path: Path):
         lines = [line for line in err.strip().splitlines() if not PROGRESS.match(line)]  # beside its progress
         assert len(lines) == 1 and "run the same command again" in lines[0] and "Traceback" not in err
         worker()
-        resumed = _small_report("--out", "rep", "--scheduler", address, cwd=tmp_path)
+        resumed = small_report("--out", "rep", "--scheduler", address, cwd=tmp_path)
         assert resumed.returncode == 0, resumed.stderr
-        assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "checks.csv").read_text()
+        assert (tmp_path / "rep" / "checks.csv").read_text() == (serial_report / "rep" / "checks.csv").read_text()
     finally:
         for p in procs:
             try:

@@ -70,10 +70,11 @@ def test_interrupt_is_one_line(tmp_path: Path):
     proc = subprocess.Popen([*CLI, "check", "two_heads.lemma_3_1", "--N", "2048", "--M", "8", "--d", "4",
                              "--numerics", "exact", "--max-time", "2h"], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True, cwd=tmp_path)
-    time.sleep(8)  # past start-up, well before the end of this exact run (minutes)
+    first = proc.stderr.readline()  # the first progress line: past start-up, the check is running (for minutes)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=limit(60))
     lines = [line for line in err.strip().splitlines() if not PROGRESS_LINE.match(line)]
+    assert PROGRESS_LINE.match(first), first
     assert proc.returncode == 130 and lines == ["interrupted"] and "Traceback" not in err
 
 
@@ -81,10 +82,11 @@ def test_sigterm_is_one_line(tmp_path: Path):
     proc = subprocess.Popen([*CLI, "check", "two_heads.lemma_3_1", "--N", "2048", "--M", "8", "--d", "4",
                              "--numerics", "exact", "--max-time", "2h"], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True, cwd=tmp_path)
-    time.sleep(8)
+    first = proc.stderr.readline()
     proc.terminate()
     _, err = proc.communicate(timeout=limit(60))
     lines = [line for line in err.strip().splitlines() if not PROGRESS_LINE.match(line)]
+    assert PROGRESS_LINE.match(first), first
     assert proc.returncode == 143 and lines == ["terminated"] and "Traceback" not in err
 
 

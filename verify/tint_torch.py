@@ -19,18 +19,19 @@ runs while this module computes (tests/test_independence.py).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-try:  # torch is an optional extra (pip install 'attnsim[torch]')
-    import torch
-    import torch.nn.functional as F
-except ImportError:  # pragma: no cover - exercised on machines without torch
-    torch = None  # type: ignore[assignment]
-    F = None  # type: ignore[assignment]
+# torch is an optional extra (pip install 'attnsim[torch]'), loaded by ``available`` or by the first call of a
+# function that other modules call (``_with_torch``; the helpers they call find it loaded): every command loads
+# this module with the registry of checkers, and importing torch took about 1.5 CPU s of every command that runs
+# no TinT reference (``attnsim check two_heads.lemma_3_1``, ``attnsim claims``).
+torch: Any = None
+F: Any = None
 
 REFERENCE = "torch autograd in float64 on the auxiliary model written directly in torch (attnsim.verify.tint_torch)"
 MISSING = "torch is not installed (pip install 'attnsim[torch]'): no independent reference for this record, partial"
@@ -40,8 +41,29 @@ GAMMAS = ("ln1_g", "ln2_g")
 
 
 def available() -> bool:
-    """Whether torch can be imported here."""
-    return torch is not None
+    """Whether torch can be imported here (imported now, if it was not)."""
+    global torch, F
+    if torch is None:
+        try:
+            import torch as loaded
+            import torch.nn.functional as functional
+        except ImportError:  # pragma: no cover - exercised on machines without torch
+            return False
+        torch, F = loaded, functional
+    return True
+
+
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
+
+
+def _with_torch(fn: _Fn) -> _Fn:
+    """``fn`` with torch loaded first; without torch, an ImportError that says how to install it."""
+    @functools.wraps(fn)
+    def loaded(*args: Any, **kwargs: Any) -> Any:
+        if not available():
+            raise ImportError(MISSING)
+        return fn(*args, **kwargs)
+    return loaded  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -141,6 +163,7 @@ def _loss(logits: "torch.Tensor", ids: "torch.Tensor", positions: np.ndarray, la
     return loss
 
 
+@_with_torch
 def forward_logits(w: dict, ids: np.ndarray, heads: int, act_name: str) -> np.ndarray:
     """The auxiliary model's logits for token ids ``ids`` (weights as float arrays)."""
     with torch.no_grad():
@@ -150,6 +173,7 @@ def forward_logits(w: dict, ids: np.ndarray, heads: int, act_name: str) -> np.nd
         return _logits(tw, tw["layers"], h, heads, activation(act_name), normalize, False).numpy()
 
 
+@_with_torch
 def sgd_steps(w: dict, ids: np.ndarray, positions: np.ndarray, heads: int, act_name: str, spec: StepSpec) -> dict:
     """``spec.steps`` steps of SGD on the summed loss at ``positions``, with TinT's approximations.
 
@@ -217,6 +241,7 @@ def vjp(fn_name: str, x: np.ndarray, g: np.ndarray) -> np.ndarray:
     return torch.autograd.grad(f(xt), xt, _t(g))[0].numpy()
 
 
+@_with_torch
 def module(which: str, x: dict, heads: int, act_name: str) -> np.ndarray:
     """The reference output of one TinT module on the inputs ``x`` (``attnsim.sim.tint.experiments.module_inputs``
     names them): a layer norm with gamma, beta; causal attention; its stop-gradient value gradient; the
@@ -233,6 +258,7 @@ def module(which: str, x: dict, heads: int, act_name: str) -> np.ndarray:
     return difference("ln" if which == "ln_fd" else act_name, f["h"], f["g"], f["eps"])
 
 
+@_with_torch
 def linear(which: str, W: np.ndarray, b: np.ndarray, x: np.ndarray, dy: np.ndarray, n_train: int,
            eta: float) -> tuple[np.ndarray, ...]:
     """tint.linear_*'s reference by autograd: y = x W^T + b ("forward"); the gradient dy reaching x ("backward");
@@ -247,6 +273,7 @@ def linear(which: str, W: np.ndarray, b: np.ndarray, x: np.ndarray, dy: np.ndarr
     return (Wt - eta * gW).detach().numpy(), (bt - eta * gb).detach().numpy()
 
 
+@_with_torch
 def mlp_sgd(w: dict, x: np.ndarray, target: np.ndarray, n_train: int, act_name: str, act_fd: float | None,
             eta: float, steps: int) -> dict:
     """tint.rebuttal_mlp_aux's reference: ``steps`` SGD steps on the 2-layer MLP y = W2 act(W1 x + b1) + b2 for the

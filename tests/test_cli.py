@@ -1,25 +1,16 @@
 """The command line: bad input gets one clear line naming the parameter and a non-zero exit.
 
 The commands run in this process (``cli_run.invoke``: the real entry point, both descriptors captured);
-the quick report runs as a real process, as a user starts it off a terminal."""
+the reduced quick report (tests/small_report.py) runs as a real process, as a user starts it off a terminal."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from cli_run import invoke
-from limits import limit
-
-CLI = [sys.executable, "-m", "attnsim.verify.cli"]
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=limit(300))
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""A reduced ``attnsim report --quick``, run as a real process off a terminal, and its serial run built once per
-test run.
+"""A reduced ``attnsim report --quick``, run as a real process off a terminal, and its serial run, which the
+fixture ``serial_report`` of conftest.py builds once per test run.
 
 The reduced report runs the quick grids of a few claims, the papers cut down to those claims (their sections,
 theory and proofs: only those claims' obligations are proved) and without the topic sections, so a test that

@@ -16,6 +16,8 @@ from typing import Iterator
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from attnsim.verify.signal_latch import act_on_lost
+
 EVERY_S = 3.0
 _HUSH = threading.Lock()
 
@@ -54,7 +56,10 @@ class Tracker:
         return f"{self.label}: {self.done}/{self.total}{pct}, {_seconds(elapsed)} elapsed{left}"
 
     def advance(self, n: int = 1, now: str | None = None) -> None:
-        """Record ``n`` more items done (``now``: what is being worked on next, shown on the bar)."""
+        """Record ``n`` more items done (``now``: what is being worked on next, shown on the bar). A Ctrl-C or
+        SIGTERM that a library swallowed is raised again here (:func:`~attnsim.verify.signal_latch.act_on_lost`):
+        work that goes on after it is work the user stopped."""
+        act_on_lost()
         self.done += n
         if self.bar is not None:
             desc = f"{self.label}: {now}" if now else self.label

@@ -36,6 +36,7 @@ from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
 from attnsim.verify.cli.interrupt import INTERRUPTED_EXIT, exit_interrupted, mark_interrupted
 from attnsim.verify.limits import failed_allocation, failed_import, import_failure, out_of_memory
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
+from attnsim.verify.signal_latch import latch, settle
 
 # ``-h`` and ``--help`` on every command; plain help (the rich panels print ``<bool>`` beside every flag).
 app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -182,19 +183,36 @@ class Terminated(BaseException):
 
 
 def _terminate(signum: int, frame: object) -> None:
+    latch(signum)
     raise Terminated()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    latch(signum)
+    raise KeyboardInterrupt
+
+
+def arm_signals() -> None:
+    """The command's handlers: SIGTERM raises :class:`Terminated`; SIGINT raises ``KeyboardInterrupt`` as
+    Python's own handler does, unless it was started with Ctrl-C ignored (a shell's background job). Both
+    latch their signal first (:mod:`attnsim.verify.signal_latch`), so that one a library swallows is raised
+    again at the next progress step."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
 
 
 def entry() -> None:
     """The ``attnsim`` program: :func:`main` with the address-space backstop armed (for this process and its
-    workers) and SIGTERM turned into one line and exit status 143."""
+    workers) and the signal handlers of :func:`arm_signals` (SIGTERM is one line and exit status 143)."""
     import os
-    import signal
 
     from attnsim.verify.limits import BACKSTOP_ENV, arm_backstop
 
     os.environ[BACKSTOP_ENV] = "1"
-    signal.signal(signal.SIGTERM, _terminate)
+    arm_signals()
     main(arm=arm_backstop)
 
 
@@ -273,6 +291,7 @@ def _end_if_signalled(e: BaseException) -> None:
         return
     _quiet_finalizers()
     if signalled is Terminated:
+        settle()
         print("terminated", file=sys.stderr)
         sys.exit(143)
     exit_interrupted()

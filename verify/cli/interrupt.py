@@ -14,12 +14,15 @@ import os
 import sys
 from typing import NoReturn
 
+from attnsim.verify.signal_latch import settle
+
 INTERRUPTED_EXIT = 130
 _interrupted: list[bool] = []
 
 
 def mark_interrupted() -> None:
     """Say ``interrupted`` and have the process end with status 130 (once its exit hooks have run)."""
+    settle()
     if not _interrupted:
         print("interrupted", file=sys.stderr)
         _interrupted.append(True)

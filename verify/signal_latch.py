@@ -1,0 +1,44 @@
+"""A Ctrl-C or SIGTERM sent to the command, remembered until the command ends by it.
+
+The command's handlers raise the signal's exception where the main thread is (``KeyboardInterrupt``, or the
+command line's own for SIGTERM), and that is almost always the end of it. A library can still swallow it: one
+that imports an optional C module inside ``try: ... except ImportError:`` loses a Ctrl-C that lands while the
+module initialises, since the failed initialisation raises ``ImportError`` from the ``KeyboardInterrupt``; the
+library falls back and the command goes on as if nothing had come. So the handlers :func:`latch` the signal,
+the command :func:`settle`\\ s it when it ends by it, and every progress step (a finished check, sweep point or
+report job, in the main thread) calls :func:`act_on_lost`: a signal latched and not settled there was lost
+(its exception would have left that loop), and it is raised again, through its own handler.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+_pending: list[int] = []
+
+
+def latch(signum: int) -> None:
+    """Remember that ``signum`` came (the command's handler calls this before raising its exception)."""
+    _pending[:] = [signum]
+
+
+def settle() -> None:
+    """The command is ending by the signal it latched: nothing is lost any more."""
+    _pending.clear()
+
+
+def pending() -> int | None:
+    """The signal latched and not yet settled, if any."""
+    return _pending[0] if _pending else None
+
+
+def act_on_lost() -> None:
+    """Raise a latched, unsettled signal again, through its handler, where this is called in the main thread.
+
+    Call it where work goes on only if no signal came: a progress step. Elsewhere (another thread, or no
+    signal latched) it does nothing."""
+    signum = pending()
+    if signum is None or threading.current_thread() is not threading.main_thread():
+        return
+    signal.raise_signal(signum)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 
@@ -36,3 +37,18 @@ def test_a_settled_signal_is_not_raised_again():
     signal_latch.settle()
     signal_latch.act_on_lost()
     assert signal_latch.pending() is None
+
+
+def test_a_forked_worker_inherits_no_signal():
+    """A worker forked after a signal came was sent nothing: the signal stays the parent's."""
+    signal_latch.latch(signal.SIGTERM)
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(w, b"clear" if signal_latch.pending() is None else b"held")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert os.read(r, 5) == b"clear" and signal_latch.pending() == signal.SIGTERM
+    finally:
+        signal_latch.settle()

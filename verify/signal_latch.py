@@ -12,6 +12,7 @@ report job, in the main thread) calls :func:`act_on_lost`: a signal latched and 
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 
@@ -26,6 +27,9 @@ def latch(signum: int) -> None:
 def settle() -> None:
     """The command is ending by the signal it latched: nothing is lost any more."""
     _pending.clear()
+
+
+os.register_at_fork(after_in_child=settle)  # a forked worker was sent nothing: the signal is the parent's
 
 
 def pending() -> int | None:

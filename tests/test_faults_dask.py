@@ -127,8 +127,10 @@ def test_local_dask_report_stops_in_one_line(tmp_path: Path, how: str, moment: s
     """A report on an embedded Dask cluster stopped in the middle of its sweep, or while a later cluster (the
     broken variants') starts: one line (none for SIGKILL) and exit 130 or 143, nothing from distributed's
     workers or nannies, no worker left. A signal that lands while workers are forked is held, not lost."""
-    cmd = [sys.executable, "-c", SMALL_REPORT.replace("import main", "import entry").replace("main()", "entry()"),
-           "--out", "rep", "--scheduler", "local", "--workers", "2"]
+    program = SMALL_REPORT.replace("from attnsim.verify.cli.app import main", "from attnsim.verify.cli import entry")
+    assert program != SMALL_REPORT  # the reduced report runs as the program does: its signal handlers first
+    cmd = [sys.executable, "-c", program.replace("main()", "entry()"), "--out", "rep", "--scheduler", "local",
+           "--workers", "2"]
     rc, said, err = _stop_at(cmd, how, moment, tmp_path)
     assert (rc, said) == _STOPPED[how.split("-")[0]], err
 

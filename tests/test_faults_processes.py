@@ -133,7 +133,8 @@ def test_a_sigterm_that_lands_in_a_finalizer_is_delivered_again():
     import time
     from types import SimpleNamespace
 
-    from attnsim.verify.cli.app import Terminated, _unraisable_hook
+    from attnsim.verify.cli.app import _unraisable_hook
+    from attnsim.verify.cli.interrupt import Terminated
 
     class Arrived(Exception):
         pass
@@ -172,7 +173,8 @@ def test_interrupted_report_ends_in_one_line_at_any_moment(delay: float, tmp_pat
 
 SIGNAL_IN_AN_IMPORT = """
 import sys
-from attnsim.verify.cli.app import Terminated, main
+from attnsim.verify.cli.app import main
+from attnsim.verify.cli.interrupt import Terminated
 
 
 def land() -> None:  # as a C module's initialisation fails when a signal lands inside it
@@ -200,6 +202,7 @@ import importlib
 import signal
 
 from attnsim.verify import check
+from attnsim.verify.cli.interrupt import arm_signals
 
 app = importlib.import_module("attnsim.verify.cli.app")
 real = check.run_check
@@ -221,7 +224,7 @@ def swallowing(*args, **kw):  # a library that falls back when an optional modul
 
 
 check.run_check = swallowing
-app.arm_signals()
+arm_signals()
 app.main(["check", "two_heads.lemma_3_1", "--N", "16", "--M", "4", "--d", "2"])
 """
 
@@ -234,6 +237,40 @@ def test_a_signal_a_library_swallows_ends_the_command_at_its_next_step(signal_na
     while the module initialises, and the command would go on (one interrupted report went on working for
     200 s). The signal is raised again at the next progress step: the check, done after it, is not printed."""
     p = subprocess.run([sys.executable, "-c", SIGNAL_A_LIBRARY_SWALLOWS.format(signal=signal_name)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=limit(120))
+    assert p.returncode == status and p.stderr.strip().splitlines() == [line] and not p.stdout, (p.stdout, p.stderr)
+
+
+SIGNAL_WHILE_THE_COMMAND_LINE_LOADS = """
+import os
+import signal
+import sys
+import time
+
+import attnsim.verify.cli as cli
+
+
+class Landing:  # the signal lands while the command line loads, as the program starts
+    def find_spec(self, name, path=None, target=None):
+        if name == "attnsim.verify.cli.app":
+            os.kill(os.getpid(), signal.{signal})
+            time.sleep(30)
+        return None
+
+
+sys.meta_path.insert(0, Landing())
+sys.argv = ["attnsim", "claims", "--paper", "two_heads"]
+cli.entry()
+"""
+
+
+@pytest.mark.parametrize(("signal_name", "status", "line"),
+                         [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "terminated")])
+def test_a_signal_while_the_command_line_loads_is_one_line(signal_name: str, status: int, line: str, tmp_path: Path):
+    """Loading the command line takes about half a second. Its handlers were set only once it had loaded, and 4
+    of 40 SIGTERMs of a loaded report, sent within 0.47 s of its start, ended it by the default action: no line.
+    The program now sets them first."""
+    p = subprocess.run([sys.executable, "-c", SIGNAL_WHILE_THE_COMMAND_LINE_LOADS.format(signal=signal_name)],
                        capture_output=True, text=True, cwd=tmp_path, timeout=limit(120))
     assert p.returncode == status and p.stderr.strip().splitlines() == [line] and not p.stdout, (p.stdout, p.stderr)
 

@@ -114,7 +114,7 @@ def test_cli_run_json(tmp_path):
 
 
 def test_cli_run_bad_input_is_one_line(monkeypatch, capsys):
-    from attnsim.verify import cli
+    from attnsim.verify.cli import app as cli
 
     monkeypatch.setattr(sys, "argv", ["attnsim", "run", "--N", "8", "--M", "4", "--d", "2", "--check-rows", "99"])
     with pytest.raises(SystemExit) as e:

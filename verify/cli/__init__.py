@@ -1,14 +1,33 @@
 """The ``attnsim`` command line: one module per command, assembled in :mod:`.app`.
 
-Nothing outside this package imports it (a contract in the test suite keeps it so). Loading it takes a moment
-(``python -m`` and the installed script both load it first); a Ctrl-C meanwhile is one line too.
+Nothing outside this package imports it (a contract in the test suite keeps it so). Loading the command line
+takes about half a second, so the package itself loads only :mod:`.interrupt`: :func:`entry` (the installed
+script and ``python -m``) sets the program's signal handlers first, and a Ctrl-C or SIGTERM while the rest
+loads is one line too.
 """
 
-from attnsim.verify.cli.interrupt import exit_interrupted
+from attnsim.verify.cli.interrupt import (
+    Terminated,
+    arm_signals,
+    exit_interrupted,
+    exit_terminated,
+    signal_inside,
+)
 
-try:
-    from attnsim.verify.cli.app import app, entry, main
-except KeyboardInterrupt:
-    exit_interrupted()
 
-__all__ = ["app", "entry", "main"]
+def entry() -> None:
+    """The ``attnsim`` program: the signal handlers, then the command line (:func:`.app.entry`)."""
+    arm_signals()
+    try:
+        from attnsim.verify.cli.app import entry as program
+    except (KeyboardInterrupt, Terminated, ImportError) as e:  # ImportError: one raised from the signal
+        signalled = signal_inside(e)
+        if signalled is KeyboardInterrupt:
+            exit_interrupted()
+        if signalled is Terminated:
+            exit_terminated()
+        raise
+    program()
+
+
+__all__ = ["entry"]

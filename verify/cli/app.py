@@ -33,10 +33,16 @@ from attnsim.verify.cli import (
     tint_size,
 )
 from attnsim.verify.cli.guard import check_argv, fail_os, prepare_streams
-from attnsim.verify.cli.interrupt import INTERRUPTED_EXIT, exit_interrupted, mark_interrupted
+from attnsim.verify.cli.interrupt import (
+    INTERRUPTED_EXIT,
+    Terminated,
+    exit_interrupted,
+    exit_terminated,
+    mark_interrupted,
+    signal_inside,
+)
 from attnsim.verify.limits import failed_allocation, failed_import, import_failure, out_of_memory
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
-from attnsim.verify.signal_latch import latch, settle
 
 # ``-h`` and ``--help`` on every command; plain help (the rich panels print ``<bool>`` beside every flag).
 app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -178,41 +184,14 @@ def _unraisable_hook(default: Callable[[Any], None]) -> Callable[[Any], None]:
     return hook
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised where the command is so that it ends as an interrupt does (exit 143)."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    latch(signum)
-    raise Terminated()
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    latch(signum)
-    raise KeyboardInterrupt
-
-
-def arm_signals() -> None:
-    """The command's handlers: SIGTERM raises :class:`Terminated`; SIGINT raises ``KeyboardInterrupt`` as
-    Python's own handler does, unless it was started with Ctrl-C ignored (a shell's background job). Both
-    latch their signal first (:mod:`attnsim.verify.signal_latch`), so that one a library swallows is raised
-    again at the next progress step."""
-    import signal
-
-    signal.signal(signal.SIGTERM, _terminate)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _interrupt)
-
-
 def entry() -> None:
-    """The ``attnsim`` program: :func:`main` with the address-space backstop armed (for this process and its
-    workers) and the signal handlers of :func:`arm_signals` (SIGTERM is one line and exit status 143)."""
+    """The ``attnsim`` program once its signal handlers are set (:func:`attnsim.verify.cli.entry`): :func:`main`
+    with the address-space backstop armed, for this process and its workers."""
     import os
 
     from attnsim.verify.limits import BACKSTOP_ENV, arm_backstop
 
     os.environ[BACKSTOP_ENV] = "1"
-    arm_signals()
     main(arm=arm_backstop)
 
 
@@ -286,34 +265,10 @@ def main(argv: Optional[list[str]] = None, arm: Optional[Callable[[], None]] = N
 
 def _end_if_signalled(e: BaseException) -> None:
     """End the command as its signal would, where ``e`` wraps a Ctrl-C (130) or a SIGTERM (143)."""
-    signalled = _signal_inside(e)
+    signalled = signal_inside(e)
     if signalled is None:
         return
     _quiet_finalizers()
     if signalled is Terminated:
-        settle()
-        print("terminated", file=sys.stderr)
-        sys.exit(143)
+        exit_terminated()
     exit_interrupted()
-
-
-def _signal_inside(e: BaseException) -> type[BaseException] | None:
-    """``KeyboardInterrupt`` or :class:`Terminated` where a library wrapped one in ``e``, else None.
-
-    ctypes raises ``ArgumentError: argument 1: KeyboardInterrupt`` when a Ctrl-C lands while it converts a
-    call's arguments (z3's calls, say); a signal that lands while an extension module initialises (matplotlib's
-    ``ft2font``, say) fails its import with ``ImportError: initialization failed``, raised from the signal's
-    exception. Either is the signal, not a fault of the command or a memory limit too small for the library."""
-    seen: set[int] = set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        if isinstance(e, (KeyboardInterrupt, Terminated)):
-            return type(e)
-        if type(e).__name__ == "ArgumentError" and "KeyboardInterrupt" in str(e):
-            return KeyboardInterrupt
-        e = e.__cause__ or e.__context__  # type: ignore[assignment]
-    return None
-
-
-if __name__ == "__main__":
-    entry()

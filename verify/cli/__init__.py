@@ -20,7 +20,7 @@ def entry() -> None:
     arm_signals()
     try:
         from attnsim.verify.cli.app import entry as program
-    except (KeyboardInterrupt, Terminated, ImportError) as e:  # ImportError: one raised from the signal
+    except BaseException as e:  # the signal itself, or what a module's loading made of it (signal_inside)
         signalled = signal_inside(e)
         if signalled is KeyboardInterrupt:
             exit_interrupted()

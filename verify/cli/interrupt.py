@@ -74,8 +74,10 @@ def signal_inside(e: BaseException) -> type[BaseException] | None:
 
     ctypes raises ``ArgumentError: argument 1: KeyboardInterrupt`` when a Ctrl-C lands while it converts a
     call's arguments (z3's calls, say); a signal that lands while an extension module initialises (matplotlib's
-    ``ft2font``, say) fails its import with ``ImportError: initialization failed``, raised from the signal's
-    exception. Either is the signal, not a fault of the command or a memory limit too small for the library."""
+    ``ft2font``, say) fails its import with ``ImportError: initialization failed``, and one that lands while a
+    class is built (numpy's ``finfo`` as numpy loads) with ``RuntimeError: Error calling __set_name__``, both
+    raised from the signal's exception. Each is the signal, not a fault of the command or a memory limit too small
+    for the library."""
     seen: set[int] = set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))

@@ -177,6 +177,18 @@ def test_report_has_questions_from_review_with_three_subsections(tmp_path: Path)
     assert "| 2 | 3 (2) | 6 (4) |" not in text and "(4) |" in text  # (total - base) / per_unit = layers x steps
 
 
+def test_the_review_section_shows_a_record_that_had_no_torch(monkeypatch, tmp_path: Path) -> None:
+    """Without torch a float record of the MLP question has no reference and no transformer peer; the section
+    says so in its row (a fresh venv's ``attnsim report`` ended in a KeyError here)."""
+    from attnsim.verify import tint_torch
+
+    monkeypatch.setattr(tint_torch, "available", lambda: False)
+    record = run_check("tint.rebuttal_mlp_aux", {"activation": "gelu_new"}, "float64")
+    assert record["extra"]["partial"] == tint_torch.MISSING
+    text = tint_review_report([record], tmp_path, True)
+    assert f"| float64 | — | not run: {tint_torch.MISSING} |" in text and "Verdict: **not supported**" in text
+
+
 def test_the_tint_bias_slope_leaves_out_steps_below_float64s_rounding_floor() -> None:
     """Found by fuzzing: down to eps = 1.6e-7 at D = 1 the two smallest steps' biases are float64 rounding, and the
     slope over every step was 0.82; over the steps whose bias lies above the rounding floor it is 1. Steps that

@@ -189,8 +189,8 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_every_format_named_in_help_works(name, capsys, tmp_path):
-    """Every format runs; without the torch extra, bench's small run (the torch figure) is refused in
-    one line naming the install instead."""
+    """Every format runs; without the torch extra, bench's small run (the torch figure) and the experiments
+    (they train with torch) are refused in one line naming the install instead."""
     args = [str(tmp_path / "out") if a == OUT else a for a in SMALL[name]]
     rc, text, _ = _invoke([name, "--help"], capsys)
     assert rc == 0 and "--format" in text
@@ -199,7 +199,7 @@ def test_every_format_named_in_help_works(name, capsys, tmp_path):
     assert formats and set(formats) <= {"table", "md", "tex", "csv", "json"}
     for fmt in formats:
         rc, out, err = _invoke([name, *args, "--format", fmt], capsys)
-        if name == "bench" and not HAS_TORCH:
+        if name in ("bench", "experiment") and not HAS_TORCH:
             assert rc == 2 and "pip install" in err and len(err.strip().splitlines()) == 1, err
             continue
         assert rc in (0, 1) and out.strip(), (name, fmt, err)

@@ -9,7 +9,7 @@ import pytest
 from attnsim.sim.tint.arith import get_arith
 from attnsim.sim.tint.cases import case
 from attnsim.sim.tint.relu_kink import transformer_kink_clear
-from attnsim.verify import tint_independent
+from attnsim.verify import tint_independent, tint_torch
 from attnsim.verify.check import run_check
 from attnsim.verify.registry import UsageError
 
@@ -22,6 +22,8 @@ def test_the_slope_of_an_o_eps_error_is_not_judged_at_eps_1() -> None:
 
 
 def test_relu_near_its_kink_is_refused_and_the_kink_test_is_exact() -> None:
+    if not tint_torch.available():
+        pytest.skip(tint_torch.MISSING)
     with pytest.raises(UsageError) as e:
         run_check("tint.act_backward", {"case": "d12-S3", "fd_scale": 2, "halvings": 2}, "float64")
     assert e.value.param == "fd_scale"

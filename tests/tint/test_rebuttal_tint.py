@@ -16,6 +16,7 @@ from attnsim.sim.tint.arith import get_arith
 from attnsim.sim.tint.configs import TinTConfigError
 from attnsim.sim.tint.modules import linear_backward_descent
 from attnsim.theory.formulas import as_number, evaluate
+from attnsim.verify import tint_torch
 from attnsim.verify.check import run_check
 from attnsim.verify.claims.tint_rebuttal import fit_line, growth_table, spsa_min_samples, spsa_variance_interval
 from attnsim.verify.registry import UsageError
@@ -62,6 +63,8 @@ def test_a_pre_activation_on_the_relu_kink_is_reported() -> None:
 
 
 def test_mlp_counts_match_the_claim_formulas_and_the_transformer_peer_is_larger() -> None:
+    if not tint_torch.available():
+        pytest.skip(tint_torch.MISSING)
     rec = run_check("tint.rebuttal_mlp_aux", {"steps": 2, "reuse_forward": False}, "float64")
     assert rec["verdict"] == "pass", rec["reasons"]
     assert rec["counts"] == rec["predicted"]
@@ -180,8 +183,6 @@ def test_report_has_questions_from_review_with_three_subsections(tmp_path: Path)
 def test_the_review_section_shows_a_record_that_had_no_torch(monkeypatch, tmp_path: Path) -> None:
     """Without torch a float record of the MLP question has no reference and no transformer peer; the section
     says so in its row (a fresh venv's ``attnsim report`` ended in a KeyError here)."""
-    from attnsim.verify import tint_torch
-
     monkeypatch.setattr(tint_torch, "available", lambda: False)
     record = run_check("tint.rebuttal_mlp_aux", {"activation": "gelu_new"}, "float64")
     assert record["extra"]["partial"] == tint_torch.MISSING

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from cli_run import invoke
 
+from attnsim.verify import tint_torch
 from attnsim.verify.registry import CheckContext, UsageError
 from attnsim.verify.tint_bits import REFERENCE_BITS, asked_bits
 
@@ -28,6 +29,8 @@ def test_a_precision_that_leaves_under_a_bit_is_refused_naming_numerics():
 
 
 def test_attention_backward_at_mp_30_passes_and_mp_20_is_refused_in_one_line(capfd):
+    if not tint_torch.available():
+        pytest.skip(tint_torch.MISSING)
     args = ["check", "tint.attn_backward", "--case", "tiny-relu", "--seed", "0", "--numerics"]
     rc, out, _ = invoke([*args, "mp:30"], capfd)
     assert rc == 0 and "agreement: yes (15.0 bits)" in out, out

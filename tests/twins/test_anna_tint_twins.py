@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from shared_once import shared_record
 
+from attnsim.verify import tint_torch
 from attnsim.verify.teeth import run_twin
 from attnsim.verify.twins import all_twins
 
@@ -25,9 +26,11 @@ def _baseline(tmp_path_factory: pytest.TempPathFactory, claim: str, params: dict
 
 @pytest.mark.parametrize("t", TWINS, ids=[f"{t.claim}:{t.name}" for t in TWINS])
 def test_twin_is_caught_for_its_own_reason(t, tmp_path_factory):
+    _, before = _baseline(tmp_path_factory, t.claim, dict(t.params), t.numerics)
+    if tint_torch.MISSING in before:
+        pytest.skip(f"the unbroken record is partial ({tint_torch.MISSING}): a twin cannot be told from it")
     result = run_twin(t)
     assert result.bites, result.reason
-    _, before = _baseline(tmp_path_factory, t.claim, dict(t.params), t.numerics)
     if result.reason.startswith("refused:"):
         return
     new = [r for r in result.reason.split("; ") if r not in before]

@@ -348,7 +348,8 @@ def check_attn_backward(ctx: CheckContext) -> Measurement:
     return Measurement(evidence=step.evidence, reference=step.reference, agree=ok, error_bits=bits, reasons=reasons,
                        extra={"stop_grad_bias_vs_full_gradient": ex.stop_grad_bias(c, get_arith("float64")),
                               "module_bits": module.bits, "step_bits": step.bits,
-                              "aux_model_bits": bits_of_agreement(ex.worst(r.errors), 1.0)})
+                              "aux_model_bits": bits_of_agreement(ex.worst(r.errors), 1.0),
+                              **({"partial": step.partial} if step.partial else {})})
 
 
 @checker("tint.param_sharing", evidence="self-consistency",

@@ -133,6 +133,7 @@ def test_a_sigterm_that_lands_in_a_finalizer_is_delivered_again():
     import time
     from types import SimpleNamespace
 
+    from attnsim.verify import signal_latch
     from attnsim.verify.cli.app import _unraisable_hook
     from attnsim.verify.cli.interrupt import Terminated
 
@@ -140,6 +141,7 @@ def test_a_sigterm_that_lands_in_a_finalizer_is_delivered_again():
         pass
 
     def arrived(signum: int, frame: object) -> None:
+        signal_latch.settle()  # as the command does once it ends by the signal: the hook stops sending it
         raise Arrived(signum)
 
     before = {sig: signal.signal(sig, arrived) for sig in (signal.SIGINT, signal.SIGTERM)}

@@ -43,7 +43,7 @@ from attnsim.verify.cli.interrupt import (
 )
 from attnsim.verify.limits import failed_allocation, failed_import, import_failure, out_of_memory
 from attnsim.verify.registry import RESUMABLE_EXIT, ResumableError, flag
-from attnsim.verify.signal_latch import latch, pending
+from attnsim.verify.signal_latch import deliver_until_settled
 
 # ``-h`` and ``--help`` on every command; plain help (the rich panels print ``<bool>`` beside every flag).
 app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -155,33 +155,6 @@ def _quiet_finalizers() -> None:
     sys.unraisablehook = lambda _unraisable: None
 
 
-REDELIVERY_WAITS = (0.05, 0.25, 1.0, 2.0)
-"""Seconds a signal that a finalizer swallowed waits before each delivery again, while the command has not
-ended by it: the first lands once the main thread has left the finalizer; the later ones cover a delivery that
-landed in a finalizer or in this hook once more (seen under load, 1 in 15 runs with a single delivery)."""
-
-
-def _deliver_again(signum: int) -> None:
-    """Send ``signum`` to this process again from a thread of its own (:data:`REDELIVERY_WAITS`) until the command
-    ends by it (the latch is settled then): the signal's handler raises where the command runs. The thread is
-    started without waiting for it to run (``threading.Thread.start`` waits, and a delivery that lands in that
-    wait, inside this hook, would be swallowed too)."""
-    import _thread
-    import os
-    import time
-
-    latch(signum)
-
-    def deliver() -> None:
-        for wait in REDELIVERY_WAITS:
-            time.sleep(wait)
-            if pending() != signum:
-                return
-            os.kill(os.getpid(), signum)
-
-    _thread.start_new_thread(deliver, ())
-
-
 def _unraisable_hook(default: Callable[[Any], None]) -> Callable[[Any], None]:
     """The unraisable hook. A Ctrl-C or SIGTERM that landed in a finalizer (z3 frees its terms and contexts in
     ``__del__``, all the time) raised there, and Python drops an exception raised in a finalizer: the command
@@ -192,7 +165,7 @@ def _unraisable_hook(default: Callable[[Any], None]) -> Callable[[Any], None]:
 
     def hook(u: Any) -> None:
         if isinstance(u.exc_value, (KeyboardInterrupt, Terminated)):
-            _deliver_again(signal.SIGINT if isinstance(u.exc_value, KeyboardInterrupt) else signal.SIGTERM)
+            deliver_until_settled(signal.SIGINT if isinstance(u.exc_value, KeyboardInterrupt) else signal.SIGTERM)
             return
         where = getattr(u.object, "__module__", None) or type(u.object).__module__ or ""
         if isinstance(u.exc_value, AttributeError) and where.startswith("z3"):

@@ -58,3 +58,33 @@ def test_a_float_target_past_what_the_decode_leaves_is_refused_naming_target_bit
     with pytest.raises(UsageError, match=r"^target_bits: .*loses up to 40\.8 bits.*give --target-bits 9 or less"):
         run_check("two_heads.rebuttal_log_bits_float", {**case, "target_bits": 19}, None, 184662)
     assert run_check("two_heads.rebuttal_log_bits_float", {**case, "target_bits": 9}, None, 184662)["verdict"] == "pass"
+
+
+def test_a_certified_study_too_long_is_refused_whole_before_its_first_record(capfd, monkeypatch):
+    """The study's estimate is its records' own: refused in one line naming --N before any record runs, where it
+    used to run the cheap points and then refuse the largest one, losing them."""
+    from cli_run import invoke
+
+    import attnsim.verify.precision.certified_study as study
+
+    ran: list[dict] = []
+    monkeypatch.setattr(study, "run_check", lambda claim, params, seed: ran.append(params))
+    rc, _, err = invoke(["precision", "two_heads.lemma_3_1", "--certified", "--N", "64,256,1024,4096",
+                         "--max-time", "100s"], capfd)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and ran == [] and len(lines) == 1, err
+    assert lines[0].startswith("error: --N: this run would take about") and "8 records" in lines[0]
+
+
+def test_a_certified_study_within_its_limit_refuses_none_of_its_records():
+    """Each record's estimate is a term of the study's, so a study let through is never refused half-way."""
+    from attnsim.verify.cost import estimate
+    from attnsim.verify.precision.certified_study import PER_N, TOLERANCE, certified_estimate
+
+    Ns, M, d, blocks = [64, 256, 1024, 4096], 32, 4, 4
+    whole = certified_estimate(Ns, M, d, blocks, 10)
+    parts = [estimate(c, {"N": N, "M": M, "d": d, "sample_blocks": blocks}, None) for c in (PER_N, TOLERANCE)
+             for N in Ns]
+    assert whole.seconds == pytest.approx(sum(p.seconds for p in parts))
+    assert all(p.seconds <= whole.seconds and p.bytes <= whole.bytes for p in parts)
+    assert 60 < whole.seconds < 600  # measured: 190 s for this study (126 s of it the 2^-N record at N = 4096)

@@ -263,16 +263,19 @@ MODELS: dict[str, Model] = {
     "two_heads.lower_bound": Model({"N": 16, "M": 8, "d": 6, "seeds": 20, "radius": 1},
                                    mem=(T(2, N=2, d=1),), time=(T(10, N=2, d=1, seeds=1, radius=1),), nm="mp:96"),
     # certified bits (arb balls) over the sampled rows: 2·N·(M+1) exps per sampled query block per probe, each at
-    # about N bits for the 2^-N target (measured: N = 1024, 4 blocks, M = 8: 9 s and 40 MiB; 2^-20: 5 s)
+    # about N bits for the 2^-N target. Fitted to seconds measured per N (d = 4 and 8, 4 sampled blocks, N = 256 …
+    # 4096, M = 8 … 64; d made no difference): 2^-N 2.4 s at N = 1024, M = 8, growing as N^2.2 … N^2.3 and
+    # M^0.6 … M^0.75 (126 s at N = 4096, M = 32); 2^-10 1.4 s, as N^1.2 and M^0.3 (7 s at N = 4096, M = 32); the
+    # float rows (a check, not a study) as N^1.6 and flat in M (2.5 s at N = 4096, 22 s at 16384).
     "two_heads.rebuttal_log_bits": Model({"N": 1024, "M": 8, "d": 4, "sample_blocks": 4},
-                                         mem=(T(40, N=1, M=1, d=1),), time=(T(10, N=2, M=1, d=1, sample_blocks=1),),
-                                         nm=None),
+                                         mem=(T(40, N=1, M=1, d=1),),
+                                         time=(T(2.4, N=2.3, M=0.75, sample_blocks=1),), nm=None),
     "two_heads.rebuttal_log_bits_tolerance": Model({"N": 1024, "M": 8, "d": 4, "sample_blocks": 4},
                                                    mem=(T(40, N=1, M=1, d=1),),
-                                                   time=(T(6, N=1, M=1, d=1, sample_blocks=1),), nm=None),
+                                                   time=(T(1.4, N=1.2, M=0.3, sample_blocks=1),), nm=None),
     "two_heads.rebuttal_log_bits_float": Model({"N": 1024, "M": 8, "d": 4, "sample_blocks": 4},
                                                mem=(T(40, N=1, M=1, d=1),),
-                                               time=(T(3, N=1, M=1, d=1, sample_blocks=1),), nm=None),
+                                               time=(T(0.5, N=1.6, sample_blocks=1),), nm=None),
     "two_heads.rebuttal_kv_memory": Model(
         {"N": 16384, "M": 256, "d": 32, "points": 6, "engine_N": 4096, "direct_N": 2048},
         mem=(T(200, N=1, d=1), T(32, direct_N=2), T(128, engine_N=1, M=1)),

@@ -166,8 +166,6 @@ def register(app: typer.Typer) -> None:
             if claim != "two_heads.lemma_3_1":
                 raise UsageError(f"--certified: certifies two_heads.lemma_3_1 only; got {claim}")
             guards.positive(d=d)
-            guards.require_memory(guards.estimate_precision(Ns, M, d, 4 if sample_blocks == 16 else sample_blocks,
-                                                            constructions=1))
             from attnsim.verify.cli.precision_certified import run_certified
 
             return run_certified(Ns, M, d, seed, sample_blocks if sample_blocks != 16 else 4, target, fmt, json_out)

@@ -13,8 +13,9 @@ from attnsim.verify.cli.options import human_stream, write_json
 def run_certified(Ns: list[int], M: int, d: int, seed: int, sample_blocks: int, target: str, fmt: str,
                   json_out: str | None) -> None:
     """Certified bits needed per N for 2^-N and for ``target`` (``2^-N``: that one only), with growth verdicts."""
+    from attnsim.verify.guards import require_memory
     from attnsim.verify.precision.certified import Target
-    from attnsim.verify.precision.certified_study import certified_study
+    from attnsim.verify.precision.certified_study import certified_estimate, certified_study
     from attnsim.verify.progress import progress
     from attnsim.verify.records import dumps
 
@@ -24,6 +25,7 @@ def run_certified(Ns: list[int], M: int, d: int, seed: int, sample_blocks: int, 
         from attnsim.verify.registry import UsageError
 
         raise UsageError(f"--target: with --certified, a fixed target is 2^-B with B a whole number; got {target!r}")
+    require_memory(certified_estimate(Ns, M, d, sample_blocks, None if tolerance is None else int(tolerance)))
     rows = 1 + (tolerance is not None)
     with progress(Console(stderr=True), "precision: certified bits needed", len(Ns) * rows) as bar:
         def step(now: str) -> None:

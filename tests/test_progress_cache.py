@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+import threading
 import time
 
 from rich.console import Console
 
-from attnsim.verify.progress import progress
+from attnsim.verify.progress import _HUSH, hushed, progress
 from attnsim.verify.report.section_cache import cached_section
 
 
@@ -20,6 +21,32 @@ def test_progress_prints_lines_with_an_estimate_off_a_terminal():
     lines = console.file.getvalue().splitlines()
     assert len(lines) >= 2 and lines[0].startswith("work: 1/4 (25%)") and "left — first" in lines[0]
     assert lines[-1].startswith("work: 4/4 (100%)")
+
+
+def test_a_hush_left_held_neither_stops_its_thread_nor_hangs_the_tracker():
+    """A signal's exception between the lock's acquisition and its block leaves the hush held (a fuzz's time limit
+    can, and the command then hung joining its tracker's thread): the next hush in that thread goes on, and a
+    tracker skips its lines instead of waiting for ever."""
+    console = Console(file=io.StringIO(), force_terminal=False, width=200)
+    finished = threading.Event()
+
+    def measuring_thread() -> None:
+        _HUSH.acquire()  # as the leak leaves it
+        try:
+            with hushed():
+                pass
+            with progress(console, "work", 2, every=0.05) as bar:
+                time.sleep(0.3)
+                bar.advance(2)
+            finished.set()
+        finally:
+            _HUSH.release()
+
+    worker = threading.Thread(target=measuring_thread, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert finished.is_set(), "the thread that left the hush held hung"
+    assert console.file.getvalue().splitlines()[-1].startswith("work: 2/2 (100%)")
 
 
 def test_progress_is_silent_when_quick():

@@ -19,13 +19,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from attnsim.verify.signal_latch import act_on_lost
 
 EVERY_S = 3.0
-_HUSH = threading.Lock()
+_HUSH = threading.RLock()
 
 
 @contextmanager
 def hushed() -> Iterator[None]:
     """No tracker's thread prints while this runs: a measurement of this process's allocations (tracemalloc
-    counts every thread's) must not count a progress line's, nor the first line's loading of rich's tables."""
+    counts every thread's) must not count a progress line's, nor the first line's loading of rich's tables.
+
+    The lock is reentrant and a tracker's thread never waits on it for more than a beat: an exception raised
+    by a signal handler (a fuzz's time limit, every second) between the lock's acquisition and the block that
+    releases it leaves the lock held. A plain lock then stopped the next measurement in this thread and the
+    tracker's thread for good, and the command hung at its end, joining that thread."""
     with _HUSH:
         yield
 
@@ -70,9 +75,13 @@ class Tracker:
 
     def _beat(self, stop: threading.Event) -> None:
         while not stop.wait(self.every):
-            with _HUSH:
+            if not _HUSH.acquire(timeout=self.every):
+                continue  # a measurement runs (or a lock was left held): skip this beat's line
+            try:
                 doing = f" — {self.now}" if self.now else ""
                 self.console.print(self.line() + doing, markup=False, highlight=False, soft_wrap=True)
+            finally:
+                _HUSH.release()
 
 
 @contextmanager

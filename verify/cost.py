@@ -236,7 +236,7 @@ at N = 1024, 62 s exact at 2048; at M = 32, d = 8, N = 512: 2 s exact, 49 s mp:2
 M = 32, d = 8, H = L = Hp = Lp = 2: 1 s exact, 8 s exact:64:seeded, 17 s float64, 50 s mp:200. The construction's term
 scales with the numerics (an mp:200 operation costs two exact ones here, so the exact runs are estimated at about 5x
 what they take); the second term, the approximate numerics' reference, does not (float64's own arithmetic is
-negligible beside it). The model stood at 2 s (N/64)^2 before, which refused the exact runs above N = 1448 at the
+negligible beside it). The model stood at 2 s (N/64)^2 before, which refused the exact runs above N = 1108 at the
 default 10 minutes while they take about a minute at N = 2048."""
 
 _TINT_CASE = Model({"halvings": 4}, mem=(T(20),), time=(T(10, halvings=1),))

@@ -22,7 +22,8 @@ CHECKERS = all_checkers()
 
 
 def bad_values(p: Param) -> list[str]:
-    """Values outside ``p``'s domain: below, above, the wrong type, 2^63 (each as the command line has it)."""
+    """Values outside ``p``'s domain: below, above, the wrong type (and three times a power of two where only those
+    are allowed), 2^63 (each as the command line has it)."""
     if p.type is bool:
         return ["maybe", BIG]
     if p.type is str:
@@ -30,6 +31,7 @@ def bad_values(p: Param) -> list[str]:
     below = [] if p.minimum is None else [str(int(p.minimum) - 1 if p.type is int else -abs(p.minimum) - 1)]
     above = [str(int(p.upper) + 1) if p.type is int else f"{p.upper * 10:g}"]
     wrong = ["abc", "1.5"] if p.type is int else ["abc", "nan"]
+    wrong += [str(3 * p.default)] if p.power_of_two else []  # in range, not 2^a
     return below + above + wrong + [BIG]
 
 

@@ -50,7 +50,8 @@ def param_strategy(p: Param, seen: list[Any] | None = None) -> st.SearchStrategy
     """Values of ``p`` inside its domain, at the scale its claim's quick grid runs (``seen``: the values the grid
     gives ``p``, in every grid point or not at all; the default when it gives none): integers from the minimum
     to twice the largest, reals from a quarter of the smallest to twice the largest, both truth values, and
-    every choice — unless every grid point pins ``p``, to the choices it pins (a costly named case stays out)."""
+    every choice, powers of two where only those are allowed — unless every grid point pins ``p``, to the choices
+    it pins (a costly named case stays out)."""
     seen = [v for v in (seen or []) if v is not None]
     if p.choices is not None:
         pinned = sorted({*seen, p.default}, key=list(p.choices).index) if seen else list(p.choices)
@@ -61,6 +62,10 @@ def param_strategy(p: Param, seen: list[Any] | None = None) -> st.SearchStrategy
         return st.just(p.default)
     scale = [v for v in (seen or [p.default]) if isinstance(v, (int, float))]
     upper = p.upper if p.upper is not None else INT_MAX
+    if p.power_of_two:  # 2^a from the least the minimum allows to twice the largest seen
+        least = max(0, math.ceil(math.log2(max(p.minimum or 1, 1))))
+        most = max(least, min(math.floor(math.log2(upper)), math.ceil(math.log2(max(max(scale), 1))) + 1))
+        return st.integers(least, most).map(lambda a: 2 ** a)
     if p.type is int:
         low = int(p.minimum) if p.minimum is not None else min(0, *scale)
         return st.integers(low, int(max(low, min(upper, max(low + 4, 2 * max(scale))))))

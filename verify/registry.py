@@ -78,8 +78,9 @@ class Param:
     """A parameter a checker accepts (``--name value`` on the command line) and its domain.
 
     The domain is the type, ``minimum`` and ``maximum`` (numbers; an integer without a maximum is capped
-    at :data:`INT_MAX`, a real one at :data:`FLOAT_MAX`) and ``choices``; every value is checked against
-    it before any work, and a refusal names the flag as typed (:func:`flag`).
+    at :data:`INT_MAX`, a real one at :data:`FLOAT_MAX`), ``choices`` and ``power_of_two`` (an integer that must
+    be 2^n, refused with ``why_power_of_two``); every value is checked against it
+    before any work, and a refusal names the flag as typed (:func:`flag`).
     """
 
     name: str
@@ -89,6 +90,9 @@ class Param:
     minimum: float | None = None
     choices: tuple[Any, ...] | None = None
     maximum: float | None = None
+    power_of_two: bool = False
+    why_power_of_two: str = ""
+    """Why the value must be a power of two, said when one that is not is refused."""
 
     @property
     def flag(self) -> str:
@@ -111,6 +115,7 @@ class Param:
             return "one of: " + ", ".join(map(str, self.choices))
         bounds = [f">= {self.minimum:g}"] if self.minimum is not None else []
         bounds += [f"<= {self.maximum:g}"] if self.maximum is not None else []
+        bounds += ["a power of two"] if self.power_of_two else []
         return " ".join([self.type.__name__, ", ".join(bounds)]).strip()
 
     def parse(self, raw: Any) -> Any:
@@ -144,6 +149,9 @@ class Param:
                 raise UsageError(f"{f}: must be <= {upper:g}, got {value}")
             if self.type is float and self.minimum is None and value < -FLOAT_MAX:
                 raise UsageError(f"{f}: must be >= {-FLOAT_MAX:g}, got {value}")
+            if self.power_of_two and (value < 1 or value & (value - 1)):
+                why = f" ({self.why_power_of_two})" if self.why_power_of_two else ""
+                raise UsageError(f"{f}: must be a power of two{why}, got {value}")
         if value is not None and self.choices is not None and value not in self.choices:
             raise UsageError(f"{f}: must be one of {', '.join(map(str, self.choices))}; got {value!r}")
         return value

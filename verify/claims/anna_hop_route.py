@@ -25,11 +25,11 @@ from attnsim.sim.anna.hop_route import hop_route_protocol
 from attnsim.sim.anna.khop import SORT_TAGS, SORTS, splitter_sort_rounds
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.theory.formulas import as_number, evaluate
-from attnsim.verify.claims.anna_mpc_to_anna import EXACT, run_in_transformer
+from attnsim.verify.claims.anna_mpc_to_anna import EXACT, EXACT_EPS, run_in_transformer
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker
 
 _PARAMS = [
-    Param("N", int, 4096, "string length (a power of two)", minimum=16),
+    Param("N", int, 4096, "string length", minimum=16, power_of_two=True, why_power_of_two=EXACT_EPS),
     Param("sigma", float, 0.5, "alphabet exponent: |Sigma| = ceiling(N^sigma) letters, 0 <= sigma <= 1", minimum=0.0,
           maximum=1.0),
     Param("eps", float, 0.84, "memory exponent: s = 2^round(eps log2 N) words per machine, below N",

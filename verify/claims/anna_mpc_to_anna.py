@@ -45,9 +45,14 @@ from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError
 EXACT = ("exact",)
 PROTOCOLS = ("khop", "sort", "sum", "samplesort")
 
+EXACT_EPS = "so that eps = log s / log N is exact"
+"""Why N is a power of two: the memory s is one, and eps = log s / log N is then a ratio of integers."""
+DIVIDES_N = "the machines share N, a power of two, in equal blocks"
+"""Why P is a power of two: it divides N."""
+
 _COMMON = [
-    Param("N", int, 1024, "input words (a power of two)", minimum=2),
-    Param("P", int, 64, "MPC machines (must divide N; a power of two for khop and sort)", minimum=1),
+    Param("N", int, 1024, "input words", minimum=2, power_of_two=True, why_power_of_two=EXACT_EPS),
+    Param("P", int, 64, "MPC machines (they divide N)", minimum=1, power_of_two=True, why_power_of_two=DIVIDES_N),
     Param("eps", float, None, "memory exponent: s = 2^round(eps log2 N) (default: the least s the protocol needs)",
           minimum=0.01, maximum=1.0),
     Param("eps1", float, 0.95, "eps' in (eps, 1): heads N^((eps'-eps)/4), width N^eps'", minimum=0.01, maximum=1.0),
@@ -55,9 +60,8 @@ _COMMON = [
 ]
 
 
-def _power_of_two(N: int, name: str) -> int:
-    if N & (N - 1):
-        raise UsageError(f"--{name}: must be a power of two (so that eps = log s / log N is exact), got {N}")
+def _log2(N: int) -> int:
+    """log2 of N, a power of two (the parameter's domain)."""
     return N.bit_length() - 1
 
 
@@ -65,7 +69,7 @@ def _memory_for(ctx: CheckContext) -> int | None:
     eps = ctx.params["eps"]
     if eps is None:
         return None
-    return 1 << round(eps * _power_of_two(ctx.params["N"], "N"))
+    return 1 << round(eps * _log2(ctx.params["N"]))
 
 
 def _heads(N: int, eps: Fraction, eps1: float, scale: float) -> int:
@@ -98,7 +102,7 @@ def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], 
     ``sort_tags``: ledger tag prefixes of the protocol's sort, whose rounds in the direct run are counted as
     ``sorting_rounds``."""
     N, eps1 = ctx.params["N"], ctx.params["eps1"]
-    log2n = _power_of_two(N, "N")
+    log2n = _log2(N)
     direct_ledger = Ledger()
     try:
         direct = protocol(ledger=direct_ledger)

@@ -23,7 +23,7 @@ from attnsim.sim.anna.mpc_to_anna import RelayOverflowError, run_protocol
 from attnsim.sim.anna.relay_routing import RelayError
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.claims.anna_mpc_to_anna import EXACT, protocol_case
+from attnsim.verify.claims.anna_mpc_to_anna import DIVIDES_N, EXACT, EXACT_EPS, protocol_case
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker
 
 CAPACITIES = (2, 3, 4, 8, 16)
@@ -39,8 +39,8 @@ RHO_SWEEP = ParamSweep(
 
 @checker("anna.lemma_b_12", evidence="independent", numerics=EXACT, params=[
     Param("protocol", str, "sum", "the (gamma, eps)-MPC protocol to convert", choices=("sum", "sort")),
-    Param("N", int, 1024, "input words (a power of two)", minimum=4),
-    Param("P", int, 32, "MPC machines (must divide N; a power of two for sort)", minimum=2),
+    Param("N", int, 1024, "input words", minimum=4, power_of_two=True, why_power_of_two=EXACT_EPS),
+    Param("P", int, 32, "MPC machines (they divide N)", minimum=2, power_of_two=True, why_power_of_two=DIVIDES_N),
     Param("eps", float, 0.9, "memory exponent: s = 2^round(eps log2 N)", minimum=0.01, maximum=1.0),
     Param("k", int, 4, "capacity: machines a machine may talk to in a relay round (the relay's base)", minimum=2),
 ], grid=lambda quick: [{"k": 4}] if quick else [{"k": k} for k in (2, 4, 16)],
@@ -50,8 +50,6 @@ RHO_SWEEP = ParamSweep(
 def check_lemma_b_12(ctx: CheckContext) -> Measurement:
     """The protocol directly and through the relay; relay rounds and contacts off the ledger."""
     N, P, k = ctx.params["N"], ctx.params["P"], ctx.params["k"]
-    if N & (N - 1):
-        raise UsageError(f"--N: must be a power of two (so that eps = log s / log N is exact), got {N}")
     protocol, reference = protocol_case(ctx, ctx.params["protocol"])
     direct_ledger = Ledger()
     direct = protocol(ledger=direct_ledger)

@@ -55,6 +55,14 @@ def test_a_bad_value_is_one_line_naming_the_option(capfd, args, message):
     assert (rc, out, err.strip()) == (2, "", message)
 
 
+def test_a_power_of_two_domain_is_shown_and_its_refusal_says_why(capfd):
+    rc, out, err = invoke(["check", "anna.lemma_b_12", "--list-params"], capfd)
+    assert rc == 0 and "--N INT          input words (a power of two, at least 4)" in out, out
+    rc, out, err = invoke(["check", "anna.lemma_b_12", "--P", "24"], capfd)
+    assert (rc, err.strip()) == (2, "error: --P: must be a power of two (the machines share N, a power of two, in "
+                                    "equal blocks), got 24")
+
+
 def test_parameters_may_come_before_the_claim(capfd):
     rc, out, err = invoke(["check", "--N", "8", "--M=4", "--d", "2", "two_heads.lemma_3_1", "--format", "md"], capfd)
     assert rc == 0, err

@@ -41,6 +41,7 @@ def param_help(p: Param) -> str:
         domain = "true or false"
     elif p.type in (int, float):
         domain = range_words(_plain(p.minimum), _plain(p.upper))
+        domain = f"a power of two, {domain}" if p.power_of_two else domain
     else:
         domain = ""
     shown = "none" if p.default is None else str(p.default).lower() if p.type is bool else p.default

@@ -4,9 +4,11 @@ Every checker has a :class:`Model` in :data:`MODELS`: a sum of terms ``c · Π (
 (MiB) and for time (seconds), stated at a reference size ``ref`` in the numerics ``nm`` (measured once on
 a two-core machine, rounded up). Terms marked ``numeric`` scale with the numerics: memory with the bytes
 of one number (:func:`entry_bytes`: an exact weight z**(D·s) has D·s·log2 z bits, an ``mp:BITS`` number
-BITS/8 bytes) and time with the seconds of one operation (:func:`op_seconds`: an ``mp`` exponential at
-BITS bits grows as BITS^2.2). The model is coarse on purpose — it exists to turn a size that would take
-the machine into one line naming the parameter that drives it, not to predict a run to the second.
+BITS/8 bytes) and time with the seconds of one operation (:func:`op_seconds`). Terms marked ``approx`` are
+counted only in runs of approximate numerics (their reference, in mp). The model is coarse on purpose — it
+exists to turn a size that would take the machine into one line naming the parameter that drives it, not to
+predict a run to the second — but it is fitted at sizes that take seconds to minutes, where a run is refused
+or not, rather than at the defaults, where start-up dominates.
 
 A parameter that is not given (the command line's early check, before the checkers are loaded) is
 taken at its reference size; after the checker's defaults are filled in, every value is known.
@@ -122,14 +124,18 @@ def entry_bytes(numerics: str, score: float) -> float:
 
 
 def op_seconds(numerics: str, score: float) -> float:
-    """Seconds of one scalar operation (a product, a sum or an exponential on average) in ``numerics``."""
+    """Seconds of one scalar operation (a product, a sum or an exponential on average) in ``numerics``: only
+    their ratios enter an estimate. Measured on the two-core machine: a flint rational product and sum 0.16 µs;
+    an mpmath product and sum 2.7, 5.0 and 17 µs at 200, 1000 and 4000 bits, an exponential 5.5, 45 and 550 µs
+    (attention mixes about 2d products to each exponential). Lemma 3.1's construction ran about 28 times
+    slower in mp:200 than in exact."""
     kind, arg = numerics_width(numerics)
     if kind == "symbolic":
         return 1e-4
     if kind in EXACT_KINDS:
-        return 1e-6 * (1 + (unit_bits(numerics) * score / 1e4) ** 1.5)  # GMP products of weights this wide
-    if kind in ("mp", "arb"):
-        return max(2e-6, 3e-5 * (arg / 1000) ** 2.2)  # arb's C kernels are faster; mp's time bounds them
+        return 1e-7 * (1 + (unit_bits(numerics) * score / 1e4) ** 1.5)  # GMP products of weights this wide
+    if kind in ("mp", "arb"):  # arb's C kernels are faster; mp's time bounds them
+        return 2e-6 + 1e-9 * arg + 5e-6 * (arg / 1000) ** 1.8
     if kind == "float64":
         return 1e-8
     return 2e-7
@@ -151,16 +157,19 @@ def param_int(params: Mapping[str, Any], *names: str, default: int) -> int:
 
 @dataclass(frozen=True)
 class Term:
-    """``coef · Π (p / ref_p)^e``: MiB or seconds; ``numeric``: scaled by the numerics' entry size or op time."""
+    """``coef · Π (p / ref_p)^e``: MiB or seconds; ``numeric``: scaled by the numerics' entry size or op time;
+    ``approx``: counted only in runs whose numerics are approximate (the reference those runs compute, in mp at
+    twice their precision, which an exact run does not need)."""
 
     coef: float
     exps: dict[str, float]
     numeric: bool = True
+    approx: bool = False
 
 
-def T(coef: float, numeric: bool = True, **exps: float) -> Term:
+def T(coef: float, numeric: bool = True, approx: bool = False, **exps: float) -> Term:
     """A term (see :class:`Term`)."""
-    return Term(coef, exps, numeric)
+    return Term(coef, exps, numeric, approx)
 
 
 @dataclass(frozen=True)
@@ -186,10 +195,13 @@ def _values(model: Model, params: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _sum(terms: tuple[Term, ...], vals: dict[str, float], ref: dict[str, float],
-         factor: float) -> tuple[float, str | None]:
-    """The terms' total and the parameter that drives the largest term (None: the numerics)."""
+         factor: float, exact: bool) -> tuple[float, str | None]:
+    """The terms' total and the parameter that drives the largest term (None: the numerics); ``exact``: the run's
+    numerics are exact (its ``approx`` terms are left out)."""
     total, best, driver = 0.0, -1.0, None
     for t in terms:
+        if t.approx and exact:
+            continue
         growth = {n: (vals[n] / ref[n]) ** e for n, e in t.exps.items()}
         value = t.coef * math.prod(growth.values()) * (factor if t.numeric else 1.0)
         total += value
@@ -212,8 +224,9 @@ def estimate(claim: str, params: Mapping[str, Any], numerics: str | None) -> Est
         s = typical_score(vals.get("d", 4.0))
         mem_factor = entry_bytes(nm, s) / entry_bytes(model.nm, s)
         time_factor = op_seconds(nm, s) / op_seconds(model.nm, s)
-    mib, mem_driver = _sum(model.mem, vals, model.ref, mem_factor)
-    seconds, time_driver = _sum(model.time, vals, model.ref, time_factor)
+    exact = nm is None or numerics_width(nm)[0] in EXACT_KINDS
+    mib, mem_driver = _sum(model.mem, vals, model.ref, mem_factor, exact)
+    seconds, time_driver = _sum(model.time, vals, model.ref, time_factor, exact)
     given = {k: v for k, v in vals.items() if k in params}  # the others stand at the model's reference sizes
     shown = ", ".join(f"{k}={int(v) if float(v).is_integer() else v:g}" if isinstance(v, float) and v < 1e15
                       else f"{k}={v:.3g}" for k, v in given.items())
@@ -228,44 +241,69 @@ def _block(vals: dict[str, float]) -> dict[str, float]:
 
 
 _TWO_HEADS_EXACT = Model(
-    {"N": 64, "d": 4, "H": 1, "L": 1, "Hp": 1, "Lp": 1},
+    {"N": 64, "M": 8, "d": 4, "H": 1, "L": 1, "Hp": 1, "Lp": 1},
     mem=(T(2, N=2, H=1), T(1, N=1, d=1, L=1), T(0.01, False, d=2, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2)),
-    time=(T(0.3, N=2, d=1, H=1, L=1), T(0.09, False, N=2, d=1, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2, H=1, L=1)))
-"""Fitted to CPU seconds measured (start-up taken off): Lemma 3.1 at M = 8, d = 4 took 16 s exact and 155 s in mp:200
-at N = 1024, 62 s exact at 2048; at M = 32, d = 8, N = 512: 2 s exact, 49 s mp:200, 11 s float64; Thm 3.4 at N = 256,
-M = 32, d = 8, H = L = Hp = Lp = 2: 1 s exact, 8 s exact:64:seeded, 17 s float64, 50 s mp:200. The construction's term
-scales with the numerics (an mp:200 operation costs two exact ones here, so the exact runs are estimated at about 5x
-what they take); the second term, the approximate numerics' reference, does not (float64's own arithmetic is
-negligible beside it). The model stood at 2 s (N/64)^2 before, which refused the exact runs above N = 1108 at the
-default 10 minutes while they take about a minute at N = 2048."""
+    time=(T(0.05, False, N=2, M=-2, d=1.5, H=1, L=1), T(0.016, N=2, d=1, H=1, L=1),
+          T(0.12, False, True, N=2, d=1, H=1, L=1), T(0.01, False, Hp=1, Lp=1, d=2, H=1, L=1)),
+    derive=_block)
+"""Fitted to CPU seconds measured (start-up taken off), Lemma 3.1: exact 3.8 s at N = 512, M = 8, d = 4; 1.0 s at
+M = 32; 22 s at M = 8, d = 16; 4.2 s at M = 128, d = 16; 15 s and 53 s at N = 1024 and 2048 (M = 8, d = 4). So an
+exact run costs its oracle calls, (N/M)^2 of them each costing about d^1.5 whatever the numerics (the first term),
+and N^2 d products in its numerics (the second; in mp:200 about 28 times the exact ones). A run in approximate
+numerics also computes its reference in mp at twice the precision (the third: 7.5 s at N = 512, d = 4 beside
+float64, whose own arithmetic is negligible). mp:200 at N = 512, M = 8: 44 s at d = 4, 196 s at d = 16; 155 s at
+N = 1024. The multi-head claims (Thm 3.4 at N = 256, M = 32, d = 8, H = L = Hp = Lp = 2: 1 s exact, 8 s
+exact:64:seeded, 17 s float64, 50 s mp:200; Cor 3.2 at N = 192: 3.8 s) scale with H L. The model stood at
+2 s (N/64)^2 d before, which refused the exact runs above N = 1108 at the default 10 minutes."""
 
-_TINT_CASE = Model({"halvings": 4}, mem=(T(20),), time=(T(10, halvings=1),))
-_ANNA_MPC = Model({"N": 1024, "P": 64, "k": 5, "alphabet": 4},
-                  mem=(T(8, N=1, k=1),), time=(T(20, N=1, k=1),), nm=None)
-_ANNA_MPC_DEPTH = Model({"N": 1024, "depth": 2, "d": 3, "rank": 2},
-                        mem=(T(8, N=1, d=1, rank=1),), time=(T(20, N=1, depth=1, d=1, rank=1),), nm=None)
+_TWO_HEADS_LINEAR = Model({"N": 2048, "d": 4, "H": 2, "L": 2}, mem=(T(500, N=1.8, H=1, L=1),),
+                          time=(T(16, False, N=1.3, d=1, H=1, L=1), T(1, N=1, d=1, H=1, L=1)))
+"""Thm 1.4 and Thm 5.1 (O(N/M) calls): measured exact at d = 4, H = L = 2, Hp = 2: 0.6, 3.3 and 9.8 s at N = 320,
+896 and 2048 (N^1.3), 13, 75 and 340 MiB over the interpreter. They were costed with the quadratic claims before,
+which put N = 2048 at 27 min."""
+
+_TINT_CASE = Model({"halvings": 4}, mem=(T(20), T(300, False, True)),
+                   time=(T(0.4, halvings=1), T(6, False, halvings=0.3), T(4, False, True, halvings=0.3)))
+"""Measured at the default case and halvings = 4 (16 for two): exact 0.4 to 0.8 s (the SGD step 5.4 s); float64
+2.1 to 4.5 s (6.8 s at 16 halvings) and 300 MiB, most of it loading torch for the reference; mp:200 0.3 to 15 s.
+It stood at 10 s per halving in exact before, and mp ran at twice exact's cost."""
+_ANNA_MPC = Model({"N": 16384, "P": 64, "k": 5, "alphabet": 4},
+                  mem=(T(400, N=1, k=0.5),), time=(T(25, N=1, k=0.5),), nm=None)
+"""Measured: Thm 4.1 1.2 s at N = 1024 and 8.1 s, 332 MiB at 16384; Thm 5.4 12 s at 4096 and 16 s at 16384; Thm 5.6
+(k = 32) 6.1 s at 4096. It stood at 20 s (N/1024) k/5 before: 5 min at N = 16384."""
+_ANNA_MPC_DEPTH = Model({"N": 16384, "depth": 2, "d": 3, "rank": 2},
+                        mem=(T(500, N=1, d=1, rank=1),), time=(T(5, N=1, depth=1, d=1, rank=1),), nm=None)
+"""Measured: Thm 4.4, Thm D.1 and Cor D.3 0.6 s at N = 1024 and 2.7 s, 460 MiB at 16384 (20 s (N/1024) before)."""
 _ANNA_LSH = Model({"N": 64, "m": 8, "seeds": 200}, mem=(T(0.5, N=2, m=1),), time=(T(2, N=2, m=1, seeds=1),), nm=None)
 """Measured after the reference compared pairs in cache-sized blocks: N = 4096, 3 seeds took 640 MiB above the
 interpreter and 41 CPU s (so 2 GiB and 2 min estimated); N = 1024, 10 seeds 6.5 s; N = 64, 200 seeds 2 s."""
-_ANNA_BLOCKS = Model({"N": 1024, "block": 16, "words": 3}, mem=(T(4, N=1, words=1),),
-                     time=(T(20, N=1, words=1),), nm=None)
-_TINT_LINEAR = Model({"D": 8, "K": 2, "n": 5, "n_train": 3}, mem=(T(4, D=2, n=1, n_train=1),),
-                     time=(T(10, D=3, n=1, n_train=1),))
+_ANNA_BLOCKS = Model({"N": 262144, "block": 16, "words": 3}, mem=(T(500, N=1, words=1),),
+                     time=(T(5, N=1.2, words=1),), nm=None)
+"""Measured: Lemmas B.5 and B.6 0.1 s at N = 16384, 2.1 to 3.5 s and 360 to 420 MiB at 262144 (20 s (N/1024) before)."""
+_TINT_LINEAR = Model({"D": 64, "K": 2, "n": 5, "n_train": 3},
+                     mem=(T(80, D=2, n=1, n_train=1), T(250, False, True)),
+                     time=(T(1.5, False, D=1.5, n=1, n_train=1), T(2.5, False, True)))
+"""Measured in exact: 0.3, 0.35 and 1.4 s at D = 8, 24 and 64 (79 MiB at 64); float64 and mp:200 at D = 8: 1.8 to
+2.4 s, loading torch for the reference. It stood at 10 s (D/8)^3 before: 85 min at D = 64."""
 
 MODELS: dict[str, Model] = {
     **{c: _TWO_HEADS_EXACT for c in (
         "two_heads.lemma_3_1", "two_heads.cor_3_2", "two_heads.thm_1_1", "two_heads.thm_3_4", "two_heads.thm_3_5",
-        "two_heads.thm_5_1", "two_heads.thm_1_4", "two_heads.claim_b_6", "two_heads.rebuttal_rope",
-        "two_heads.rebuttal_norm")},
+        "two_heads.claim_b_6", "two_heads.rebuttal_rope", "two_heads.rebuttal_norm")},
+    "two_heads.thm_1_4": _TWO_HEADS_LINEAR,
+    "two_heads.thm_5_1": _TWO_HEADS_LINEAR,
+    # exact 0.1, 0.4 and 1.7 s at M = 8, 256 and 512, 36 MiB at 512; float64 and mp:200 0.2 s at M = 8 (3 s (M/8)^2
+    # before: 3.4 h at M = 512)
     "two_heads.lemma_3_3": Model(
-        {"M": 8, "d": 8, "H": 4, "Hp": 2, "Lp": 2, "jobs": 4},
-        mem=(T(2, M=2, jobs=1, d=1), T(0.01, False, Hp=2, Lp=2, d=2)),
-        time=(T(3, M=2, jobs=1, d=1), T(0.01, False, Hp=2, Lp=2, d=2))),
+        {"M": 512, "d": 8, "H": 4, "Hp": 2, "Lp": 2, "jobs": 4},
+        mem=(T(100, M=1.5, jobs=1, d=1), T(0.01, False, Hp=2, Lp=2, d=2)),
+        time=(T(3, False, M=1.5, jobs=1, d=1), T(1, False, True, M=1, jobs=1, d=1), T(0.01, False, Hp=2, Lp=2, d=2))),
     "two_heads.thm_4_1": Model(
         {"N": 32768, "M": 16384, "d": 2, "seeds": 100, "H": 1, "L": 1},
         mem=(T(600, N=1, M=1, H=1), T(1, seeds=1)),
         time=(T(60, N=1, M=1, seeds=1, d=1, H=1, L=1),), nm="float64", derive=_block),
-    "two_heads.thm_4_2": Model({"N": 32, "M": 4, "d": 2}, mem=(T(2, N=2, d=1),), time=(T(10, N=2, d=1),),
+    # mp:200: 0.7, 11 and 46 s at N = 128, 512 and 1024, 680 MiB at 1024 (10 s (N/32)^2 before: 2.8 h at 1024)
+    "two_heads.thm_4_2": Model({"N": 1024, "M": 4, "d": 2}, mem=(T(700, N=2, d=1),), time=(T(50, N=2, d=1),),
                                nm="mp:200"),
     "two_heads.lower_bound": Model({"N": 16, "M": 8, "d": 6, "seeds": 20, "radius": 1},
                                    mem=(T(2, N=2, d=1),), time=(T(10, N=2, d=1, seeds=1, radius=1),), nm="mp:96"),
@@ -296,38 +334,47 @@ MODELS: dict[str, Model] = {
     "anna.cor_d_3": _ANNA_MPC_DEPTH,
     "anna.thm_4_4": _ANNA_MPC_DEPTH,
     "anna.thm_d_1": _ANNA_MPC_DEPTH,
-    "anna.cor_b_9": Model({"N": 256, "P": 256}, mem=(T(64, N=1),), time=(T(8, N=1.4),), nm=None),
-    "anna.lemma_b_13": Model({"N": 1024, "P": 64}, mem=(T(64, N=1),), time=(T(4, N=1.2),), nm=None),
-    "anna.lemma_b_12": Model({"N": 1024, "P": 32}, mem=(T(64, N=1),), time=(T(10, N=1.2),), nm=None),
+    # 0.5, 0.4 and 2.2 s at N = 256, 2048 and 16384, 110 MiB at 16384 (8 s (N/256)^1.4 before)
+    "anna.cor_b_9": Model({"N": 16384, "P": 256}, mem=(T(200, N=1),), time=(T(4, N=1),), nm=None),
+    # 3.7 and 13 s at N = 32768 and 65536, 0.8 and 3.1 GiB; stopped at 12 GiB at 131072 (64 MiB (N/1024) before)
+    "anna.lemma_b_13": Model({"N": 65536, "P": 64}, mem=(T(3500, N=2),), time=(T(20, N=2),), nm=None),
+    # 2.9 and 7.6 s at N = 16384 and 32768, 0.65 and 2.5 GiB; stopped at 12 GiB at 65536 (64 MiB (N/1024) before)
+    "anna.lemma_b_12": Model({"N": 32768, "P": 32}, mem=(T(3000, N=2),), time=(T(12, N=1.6),), nm=None),
     "anna.khop": Model({"N": 1024, "k": 16, "strings": 4}, mem=(T(8, N=1),), time=(T(4, N=1, strings=1),), nm=None),
     "anna.lemma_b_4": Model({"q": 4096, "alpha": 4, "Delta": 8, "trials": 200},
                             mem=(T(0.1, q=1), T(2, alpha=1, Delta=1)),
-                            time=(T(20, trials=1, alpha=1, Delta=1), T(1, q=1, trials=1)), nm=None),
+                            time=(T(0.15, trials=1, alpha=1, Delta=1), T(0.02, q=1, trials=1)), nm=None),  # 12 s at
+    # 20000 trials, 0.9 s at 2000 (20 s per 200 trials before)
     "anna.lemma_b_5": _ANNA_BLOCKS,
     "anna.lemma_b_6": _ANNA_BLOCKS,
     # measured, a draw at the default memory: 0.3 s at N = 4096, 1.3 s at 65536, 3.4 s at 262144 (the whole process
     # then 530 MB, 370 MB at 4096); the time term grows like N^0.7, above those, and with the draws
     "anna.lemma_c_2": Model({"N": 4096, "draws": 36}, mem=(T(8, N=1),), time=(T(11, N=0.7, draws=1),), nm=None),
-    "anna.lemma_d_2": Model({"N": 1000, "rank": 2, "mv": 3, "s_scale": 6.4}, mem=(T(4, N=1, rank=1, mv=1),),
-                            time=(T(30, N=1, rank=1, mv=1, s_scale=1),), nm=None),
-    "anna.prop_e_3": Model({"N": 64, "B": 2, "L": 3, "M": 1000}, mem=(T(2, N=1, M=1),),
-                           time=(T(15, N=1, L=1, M=1, B=1),), nm=None),
+    # 0.5, 0.4 and 1.5 s at N = 1000, 10^4 and 10^5, 47 MiB at 10^5 (30 s (N/1000) before)
+    "anna.lemma_d_2": Model({"N": 100000, "rank": 2, "mv": 3, "s_scale": 6.4}, mem=(T(80, N=1, rank=1, mv=1),),
+                            time=(T(3, N=1, rank=1, mv=1, s_scale=1),), nm=None),
+    # 0.3, 0.2 and 19 s at N = 64, 1024 and 16384, 645 MiB at 16384 (15 s (N/64) before)
+    "anna.prop_e_3": Model({"N": 16384, "B": 2, "L": 3, "M": 1000}, mem=(T(700, N=1.75, M=1),),
+                           time=(T(25, N=1.75, L=1, M=1, B=1),), nm=None),
     "anna.def_ema": Model({"N": 1024, "d": 2}, mem=(T(12, N=2, d=1),), time=(T(2, N=1.2, d=1),), nm=None),
-    "anna.rebuttal_hash_tables": Model({"N": 16000, "emp_N": 32, "seeds": 50},
-                                       mem=(T(1, N=1), T(4, emp_N=2)),
-                                       time=(T(2, N=1), T(40, emp_N=2, seeds=1)), nm=None),
+    # 1.7, 1.8 and 4.0 s at emp_N = 32, 64 and 256 (40 s (emp_N/32)^2 before)
+    "anna.rebuttal_hash_tables": Model({"N": 16000, "emp_N": 256, "seeds": 50},
+                                       mem=(T(1, N=1), T(100, emp_N=1)),
+                                       time=(T(2, N=1), T(3, emp_N=1.5, seeds=1)), nm=None),
     "anna.rebuttal_linear_memory": Model({"N": 1024, "points": 4, "m": 8}, mem=(T(40, N=1, m=1, points=1),),
                                          time=(T(20, N=1, m=1, points=1),), nm=None),
     # measured: 11.5 s at the reference; 37 s, 0.5 GB at N = 2048 and 157 s, 1.4 GB at N = 16384 (s = N^0.95)
     "anna.thm_4_2": Model({"N": 256, "heads": 2, "layers": 1}, mem=(T(48, N=1, heads=1, layers=1),),
                           time=(T(15, N=0.75, heads=1, layers=1),), nm=None),
-    "anna.thm_5_2": Model({"N": 32, "modulus": 37, "examples": 200}, mem=(T(2, N=2, modulus=1),),
-                          time=(T(10, N=2, modulus=1, examples=1),), nm=None),
+    # 1.4, 1.9 and 8.6 s at N = 32, 128 and 1024, 96 MiB at 1024 (10 s (N/32)^2 before: 11 h at 2048)
+    "anna.thm_5_2": Model({"N": 1024, "modulus": 37, "examples": 200}, mem=(T(150, N=1, modulus=1),),
+                          time=(T(12, N=1, modulus=1, examples=1),), nm=None),
     "anna.thm_5_4": _ANNA_MPC,
     "anna.thm_5_6": _ANNA_MPC,
-    "anna.thm_5_4_direct": Model({"N": 256, "strings": 2}, mem=(T(4, N=2),), time=(T(15, N=2, strings=1),), nm=None),
-    "anna.thm_5_6_direct": Model({"N": 256, "k": 8, "strings": 2}, mem=(T(4, N=2),),
-                                 time=(T(15, N=2, k=1, strings=1),), nm=None),
+    # both: 0.8 to 1.0, 1.6 to 1.8 and 6.8 to 7.1 s at N = 256, 1024 and 4096, 12 MiB (15 s (N/256)^2 before)
+    "anna.thm_5_4_direct": Model({"N": 4096, "strings": 2}, mem=(T(50, N=1),), time=(T(10, N=1, strings=1),), nm=None),
+    "anna.thm_5_6_direct": Model({"N": 4096, "k": 8, "strings": 2}, mem=(T(50, N=1),),
+                                 time=(T(10, N=1, k=1, strings=1),), nm=None),
     "anna.thm_b_2": Model({"N": 40, "k": 3, "s": 256}, mem=(T(2, N=1, s=1),), time=(T(10, N=1, k=1, s=1),),
                           nm=None),
     "anna.thm_c_1": Model({"N": 256, "d": 2, "alphabet": 16, "layers": 2, "mv": 2, "s_scale": 40},
@@ -338,24 +385,31 @@ MODELS: dict[str, Model] = {
                                "tint.thm_2_5", "tint.act_descent", "tint.attn_descent", "tint.def_2_3",
                                "tint.dynamic_eval", "tint.ln_descent", "tint.loss_gradient", "tint.mlp_split")},
     **{c: _TINT_LINEAR for c in ("tint.linear_backward", "tint.linear_descent", "tint.linear_forward")},
-    "tint.stacking": Model({"D": 12}, mem=(T(4, D=2),), time=(T(10, D=3),)),
-    "tint.def_2_1": Model({"D": 12}, mem=(T(4, D=2),), time=(T(10, D=3),)),
-    "tint.def_2_7": Model({"D": 8}, mem=(T(4, D=2),), time=(T(10, D=3),), nm="mp:200"),
+    # measured in exact: 0.5, 4.0 and 51 s at D = 12, 32 and 64, and 4, 60 and 833 MiB (D^3.7); mp:200 at D = 12
+    # 1.2 s. It stood at 10 s (D/12)^3 and 4 MiB (D/12)^2 before, a fifth of what D = 64 takes in memory.
+    "tint.stacking": Model({"D": 64}, mem=(T(900, False, D=3.8),), time=(T(60, False, D=3.7), T(2, False, True))),
+    # 0.04, 0.12 and 0.3 s at D = 12, 32 and 64, in every numerics (10 s (D/12)^3 before: 25 min at D = 64)
+    "tint.def_2_1": Model({"D": 64}, mem=(T(100, D=2),), time=(T(0.5, False, D=1.5),)),
+    "tint.def_2_7": Model({"D": 64}, mem=(T(100, D=2),), time=(T(1, False, D=1),), nm="mp:200"),  # under 1 s to D = 64
     "tint.param_sharing": Model({}, mem=(T(20),), time=(T(10),), nm=None),
-    "tint.rebuttal_fd_end_to_end": Model({"D": 4, "widths": 8, "samples": 2000, "decades": 4},
-                                         mem=(T(20, samples=1, D=2, widths=1),),
-                                         time=(T(30, samples=1, D=2, widths=1, decades=1),), nm=None),
+    # 1.1, 1.4 and 2.0 s at D = 4, 8 and 32, 156 MiB at 32 (30 s (D/4)^2 before)
+    "tint.rebuttal_fd_end_to_end": Model({"D": 32, "widths": 8, "samples": 2000, "decades": 4},
+                                         mem=(T(200, samples=1, D=1, widths=1),),
+                                         time=(T(3, samples=1, D=0.5, widths=1, decades=1),), nm=None),
+    # exact 0.3, 0.2 and 0.5 s at D = 8, 16 and 18; float64 1.9 s and mp:200 2.4 s at D = 8, loading torch (it stood
+    # at 15 s (D/8)^3 before)
     "tint.rebuttal_mlp_aux": Model({"D": 8, "H_sim": 10, "n": 6, "n_train": 4, "steps": 1},
-                                   mem=(T(20, D=2, H_sim=1, n=1),),
-                                   time=(T(15, D=3, H_sim=1, n=1, n_train=1, steps=1),)),
-    "tint.rebuttal_size_growth": Model({"layers": 1, "steps": 3}, mem=(T(4, steps=1, layers=1),),
-                                       time=(T(10, steps=1, layers=1),), nm=None),
+                                   mem=(T(20, D=2, H_sim=1, n=1), T(250, False, True)),
+                                   time=(T(1, False, D=1.5, H_sim=1, n=1, n_train=1, steps=1), T(2.5, False, True))),
+    # 0.4, 0.5 and 3.8 s at 3, 24 and 96 steps (10 s per 3 steps before)
+    "tint.rebuttal_size_growth": Model({"layers": 1, "steps": 96}, mem=(T(32, steps=1, layers=1),),
+                                       time=(T(6, steps=1.5, layers=1),), nm=None),
     # a named case, not a size: the costliest run the grid makes, one SGD step and its reference at the default
     # case (measured: gpt2-d64 in float64, 4.5 s and 110 MiB over the imports; tiny-relu exact: 5.3 s)
     "tint.thm_1_1": Model({}, mem=(T(128),), time=(T(10),), nm=None),
-    "tint.size": Model({"n_sim": 1, "steps": 1}, mem=(T(4, steps=1, n_sim=1),), time=(T(5, steps=1, n_sim=1),),
-                       nm=None),
-    "tint.under_2b": Model({}, mem=(T(4),), time=(T(10),), nm=None),
+    "tint.size": Model({"n_sim": 1, "steps": 64}, mem=(T(64, steps=1, n_sim=1),), time=(T(2, steps=1, n_sim=1),),
+                       nm=None),  # under 0.5 s from 1 to 64 steps (5 s a step before)
+    "tint.under_2b": Model({}, mem=(T(400),), time=(T(60),), nm=None),  # 57 s and 367 MiB the first time, 15 s after
 }
 """The cost model of every checker, by claim id (``tests/test_domains.py`` checks that none is missing)."""
 

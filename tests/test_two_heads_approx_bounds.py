@@ -17,7 +17,7 @@ from attnsim.theory.lower_bound import information_bound
 from attnsim.verify.approx_cases import needle_failure_rate
 from attnsim.verify.check import run_check
 from attnsim.verify.claims.two_heads_approx import run_converse, taus
-from attnsim.verify.registry import all_checkers
+from attnsim.verify.registry import UsageError, all_checkers
 
 
 # -- Theorem 4.2 ------------------------------------------------------------------------------------
@@ -106,22 +106,17 @@ def test_reduction_in_mp_on_the_harder_instances():
     assert r["error_bits"] > 40
 
 
-def test_float64_overflow_is_a_reason_not_a_crash():
-    """β/2 ≈ 41.6: e^{β/2} exceeds 2^53 and Lemma 3.1's p/(1-p) decode divides by zero in float64."""
-    r = run_check("two_heads.lower_bound", dict(input="reduction", N=16, M=8, d=6, radius=1, seeds=2), "float64")
-    assert r["verdict"] == "fail" and any("p/(1-p)" in s for s in r["reasons"])
-
-
-def test_a_decode_that_divides_by_zero_in_mp_is_a_precision_too_narrow():
-    """Found by fuzzing: at N = 64, d0 = 7, p rounds to 1 in 96 bits and mpmath, which has no infinity for x / 0,
-    raised ZeroDivisionError; it is a precision too narrow for the input, one line naming --numerics."""
-    from attnsim.sim.numerics import NumericsError
-
-    # fuzzing's example had seeds = 4; its first seed alone divides by zero, at a quarter of the time
+def test_a_format_too_narrow_for_the_decode_is_refused_before_any_instance():
+    """β/2 ≈ 41.6 at N = 16, d0 = 6: e^(β/2) needs 60 bits, and past float64's 53 Lemma 3.1's p/(1-p) decode divides
+    by zero. That used to run and fail (38 of 160 rows decided wrongly, non-finite outputs); β depends on N, d0 and
+    the radius alone, so it is a precision too narrow for the input, one line naming --numerics. Fuzzing found the
+    same in mp:96 at N = 64, d0 = 7 (98 bits), where mpmath raised ZeroDivisionError."""
+    for params, numerics, need in ((dict(N=16, M=8, d=6, seeds=2), "float64", "60.0 bits"),
+                                   (dict(N=64, M=8, d=7, eps=0.5, seeds=1), "mp:96", "98.0 bits")):
+        with pytest.raises(UsageError, match=need) as refused:
+            run_check("two_heads.lower_bound", dict(input="reduction", radius=1, **params), numerics)
+        assert refused.value.param == "numerics"
     params = dict(input="reduction", N=64, M=8, d=7, radius=1, eps=0.5, seeds=1)
-    with pytest.raises(NumericsError, match="use more bits") as refused:
-        run_check("two_heads.lower_bound", params, "mp:96")
-    assert refused.value.param == "numerics"
     assert run_check("two_heads.lower_bound", params, "mp:400")["verdict"] == "pass"
 
 

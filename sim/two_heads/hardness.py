@@ -99,8 +99,13 @@ def brute_force(inst: GapInstance) -> np.ndarray:
 
 def beta(inst: GapInstance) -> float:
     """The smallest β that separates close and far rows by the factor MARGIN (docs/reconstructions.md)."""
-    t, eps = 2 * inst.r, 1.0 / inst.r
-    return 4 * inst.d * math.log(MARGIN * inst.n) / (eps * t)
+    return beta_for(inst.n, inst.d, inst.r)
+
+
+def beta_for(n: int, d: int, r: int) -> float:
+    """:func:`beta` of every instance with n queries, doubled dimension d and radius r (it depends on no more)."""
+    t, eps = 2 * r, 1.0 / r
+    return 4 * d * math.log(MARGIN * n) / (eps * t)
 
 
 def encode(inst: GapInstance, b: float) -> tuple[TransformerSpec, Weights, np.ndarray]:

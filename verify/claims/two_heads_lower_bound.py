@@ -39,6 +39,20 @@ def _lower_bound_grid(quick: bool) -> list[dict]:
     return pts
 
 
+def decode_within_precision(N: int, d0: int, radius: int, numerics: str) -> None:
+    """Refuse a format in which Lemma 3.1's decode p/(1 - p) cannot reach e^(beta/2), the largest ratio the
+    reduction's rows give: past the format's precision 1 - p rounds to 0 and the decode divides by zero. beta
+    depends on N, d0 and the radius alone, so this is known before any instance is drawn."""
+    b = hardness.beta_for(N // 2, 2 * d0, radius)
+    need = b / (2 * math.log(2))
+    bits = get_numerics(numerics, 0).bits
+    if need > bits:
+        raise UsageError(f"--numerics: {numerics}: the reduction's decode p/(1 - p) reaches e^(beta/2) = "
+                         f"{math.exp(b / 2):.3g} ({need:.1f} bits) at N = {N}, d = {d0}, past the format's {bits} "
+                         f"bits of precision, where 1 - p rounds to 0; use mp:BITS with BITS >= "
+                         f"{math.ceil(need) + LB_MIN_BITS}")
+
+
 def run_reduction(N: int, M: int, d0: int, radius: int, count: int, numerics: str, seed: int) -> dict:
     """``count`` Gap-ANN instances (alternately yes and no), each solved through Lemma 3.1 and decoded."""
     if N % 2:
@@ -133,6 +147,7 @@ def check_lower_bound(ctx: CheckContext) -> Measurement:
         if backend_kind(ctx.numerics) == "exact":
             raise UsageError("--numerics: the reduction decodes with the real exp and irrational sqrt(beta); "
                              "use mp:BITS or float64")
+        decode_within_precision(N, p["d"], p["radius"], ctx.numerics)
         res = run_reduction(N, M, p["d"], p["radius"], p["seeds"], ctx.numerics, ctx.seed)
         agree = res["correct"] == res["rows"] and res["wrong_answers"] == 0
         reasons = [] if agree else [f"{res['rows'] - res['correct']} of {res['rows']} rows decided wrongly"]

@@ -159,9 +159,16 @@ MEASURED = [  # claim, parameters, numerics, CPU seconds and MiB over the interp
     ("anna.lemma_b_13", {"N": 65536, "P": 64}, None, 13.4, 3110),
     ("anna.prop_e_3", {"N": 16384}, None, 18.7, 645),
     ("anna.thm_5_2", {"N": 1024}, None, 8.6, 96),
-    ("anna.thm_4_1", {"N": 16384}, None, 8.1, 332),
+    ("anna.thm_4_1", {"N": 65536}, None, 56.5, 5162),
+    ("anna.thm_4_4", {"N": 65536}, None, 34.6, 7208),
+    ("anna.thm_5_4", {"N": 32768}, None, 27.7, 1303),
+    ("anna.thm_c_1", {"N": 16384}, None, 9.5, 20),
+    ("anna.rebuttal_linear_memory", {"N": 16384}, None, 104, 220),
+    ("two_heads.rebuttal_kv_memory", {"N": 65536}, "float64", 216, 1233),
+    ("two_heads.thm_1_4", {"N": 4096, "d": 4, "H": 2, "L": 2, "Hp": 2, "Lp": 1}, "exact", 42.8, 1326),
     ("anna.lemma_b_4", {"trials": 20000}, None, 12.2, None),
     ("tint.stacking", {"D": 64}, "exact", 50.7, 833),
+    ("tint.stacking", {"D": 80}, "exact", 134, 2001),
     ("tint.linear_forward", {"D": 64}, "exact", 1.4, 79),
 ]
 

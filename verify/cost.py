@@ -268,12 +268,14 @@ _TINT_CASE = Model({"halvings": 4}, mem=(T(20), T(300, False, True)),
 2.1 to 4.5 s (6.8 s at 16 halvings) and 300 MiB, most of it loading torch for the reference; mp:200 0.3 to 15 s.
 It stood at 10 s per halving in exact before, and mp ran at twice exact's cost."""
 _ANNA_MPC = Model({"N": 16384, "P": 64, "k": 5, "alphabet": 4},
-                  mem=(T(400, N=1, k=0.5),), time=(T(25, N=1, k=0.5),), nm=None)
-"""Measured: Thm 4.1 1.2 s at N = 1024 and 8.1 s, 332 MiB at 16384; Thm 5.4 12 s at 4096 and 16 s at 16384; Thm 5.6
-(k = 32) 6.1 s at 4096. It stood at 20 s (N/1024) k/5 before: 5 min at N = 16384."""
+                  mem=(T(350, N=2),), time=(T(12, N=1.4, k=0.5),), nm=None)
+"""Measured: Thm 4.1 1.2 s at N = 1024, 8.1 s and 332 MiB at 16384, 57 s and 5.0 GiB at 65536; Thm 5.4 12 s at 4096,
+16 s at 16384, 28 s and 1.3 GiB at 32768; Thm 5.6 (k = 32) 6.1 s at 4096, 10 s at 8192. It stood at 20 s (N/1024) k/5
+and 8 MiB (N/1024) k/5 before: 5 min at N = 16384, and 1.6 GiB where 5 GiB ran."""
 _ANNA_MPC_DEPTH = Model({"N": 16384, "depth": 2, "d": 3, "rank": 2},
-                        mem=(T(500, N=1, d=1, rank=1),), time=(T(5, N=1, depth=1, d=1, rank=1),), nm=None)
-"""Measured: Thm 4.4, Thm D.1 and Cor D.3 0.6 s at N = 1024 and 2.7 s, 460 MiB at 16384 (20 s (N/1024) before)."""
+                        mem=(T(500, N=2, d=1, rank=1),), time=(T(5, N=1.85, depth=1, d=1, rank=1),), nm=None)
+"""Measured: Thm 4.4, Thm D.1 and Cor D.3 0.6 s at N = 1024, 2.7 s and 460 MiB at 16384, 35 s and 7.0 GiB at 65536
+(20 s (N/1024) and 8 MiB (N/1024) before)."""
 _ANNA_LSH = Model({"N": 64, "m": 8, "seeds": 200}, mem=(T(0.5, N=2, m=1),), time=(T(2, N=2, m=1, seeds=1),), nm=None)
 """Measured after the reference compared pairs in cache-sized blocks: N = 4096, 3 seeds took 640 MiB above the
 interpreter and 41 CPU s (so 2 GiB and 2 min estimated); N = 1024, 10 seeds 6.5 s; N = 64, 200 seeds 2 s."""
@@ -321,10 +323,11 @@ MODELS: dict[str, Model] = {
     "two_heads.rebuttal_log_bits_float": Model({"N": 1024, "M": 8, "d": 4, "sample_blocks": 4},
                                                mem=(T(40, N=1, M=1, d=1),),
                                                time=(T(0.5, N=1.6, sample_blocks=1),), nm=None),
+    # 16 s at N = 16384, 216 s and 1.2 GiB at 65536 (N^1.9; it grew as N before, 140 s estimated at 65536)
     "two_heads.rebuttal_kv_memory": Model(
         {"N": 16384, "M": 256, "d": 32, "points": 6, "engine_N": 4096, "direct_N": 2048},
-        mem=(T(200, N=1, d=1), T(32, direct_N=2), T(128, engine_N=1, M=1)),
-        time=(T(30, N=1, M=1, d=1, points=1), T(10, direct_N=2, d=1), T(10, engine_N=2, d=1)),
+        mem=(T(300, N=1, d=1), T(32, direct_N=2), T(128, engine_N=1, M=1)),
+        time=(T(16, N=1.9, M=1, d=1, points=1), T(10, direct_N=2, d=1), T(10, engine_N=2, d=1)),
         nm="float64", derive=_block),
     "anna.alg_1": _ANNA_LSH,
     "anna.alg_2": _ANNA_LSH,
@@ -340,7 +343,9 @@ MODELS: dict[str, Model] = {
     "anna.lemma_b_13": Model({"N": 65536, "P": 64}, mem=(T(3500, N=2),), time=(T(20, N=2),), nm=None),
     # 2.9 and 7.6 s at N = 16384 and 32768, 0.65 and 2.5 GiB; stopped at 12 GiB at 65536 (64 MiB (N/1024) before)
     "anna.lemma_b_12": Model({"N": 32768, "P": 32}, mem=(T(3000, N=2),), time=(T(12, N=1.6),), nm=None),
-    "anna.khop": Model({"N": 1024, "k": 16, "strings": 4}, mem=(T(8, N=1),), time=(T(4, N=1, strings=1),), nm=None),
+    # 14, 13 and 19 s at N = 4096, 16384 and 65536, 42 MiB at 65536 (4 s (N/1024) before)
+    "anna.khop": Model({"N": 65536, "k": 16, "strings": 4}, mem=(T(100, N=1),), time=(T(25, N=0.5, strings=1),),
+                       nm=None),
     "anna.lemma_b_4": Model({"q": 4096, "alpha": 4, "Delta": 8, "trials": 200},
                             mem=(T(0.1, q=1), T(2, alpha=1, Delta=1)),
                             time=(T(0.15, trials=1, alpha=1, Delta=1), T(0.02, q=1, trials=1)), nm=None),  # 12 s at
@@ -361,8 +366,9 @@ MODELS: dict[str, Model] = {
     "anna.rebuttal_hash_tables": Model({"N": 16000, "emp_N": 256, "seeds": 50},
                                        mem=(T(1, N=1), T(100, emp_N=1)),
                                        time=(T(2, N=1), T(3, emp_N=1.5, seeds=1)), nm=None),
-    "anna.rebuttal_linear_memory": Model({"N": 1024, "points": 4, "m": 8}, mem=(T(40, N=1, m=1, points=1),),
-                                         time=(T(20, N=1, m=1, points=1),), nm=None),
+    # 1.4 s at N = 1024, 104 s and 220 MiB at 16384 (N^1.55; it grew as N before)
+    "anna.rebuttal_linear_memory": Model({"N": 16384, "points": 4, "m": 8}, mem=(T(640, N=1, m=1, points=1),),
+                                         time=(T(110, N=1.55, m=1, points=1),), nm=None),
     # measured: 11.5 s at the reference; 37 s, 0.5 GB at N = 2048 and 157 s, 1.4 GB at N = 16384 (s = N^0.95)
     "anna.thm_4_2": Model({"N": 256, "heads": 2, "layers": 1}, mem=(T(48, N=1, heads=1, layers=1),),
                           time=(T(15, N=0.75, heads=1, layers=1),), nm=None),
@@ -377,9 +383,10 @@ MODELS: dict[str, Model] = {
                                  time=(T(10, N=1, k=1, strings=1),), nm=None),
     "anna.thm_b_2": Model({"N": 40, "k": 3, "s": 256}, mem=(T(2, N=1, s=1),), time=(T(10, N=1, k=1, s=1),),
                           nm=None),
-    "anna.thm_c_1": Model({"N": 256, "d": 2, "alphabet": 16, "layers": 2, "mv": 2, "s_scale": 40},
-                          mem=(T(4, N=1, d=1, alphabet=1),), time=(T(15, N=1, d=1, layers=1, mv=1),),
-                          nm=None),  # linear in N, still far above what runs: 8-9 s, 370 MB at N = 256 ... 16384
+    # 6.6, 9.5 and 9.5 s at N = 2048, 4096 and 16384, 20 MiB (15 s (N/256) before: 16 min at 16384)
+    "anna.thm_c_1": Model({"N": 16384, "d": 2, "alphabet": 16, "layers": 2, "mv": 2, "s_scale": 40},
+                          mem=(T(100, N=1, d=1, alphabet=1),), time=(T(15, N=0.5, d=1, layers=1, mv=1),),
+                          nm=None),
     **{c: _TINT_CASE for c in ("tint.act_backward", "tint.act_forward", "tint.attn_backward", "tint.attn_forward",
                                "tint.def_2_8", "tint.ln_backward", "tint.ln_forward", "tint.sgd_step",
                                "tint.thm_2_5", "tint.act_descent", "tint.attn_descent", "tint.def_2_3",
@@ -409,7 +416,7 @@ MODELS: dict[str, Model] = {
     "tint.thm_1_1": Model({}, mem=(T(128),), time=(T(10),), nm=None),
     "tint.size": Model({"n_sim": 1, "steps": 64}, mem=(T(64, steps=1, n_sim=1),), time=(T(2, steps=1, n_sim=1),),
                        nm=None),  # under 0.5 s from 1 to 64 steps (5 s a step before)
-    "tint.under_2b": Model({}, mem=(T(400),), time=(T(60),), nm=None),  # 57 s and 367 MiB the first time, 15 s after
+    "tint.under_2b": Model({}, mem=(T(400),), time=(T(60),), nm=None),  # 14 s alone, 58 s on shared cores; 370 MiB
 }
 """The cost model of every checker, by claim id (``tests/test_domains.py`` checks that none is missing)."""
 

@@ -8,12 +8,21 @@ the same at every precision: in mp at P < 53 bits a check asks for its float64 d
 format lacks, and a precision that leaves under 1 bit is refused naming ``--numerics``.
 Fuzzing found the case: ``attnsim check tint.attn_backward --case tiny-relu --numerics mp:30`` kept 15.0 bits
 (5.2 at mp:20, 23.7 at mp:40, 38.8 at mp:53), and was failed against the fixed 30.
+
+A finite difference at step 1/N loses log2 N more (:func:`finite_difference_bits`): both TinT's step and torch's
+difference in float64, whose rounding error then is about 2^-53 N relative. 30 bits leave room for N up to about
+2^13; ``attnsim check tint.ln_backward --halvings 16`` (N up to 3,276,800) kept 28.3 bits and was failed against
+the fixed 30.
 """
 
 from __future__ import annotations
 
+import math
+
+from attnsim.sim.numerics import get_numerics
 from attnsim.sim.numerics.floating import Float64
 from attnsim.sim.tint.arith import get_arith
+from attnsim.verify.agreement import default_min_bits
 from attnsim.verify.registry import CheckContext, UsageError
 
 REFERENCE_BITS = Float64.bits
@@ -36,3 +45,21 @@ def asked_bits(ctx: CheckContext, at_float64: float) -> float:
                          "(docs/precision.md, Agreement); use more bits (or ask for some with --min-bits)",
                          param="numerics")
     return asked
+
+
+def finite_difference_bits(ctx: CheckContext, at_float64: float, largest_n: int) -> float:
+    """:func:`asked_bits` for a check whose finite differences step by 1/N up to ``largest_n``: capped at float64's
+    default ask (its precision less the default margin, docs/precision.md) less the log2 N bits the difference's
+    rounding costs, and less what a narrower mp lacks. A cap under 1 bit is refused naming ``fd_scale``."""
+    asked = asked_bits(ctx, at_float64)
+    if ctx.min_bits is not None:
+        return asked
+    room = default_min_bits(get_numerics("float64", 0))
+    assert room is not None
+    cap = room - math.log2(largest_n) - (at_float64 - asked)
+    if cap < 1:
+        raise UsageError(f"the finite differences at N = {largest_n} lose log2 N = {math.log2(largest_n):.1f} of "
+                         f"float64's {REFERENCE_BITS} bits, which leaves under 1 bit to ask for (docs/precision.md, "
+                         "Agreement); lower --fd-scale or --halvings (or ask for some with --min-bits)",
+                         param="fd_scale")
+    return min(asked, cap)

@@ -1,5 +1,6 @@
 """What a TinT check asks for in mp below float64's precision: its float64 default less the bits the format lacks
-(fuzzing found tint.attn_backward at mp:30 failed against the fixed 30 bits with 15.0 kept)."""
+(fuzzing found tint.attn_backward at mp:30 failed against the fixed 30 bits with 15.0 kept); and, for finite
+differences at step 1/N, less the log2 N bits their rounding costs once N is large."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from cli_run import invoke
 
 from attnsim.verify import tint_torch
 from attnsim.verify.registry import CheckContext, UsageError
-from attnsim.verify.tint_bits import REFERENCE_BITS, asked_bits
+from attnsim.verify.tint_bits import REFERENCE_BITS, asked_bits, finite_difference_bits
 
 
 def _ctx(numerics: str, min_bits: float | None = None) -> CheckContext:
@@ -55,3 +56,25 @@ def test_a_precision_too_narrow_is_refused_before_any_work(claim, capfd, monkeyp
         monkeypatch.setattr(module, "get_arith", work_began)
     rc, _, err = invoke(["check", claim, "--numerics", "mp:20"], capfd)
     assert rc == 2 and err.strip().startswith("error: --numerics: mp:20") and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("numerics, largest_n, asked", [("float64", 800, 30.0), ("float64", 2 ** 13, 30.0),
+                                                        ("float64", 2 ** 23, 20.0), ("mp:43", 2 ** 23, 10.0),
+                                                        ("float64", 2 ** 42, 1.0)])
+def test_a_finite_difference_asks_less_as_its_step_shrinks(numerics, largest_n, asked):
+    assert finite_difference_bits(_ctx(numerics), 30.0, largest_n) == asked
+
+
+def test_a_step_that_leaves_under_a_bit_is_refused_naming_fd_scale():
+    with pytest.raises(UsageError) as e:
+        finite_difference_bits(_ctx("float64"), 30.0, 2 ** 43)
+    assert e.value.param == "fd_scale" and "log2 N = 43.0" in str(e.value)
+    assert finite_difference_bits(_ctx("float64", min_bits=25.0), 30.0, 2 ** 43) == 25.0
+
+
+def test_layer_norm_backward_at_sixteen_halvings_passes_where_it_failed(capfd):
+    """N up to 3,276,800: 28.3 bits agree, which the fixed 30 failed; the ask there is 43 - log2 N = 21.4."""
+    if not tint_torch.available():
+        pytest.skip(tint_torch.MISSING)
+    rc, out, _ = invoke(["check", "tint.ln_backward", "--halvings", "16", "--seed", "0"], capfd)
+    assert rc == 0 and "agreement: yes (28.3 bits)" in out, out

@@ -24,7 +24,7 @@ from attnsim.sim.tint.relu_kink import transformer_kink_clear
 from attnsim.verify import tint_independent, tint_torch
 from attnsim.verify.registry import CheckContext, CheckFn, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import loglog_fit
-from attnsim.verify.tint_bits import asked_bits
+from attnsim.verify.tint_bits import asked_bits, finite_difference_bits
 from attnsim.verify.tint_independent import module_against_reference, step_against_reference
 
 ALL = ("exact", "mp", "float64")
@@ -192,10 +192,10 @@ def _fd(which: str) -> CheckFn:
     difference inexact by the input's and step's doing; such a run is refused too
     (:func:`attnsim.sim.tint.relu_kink.transformer_kink_clear`, the test tint.rebuttal_mlp_aux uses)."""
     def fn(ctx: CheckContext) -> Measurement:
-        need = asked_bits(ctx, 30.0)
+        scales = [ctx.params["fd_scale"] * 2 ** i for i in range(ctx.params["halvings"])]
+        need = finite_difference_bits(ctx, 30.0, scales[-1])
         c = case(ctx.params["case"])
         ar = get_arith(ctx.numerics)
-        scales = [ctx.params["fd_scale"] * 2 ** i for i in range(ctx.params["halvings"])]
         relu_act = which == "act_fd" and c.aux.activation == "relu"
         if not relu_act and scales[0] < FD_SLOPE_MIN_SCALE:
             raise UsageError(f"must be >= {FD_SLOPE_MIN_SCALE} for the slope of an O(eps) error (eps = 1/N): at "
@@ -292,7 +292,7 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
     if approximations_on:
         min_bits = 5.0 if ctx.min_bits is None else ctx.min_bits
     else:
-        min_bits = asked_bits(ctx, 30.0)
+        min_bits = finite_difference_bits(ctx, 30.0, p["fd_scale"])
     c = case(p["case"])
     ar = get_arith(ctx.numerics)
     r = ex.sgd_step(c, ar, p["fd_scale"], p["gate_scale"] or None, p["softmax_eps"] or None, p["convention"],

@@ -226,6 +226,12 @@ def rounding_floor(eps: float) -> float:
     return ROUNDING_MARGIN * 2.0 ** -52 / eps
 
 
+SLOPE_POINTS = 3
+"""The O(eps) slope of TinT's bias is fitted over the smallest steps above the rounding floor, this many: the claim
+is asymptotic, and at the largest steps the Taylor remainder bends it (at D = 32 the bias is 12% of |g| at
+eps = 0.1, and the slope over 0.1 ... 1e-4 was 0.82 where the three smallest give 0.95)."""
+
+
 def _eps_list(largest: float, decades: int) -> list[float]:
     return [largest / 10 ** i for i in range(decades)]
 
@@ -323,7 +329,8 @@ def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
         raise UsageError(f"only {len(truncated)} of the steps {[r.eps for r in tint_rows]} have a bias above float64's "
                          "rounding floor, and a slope needs 3: raise the smallest step (fewer decades or a larger eps)",
                          param="decades")
-    tint_slope = loglog_fit([r.eps for r in truncated], [r.bias for r in truncated]).slope
+    asymptotic = sorted(truncated, key=lambda r: r.eps)[:SLOPE_POINTS]
+    tint_slope = loglog_fit([r.eps for r in asymptotic], [r.bias for r in asymptotic]).slope
     if any(r.variance for r in tint_rows) or abs(tint_slope - 1) > 0.15:
         reasons.append(f"TinT's per-layer scheme should be deterministic with bias O(eps); slope {tint_slope:.3f}")
     forwards = led.by_tag("forward")
@@ -333,7 +340,7 @@ def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
                        derived={"n_params": prob.n_params, "samples": p["samples"]}, reasons=reasons,
                        extra={"rows": [r.__dict__ | {"bias": float(r.bias)} for r in rows], "by_width": by_width,
                               "tint_bias_slope": tint_slope, "directions": "z ~ N(0, I), one-sided",
-                              "tint_slope_steps": [r.eps for r in truncated],
+                              "tint_slope_steps": [r.eps for r in truncated if r in asymptotic],
                               "variance_decides": f"fail when the {LEVEL:.0%} chi-square interval lies outside "
                                                   f"n_params + 1 ± {tol:.0%}", "min_samples": fewest,
                               "n_params": prob.n_params})

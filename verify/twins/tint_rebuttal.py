@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from contextlib import contextmanager
 from typing import Any, Iterator
+from unittest import mock
 
 from attnsim.verify.twins import twin
 from attnsim.verify.twins._kit import formula_shifted, ledger_scaled, wrapped
@@ -69,4 +70,20 @@ def _variance_doubled(rows: list) -> list:
 @contextmanager
 def _fd_variance() -> Iterator[None]:
     with wrapped("attnsim.sim.tint.fd_end_to_end.variance_by_width", result=_variance_doubled):
+        yield
+
+
+
+@twin("tint.rebuttal_fd_end_to_end", "tint_step_not_shrinking", "TinT's per-layer difference keeps the step 0.1 "
+      "whatever eps is asked, so its bias stops falling with eps", params={"samples": 1000}, kind="construction")
+@contextmanager
+def _fd_step_frozen() -> Iterator[None]:
+    from attnsim.sim.tint.fd_end_to_end import Problem
+
+    original = Problem.gradient
+
+    def gradient(self: Problem, act_fd: float | None = None) -> Any:
+        return original(self, None if act_fd is None else 0.1)
+
+    with mock.patch.object(Problem, "gradient", gradient):
         yield

@@ -79,8 +79,8 @@ class Param:
 
     The domain is the type, ``minimum`` and ``maximum`` (numbers; an integer without a maximum is capped
     at :data:`INT_MAX`, a real one at :data:`FLOAT_MAX`), ``choices`` and ``power_of_two`` (an integer that must
-    be 2^n, refused with ``why_power_of_two``); every value is checked against it
-    before any work, and a refusal names the flag as typed (:func:`flag`).
+    be 2^n, refused with ``why_power_of_two``); every value is checked against it before any work, and a refusal
+    names the flag as typed (:func:`flag`).
     """
 
     name: str

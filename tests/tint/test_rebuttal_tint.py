@@ -18,7 +18,13 @@ from attnsim.sim.tint.modules import linear_backward_descent
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify import tint_torch
 from attnsim.verify.check import run_check
-from attnsim.verify.claims.tint_rebuttal import fit_line, growth_table, spsa_min_samples, spsa_variance_interval
+from attnsim.verify.claims.tint_rebuttal import (
+    fit_line,
+    growth_table,
+    spsa_min_samples,
+    spsa_variance_interval,
+    width_level,
+)
 from attnsim.verify.registry import UsageError
 from attnsim.verify.report.sections.tint_rebuttal import tint_review_report
 
@@ -152,7 +158,7 @@ def test_fd_bad_input_names_the_parameter(call, name: str) -> None:
 def test_too_few_directions_for_the_variance_interval_are_a_usage_error() -> None:
     # 2 directions: a chi-square-like statistic with < 1 degree of freedom, once judged by a bare 25% ratio
     tol = get("tint.rebuttal_fd_end_to_end").extra["variance_tolerance"]
-    fewest = spsa_min_samples(fd.problem(1, 0).n_params, tol)
+    fewest = spsa_min_samples(fd.problem(1, 0).n_params, tol, width_level(4))  # widths 1, 2, 4, 8
     with pytest.raises(UsageError, match=f"^samples: need >= {fewest} "):
         run_check("tint.rebuttal_fd_end_to_end", {"samples": 2, "widths": 8})
     assert run_check("tint.rebuttal_fd_end_to_end", {"samples": fewest, "widths": 2})["verdict"] == "pass"
@@ -209,3 +215,14 @@ def test_the_tint_bias_slope_is_fitted_where_the_claim_is_asymptotic() -> None:
     r = run_check("tint.rebuttal_fd_end_to_end", dict(D=32), "float64")
     assert r["verdict"] == "pass" and abs(r["extra"]["tint_bias_slope"] - 1) < 0.1, r["reasons"]
     assert r["extra"]["tint_slope_steps"] == [1e-2, 1e-3, 1e-4]
+
+
+def test_the_widths_together_are_refuted_at_95_percent() -> None:
+    """Fuzzing found seed 1869974: a variance of 7.25 at D = 1 against n_params + 1 = 5 (the largest over seeds 0 to
+    1999 is 6.74), whose 95% interval [6.29, 8.44] cleared the claim's 6.25 and failed the check. Four widths decided
+    at 95% apiece refute a correct estimator with a chance up to 20%; at 98.75% apiece, up to 5%."""
+    assert width_level(4) == 1 - 0.05 / 4
+    params = dict(D=4, widths=8, samples=1000, eps=0.1, decades=4)
+    r = run_check("tint.rebuttal_fd_end_to_end", params, "float64", 1869974)
+    assert r["verdict"] == "pass", r["reasons"]
+    assert r["extra"]["by_width"][0]["variance_unbiased"] > 7.2

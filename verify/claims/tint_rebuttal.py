@@ -303,9 +303,9 @@ def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
     fails when that whole interval lies outside the claim's ±tolerance around n_params + 1 (the widths together
     refuted at 95%). Fewer directions than :func:`spsa_min_samples` (the count at which that interval is no wider
     than the tolerance, 773 at D = 1 for ±25% and four widths) are refused as a usage error rather than decided:
-    there the interval is
-    so wide (a factor of about 40 at 2 directions) that a pass would say nothing about the claim, and a fuzzed
-    run with 2 directions failed on a bare 25% comparison of a statistic that scatters by that much.
+    there the interval is so wide (a factor of about 40 at 2 directions) that a pass would say nothing about the
+    claim, and a fuzzed run with 2 directions failed on a bare 25% comparison of a statistic that scatters by that
+    much.
     """
     p = ctx.params
     claim = get_claim(ctx.claim)

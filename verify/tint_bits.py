@@ -58,7 +58,8 @@ def finite_difference_bits(ctx: CheckContext, at_float64: float, largest_n: int)
     assert room is not None
     cap = room - math.log2(largest_n) - (at_float64 - asked)
     if cap < 1:
-        raise UsageError(f"the finite differences at N = {largest_n} lose log2 N = {math.log2(largest_n):.1f} of "
+        shown = str(largest_n) if largest_n < 10 ** 12 else f"2^{math.log2(largest_n):.1f}"
+        raise UsageError(f"the finite differences at N = {shown} lose log2 N = {math.log2(largest_n):.1f} of "
                          f"float64's {REFERENCE_BITS} bits, which leaves under 1 bit to ask for (docs/precision.md, "
                          "Agreement); lower --fd-scale or --halvings (or ask for some with --min-bits)",
                          param="fd_scale")

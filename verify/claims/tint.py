@@ -192,8 +192,8 @@ def _fd(which: str) -> CheckFn:
     difference inexact by the input's and step's doing; such a run is refused too
     (:func:`attnsim.sim.tint.relu_kink.transformer_kink_clear`, the test tint.rebuttal_mlp_aux uses)."""
     def fn(ctx: CheckContext) -> Measurement:
+        need = finite_difference_bits(ctx, 30.0, ctx.params["fd_scale"] << (ctx.params["halvings"] - 1))
         scales = [ctx.params["fd_scale"] * 2 ** i for i in range(ctx.params["halvings"])]
-        need = finite_difference_bits(ctx, 30.0, scales[-1])
         c = case(ctx.params["case"])
         ar = get_arith(ctx.numerics)
         relu_act = which == "act_fd" and c.aux.activation == "relu"

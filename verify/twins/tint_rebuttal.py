@@ -73,7 +73,6 @@ def _fd_variance() -> Iterator[None]:
         yield
 
 
-
 @twin("tint.rebuttal_fd_end_to_end", "tint_step_not_shrinking", "TinT's per-layer difference keeps the step 0.1 "
       "whatever eps is asked, so its bias stops falling with eps", params={"samples": 1000}, kind="construction")
 @contextmanager

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from attnsim.verify.cli.app import main
-from attnsim.verify.cost import MODELS, estimate
+from attnsim.verify.cost import estimate
+from attnsim.verify.cost_models import MODELS
 from attnsim.verify.registry import Param, all_checkers
 
 BIG = str(2 ** 63)

@@ -28,10 +28,26 @@ def test_a_planted_block_boundary_off_by_one_is_shrunk_to_a_check_command_that_f
         argv = shlex.split(failure.command)
         assert argv[:3] == ["attnsim", "check", CLAIM]
         assert failure.params["N"] <= 8 and failure.params["M"] <= 4, failure.command  # shrunk
+        assert result.examples > 1  # the shrinker's candidates ran
         code, _, _ = invoke(argv[1:], capfd)
         assert code == 1  # the replayed command fails while the bug is in
     code, out, _ = invoke(argv[1:], capfd)
     assert code == 0, out  # ... and passes on the correct construction
+    assert (tmp_path / "failures" / f"{CLAIM}-1.json").is_file()
+
+
+def test_a_failure_whose_shrinking_runs_out_of_time_is_reported_as_found(tmp_path, capfd, monkeypatch) -> None:
+    """Shrinking stops SHRINK_SECONDS after the first failure (here at once): hypothesis's further candidates are
+    refused, and the smallest failing example reached is reported and saved, a command that fails on replay."""
+    from attnsim.verify import fuzz as fuzz_module
+
+    monkeypatch.setattr(fuzz_module, "SHRINK_SECONDS", 0.0)
+    twin = _block_boundary()
+    with twin.breaks():
+        result = fuzz(CLAIM, examples=15, derandomize=True, out=tmp_path)
+        assert len(result.failures) == 1 and result.examples == 1, result  # no candidate ran after the first
+        code, _, _ = invoke(shlex.split(result.failures[0].command)[1:], capfd)
+        assert code == 1
     assert (tmp_path / "failures" / f"{CLAIM}-1.json").is_file()
 
 

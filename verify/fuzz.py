@@ -3,9 +3,10 @@
 Every example is an ordinary check (:func:`attnsim.verify.check.run_check`) at parameters drawn from the
 claim's :class:`~attnsim.verify.registry.Param` domains (near the default sizes, so that an example takes
 about as long as the default check) and a seed that draws its inputs. A failing verdict (or a crash) is a
-failure: hypothesis shrinks it to a small case, which is printed as the ``attnsim check ...`` command that
-replays it and saved as a record. Bad input that a guard refuses (a size that does not divide, a cost past
-the limit) is not a failure: hypothesis rejects the example and draws another.
+failure: hypothesis shrinks it to a small case (for at most :data:`SHRINK_SECONDS`), which is printed as the
+``attnsim check ...`` command that replays it and saved as a record. Bad input that a guard refuses (a size
+that does not divide, a cost past the limit) is not a failure: hypothesis rejects the example and draws
+another.
 
 ``hypothesis.target()`` climbs toward the worst case of the chosen ``target``:
 
@@ -218,6 +219,13 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
     from attnsim.verify.check import run_check
 
     last: list[Failure] = []
+    shrink_stop: list[float | None] = [None]
+
+    def _failed(failure: Failure) -> None:
+        if not last:
+            shrink_stop[0] = time.monotonic() + SHRINK_SECONDS
+        last.append(failure)
+
     seen = grid_values(chk)
     strategies = {p.name: param_strategy(p, seen.get(p.name)) for p in chk.params}
 
@@ -227,11 +235,13 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
     @given(st.one_of(anchored_params(chk, strategies), st.fixed_dictionaries(strategies)),
            st.integers(0, 2 ** 32 - 1))
     def example(params: dict[str, Any], seed: int) -> None:
-        if stop is not None and time.monotonic() > stop and not last:
+        # before a failure: until the fuzz's time is up; after one, its shrinking until SHRINK_SECONDS later
+        until = stop if not last else shrink_stop[0]
+        if until is not None and time.monotonic() > until:
             reject()
         command = replay_command(chk.claim, params, result.numerics, seed)
         try:
-            with _time_box(None if last else stop):  # a failure being shrunk runs to its end
+            with _time_box(until):
                 record = run_check(chk.claim, params, result.numerics, seed)
         except (AttnsimError, OutOfTime):  # a guard's refusal (not the claim's domain, past the cost limit), or
             result.rejected += 1          # an example still running when the time is up: drawn again, not failed
@@ -239,14 +249,14 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
                 result.cut += 1
             reject()
         except Exception as exc:  # a crash is a failure too (bad input gets one line, never a traceback)
-            last.append(Failure(params, seed, command, [f"crashed: {type(exc).__name__}: {exc}"]))
+            _failed(Failure(params, seed, command, [f"crashed: {type(exc).__name__}: {exc}"]))
             raise
         result.examples += 1
         _note_targets(result, record, command)
         if on_example is not None:
             on_example(result)
         if record["verdict"] != "pass":
-            last.append(Failure(params, seed, command, list(record["reasons"]), record))
+            _failed(Failure(params, seed, command, list(record["reasons"]), record))
             raise AssertionError(f"{command}: {'; '.join(record['reasons'])}")
 
     try:
@@ -256,12 +266,17 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
         return None
     except Exception as exc:
         if last:
-            return last[-1]  # hypothesis replays the shrunk example last
+            return last[-1]  # the smallest failing example shrinking reached (hypothesis replays it last)
         if isinstance(exc, Flaky) and stop is not None and time.monotonic() > stop:
             return None  # hypothesis replayed a passing example after the time ran out: the replay was refused
         raise
     return None
 
+
+SHRINK_SECONDS = 120.0
+"""How long a failure found is shrunk at most: after that, hypothesis's further candidates are refused and the
+smallest failing example reached is reported (shrinking a check that takes seconds can otherwise run for an hour,
+however short ``--minutes``)."""
 
 ALARM_REPEAT = 1.0
 """Seconds between the repeats of an example's time-out alarm (:func:`_time_box`)."""

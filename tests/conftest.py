@@ -1,10 +1,12 @@
 """Shared test set-up: hypothesis profiles (``ci`` is small and deterministic; select with
 HYPOTHESIS_PROFILE, default ``ci``), Ctrl-C restored where the shell that started the suite ignores it, the
-process's memory and time limits put back after every test, and the reduced report's serial run shared by the
-tests that read it."""
+process's memory and time limits put back after every test, the run's own theory store, and the reduced report's
+serial run shared by the tests that read it."""
 
 import os
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from hypothesis import HealthCheck, settings
 from shared_once import once
 from small_report import serial_report_in
 
+from attnsim.theory.store import STORE_ENV
 from attnsim.verify import limits
 
 settings.register_profile("ci", max_examples=15, deadline=None, derandomize=True,
@@ -46,6 +49,25 @@ def _limits_put_back():
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+_STORE = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every run derives the theories afresh into a store of its own (attnsim.theory.store), which its xdist
+    workers and the commands its tests start share (they inherit the variable): no theory stored by an earlier run,
+    or by the user's commands, is read. A store named in the environment already is kept."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(STORE_ENV):
+        return
+    os.environ[STORE_ENV] = config.stash[_STORE] = tempfile.mkdtemp(prefix="attnsim-theory-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    made = config.stash.get(_STORE, None)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop(STORE_ENV, None)
 
 
 WORKERS_PER_CORE = 3

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 import sympy as sp
 
 from attnsim.paper_refs import Claim
-from attnsim.theory import leading
+from attnsim.theory import leading, store
 from attnsim.theory.formulas import FormulaError, expand_definitions, parse, symbol
 from attnsim.theory.notation import bound_text, latex, latex_cases, text_cases
 
@@ -226,6 +226,23 @@ def _limit_or_upper(expr: sp.Expr, var: sp.Symbol, cancelled: bool = False) -> t
 
 TheoryKey = tuple[str, str, "str | None", "str | None", str, tuple[tuple[str, str], ...], str]
 _KNOWN: dict[TheoryKey, ResourceTheory] = {}
+_STORE = {"on": True}
+"""Whether theories are read from and written to the disk store (:mod:`attnsim.theory.store`);
+:func:`derived_here` turns it off."""
+
+
+def _derived(key: TheoryKey) -> ResourceTheory:
+    """The theory of ``key``: kept in this process, else stored on disk by this code, else derived (and stored)."""
+    known = _KNOWN.get(key)
+    if known is not None:
+        return known
+    stored = store.load(key) if _STORE["on"] else None
+    if stored is not None:
+        return ResourceTheory(**stored)
+    theory = _analyse(*key)
+    if _STORE["on"] and not theory.verdict.startswith("error"):
+        store.save(key, vars(theory))
+    return theory
 
 
 def theory_key(claim: Claim, resource: str) -> TheoryKey:
@@ -237,9 +254,7 @@ def theory_key(claim: Claim, resource: str) -> TheoryKey:
 
 def analyse(claim: Claim, resource: str) -> ResourceTheory:
     """The symbolic theory of one resource (cached on the formulas, so edits to a TOML are seen)."""
-    key = theory_key(claim, resource)
-    known = _KNOWN.get(key)
-    return known if known is not None else _analyse(*key)
+    return _derived(theory_key(claim, resource))
 
 
 def upper_key(claim: Claim, resource: str) -> TheoryKey:
@@ -254,9 +269,7 @@ def analyse_upper(claim: Claim, resource: str) -> ResourceTheory | None:
     (its ``exact`` is the upper formula); None without an upper formula."""
     if not claim.resources[resource].upper or not claim.resources[resource].bound:
         return None
-    key = upper_key(claim, resource)
-    known = _KNOWN.get(key)
-    return known if known is not None else _analyse(*key)
+    return _derived(upper_key(claim, resource))
 
 
 def remember(results: list[tuple[TheoryKey, ResourceTheory]]) -> None:
@@ -267,16 +280,18 @@ def remember(results: list[tuple[TheoryKey, ResourceTheory]]) -> None:
 
 @contextmanager
 def derived_here() -> Iterator[None]:
-    """Within the block the theories kept by :func:`remember` are set aside: every theory is derived in this
-    process, by the functions as they are now (a broken variant that changes how a containment is derived must
-    meet the derivation, not a theory derived elsewhere before the break)."""
-    kept = dict(_KNOWN)
+    """Within the block the theories kept by :func:`remember` and the disk store are set aside: every theory is
+    derived in this process, by the functions as they are now (a broken variant that changes how a containment
+    is derived must meet the derivation, not a theory derived elsewhere before the break), and none is stored."""
+    kept, was = dict(_KNOWN), _STORE["on"]
     _KNOWN.clear()
+    _STORE["on"] = False
     try:
         yield
     finally:
         _KNOWN.clear()
         _KNOWN.update(kept)
+        _STORE["on"] = was
 
 
 def analysed_form(claim: Claim, formula: str) -> sp.Expr:

@@ -169,6 +169,29 @@ def test_a_sweep_of_three_sizes_says_the_quadratic_fit_was_not_made():
     assert r["extra"]["quadratic_term"] is None and any("not fitted" in s for s in r["extra"]["summary"])
 
 
+def test_a_sweep_below_the_fits_smallest_size_is_judged_by_its_exponent_alone():
+    """A fuzzed sweep of N = 7 .. 112 at M = 2, d = 1 failed on c2's interval (the bytes per token climb while the
+    interpreter's per-block objects settle, and are flat from N = 112 on): sizes below QUADRATIC_MIN_N now leave the
+    N² fit unmade, and the record passes on the exponent, saying so."""
+    r = run_check("two_heads.rebuttal_kv_memory", {"N": 112, "points": 5, "d": 1, "M": 2, "path": "stream",
+                                                   "engine_N": 0, "direct_N": 0}, None, 0)
+    assert r["verdict"] == "pass", r["reasons"]
+    assert r["extra"]["quadratic_term"] is None and any("0 sizes from N = 128 on" in s for s in r["extra"]["summary"])
+
+
+def test_linear_memory_refuses_what_theorem_3_4_does_not_cover_and_tables_past_the_memory_limit():
+    """A fuzz drew c = 1.75 and 2 at N = 256 (rho = 0.56 and 0.48: half a million and 127,236 tables) and took the
+    machine's 23 GB; c = 3 at N = 1024 (19,916 tables) took 12 GB. Both are refused before any work now: rho >= 1/3
+    as anna.alg_1 refuses it, and tables whose words, by the proof's upper formula, pass the memory limit."""
+    from attnsim.verify import limits
+
+    with pytest.raises(UsageError, match=r"^c: rho = 0\.480 >= 1/3"):
+        run_check("anna.rebuttal_linear_memory", {"N": 256, "points": 3, "c": 2.0}, None, 0)
+    limits.set_memory_limit("8G")  # whatever this machine has (the limits are put back after the test)
+    with pytest.raises(UsageError, match=r"^c: this run would need about 16\.9 GiB \(Algorithm 1's 19916 tables"):
+        run_check("anna.rebuttal_linear_memory", {"N": 1024, "points": 3, "c": 3.0}, None, 0)
+
+
 def test_the_fuzzer_draws_only_the_construction_s_path():
     """``--path direct`` fails by design (the N × N scores it measures are what the check rejects): the fuzzer,
     which once drew it and reported that planned failure, draws only the path the quick grid pins."""

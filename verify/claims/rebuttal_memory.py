@@ -28,6 +28,7 @@ from attnsim.sim.anna.tasks import clustered_sphere_points
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import evaluate
 from attnsim.theory.lsh import hyperplane_probabilities, ideal_parameters, proof_parameters
+from attnsim.verify.limits import Estimate, require_memory
 from attnsim.verify.progress import hushed
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, get_checker, size_grid
 from attnsim.verify.stats import loglog_fit
@@ -220,6 +221,29 @@ def lsh_memory_words(N: int, m: int, r: float, c: float, seed: int) -> tuple[int
     return int(l1.total("memory_words")), int(l2.total("memory_words")), same
 
 
+VALUE_WORDS = 2
+"""Words of a value in this check's input (``lsh_memory_words`` draws two integer columns)."""
+
+
+def require_tables_fit(N: int, r: float, c: float) -> None:
+    """Refuse, before any work, what Theorem 3.4 does not cover (rho >= 1/3, as ``anna.alg_1`` does) and a sweep
+    whose largest Algorithm 1 would not fit the memory limit at the proof's own upper formula on its words (``ell``
+    tables of at most N buckets of z + value + 1 words, 8 bytes a word). The number of tables grows as
+    N^(3 rho) log N, and rho with 1/c: at r = 0.2, c = 3 the sweep to N = 1024 holds 19,916 tables and took 12 GB
+    before it was stopped, where the cost model of this claim, fitted at c = 7 (96 to 582 tables), said 40 MiB.
+    The clustered input shares buckets, so at c = 7 the words stay far below the formula (220 MiB at N = 16384,
+    where it gives 3.5 GiB); at c = 3 they reach it (0.84 GB at N = 256, 3.3 GB at N = 512; the formula: 0.8 and
+    3.9 GB)."""
+    pp = proof_parameters(N, *hyperplane_probabilities(r, c))
+    if pp.rho >= 1 / 3:
+        raise UsageError(f"--c: rho = {pp.rho:.3f} >= 1/3 for r={r}, c={c}; Theorem 3.4 needs rho < 1/3 (raise c)")
+    upper = get_claim("anna.alg_1").resources["memory_words"].upper
+    words = float(evaluate(upper, {}, {"ell": pp.ell, "N": N, "z": pp.z, "m": VALUE_WORDS}))
+    require_memory(Estimate(8 * words, "--c", f"Algorithm 1's {pp.ell} tables of up to N = {N} buckets of "
+                            f"z + {VALUE_WORDS} + 1 = {pp.z + VALUE_WORDS + 1} words at N = {N}, c = {c:g}, r = {r:g}, "
+                            "the proof's upper formula"))
+
+
 def _linmem_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": 256, "points": 3}] if quick else [{"N": 4096, "points": 6}]
 
@@ -237,6 +261,7 @@ def check_linear_memory(ctx: CheckContext) -> Measurement:
     p = ctx.params
     if p["c"] <= 1 or p["c"] * p["r"] > 2:
         raise UsageError(f"--c, --r: need c > 1 and c*r <= 2, got c={p['c']}, r={p['r']}")
+    require_tables_fit(p["N"], p["r"], p["c"])
     ns = sweep(p["N"], p["points"])
     runs = [lsh_memory_words(n, p["m"], p["r"], p["c"], ctx.seed) for n in ns]
     w1, w2 = [r[0] for r in runs], [r[1] for r in runs]

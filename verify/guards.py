@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from attnsim.verify.cost import OBJECT_BYTES, estimate, numerics_width
 from attnsim.verify.inputs import check_input_file, npy_header_bytes, read_npy, regular_file
@@ -224,21 +223,3 @@ def positive(minimum: int = 1, **values: int) -> None:
     for name, v in values.items():
         if v < minimum:
             raise UsageError(f"--{name.replace('_', '-')}: must be >= {minimum}, got {v}")
-
-
-@contextmanager
-def private_hypothesis_storage() -> Iterator[None]:
-    """Run a checker's hypothesis search with its storage (example database, constants cache) in a temporary
-    folder that is removed afterwards, so ``attnsim check`` leaves no ``.hypothesis/`` in the user's folder.
-    The previous storage folder (pytest's, say) is restored."""
-    import tempfile
-
-    from hypothesis import configuration
-
-    before = getattr(configuration, "__hypothesis_home_directory", None)
-    with tempfile.TemporaryDirectory(prefix="attnsim-hypothesis-") as tmp:
-        configuration.set_hypothesis_home_dir(tmp)
-        try:
-            yield
-        finally:
-            configuration.set_hypothesis_home_dir(before)

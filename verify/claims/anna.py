@@ -12,9 +12,6 @@ import math
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import seed as hyp_seed
-from hypothesis import strategies as st
 
 from attnsim.sim.anna.constructions import match2_mechanism, match2_transformer, sum_transformer
 from attnsim.sim.anna.errors import AnnaInputError
@@ -34,7 +31,6 @@ from attnsim.sim.anna.tasks import (
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory, max_load, memory_words, regime
-from attnsim.verify.guards import private_hypothesis_storage
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 EXACT = ("exact",)
@@ -42,15 +38,31 @@ EXACT = ("exact",)
 
 # ---------------------------------------------------------------- Theorem 5.2: Match2
 
+def match2_inputs(rng: np.random.Generator, count: int, N: int, M: int) -> list[list[int]]:
+    """``count`` inputs of N values in 0..2M: first the extremes (every value 0, every value M, every value 2M,
+    0 and 2M alternating), then uniform draws, every other one from a support of two to four values, so that
+    pairs summing to 0 mod M are common. They were a hypothesis search inside the check before, which a fuzz of
+    the check (itself a hypothesis search) cannot nest: one example in 360 crashed on it."""
+    out = [[0] * N, [M] * N, [2 * M] * N, [0 if i % 2 == 0 else 2 * M for i in range(N)]][:count]
+    while len(out) < count:
+        if len(out) % 2:
+            support = rng.integers(0, 2 * M + 1, size=int(rng.integers(2, 5)))
+            x = rng.choice(support, size=N)
+        else:
+            x = rng.integers(0, 2 * M + 1, size=N)
+        out.append([int(v) for v in x])
+    return out
+
+
 @checker("anna.thm_5_2", evidence="independent", numerics=EXACT, params=[
     Param("N", int, 32, "sequence length", minimum=1),
     Param("modulus", int, 37, "Match2 modulus M", minimum=2),
-    Param("examples", int, 200, "hypothesis examples (plus 32 balanced-batch inputs)", minimum=1),
+    Param("examples", int, 200, "seeded inputs (plus 32 balanced-batch inputs)", minimum=1),
     Param("mechanism", str, "both", "attention inside the layer", choices=("ema", "alg1", "both")),
 ], grid=lambda quick: [{"N": 32, "modulus": 37, "examples": 50 if quick else 300}]
    + ([] if quick else [{"N": 64, "modulus": 1009, "examples": 200}, {"N": 8, "modulus": 2, "examples": 100}]))
 def check_thm_5_2(ctx: CheckContext) -> Measurement:
-    """Match2 with 1 layer, 1 head, dimension 1 on every hypothesis input (values 0..2M cover residue 0)."""
+    """Match2 with 1 layer, 1 head, dimension 1 on every seeded input (values 0..2M cover residue 0)."""
     N, M, kinds = ctx.params["N"], ctx.params["modulus"], ctx.params["mechanism"]
     kinds = ("ema", "alg1") if kinds == "both" else (kinds,)
     ledger = Ledger()
@@ -67,15 +79,8 @@ def check_thm_5_2(ctx: CheckContext) -> Measurement:
             if not np.array_equal(got, want) and len(wrong) < 5:
                 wrong.append(f"{kind} wrong on x={list(x)}")
 
-    @hyp_seed(ctx.seed)
-    @settings(max_examples=ctx.params["examples"], deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(st.lists(st.integers(0, 2 * M), min_size=N, max_size=N))
-    def sweep(x: list[int]) -> None:
+    for x in match2_inputs(np.random.default_rng(ctx.seed), ctx.params["examples"], N, M):
         run(x)
-
-    with private_hypothesis_storage():
-        sweep()
     xs, _ = (
         match2_batch(np.random.default_rng(ctx.seed), 32, N=N, modulus=M)
         if M >= 5 and N >= 8

@@ -230,7 +230,7 @@ def require_tables_fit(N: int, r: float, c: float) -> None:
     whose largest Algorithm 1 would not fit the memory limit at the proof's own upper formula on its words (``ell``
     tables of at most N buckets of z + value + 1 words, 8 bytes a word). The number of tables grows as
     N^(3 rho) log N, and rho with 1/c: at r = 0.2, c = 3 the sweep to N = 1024 holds 19,916 tables and took 12 GB
-    before it was stopped, where the cost model of this claim, fitted at c = 7 (96 to 582 tables), said 40 MiB.
+    before it was stopped, where the cost model of this claim, fitted at c = 7 (96 to 582 tables), said 30 MiB.
     The clustered input shares buckets, so at c = 7 the words stay far below the formula (220 MiB at N = 16384,
     where it gives 3.5 GiB); at c = 3 they reach it (0.84 GB at N = 256, 3.3 GB at N = 512; the formula: 0.8 and
     3.9 GB)."""

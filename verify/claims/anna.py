@@ -30,7 +30,8 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory, max_load, memory_words, regime
+from attnsim.verify.claims.anna_mpc_small import REDRAWS_PARAM, in_sublinear_memory, max_load, memory_words, regime
+from attnsim.verify.refusals import Refused, draw_seed, redraw
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 EXACT = ("exact",)
@@ -141,6 +142,7 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     Param("sort", str, "splitter", "Lemma F.3's sort: splitter (Lemma C.2's, our splitter-tree sample sort and a "
           "balancing pass) or letter (the stable radix sort by the letter, the labelled alternative)",
           choices=KHOP_SORTS),
+    REDRAWS_PARAM,
 ], grid=_khop_grid, growth_grid=size_grid("N", (2048, 4096, 8192, 16384), (2048, 4096, 8192, 16384), k=16,
                                           strings=2, **SPLITTER_KHOP))
 def check_khop(ctx: CheckContext) -> Measurement:
@@ -154,32 +156,47 @@ def check_khop(ctx: CheckContext) -> Measurement:
     if A > N:
         raise UsageError(f"--alphabet: at most N = {N} letters, got {A}")
     rng = np.random.default_rng(ctx.seed)
-    wrong, rounds, sorting, machines, load = 0, set(), set(), set(), 0
+    wrong, compared, rounds, sorting, machines, load = 0, 0, set(), set(), set(), 0
     ledger = Ledger()
-    refused = []
+    reasons: list[str] = []
+    batches: dict[str, Any] = {}
     for t in range(n):
         text = hop_string(rng, N, A)
-        ledger = Ledger()
-        sorter = splitter_letter_sort(ctx.seed * 1009 + t) if sort == "splitter" else None
-        try:
-            run = khop_mpc(text, k, memory=s, ledger=ledger, alphabet=A, sort=sorter)
-        except MPCLimitError as exc:  # the splitter sort's loads hold with high probability, not for every draw
-            refused.append(str(exc))
-            continue
-        except AnnaInputError as exc:
-            if str(exc).startswith("s:"):
-                raise UsageError(f"--s_scale: {str(exc)[3:]}") from None
-            raise
-        wrong += not np.array_equal(run.labels, hop_labels(text, k))
-        rounds.add(ledger.rounds("mpc_round"))
-        sorting.add(ledger.rounds("mpc_round", SORT_TAGS))
-        machines.add(ledger.total("mpc_machine"))
-        load = max(load, max_load(ledger))
-    reasons = [f"wrong k-hop answer on {wrong} of {n} strings"] if wrong else []
-    if refused:
+
+        def attempt(draw: int, text: np.ndarray = text, t: int = t) -> tuple[Any, Ledger] | Refused:
+            book = Ledger()
+            sorter = splitter_letter_sort(draw_seed(ctx.seed * 1009 + t, draw)) if sort == "splitter" else None
+            try:
+                return khop_mpc(text, k, memory=s, ledger=book, alphabet=A, sort=sorter), book
+            except MPCLimitError as exc:  # the splitter sort's loads hold with high probability, not every draw
+                return Refused(str(exc))
+            except AnnaInputError as exc:
+                if str(exc).startswith("s:"):
+                    raise UsageError(f"--s_scale: {str(exc)[3:]}") from None
+                raise
+
+        got = attempt(0)
+        runs = [got] if not isinstance(got, Refused) else []
+        if isinstance(got, Refused) and sort != "splitter":
+            reasons.append(f"the referee refused a round of the letter sort, whose loads are exact: {got.reason}")
+        elif isinstance(got, Refused):
+            again = redraw(attempt, ctx.params["redraws"], got.reason)
+            runs = again.runs
+            reasons += again.refusals.reasons(f"redraws of string {t}")
+            batches[f"string {t}"] = again.extra()
+        want = hop_labels(text, k)
+        for run, ledger in runs:
+            compared += 1
+            wrong += not np.array_equal(run.labels, want)
+            rounds.add(ledger.rounds("mpc_round"))
+            sorting.add(ledger.rounds("mpc_round", SORT_TAGS))
+            machines.add(ledger.total("mpc_machine"))
+            load = max(load, max_load(ledger))
+    if wrong:
+        reasons.append(f"wrong k-hop answer on {wrong} of the {compared} runs of {n} strings")
+    if not compared:
         return Measurement(evidence="independent", reference="attnsim.sim.anna.tasks.hop_labels", agree=None,
-                           error_bits=None, reasons=[f"the referee refused a round of {len(refused)} of {n} draws: "
-                                                    f"{refused[0]}"])
+                           error_bits=None, reasons=reasons, extra={"refused_first_draws": batches})
     if load > s:  # held here too, not only by the MPC machine
         reasons.append(f"a machine received {load} words in one round, more than the local memory s = {s}")
     for what, seen in (("round", rounds), ("sort round", sorting), ("machine", machines)):
@@ -193,7 +210,8 @@ def check_khop(ctx: CheckContext) -> Measurement:
         derived={"sort_letter": int(sort == "letter"),
                  "sort_rounds": 0 if sort == "letter" else splitter_sort_rounds(s, N)},
         extra={"s": s, "regime": regime(s, N), "in_stated_range": in_sublinear_memory(s, N), "fan": radix_fan(s),
-               "max_words_received": load, "strings": n,
+               "max_words_received": load, "strings": n, "runs_compared": compared,
+               "refused_first_draws": batches,
                "sort": sort, "rounds_minus_floor_log2_k": max(rounds) - (k.bit_length() - 1)},
     )
 

@@ -29,8 +29,8 @@ from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.agreement import exact_outcome
 from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory
+from attnsim.verify.refusals import REFUSAL_DRAWS, Refusals, refusal_target
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
-from attnsim.verify.stats import binomial_interval, interval_above, rate_upper
 
 
 def _value(ctx: CheckContext, name: str) -> int:
@@ -66,13 +66,6 @@ def _grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": n} for n in (2048, 4096, 16384, 32768)] + [{"N": 16384, "eps": 0.125}, {"N": 4096, **HALF_MEMORY}]
 
 
-REFUSAL_DRAWS = 36
-"""Draws a grid point runs: the fewest whose 95% Clopper-Pearson interval, with no draw refused, lies at or below
-the refusal target of paper_refs (``refusal_target``, 1/10), so that a pass with no refusal shows the target
-(tests/anna/test_mpc_splitter_sort.py recomputes it). The growth sweep in N runs as many, so that the chance is
-judged as N grows; the gap sweep judges rounds alone, the same for every draw, at one draw."""
-
-
 def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]) -> tuple[list[int], MPC, Ledger, int, str | None]:
     """One draw: keys from 0..N^2-1 and the sort's own random choices, both from (seed, draw). Returns the keys, the
     machine, its ledger, the sort's plan count (0 when refused) and the referee's refusal (None when it ran)."""
@@ -88,15 +81,6 @@ def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]) -> tuple[list
     except MPCLimitError as exc:
         return keys, mpc, ledger, 0, str(exc)
     return keys, mpc, ledger, plan, None
-
-
-def _refusals(refused: int, draws: int, target: float) -> tuple[float, str, tuple[float, float] | None]:
-    """The chance of a refused draw: its one-sided 95% upper bound, the decision in words, and the 95% interval
-    when it lies above the target (the record fails), else None."""
-    upper, above = rate_upper(refused, draws), interval_above(refused, draws, target)
-    decision = ("above the target" if above is not None else "shown below the target" if upper <= target
-                else "consistent with the target, not shown below it (too few draws)")
-    return upper, decision, above
 
 
 @checker("anna.lemma_c_2", evidence="independent", numerics=("exact",), params=[
@@ -135,10 +119,8 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
         plans.add(plan)
         load = max(load, max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0))
     done = n - len(refused)
-    target = float(as_number(evaluate("refusal_target", get_claim(ctx.claim).definitions, ctx.params)))
-    reasons: list[str] = []
-    if not done:
-        reasons.append(f"the referee refused a round of every draw ({n} of {n}): no output was compared")
+    refusals = Refusals(len(refused), n, refusal_target(), refused[0] if refused else None)
+    reasons = refusals.reasons()
     if wrong:
         reasons.append(f"on {wrong} of {done} draws the machines' records, read in machine order, are not the "
                        "sorted keys")
@@ -146,12 +128,8 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
         reasons.append(f"the round count varies between draws: ledger {sorted(rounds)}, plan {sorted(plans)}")
     elif rounds and rounds != plans:
         reasons.append(f"the ledger counts {min(rounds)} rounds, the sort's plan {min(plans)}")
-    upper, decision, above = _refusals(len(refused), n, target)
-    if above is not None:
-        reasons.append(f"refusal: the referee refused {len(refused)} of {n} draws; the 95% Clopper-Pearson interval "
-                       f"[{above[0]:.3g}, {above[1]:.3g}] lies above the target {target:g}: {refused[0]}")
     agree, bits = exact_outcome(not wrong, refused=not done)
-    counts = {"machines": max(machines), "refusal": upper}
+    counts = {"machines": max(machines), "refusal": refusals.upper}
     if done:
         counts |= {"rounds": max(rounds), "max_load": load}
     return Measurement(
@@ -161,10 +139,6 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
         extra={"s": s, "in_stated_range": in_sublinear_memory(s, N), "item_words": w, "items_per_machine": b,
                "plan_rounds": max(plans) if done else None, "gap": eps1 - eps,
                "rounds_times_gap": max(rounds) * (eps1 - eps) if done else None, "max_words_received": load,
-               "draws": n, "refused_draws": len(refused),
-               "refusal_ci95": list(binomial_interval(len(refused), n, method="exact")),
-               "refusal_target": target, "refusal_decision": decision,
-               "refusal_decides": "fail when the 95% interval of refused draws lies above the target",
-               **({"first_refusal": refused[0]} if refused else {}),
+               **refusals.extra(),
                "route": "ours: randomized splitter-tree sample sort (Goodrich et al. 2011's is deterministic)"},
     )

@@ -18,6 +18,7 @@ from typing import Any, Callable, Generic, TypeVar
 import numpy as np
 
 from attnsim.paper_refs import get as get_claim
+from attnsim.sim.anna.mpc import MPCLimitError, MPCLoadError
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.stats import binomial_interval, interval_above, rate_upper
 
@@ -48,9 +49,16 @@ def draw_seed(seed: int, draw: int) -> int:
 
 @dataclass(frozen=True)
 class Refused:
-    """A draw the referee refused, with the referee's words."""
+    """A draw the referee refused, with the referee's words; ``load``: for a load over s (what an unlucky draw may
+    meet), not for a fault such as a message to a machine that does not exist (a fault on any draw)."""
 
     reason: str
+    load: bool = True
+
+
+def refused(exc: MPCLimitError) -> Refused:
+    """The referee's refusal ``exc`` as a refused draw."""
+    return Refused(str(exc), load=isinstance(exc, MPCLoadError))
 
 
 @dataclass(frozen=True)
@@ -125,11 +133,18 @@ def fewest_refusals_above(draws: int, target: float) -> int:
 
 @dataclass(frozen=True)
 class Redrawn(Generic[R]):
-    """What a record ran after its own draw was refused: the batch's runs and their refusals."""
+    """What a record ran after its own draw was refused: the batch's runs and their refusals; ``fault``: the
+    referee's words when a draw of the batch was refused for a fault, not a load (the batch stops there)."""
 
     trigger: str
     runs: list[R]
     refusals: Refusals
+    fault: str | None = None
+
+    def reasons(self, what: str = "redraws") -> list[str]:
+        """Why the record fails on the batch (empty when it does not)."""
+        fault = [f"the referee refused a round of a redraw for a fault, not a load: {self.fault}"] if self.fault else []
+        return fault + self.refusals.reasons(what)
 
     def extra(self) -> dict[str, Any]:
         """The record's account: the refusal that started the batch, and the batch's draws."""
@@ -137,23 +152,46 @@ class Redrawn(Generic[R]):
 
 
 def redraw(attempt: Callable[[int], R | Refused], draws: int, trigger: str) -> Redrawn[R]:
-    """After draw 0 was refused (``trigger``, the referee's words), run draws 1 .. ``draws`` of ``attempt`` and
-    count their refusals against the target; every run that was not refused is returned for the caller to
-    compare with its reference. The batch stops as soon as its decision is settled: when its refusals already
-    lie above the target, or when, with at least one run to compare, the draws left could no longer put them
-    there (a batch draw takes as long as the record's own, so a refusal costs up to ``draws`` of them)."""
+    """After draw 0 was refused for a load (``trigger``, the referee's words), run draws 1 .. ``draws`` of
+    ``attempt`` and count their refusals against the target; every run that was not refused is returned for the
+    caller to compare with its reference. The batch stops as soon as its decision is settled: when its refusals
+    already lie above the target, or when, with at least one run to compare, the draws left could no longer put
+    them there (a batch draw takes as long as the record's own, so a refusal costs up to ``draws`` of them). It
+    stops at a refusal for a fault, which fails the record whatever the other draws give."""
     target = refusal_target()
     enough = fewest_refusals_above(draws, target)
     runs: list[R] = []
-    refused: list[str] = []
+    loads: list[str] = []
     ran = 0
     for t in range(1, draws + 1):
         got = attempt(t)
         ran = t
+        if isinstance(got, Refused) and not got.load:
+            return Redrawn(trigger, runs, Refusals(len(loads), draws, target, loads[0] if loads else None, ran),
+                           fault=got.reason)
         if isinstance(got, Refused):
-            refused.append(got.reason)
+            loads.append(got.reason)
         else:
             runs.append(got)
-        if len(refused) >= enough or (runs and len(refused) + draws - t < enough):
+        if len(loads) >= enough or (runs and len(loads) + draws - t < enough):
             break
-    return Redrawn(trigger, runs, Refusals(len(refused), draws, target, refused[0] if refused else None, ran))
+    return Redrawn(trigger, runs, Refusals(len(loads), draws, target, loads[0] if loads else None, ran))
+
+
+def runs_deciding_refusals(first: R | Refused, attempt: Callable[[int], R | Refused], draws: int,
+                           exact_loads: str | None = None, what: str = "redraws"
+                           ) -> tuple[list[R], list[str], dict[str, Any]]:
+    """The runs a record compares, its reasons to fail on refusals, and its account of them, given its own draw
+    ``first``: that draw alone when it ran; nothing and a failure when it was refused for a fault, or for a load of
+    a route whose loads are exact (``exact_loads`` names it); else the runs of a batch of ``draws`` redraws, decided
+    by :func:`redraw`."""
+    if not isinstance(first, Refused):
+        return [first], [], {"first_draw_refused": None}
+    if not first.load:
+        return [], [f"the referee refused a round for a fault, not a load: {first.reason}"], \
+            {"first_draw_refused": first.reason}
+    if exact_loads:
+        return [], [f"the referee refused a round of the {exact_loads}, whose loads are exact: {first.reason}"], \
+            {"first_draw_refused": first.reason}
+    again = redraw(attempt, draws, first.reason)
+    return again.runs, again.reasons(what), again.extra()

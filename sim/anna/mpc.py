@@ -3,7 +3,7 @@
 A protocol runs in rounds. In a round every machine computes, from its memory only, a list of
 messages ``(destination, record)``; a record is a tuple whose entries are words. The machine
 **refuses** the round (:class:`MPCLimitError`, nothing delivered) when any machine would send more
-than s words or receive more than s words, or addresses a machine that does not exist. After a
+than s words or receive more than s words (:class:`MPCLoadError`), or addresses a machine that does not exist. After a
 delivered round a machine's memory is exactly what it received (a machine keeps data by sending it
 to itself, which counts against both limits): this is the strict reading of "messages land in the
 recipients' memory" and the one Sanford et al. use (MachineIn^{r+1} = received messages).
@@ -41,6 +41,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class MPCLimitError(AttnsimError):
     """A round broke the MPC rules (too many words sent or received, or a bad destination)."""
+
+
+class MPCLoadError(MPCLimitError):
+    """A machine would send, receive or hold more than s words: the one refusal a randomized protocol may meet on
+    an unlucky draw (its loads hold with high probability), where a bad destination is a fault on every draw."""
 
 
 def _older_objects_frozen(step: F) -> F:
@@ -102,7 +107,7 @@ class MPC:
         for m, recs in placement.items():
             self._check_machine(m, "load")
             if words(recs) > self.s:
-                raise MPCLimitError(f"{self.tag} load: machine {m} would hold {words(recs)} words > s = {self.s}")
+                raise MPCLoadError(f"{self.tag} load: machine {m} would hold {words(recs)} words > s = {self.s}")
         placed = self.place({m: list(recs) for m, recs in placement.items()}) if self.place else placement
         for m, recs in placed.items():
             self.memory[m] = list(recs)
@@ -153,7 +158,7 @@ class MPC:
             sizes = [len(rec) for _, rec in out] if out else out
             sent = kept_words + sum(sizes) if out else kept_words
             if sent > s:
-                raise MPCLimitError(f"{self.tag} round {r} ({name}): machine {m} sends {sent} words > s = {s}")
+                raise MPCLoadError(f"{self.tag} round {r} ({name}): machine {m} sends {sent} words > s = {s}")
             if kept:
                 loads[m] += kept_words
                 if direct:
@@ -172,7 +177,7 @@ class MPC:
                 outboxes[m] = [(m, rec) for rec in kept] + out if kept else out
         worst = max(range(P), key=loads.__getitem__)
         if loads[worst] > s:
-            raise MPCLimitError(f"{self.tag} round {r} ({name}): machine {worst} receives {loads[worst]} words "
+            raise MPCLoadError(f"{self.tag} round {r} ({name}): machine {worst} receives {loads[worst]} words "
                                 f"> s = {s}")
         if not direct:
             inbox = self.deliver(outboxes, r)
@@ -200,7 +205,7 @@ class MPC:
         for m in machines:
             new = list(fn(m, self.memory[m]))
             if words(new) > self.s:
-                raise MPCLimitError(f"{self.tag} local step: machine {m} would hold {words(new)} words > s = {self.s}")
+                raise MPCLoadError(f"{self.tag} local step: machine {m} would hold {words(new)} words > s = {self.s}")
             self.memory[m] = new
             self._sizes[m] = None
 

@@ -16,6 +16,7 @@ from attnsim.sim.anna.mpc_splitter_sort import SortShape, sort_rounds, splitter_
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.growth import judge
+from attnsim.verify.refusals import Refused
 from attnsim.verify.stats import fewest_trials_to_establish, rate_upper
 
 
@@ -88,7 +89,7 @@ def _refusing(draws: set[int]):
 
     def one(ctx, draw, shape):
         keys, mpc, ledger, plan, refusal = real(ctx, draw, shape)
-        return (keys, mpc, ledger, 0, "refused here") if draw in draws else (keys, mpc, ledger, plan, refusal)
+        return (keys, mpc, ledger, 0, Refused("refused here")) if draw in draws else (keys, mpc, ledger, plan, refusal)
 
     return mock.patch.object(anna_sort, "_sort_one", one)
 

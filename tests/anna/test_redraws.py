@@ -12,8 +12,7 @@ from unittest import mock
 
 import pytest
 
-from attnsim.sim.anna.errors import AnnaInputError
-from attnsim.sim.anna.mpc import MPCLimitError
+from attnsim.sim.anna.mpc import MPCLimitError, MPCLoadError
 from attnsim.verify.check import run_check
 from attnsim.verify.refusals import (
     REFUSAL_DRAWS,
@@ -23,6 +22,7 @@ from attnsim.verify.refusals import (
     fewest_refusals_above,
     redraw,
     refusal_target,
+    runs_deciding_refusals,
 )
 from attnsim.verify.stats import interval_above
 
@@ -84,7 +84,7 @@ def _refusing_stack(first_only: bool):
     def stack(*args, seed, **kwargs):
         seen.append(seed)
         if len(seen) == 1 or not first_only:
-            raise MPCLimitError("mpc_small local step: machine 1 would hold 99 words > s = 98")
+            raise MPCLoadError("mpc_small local step: machine 1 would hold 99 words > s = 98")
         return real(*args, seed=seed, **kwargs)
 
     return mock.patch.object(anna_mpc_small, "anna_stack_mpc", stack), seen
@@ -125,7 +125,7 @@ def test_khop_redraws_a_refused_string(first_only: bool):
     def khop(*args, **kwargs):
         calls.append(1)
         if len(calls) == 1 or not first_only:
-            raise MPCLimitError("khop: machine 2 would hold 999 words > s")
+            raise MPCLoadError("khop: machine 2 would hold 999 words > s")
         return real(*args, **kwargs)
 
     with mock.patch.object(anna, "khop_mpc", khop):
@@ -147,7 +147,7 @@ def test_thm_5_4_redraws_a_refused_draw_and_compares_every_run():
     def fake(ctx, protocol, labels, **kwargs):
         seeds.append(protocol.keywords["seed"])
         if len(seeds) == 1:
-            raise AnnaInputError("s: machine 4 receives 2000 words > s = 1024")
+            raise MPCLoadError("khop round 3 (sort.walk): machine 4 receives 2000 words > s = 1024")
         return Measurement(evidence="independent", reference="fake", agree=len(seeds) != 3, error_bits=None)
 
     with mock.patch.object(anna_hop_route, "run_in_transformer", fake):
@@ -164,3 +164,31 @@ def _ctx(claim: str, params: dict):
     chk = all_checkers()[claim]
     full = {p.name: p.default for p in chk.params} | params
     return CheckContext(claim=claim, params=full, numerics="exact", seed=0)
+
+
+def test_a_refusal_for_a_fault_fails_at_once_and_stops_a_batch():
+    """A message to a machine that does not exist is a fault on any draw: no batch excuses it."""
+    fault = Refused("round 4: machine 1 sends to machine 55, which does not exist (P = 45)", load=False)
+    runs, reasons, account = runs_deciding_refusals(fault, lambda t: t, REFUSAL_DRAWS)
+    assert not runs and reasons[0].startswith("the referee refused a round for a fault, not a load")
+    calls: list[int] = []
+
+    def later_fault(t: int) -> int | Refused:
+        calls.append(t)
+        return fault if t == 3 else t
+
+    again = redraw(later_fault, REFUSAL_DRAWS, "draw 0")
+    assert calls == [1, 2, 3] and again.fault and again.reasons()[0].startswith("the referee refused a round of a "
+                                                                                "redraw for a fault")
+
+
+def test_the_referee_tells_a_load_from_a_fault():
+    from attnsim.sim.anna.mpc import MPC
+
+    mpc = MPC(2, 4)
+    mpc.load({0: [(1, 2)], 1: [(3,)]})
+    with pytest.raises(MPCLoadError):
+        mpc.round(lambda m, mem: [(1, (m, m, m))] * 2)  # machine 1 would receive 12 words > s = 4
+    with pytest.raises(MPCLimitError) as bad:
+        mpc.round(lambda m, mem: [(5, (m,))])  # no machine 5
+    assert not isinstance(bad.value, MPCLoadError)

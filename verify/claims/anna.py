@@ -31,7 +31,7 @@ from attnsim.sim.anna.tasks import (
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.claims.anna_mpc_small import REDRAWS_PARAM, in_sublinear_memory, max_load, memory_words, regime
-from attnsim.verify.refusals import Refused, draw_seed, redraw
+from attnsim.verify.refusals import Refused, draw_seed, refused, runs_deciding_refusals
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
 EXACT = ("exact",)
@@ -169,21 +169,18 @@ def check_khop(ctx: CheckContext) -> Measurement:
             try:
                 return khop_mpc(text, k, memory=s, ledger=book, alphabet=A, sort=sorter), book
             except MPCLimitError as exc:  # the splitter sort's loads hold with high probability, not every draw
-                return Refused(str(exc))
+                return refused(exc)
             except AnnaInputError as exc:
                 if str(exc).startswith("s:"):
                     raise UsageError(f"--s_scale: {str(exc)[3:]}") from None
                 raise
 
-        got = attempt(0)
-        runs = [got] if not isinstance(got, Refused) else []
-        if isinstance(got, Refused) and sort != "splitter":
-            reasons.append(f"the referee refused a round of the letter sort, whose loads are exact: {got.reason}")
-        elif isinstance(got, Refused):
-            again = redraw(attempt, ctx.params["redraws"], got.reason)
-            runs = again.runs
-            reasons += again.refusals.reasons(f"redraws of string {t}")
-            batches[f"string {t}"] = again.extra()
+        runs, failing, account = runs_deciding_refusals(
+            attempt(0), attempt, ctx.params["redraws"], exact_loads=None if sort == "splitter" else "letter sort",
+            what=f"redraws of string {t}")
+        reasons += failing
+        if account["first_draw_refused"]:
+            batches[f"string {t}"] = account
         want = hop_labels(text, k)
         for run, ledger in runs:
             compared += 1

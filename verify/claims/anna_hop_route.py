@@ -20,14 +20,14 @@ from typing import Any
 import numpy as np
 
 from attnsim.paper_refs import get as get_claim
-from attnsim.sim.anna.errors import AnnaInputError
 from attnsim.sim.anna.hop_route import hop_route_protocol
 from attnsim.sim.anna.khop import SORT_TAGS, SORTS, splitter_sort_rounds
+from attnsim.sim.anna.mpc import MPCLimitError
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.claims.anna_mpc_small import REDRAWS_PARAM
 from attnsim.verify.claims.anna_mpc_to_anna import EXACT, EXACT_EPS, run_in_transformer
-from attnsim.verify.refusals import Refused, draw_seed, redraw
+from attnsim.verify.refusals import Refused, draw_seed, refused, runs_deciding_refusals
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker
 
 _PARAMS = [
@@ -64,28 +64,22 @@ def _check(ctx: CheckContext, hops: int) -> Measurement:
                            seed=draw_seed(ctx.seed, draw))
         try:
             return run_in_transformer(ctx, protocol, labels, tag=ctx.claim.split(".")[1], sort_tags=SORT_TAGS)
-        except AnnaInputError as exc:  # the splitter sort's loads hold with high probability, not for every draw
-            if sort != "splitter" or "receives" not in str(exc) and "sends" not in str(exc):
-                raise
-            return Refused(str(exc))
+        except MPCLimitError as exc:  # the splitter sort's loads hold with high probability, not for every draw
+            return refused(exc)
 
-    got = attempt(0)
-    if isinstance(got, Refused):
-        again = redraw(attempt, ctx.params["redraws"], got.reason)
-        if not again.runs:
-            return Measurement(evidence="independent", reference="the protocol run directly", agree=None,
-                               error_bits=None, reasons=again.refusals.reasons("redraws"), extra=again.extra())
-        m = again.runs[0]
-        m.reasons.extend(again.refusals.reasons("redraws"))
-        wrong = sum(run.agree is not True for run in again.runs)
-        if wrong:
-            m.agree, m.error_bits = False, 0.0
-            m.reasons.append(f"the transformer's answers differ from the direct k-hop answers on {wrong} of the "
-                             f"{len(again.runs)} redraws that ran")
-        m.extra.update(again.extra())
-    else:
-        m = got
-        m.extra["first_draw_refused"] = None
+    runs, failing, account = runs_deciding_refusals(attempt(0), attempt, ctx.params["redraws"],
+                                                    exact_loads=None if sort == "splitter" else "letter sort")
+    if not runs:
+        return Measurement(evidence="independent", reference="the protocol run directly", agree=None,
+                           error_bits=None, reasons=failing, extra=account)
+    m = runs[0]
+    m.reasons.extend(failing)
+    wrong = sum(run.agree is not True for run in runs)
+    if wrong and len(runs) > 1:
+        m.agree, m.error_bits = False, 0.0
+        m.reasons.append(f"the transformer's answers differ from the direct k-hop answers on {wrong} of the "
+                         f"{len(runs)} redraws that ran")
+    m.extra.update(account)
     m.derived["k"] = hops
     # the splitter sort's rounds are its plan's count (the same for every draw); the letter sort's are the formula
     m.derived.update({"sort_letter": int(sort == "letter"),

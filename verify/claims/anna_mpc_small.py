@@ -29,7 +29,7 @@ from attnsim.theory.formulas import as_number, evaluate
 from attnsim.theory.lsh import proof_parameters
 from attnsim.verify.agreement import exact_outcome
 from attnsim.verify.lsh_sensitivity import sensitivity
-from attnsim.verify.refusals import REFUSAL_DRAWS, Refused, draw_seed, redraw
+from attnsim.verify.refusals import REFUSAL_DRAWS, Refused, draw_seed, refused, runs_deciding_refusals
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
 
 EXACT = ("exact",)
@@ -77,9 +77,10 @@ SORT_PARAM = Param("sort", str, "splitter", "Lemma C.2's sort: splitter (our spl
 
 def run_protocol(ctx: CheckContext, protocol: Callable[[Ledger, int], SmallMemoryRun]
                  ) -> tuple[list[tuple[SmallMemoryRun, Ledger]], list[str], dict[str, Any]]:
-    """Run ``protocol(ledger, seed)`` at the record's seed. With the splitter sort a refused draw starts a batch of
-    ``redraws`` fresh draws of the sort's choices on the same input, whose refusals are decided by their probability
-    (:mod:`attnsim.verify.refusals`); the radix sort's loads are exact, so its refusal fails the record. Returns
+    """Run ``protocol(ledger, seed)`` at the record's seed. With the splitter sort a draw refused for a load starts a
+    batch of ``redraws`` fresh draws of the sort's choices on the same input, whose refusals are decided by their
+    probability (:mod:`attnsim.verify.refusals`); the radix sort's loads are exact, so its refusal fails the record,
+    as does a refusal for a fault (a message to a machine that does not exist). Returns
     every run that was not refused (with its ledger) for the caller to compare, the refusals' reasons to fail, and
     the record's account of them."""
     def attempt(draw: int) -> tuple[SmallMemoryRun, Ledger] | Refused:
@@ -87,24 +88,25 @@ def run_protocol(ctx: CheckContext, protocol: Callable[[Ledger, int], SmallMemor
         try:
             return protocol(ledger, draw_seed(ctx.seed, draw)), ledger
         except MPCLimitError as exc:
-            return Refused(str(exc))
+            return refused(exc)
         except AnnaInputError as exc:
             if str(exc).startswith("s:"):
                 raise UsageError(f"--s_scale: {str(exc)[3:]}") from None
             raise
 
-    first = attempt(0)
-    if not isinstance(first, Refused):
-        return [first], [], {"first_draw_refused": None}
-    if ctx.params["sort"] != "splitter":
-        return [], [f"the referee refused a round of the {ctx.params['sort']} sort, whose loads are exact: "
-                    f"{first.reason}"], {"first_draw_refused": first.reason}
-    again = redraw(attempt, ctx.params["redraws"], first.reason)
-    return again.runs, again.refusals.reasons("redraws"), again.extra()
+    exact = None if ctx.params["sort"] == "splitter" else f"{ctx.params['sort']} sort"
+    return runs_deciding_refusals(attempt(0), attempt, ctx.params["redraws"], exact_loads=exact)
 
 
 SORT_TAG = "mpc_small.sort."
 """The ledger tag of every round of the protocol's sort (either sort runs under the label ``sort``)."""
+
+
+def ledger_counts(ledger: Ledger, load: int) -> dict[str, int]:
+    """Machines, rounds and the sort's rounds off a run's ledger, and the largest load of the runs compared (a
+    record none of whose draws ran has no counts: its refusals fail it)."""
+    return {"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"),
+            "sorting_rounds": ledger.rounds("mpc_round", SORT_TAG), "max_load": load}
 
 
 def max_load(ledger: Ledger) -> int:
@@ -242,9 +244,8 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     agree, bits = exact_outcome(same, not runs)
     return Measurement(
         evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack", agree=agree, error_bits=bits,
-        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"),
-                "sorting_rounds": ledger.rounds("mpc_round", SORT_TAG), "max_load": load},
-        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
+        counts=ledger_counts(ledger, load) if runs else {},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round") if runs else None, derived=derived,
         reasons=reasons,
         extra={**derived, "p1": p1, "p2": p2, "rho_source": sens.how, "regime": regime(s, N),
                "in_stated_range": in_sublinear_memory(s, N), "ell": pp.ell,
@@ -324,9 +325,8 @@ def check_thm_c_1(ctx: CheckContext) -> Measurement:
     agree, bits = exact_outcome(same, not runs)
     return Measurement(
         evidence="independent", reference="attnsim.sim.anna.anna_stack.run_stack", agree=agree, error_bits=bits,
-        counts={"machines": ledger.total("mpc_machine"), "rounds": ledger.rounds("mpc_round"),
-                "sorting_rounds": ledger.rounds("mpc_round", SORT_TAG), "max_load": load, "work": work},
-        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round"), derived=derived,
+        counts=ledger_counts(ledger, load) | {"work": work} if runs else {},
+        counts_by_tag=ledger.by_tag("mpc_round"), rounds=ledger.rounds("mpc_round") if runs else None, derived=derived,
         reasons=reasons,
         extra={"s": s, "regime": regime(s, N), "in_stated_range": in_sublinear_memory(s, N), "fan": plan.fan,
                "sort_machines": plan.sort_machines,

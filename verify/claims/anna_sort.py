@@ -29,7 +29,7 @@ from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.agreement import exact_outcome
 from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory
-from attnsim.verify.refusals import REFUSAL_DRAWS, Refusals, refusal_target
+from attnsim.verify.refusals import REFUSAL_DRAWS, Refusals, Refused, refusal_target, refused
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
 
 
@@ -66,7 +66,8 @@ def _grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": n} for n in (2048, 4096, 16384, 32768)] + [{"N": 16384, "eps": 0.125}, {"N": 4096, **HALF_MEMORY}]
 
 
-def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]) -> tuple[list[int], MPC, Ledger, int, str | None]:
+def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]
+              ) -> tuple[list[int], MPC, Ledger, int, Refused | None]:
     """One draw: keys from 0..N^2-1 and the sort's own random choices, both from (seed, draw). Returns the keys, the
     machine, its ledger, the sort's plan count (0 when refused) and the referee's refusal (None when it ran)."""
     N, w, b, P, kw = ctx.params["N"], shape["w"], shape["b"], shape["P"], shape["kw"]
@@ -79,7 +80,7 @@ def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]) -> tuple[list
         plan = splitter_sort(mpc, range(P), key=lambda r: (r[0], r[1]), key_words=kw, record_words=w,
                              seed=ctx.seed * 1009 + draw)
     except MPCLimitError as exc:
-        return keys, mpc, ledger, 0, str(exc)
+        return keys, mpc, ledger, 0, refused(exc)
     return keys, mpc, ledger, plan, None
 
 
@@ -104,23 +105,26 @@ def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     if b < 1:  # before P = ceil(N / b), which has no value then
         raise UsageError(f"--s_scale: s = {s} words holds no item of {w} words with the sort's room beside it")
     shape = {"s": s, "w": w, "b": b, "P": _value(ctx, "P"), "kw": _value(ctx, "kw")}
-    refused: list[str] = []
+    loads: list[str] = []
+    faults: list[str] = []
     wrong, load, rounds, machines, plans = 0, 0, set(), set(), set()
     last = Ledger()  # the last draw that ran: its rounds by tag
     for t in range(n):
         keys, mpc, ledger, plan, refusal = _sort_one(ctx, t, shape)
         machines.add(ledger.total("mpc_machine"))
         if refusal is not None:
-            refused.append(refusal)
+            (loads if refusal.load else faults).append(refusal.reason)
             continue
         last = ledger
         wrong += [r[0] for mem in mpc.memory for r in mem] != sorted(keys)
         rounds.add(ledger.rounds("mpc_round"))
         plans.add(plan)
         load = max(load, max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0))
-    done = n - len(refused)
-    refusals = Refusals(len(refused), n, refusal_target(), refused[0] if refused else None)
-    reasons = refusals.reasons()
+    done = n - len(loads) - len(faults)
+    refusals = Refusals(len(loads), n, refusal_target(), loads[0] if loads else None)
+    reasons = [f"the referee refused a round of {len(faults)} of {n} draws for a fault, not a load: {faults[0]}"
+               ] if faults else []
+    reasons += refusals.reasons()
     if wrong:
         reasons.append(f"on {wrong} of {done} draws the machines' records, read in machine order, are not the "
                        "sorted keys")

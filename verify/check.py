@@ -17,6 +17,7 @@ from typing import Any, Iterator
 from attnsim import __version__
 from attnsim.paper_refs import Claim, Resource
 from attnsim.paper_refs import get as get_claim
+from attnsim.sim.anna.mpc import MPCLimitError
 from attnsim.sim.numerics import backend_kind, get_numerics
 from attnsim.theory.bounds import contained, contained_as
 from attnsim.theory.formulas import FormulaError, as_number, evaluate
@@ -212,7 +213,12 @@ def run_check(claim_id: str, given: dict[str, Any] | None = None, numerics: str 
     except KeyError:
         raise UsageError(f"CLAIM: {claim_id} has a checker but no entry in paper_refs") from None
     arm_backstop()  # the address-space limit follows what is loaded by now
-    m = _measure(chk, CheckContext(claim_id, params, numerics, seed, min_bits))
+    try:
+        m = _measure(chk, CheckContext(claim_id, params, numerics, seed, min_bits))
+    except MPCLimitError as exc:  # no checker expected it: the construction broke the MPC model on valid input
+        m = Measurement(evidence=chk.evidence or "independent", reference="none: the run was refused", agree=None,
+                        error_bits=None, reasons=[f"the referee MPC machine refused a round of the construction: "
+                                                  f"{exc}"])
     values = _formula_values(params, m.derived)
     reasons = list(m.reasons)
     predicted: dict[str, Any] = {}

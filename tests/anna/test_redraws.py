@@ -192,3 +192,18 @@ def test_the_referee_tells_a_load_from_a_fault():
     with pytest.raises(MPCLimitError) as bad:
         mpc.round(lambda m, mem: [(5, (m,))])  # no machine 5
     assert not isinstance(bad.value, MPCLoadError)
+
+
+def test_a_refusal_no_checker_expected_fails_the_record_instead_of_ending_the_check():
+    """Lemma D.2's tree sums never meet the referee's limits on valid input; if they did, the construction would
+    have broken the MPC model, which is a failing record (exit 1), not bad input (exit 2)."""
+    from attnsim.verify.claims import anna
+
+    def broken(*args, **kwargs):
+        raise MPCLimitError("mpc round 2 (sum): machine 3 sends to machine 9, which does not exist (P = 8)")
+
+    with mock.patch.object(anna, "lowrank_mpc", broken):
+        rec = run_check("anna.lemma_d_2", {"N": 100}, None, 0)
+    assert rec["verdict"] == "fail" and rec["agree"] is None
+    assert rec["reasons"][0] == ("the referee MPC machine refused a round of the construction: mpc round 2 (sum): "
+                                 "machine 3 sends to machine 9, which does not exist (P = 8)")

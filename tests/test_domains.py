@@ -172,6 +172,8 @@ MEASURED = [  # claim, parameters, numerics, CPU seconds and MiB over the interp
     ("tint.stacking", {"D": 64}, "exact", 50.7, 833),
     ("tint.stacking", {"D": 80}, "exact", 134, 2001),
     ("tint.linear_forward", {"D": 64}, "exact", 1.4, 79),
+    ("anna.alg_1", {"N": 256, "c": 3.0, "seeds": 1}, None, 17.6, 700),  # estimated as 0.2 s when c was ignored
+    ("anna.alg_1", {"N": 128, "c": 3.0, "seeds": 1}, None, 4.6, 140),
 ]
 
 
@@ -189,3 +191,12 @@ def test_a_run_that_takes_minutes_is_estimated_within_a_factor_of_it(claim, para
     assert measured_s / 2 <= est.seconds <= max(5 * measured_s, 30) and est.seconds < 600, est
     if measured_mib is not None:
         assert measured_mib / 1.5 <= est.bytes / 2 ** 20 <= max(10 * measured_mib, 256), est
+
+
+def test_an_lsh_runs_estimate_follows_the_proofs_tables_and_names_c():
+    """Theorem 3.4's tables grow as N^(3 rho) with rho rising as c falls: at N = 256 the proof's ell z is 145 times
+    larger at c = 3 than at c = 7, and so is the estimate's term, which names --c as its driver."""
+    chk = all_checkers()["anna.alg_1"]
+    low, high = (estimate("anna.alg_1", chk.resolve({"N": 256, "seeds": 20, "c": c}), None) for c in (3.0, 7.0))
+    assert low.seconds > 50 * high.seconds and low.bytes > 50 * high.bytes
+    assert low.time_driver == low.driver == "--c" and high.time_driver == "--N"

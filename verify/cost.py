@@ -160,7 +160,7 @@ def _values(model: Model, params: Mapping[str, Any]) -> dict[str, float]:
     for name in model.ref:
         v = params.get(name)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-            vals[name] = max(float(v), 1.0)
+            vals[name] = float(v) if name in model.inputs else max(float(v), 1.0)
     return model.derive(vals) if model.derive else vals
 
 
@@ -202,5 +202,6 @@ def estimate(claim: str, params: Mapping[str, Any], numerics: str | None) -> Est
                       else f"{k}={v:.3g}" for k, v in given.items())
     sizes = ", ".join(x for x in (shown, nm if nm and model.nm else "") if x)
     detail = f"{sizes}; estimated from the claim's cost model"
+    mem_driver, time_driver = (model.flags.get(d, d) if d else d for d in (mem_driver, time_driver))
     return Estimate(mib * 2 ** 20, flag(mem_driver) if mem_driver else "--numerics", detail, seconds,
                     flag(time_driver) if time_driver else "--numerics")

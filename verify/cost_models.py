@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
+
 
 @dataclass(frozen=True)
 class Term:
@@ -37,6 +39,10 @@ class Model:
     time: tuple[Term, ...]
     nm: str | None = "exact"
     derive: Callable[[dict[str, float]], dict[str, float]] | None = field(default=None)
+    flags: dict[str, str] = field(default_factory=dict)
+    """A size ``derive`` adds, named by the parameter a refusal it drives should name (e.g. codes: --c)."""
+    inputs: tuple[str, ...] = ()
+    """Parameters ``derive`` reads as given (not sizes, so not floored at 1), at ``ref``'s value when absent."""
 
 
 def _block(vals: dict[str, float]) -> dict[str, float]:
@@ -81,9 +87,33 @@ _ANNA_MPC_DEPTH = Model({"N": 16384, "depth": 2, "d": 3, "rank": 2},
                         mem=(T(500, N=2, d=1, rank=1),), time=(T(5, N=1.85, depth=1, d=1, rank=1),), nm=None)
 """Measured: Thm 4.4, Thm D.1 and Cor D.3 0.6 s at N = 1024, 2.7 s and 460 MiB at 16384, 35 s and 7.0 GiB at 65536
 (20 s (N/1024) and 8 MiB (N/1024) before)."""
-_ANNA_LSH = Model({"N": 64, "m": 8, "seeds": 200}, mem=(T(0.5, N=2, m=1),), time=(T(2, N=2, m=1, seeds=1),), nm=None)
+def _lsh_codes(vals: dict[str, float]) -> dict[str, float]:
+    """How many more hash codes (ell tables of z hashes a point) the proof's parameters give at (N, r, c) than at
+    (N, r = 0.2, c = 7), where the terms' N-growth was fitted. Hyperplane's rho stands for both families
+    (cross-polytope's ell is a little smaller, its z about a third). Left at 1 outside Theorem 3.4 (c r > 2,
+    rho >= 1/3), which the checker refuses itself."""
+    def codes(r: float, c: float) -> int | None:
+        if c <= 1 or not 0 < c * r <= 2 or vals["N"] < 2:
+            return None
+        pp = proof_parameters(int(vals["N"]), *hyperplane_probabilities(r, c))
+        return None if pp.rho >= 1 / 3 else pp.ell * pp.z
+
+    here, ref = codes(vals["r"], vals["c"]), codes(0.2, 7.0)
+    return vals if here is None or ref is None else {**vals, "codes_c": here / ref}
+
+
+_ANNA_LSH = Model({"N": 64, "m": 8, "seeds": 200, "r": 0.2, "c": 7.0, "codes_c": 1.0},
+                  mem=(T(0.5, N=2, m=1), T(0.6, N=1.6, codes_c=1)),
+                  time=(T(2, N=2, m=1, seeds=1), T(3, N=1.6, seeds=1, codes_c=1)), nm=None, derive=_lsh_codes,
+                  flags={"codes_c": "c"}, inputs=("r",))
 """Measured after the reference compared pairs in cache-sized blocks: N = 4096, 3 seeds took 640 MiB above the
-interpreter and 41 CPU s (so 2 GiB and 2 min estimated); N = 1024, 10 seeds 6.5 s; N = 64, 200 seeds 2 s."""
+interpreter and 41 CPU s (so 2 GiB and 2 min estimated); N = 1024, 10 seeds 6.5 s; N = 64, 200 seeds 2 s. The
+codes' terms: a seed takes about 2e-7 s and 7 bytes per table, point and hash (ell z N): at r = 0.2, c = 3
+(ell = 4418, z = 88 at N = 256) 17.6 s and 700 MiB at N = 256, 4.6 s and 140 MiB at 128; at c = 4, N = 256
+(ell = 851, z = 63) 3.6 s and 70 MiB. At c = 7, ell z N grows as N^1.6 from N = 64 to 1024. Before, the model
+ignored c: it said 3.2 s for 20 seeds at N = 256, c = 3, which were still running at 120 s."""
+
+
 _ANNA_BLOCKS = Model({"N": 262144, "block": 16, "words": 3}, mem=(T(500, N=1, words=1),),
                      time=(T(5, N=1.2, words=1),), nm=None)
 """Measured: Lemmas B.5 and B.6 0.1 s at N = 16384, 2.1 to 3.5 s and 360 to 420 MiB at 262144 (20 s (N/1024) before)."""

@@ -167,7 +167,7 @@ def prefix_sum_protocol(x: object, *, machines: int, fan_in: int = 4, memory: in
     levels = 0
     while fan_in ** levels < machines:
         levels += 1
-    s = _memory(3 * b + (4 * fan_in + 3) * levels + 12, memory)  # tokens, subtree sums, children, offsets
+    s = _memory(sum_memory_needed(b, fan_in, levels), memory)
     mpc = MPC(machines, s, ledger=ledger, tag="sum", deliver=deliver, place=place)
     mpc.load({m: [("tok", i, int(xs[i])) for i in range(m * b, (m + 1) * b)] for m in range(machines)})
     mpc.local(lambda m, mem: mem + [("sub", 0, sum(r[2] for r in mem if r[0] == "tok"))])
@@ -185,6 +185,13 @@ def prefix_sum_protocol(x: object, *, machines: int, fan_in: int = 4, memory: in
             out[i] = (acc,)
         outputs[m] = out
     return ProtocolRun(outputs, mpc.rounds, machines, s, b)
+
+
+def sum_memory_needed(b: int, f: int, levels: int) -> int:
+    """The most words a machine of the prefix-sum tree sends in a round (what it keeps counts as sent): its b
+    tokens (3 words each); its subtree sums, its own and one a level it is a root of (3 each); the f children's sums
+    it received at each such level (4 each); and in a round down, the f offsets it sends (3 each)."""
+    return 3 * b + 3 * (levels + 1) + 4 * f * levels + 3 * f
 
 
 def _sum_up(f: int, level: int):

@@ -265,3 +265,27 @@ def test_sort_rows_is_the_lexsort_of_its_columns(n, ncols, top, seed):
     assert (sort_rows(*cols) == np.lexsort(cols[::-1])).all()
     wide = [rng.integers(0, 2**40, size=n) for _ in range(2)]  # ranges too wide to combine: lexsort itself
     assert (sort_rows(*wide) == np.lexsort(wide[::-1])).all()
+
+
+@pytest.mark.parametrize("N, P, fan_in", [(128, 4, 4), (64, 16, 2), (96, 8, 3), (256, 64, 4), (12, 1, 4)])
+def test_the_prefix_sum_tree_fits_the_memory_it_asks_for_exactly(N: int, P: int, fan_in: int):
+    """The protocol runs at exactly the words it says it needs, and the referee refuses one word fewer (the
+    protocol's own refusal of a memory below its need lifted): a fuzz found N = 128, P = 4, where its need said 127
+    words (rounded up to 128) and the root sent 130 (the machine's own subtree sum was not counted)."""
+    from unittest import mock
+
+    from attnsim.sim.anna import mpc_protocols
+    from attnsim.sim.anna.mpc import MPCLoadError
+    from attnsim.sim.anna.mpc_protocols import prefix_sum_protocol, sum_memory_needed
+
+    x = np.arange(N) % 7
+    levels = 0
+    while fan_in ** levels < P:
+        levels += 1
+    need = sum_memory_needed(N // P, fan_in, levels)
+    run = prefix_sum_protocol(x, machines=P, fan_in=fan_in, memory=need)
+    assert [v for m in sorted(run.outputs) for _, v in sorted(run.outputs[m].items())] == [(int(c),) for c in
+                                                                                           np.cumsum(x)]
+    if levels:
+        with mock.patch.object(mpc_protocols, "_memory", lambda need, memory: memory), pytest.raises(MPCLoadError):
+            prefix_sum_protocol(x, machines=P, fan_in=fan_in, memory=need - 1)

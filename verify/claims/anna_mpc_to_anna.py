@@ -96,6 +96,17 @@ def protocol_case(ctx: CheckContext, name: str) -> tuple[Callable[..., ProtocolR
     return partial(fn, x, machines=P, memory=memory), [(int(v),) for v in np.sort(x)]
 
 
+def run_directly(ctx: CheckContext, protocol: Callable[..., ProtocolRun], ledger: Ledger) -> ProtocolRun:
+    """The protocol run directly on the MPC machine; a memory from ``--eps`` below what it needs is refused naming
+    --eps."""
+    try:
+        return protocol(ledger=ledger)
+    except AnnaInputError as exc:
+        if ctx.params["eps"] is not None and str(exc).startswith("s:"):
+            raise UsageError(f"--eps: s = 2^round(eps log2 N) = {_memory_for(ctx)} is too small ({exc})") from None
+        raise
+
+
 def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], reference: list[tuple[int, ...]],
                        tag: str, sort_tags: tuple[str, ...] = ()) -> Measurement:
     """Direct run, transformer run, comparison and counts (shared by Thm 4.1, Thm 4.4 and the hop route);
@@ -104,12 +115,7 @@ def run_in_transformer(ctx: CheckContext, protocol: Callable[..., ProtocolRun], 
     N, eps1 = ctx.params["N"], ctx.params["eps1"]
     log2n = _log2(N)
     direct_ledger = Ledger()
-    try:
-        direct = protocol(ledger=direct_ledger)
-    except AnnaInputError as exc:
-        if ctx.params["eps"] is not None and str(exc).startswith("s:"):
-            raise UsageError(f"--eps: s = 2^round(eps log2 N) = {_memory_for(ctx)} is too small ({exc})") from None
-        raise
+    direct = run_directly(ctx, protocol, direct_ledger)
     s = direct.memory
     if s & (s - 1):
         raise UsageError(f"--eps: the protocol's memory {s} is not a power of two")

@@ -23,7 +23,7 @@ from attnsim.sim.anna.mpc_to_anna import RelayOverflowError, run_protocol
 from attnsim.sim.anna.relay_routing import RelayError
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.claims.anna_mpc_to_anna import DIVIDES_N, EXACT, EXACT_EPS, protocol_case
+from attnsim.verify.claims.anna_mpc_to_anna import DIVIDES_N, EXACT, EXACT_EPS, protocol_case, run_directly
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker
 
 CAPACITIES = (2, 3, 4, 8, 16)
@@ -52,7 +52,7 @@ def check_lemma_b_12(ctx: CheckContext) -> Measurement:
     N, P, k = ctx.params["N"], ctx.params["P"], ctx.params["k"]
     protocol, reference = protocol_case(ctx, ctx.params["protocol"])
     direct_ledger = Ledger()
-    direct = protocol(ledger=direct_ledger)
+    direct = run_directly(ctx, protocol, direct_ledger)
     R, s = direct_ledger.rounds("mpc_round"), direct.memory
     eps, rho = math.log(s) / math.log(N), math.log(k) / math.log(N)
     gamma = math.log(P * s / N) / math.log(N)

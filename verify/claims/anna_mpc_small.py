@@ -68,7 +68,8 @@ def family_alphabet(tables: list) -> int:
 
 REDRAWS_PARAM = Param("redraws", int, REFUSAL_DRAWS, "fresh draws of the splitter sort's random choices, on the "
                       "same input, when the record's own draw is refused: the chance of a refusal is decided over "
-                      "them", minimum=1, maximum=100)
+                      "them (each takes as long as the record's own draw; the batch stops once decided)",
+                      minimum=1, maximum=100)
 
 SORT_PARAM = Param("sort", str, "splitter", "Lemma C.2's sort: splitter (our splitter-tree sample sort, "
                    "O(1/(eps'-eps)) rounds) or radix (the LSD radix sort, O(1/(eps'-eps)^2), the labelled alternative)",

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
-
 
 @dataclass(frozen=True)
 class Term:
@@ -92,6 +90,9 @@ def _lsh_codes(vals: dict[str, float]) -> dict[str, float]:
     (N, r = 0.2, c = 7), where the terms' N-growth was fitted. Hyperplane's rho stands for both families
     (cross-polytope's ell is a little smaller, its z about a third). Left at 1 outside Theorem 3.4 (c r > 2,
     rho >= 1/3), which the checker refuses itself."""
+    # imported here, not with the models: theory.lsh loads sympy (0.4 s), which the CLI need not map to refuse a run
+    from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters
+
     def codes(r: float, c: float) -> int | None:
         if c <= 1 or not 0 < c * r <= 2 or vals["N"] < 2:
             return None

@@ -201,7 +201,8 @@ def estimate(claim: str, params: Mapping[str, Any], numerics: str | None) -> Est
     shown = ", ".join(f"{k}={int(v) if float(v).is_integer() else v:g}" if isinstance(v, float) and v < 1e15
                       else f"{k}={v:.3g}" for k, v in given.items())
     sizes = ", ".join(x for x in (shown, nm if nm and model.nm else "") if x)
-    detail = f"{sizes}; estimated from the claim's cost model"
+    detail = (f"{sizes}; estimated from the claim's cost model" if sizes
+              else "estimated from the claim's cost model at its reference sizes")
     mem_driver, time_driver = (model.flags.get(d, d) if d else d for d in (mem_driver, time_driver))
     return Estimate(mib * 2 ** 20, flag(mem_driver) if mem_driver else "--numerics", detail, seconds,
                     flag(time_driver) if time_driver else "--numerics")

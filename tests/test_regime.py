@@ -25,3 +25,9 @@ def test_run_regime_lists_each_record_note_once():
     records = [{"extra": {"regime": "in range"}}, {"extra": {"regime": "partial: outside"}}, {"extra": {}},
                {"extra": {"regime": "in range"}}]
     assert run_regime(records) == "in range; partial: outside"
+
+
+def test_every_checked_anna_result_names_its_route():
+    # The ANNA table says for each result whether it runs the paper's construction or one of ours in its place.
+    rows = [r for r in claim_rows("anna") if r["id"] in all_checkers()]
+    assert rows and all(r["route"] for r in rows), [r["id"] for r in rows if not r["route"]]

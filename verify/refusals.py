@@ -191,7 +191,7 @@ def runs_deciding_refusals(first: R | Refused, attempt: Callable[[int], R | Refu
         return [], [f"the referee refused a round for a fault, not a load: {first.reason}"], \
             {"first_draw_refused": first.reason}
     if exact_loads:
-        return [], [f"the referee refused a round of the {exact_loads}, whose loads are exact: {first.reason}"], \
-            {"first_draw_refused": first.reason}
+        why = f"a run sorted by the {exact_loads}, which draws nothing, so no redraw can excuse it"
+        return [], [f"the referee refused a round of {why}: {first.reason}"], {"first_draw_refused": first.reason}
     again = redraw(attempt, draws, first.reason)
     return again.runs, again.reasons(what), again.extra()

@@ -27,7 +27,8 @@ One layer, in rounds:
    right edges, so every query item knows the (sum, count) of its bucket;
 4. fan-in (Fo + 1 rounds): the H ell answers of token i are added up the reversed fan-out tree, head by head
    (a vector of H (mv + 1) words), and the root sends the totals to the token machine, which divides and
-   applies the layer's update psi to the H rows.
+   applies the layer's update psi to the H rows. A leaf's answer travels to its tree node as its own head's
+   (sum, count) alone (mv + 4 words, within the plan's 6 + mv a sort item), and joins the vector there.
 
 So a layer takes 2 (Fo + 1) + sort + 2 D rounds, where D = ceil(log_fan Ps) and sort is the sort's count
 (the radix sort's passes (2 D + 1), passes = ceil(log_fan(H ell alphabet^z)); the splitter sort's plan,
@@ -244,6 +245,11 @@ def anna_stack_mpc(stack: AnnaStack, states: Sequence[State], *, memory: int, le
     unit = A**z
     outputs: list[Retrieval] = []
 
+    def spread(j: int, acc: Sequence) -> list:
+        """Leaf j's (value sums, count), placed in its head's slot of a token's answer vector."""
+        slot = (j // ell) * (mv + 1)
+        return [*([0] * slot), *acc, *([0] * (aw - slot - mv - 1))]
+
     def width(h: int) -> int:
         """Tables under one fan-out node of depth h."""
         return f ** (Fo - h)
@@ -317,9 +323,7 @@ def anna_stack_mpc(stack: AnnaStack, states: Sequence[State], *, memory: int, le
                     acc = [a + x for a, x in zip(acc, pre[4 + mv:])]
                 if suf and suf[0] == r[1]:
                     acc = [a + x for a, x in zip(acc, suf[3:4 + mv])]
-                j = r[1] // unit
-                slot = (j // ell) * (mv + 1)  # the head's place in the token's answer vector
-                out.append(("ans", r[3], j, *([0] * slot), *acc, *([0] * (aw - slot - mv - 1))))
+                out.append(("ans", r[3], r[1] // unit, *acc))
             return out
 
         tree_scan(mpc, machines, f, monoid, summary, answer, label="runs")
@@ -328,8 +332,13 @@ def anna_stack_mpc(stack: AnnaStack, states: Sequence[State], *, memory: int, le
                 out = [(m, r) for r in mem if r[0] == "tok"]
                 partial: dict[tuple[int, int], list] = {}
                 for r in mem:
+                    if r[0] == "ans" and h > 0:  # a leaf's answer goes up alone, in its head's mv + 1 words
+                        out.append((host(h - 1, r[1], r[2] // f), ("fl", *r[1:])))
+                        continue
                     if r[0] == "ans":
-                        i, j, acc = r[1], r[2], r[3:]
+                        i, j, acc = r[1], r[2], spread(r[2], r[3:])
+                    elif r[0] == "fl" and h == Fo - 1:
+                        i, j, acc = r[1], r[2] // f, spread(r[2], r[3:])
                     elif r[0] == "fi" and r[2] == h:
                         i, j, acc = r[1], r[3], r[4:]
                     else:

@@ -127,3 +127,18 @@ def test_cross_polytope_codes_are_in_range_and_identical_points_agree():
     assert np.array_equal(codes[:30], codes[30:])
     assert g.packed(x) == [sum(int(c) * 10**t for t, c in enumerate(row)) for row in codes[:30]]
     assert math.isclose(float(np.mean(g.codes(-x) == (codes[:30] + 5) % 10)), 1.0)
+
+
+@pytest.mark.parametrize("sort", ["radix", "splitter"])
+def test_many_heads_fit_the_memory_the_plan_accepts(sort):
+    # A query's answer goes up its token's fan-in tree in its own head's mv + 1 words. Padded to all H heads'
+    # H (mv + 1), a machine of query items held 2805 words here after the run sums, over s = 2600, although the
+    # plan accepted the memory and the radix sort's loads are exact.
+    rng = np.random.default_rng(16)
+    stack, states = _stack(16, 1, HyperplaneLSH(3), rng, heads=16)
+    want_states, want = run_stack(stack, states)
+    led = Ledger()
+    run = anna_stack_mpc(stack, states, memory=2600, ledger=led, sort=sort)
+    assert all(a.same_as(b) for a, b in zip(run.layers, want)) and run.states == want_states
+    assert led.rounds("mpc_round") == run.plan.layer_rounds
+    assert max(e.amount for e in led.entries if e.kind == "mpc_load") <= 2600

@@ -112,7 +112,7 @@ def test_a_refusal_of_the_radix_sort_fails_at_once():
     with patch:
         rec = run_check("anna.thm_c_1", {**C_1, "s_scale": 40.0, "sort": "radix"}, None, 0)
     assert rec["verdict"] == "fail" and len(seen) == 1
-    assert any("radix sort, whose loads are exact" in r for r in rec["reasons"])
+    assert any("sorted by the radix sort, which draws nothing" in r for r in rec["reasons"])
 
 
 @pytest.mark.parametrize("first_only", [True, False])

@@ -4,6 +4,9 @@ differences at step 1/N, less the log2 N bits their rounding costs once N is lar
 
 from __future__ import annotations
 
+import math
+import re
+
 import pytest
 from cli_run import invoke
 
@@ -73,8 +76,11 @@ def test_a_step_that_leaves_under_a_bit_is_refused_naming_fd_scale():
 
 
 def test_layer_norm_backward_at_sixteen_halvings_passes_where_it_failed(capfd):
-    """N up to 3,276,800: 28.3 bits agree, which the fixed 30 failed; the ask there is 43 - log2 N = 21.4."""
+    """N up to 3,276,800: 28.3 bits agree on an AMD EPYC and 28.8 on an Intel Xeon (the same packages: torch's
+    float64 kernels round differently across CPUs), which the fixed 30 failed; the ask there is 43 - log2 N = 21.4."""
     if not tint_torch.available():
         pytest.skip(tint_torch.MISSING)
     rc, out, _ = invoke(["check", "tint.ln_backward", "--halvings", "16", "--seed", "0"], capfd)
-    assert rc == 0 and "agreement: yes (28.3 bits)" in out, out
+    agreed = re.search(r"agreement: yes \(([0-9.]+) bits\)", out)
+    assert rc == 0 and agreed is not None, out
+    assert 43 - math.log2(3_276_800) <= float(agreed.group(1)) < 30.0, out

@@ -2,9 +2,10 @@
 fixture ``serial_report`` of conftest.py builds once per test run.
 
 The reduced report runs the quick grids of a few claims, the papers cut down to those claims (their sections,
-theory and proofs: only those claims' obligations are proved) and without the topic sections, so a test that
-starts it takes seconds of work (the process's start-up dominates). Every phase still runs, each on a cluster of
-its own under a Dask scheduler. The command line is the real one: its options, progress, summary and files.
+theory and proofs: only those claims' obligations are proved), without the topic sections and without the computed
+findings (which run checks of their own: half the run's time), so a test that starts it takes seconds of work.
+Every phase still runs, each on a cluster of its own under a Dask scheduler. The command line is the real one: its
+options, progress, summary and files.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ build.load = lambda paper: dataclasses.replace(_load(paper), claims=tuple(c for 
                                                                           if c.id in claims))
 import attnsim.verify.report.section_tasks as section_tasks
 build.paper_sections = section_tasks.paper_sections = lambda _paper: []
+build.findings = lambda _paper, _records: []
 import attnsim.verify.prove.status as status
 status.CLAIMS = [c for c in status.CLAIMS if c in claims]
 from attnsim.verify.cli.app import main

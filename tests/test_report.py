@@ -50,17 +50,21 @@ def _chromium() -> str | None:
 def test_quick_report_files_plots_and_html(tmp_path, monkeypatch):
     """One quick report (one test, so that xdist does not build it twice), then everything in it.
 
-    The report is one paper's, its sweep Lemma 3.1's quick grid and its proofs Lemma 3.1's obligations, so that
-    this test's time does not grow with every paper's checkers, theory and proofs (``attnsim report --quick`` runs
-    them all; ANNA's symbolic theory alone took half this test's time, the paper's other proofs a third of what
-    was left); every claim of the paper still gets its section.
+    The report is one paper's, its sweep Lemma 3.1's quick grid, its proofs Lemma 3.1's obligations and its findings
+    only those that its records carry (tests/test_report_verdicts.py tests the finders), so that this test's time
+    does not grow with every paper's checkers, theory and proofs (``attnsim report --quick`` runs them all; ANNA's
+    symbolic theory alone took half this test's time, the paper's other proofs a third of what was left); every
+    claim of the paper still gets its section.
     """
+    from attnsim.verify.findings import carried
     from attnsim.verify.prove import status
     from attnsim.verify.report import build as report_mod
     from attnsim.verify.sweep import grid
 
     monkeypatch.setattr(report_mod, "grid", lambda claims, quick: grid(["two_heads.lemma_3_1"], quick=quick))
     monkeypatch.setattr(status, "CLAIMS", ["two_heads.lemma_3_1"])
+    # the findings the records carry; the finders that run checks of their own took 15 of this test's 39 CPU s
+    monkeypatch.setattr(report_mod, "findings", carried)
     out = tmp_path / "rep"
     failed = write_report(out, quick=True, console=QUIET, executor="processes", workers=2, cache=False,
                           paper="two_heads")

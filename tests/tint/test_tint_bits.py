@@ -76,8 +76,8 @@ def test_a_step_that_leaves_under_a_bit_is_refused_naming_fd_scale():
 
 
 def test_layer_norm_backward_at_sixteen_halvings_passes_where_it_failed(capfd):
-    """N up to 3,276,800: 28.3 bits agree on an AMD EPYC and 28.8 on an Intel Xeon (the same packages: torch's
-    float64 kernels round differently across CPUs), which the fixed 30 failed; the ask there is 43 - log2 N = 21.4."""
+    """N up to 3,276,800: 28.3 bits agree on an AMD EPYC and 28.8 on an Intel Xeon (the same packages: float64
+    kernels round differently across CPUs), which the fixed 30 failed; the ask there is 43 - log2 N = 21.4."""
     if not tint_torch.available():
         pytest.skip(tint_torch.MISSING)
     rc, out, _ = invoke(["check", "tint.ln_backward", "--halvings", "16", "--seed", "0"], capfd)

@@ -1,6 +1,7 @@
-"""The figures docs/anna_lemma_c_2.md gives for the rebalanced design it does not build ("What the design would cost
-at the sizes we run"), recomputed from the sort's plan: the keys each level samples, and what padding the plan to
-a bucket of λ times its share would cost at N = 4096."""
+"""The figures docs/anna_lemma_c_2.md gives for the designs it does not build ("What the design would cost at the
+sizes we run", "Ranking a level's sample on one machine"), recomputed from the sort's plan: the keys each level
+samples, what padding the plan to a bucket of λ times its share would cost at N = 4096, and the keys one machine
+could rank."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from scipy.stats import poisson
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.mpc_splitter_sort import Level, SortShape, sort_rounds
 from attnsim.theory.formulas import as_number, evaluate
+from attnsim.verify.claims.anna_sort import GAP_MEMORY
 
 DOC = (Path(__file__).parents[2] / "docs" / "anna_lemma_c_2.md").read_text()
 DEFS = get_claim("anna.lemma_c_2").definitions
@@ -93,3 +95,20 @@ def test_the_padded_designs_cost_at_4096_is_as_the_doc_says(lam, text):
     assert round(union, 2) == float(chance)
     assert _padded(shape, P, 4096, lam) == (int(levels), int(rounds))
     assert f"The sort's plan takes {len(plan)} levels and {sort_rounds(shape, P, 4096)} rounds" in DOC
+
+
+def test_the_one_machine_ranking_table_is_the_plans():
+    """The table of "Ranking a level's sample on one machine": each row's memory, machines and first level from the
+    plan, and the keys a quarter of s holds."""
+    rows = _rows_until_blank("| run | N | ε' − ε | s (words) | machines |")
+    assert len(rows) == 3
+    for _, N, gap, s, machines, now, one, buckets in rows:
+        num, den = (int(x) for x in gap.split("/"))
+        eps = 0.25 if num / den == 0.5 else 1 / 16  # the default point, or the gap sweep's eps
+        p = {"N": int(N), "eps": eps, "eps1": eps + num / den, "s_scale": 4.0 if eps == 0.25 else GAP_MEMORY}
+        mem, w, P = (int(as_number(evaluate(x, DEFS, p))) for x in ("s", "w", "P"))
+        shape = SortShape(mem, int(DEFS["kw"]), w)
+        assert (mem, P) == (int(s), int(machines))
+        assert Level(shape, P, int(N)).sample_target == int(now)
+        held = mem // (4 * (shape.key_words + 2))
+        assert held == int(one) and max(2, held // shape.oversample) == int(buckets)

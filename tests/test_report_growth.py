@@ -48,3 +48,24 @@ def test_a_growth_point_that_fails_its_own_check_is_a_failing_row_once():
     assert [r["params"] for r in rows] == [{"N": 32}]  # the grid's own failure is not counted twice
     assert rows[0]["reasons"] == ["growth sweep point: calls: 33 != 32"]
     assert failing_points([rec(16, "pass")], []) == []
+
+
+def test_a_claims_parameter_sweep_is_judged_on_the_page_in_its_own_variable(tmp_path):
+    """``anna.lemma_b_12`` has a sweep in N and one in log N / log k (rho varied, N fixed) that share a point: each
+    is judged over its own records, as ``attnsim growth`` judges them, and the section shows a table per variable,
+    so a page that says a verdict is judged in a parameter shows that verdict."""
+    from attnsim.verify.growth import growth_points, param_sweeps, sweep_points
+
+    claim = "anna.lemma_b_12"
+    results = growth_pass([claim], True)
+    by_var = {(g.size_var, g.resource): g for g in results[claim]}
+    assert set(by_var) == {("N", "rounds"), ("N", "contacts"), ("log(N)/log(k)", "rounds")}
+    ((_, rho),) = param_sweeps(claim)
+    assert len(by_var["N", "rounds"].sizes) == len(growth_points(claim, True))  # the shared point counted once
+    assert len(by_var["log(N)/log(k)", "rounds"].sizes) == len(sweep_points(claim, rho, True))
+    assert all(g.verdict == "within" for g in results[claim])
+    md = claim_growth(claim, results, tmp_path)
+    assert "| resource | bound | N | measured / bound |" in md
+    assert "In log(N)/log(k), over the claim's sweep in that parameter (N fixed):" in md
+    assert "| resource | bound | log(N)/log(k) | measured / bound |" in md
+    assert counts(results)["within"] == 3

@@ -177,7 +177,7 @@ def write_report(out: Path, quick: bool = False, console: Console | None = None,
         probes = probe_pass()  # what every verdict rests on: a failing probe fails the report
     failed_probes = [{"claim": f"probe {name}", "params": {}, "numerics": None, "verdict": "fail",
                       "reasons": [why]} for name, why in probe_failures(probes)]
-    grown = growth.judged(claims, result.records[n_points:])
+    grown = growth.judged(claims, result.records[n_points:], quick)
     ungrown = growth.failing_rows(grown)  # a resource that is not within fails its claim
     ungrown += growth.failing_points(result.records[n_points:], records)  # so does a point that failed
     verdicts = claim_verdicts(records, bitten, ungrown)  # the front page, the checks table, the failing list

@@ -133,7 +133,7 @@ class ReportJobs:
         if cid not in self.claims:
             return []
         records = [self.swept.results[k] for k, p in self.swept.keyed[self.n_points:] if p.claim == cid]
-        return growth.judged([cid], records).get(cid, [])
+        return growth.judged([cid], records, self.quick).get(cid, [])
 
     def sections(self, shown: Sequence[Any], paper_sections: Callable[[str], Sequence[Any]]) -> None:
         """Every claim section and every topic section of the papers ``shown`` but those run alone."""

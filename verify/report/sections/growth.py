@@ -1,9 +1,10 @@
-"""The report's growth verdicts: every claim's growth sweep, and per bounded resource the sizes run,
-measured / bound at each, the fitted log-log slope with its 95% interval and the verdict
-(:mod:`attnsim.verify.growth`), with a log-log plot of measured and bound against size.
+"""The report's growth verdicts: every claim's growth sweep in its limit variable and each of its parameter sweeps
+(ε' − ε, ρ, the fan: :class:`~attnsim.verify.registry.ParamSweep`, N fixed), and per bounded resource the sizes
+run, measured / bound at each, the fitted log-log slope with its 95% interval and the verdict
+(:mod:`attnsim.verify.growth`), with a log-log plot of measured and bound against size in the limit variable.
 
 :func:`points_of` lists the sweeps' points (the report runs them with its checks), :func:`judged` judges their
-records and :func:`growth_pass` does both; :func:`claim_growth` is the
+records, each sweep's own, and :func:`growth_pass` does both; :func:`claim_growth` is the
 markdown a claim's section ends with; :func:`verdict_line` is the summary's count of resources by verdict
 (for the front page); :func:`failing_rows` makes every resource that is not ``within`` a failing row of
 its claim.
@@ -11,38 +12,67 @@ its claim.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from attnsim.theory.notation import bound_text
-from attnsim.verify.growth import VERDICTS, ResourceGrowth, growth_points, judge_claim, verdict_counts
+from attnsim.verify.growth import (
+    VERDICTS,
+    ResourceGrowth,
+    growth_points,
+    judge,
+    judge_claim,
+    param_sweeps,
+    sweep_points,
+    verdict_counts,
+)
 from attnsim.verify.growth_rules import OUTSIDE_NOTE, size_cells
-from attnsim.verify.registry import all_checkers
+from attnsim.verify.registry import ParamSweep, all_checkers
 from attnsim.verify.sweep import Point, sweep
 
 Results = dict[str, list[ResourceGrowth]]
 
 
+def sweeps_of(claim_id: str, quick: bool) -> list[tuple[ParamSweep | None, list[Point]]]:
+    """The claim's growth sweep in its limit variable (``None``), then each of its parameter sweeps, with their
+    points (what ``attnsim growth CLAIM`` runs)."""
+    return [(None, growth_points(claim_id, quick))] + [(ps, sweep_points(claim_id, ps, quick))
+                                                       for _, ps in param_sweeps(claim_id)]
+
+
 def points_of(claims: Sequence[str], quick: bool) -> list[Point]:
-    """The growth sweeps of every claim in ``claims`` that has a checker, one list (the report runs it in the
-    same sweep as its checks, so a point both name is computed once)."""
+    """The growth sweeps of every claim in ``claims`` that has a checker, its parameter sweeps included, one list
+    (the report runs it in the same sweep as its checks, so a point two of them name is computed once)."""
     checkers = all_checkers()
-    return [p for c in claims if c in checkers for p in growth_points(c, quick)]
+    return [p for c in claims if c in checkers for _, points in sweeps_of(c, quick) for p in points]
 
 
-def judged(claims: Sequence[str], records: Sequence[dict[str, Any]]) -> Results:
-    """Every bounded resource of ``claims`` judged over ``records`` (their growth sweeps); claims with no
-    bounded resource are left out."""
+def _question(fields: Mapping[str, Any]) -> str:
+    """The check a record answers or a point asks: claim, parameters after the defaults, numerics, seed."""
+    return json.dumps([fields[k] for k in ("claim", "params", "numerics", "seed")], sort_keys=True, default=str)
+
+
+def judged(claims: Sequence[str], records: Sequence[dict[str, Any]], quick: bool) -> Results:
+    """Every bounded resource of ``claims`` judged over the records of their growth sweeps (``records``, any order;
+    a point two sweeps share is one record, counted once in each), and each resource a parameter sweep names judged
+    over that sweep's own records as its variable grows; claims with no bounded resource are left out."""
     checkers = all_checkers()
-    out = {c: judge_claim(c, records) for c in claims if c in checkers}
+    out: Results = {}
+    for c in (c for c in claims if c in checkers):
+        for ps, points in sweeps_of(c, quick):
+            asked = {_question(p.fields()) for p in points}
+            mine = list({q: r for r in records if r.get("claim") == c and (q := _question(r)) in asked}.values())
+            out.setdefault(c, []).extend(judge_claim(c, mine) if ps is None else
+                                         [judge(c, res, mine, ps.var) for res in ps.resources])
     return {c: rs for c, rs in out.items() if rs}
 
 
 def growth_pass(claims: Sequence[str], quick: bool, **sweep_options: Any) -> Results:
-    """Run the growth sweep of every claim in ``claims`` (one sweep, the report's ``sweep_options``) and judge
+    """Run the growth sweeps of every claim in ``claims`` (one sweep, the report's ``sweep_options``) and judge
     every bounded resource; claims with no bounded resource are left out."""
     points = points_of(claims, quick)
-    return judged(claims, sweep(points, **sweep_options).records if points else [])
+    return judged(claims, sweep(points, **sweep_options).records if points else [], quick)
 
 
 def _row(g: ResourceGrowth) -> str:
@@ -62,19 +92,26 @@ def claim_growth(claim_id: str, results: Results, out: Path | None = None) -> st
     rs = results.get(claim_id)
     if not rs:
         return ""
+    by_var: dict[str, list[ResourceGrowth]] = {}
+    for g in rs:  # the limit variable's sweep first, then each parameter sweep's
+        by_var.setdefault(g.size_var, []).append(g)
     lines = [f"**Growth** (`attnsim growth {claim_id}`): each resource decided by the strongest evidence that "
              "exists (decided by): the exact count held with == at every point and its containment in the bound, "
              "else the proof's upper formula held with <=, else the paper's constant, else the growth test (the "
              "log-log slope of measured / bound with a 95% interval above 0, persisting over the larger half of the "
              "sizes). The slope is shown for every resource; only failing-free sweeps are measured (docs/growth.md).",
-             "", f"| resource | bound | {rs[0].size_var} | measured / bound | slope | interval | decided by | "
-             "verdict | single-record guard |", "|---|---|---|---|---|---|---|---|---|", *[_row(g) for g in rs], ""]
+             ""]
+    for i, (var, gs) in enumerate(by_var.items()):
+        if i:
+            lines += [f"In {var}, over the claim's sweep in that parameter (N fixed):", ""]
+        lines += [f"| resource | bound | {var} | measured / bound | slope | interval | decided by | verdict | "
+                  "single-record guard |", "|---|---|---|---|---|---|---|---|---|", *[_row(g) for g in gs], ""]
     if any(g.outside for g in rs):
         lines += [OUTSIDE_NOTE, ""]
     if out is not None:
         from attnsim.verify.report.claim_plots import growth_plot
 
-        if growth_plot(rs, out / "plots" / f"{claim_id}_growth.png"):
+        if growth_plot(next(iter(by_var.values())), out / "plots" / f"{claim_id}_growth.png"):
             lines += [f"![{claim_id} growth](plots/{claim_id}_growth.png)", ""]
     return "\n".join(lines)
 

@@ -66,6 +66,7 @@ def test_a_claims_parameter_sweep_is_judged_on_the_page_in_its_own_variable(tmp_
     assert all(g.verdict == "within" for g in results[claim])
     md = claim_growth(claim, results, tmp_path)
     assert "| resource | bound | N | measured / bound |" in md
-    assert "In log(N)/log(k), over the claim's sweep in that parameter (N fixed):" in md
+    assert ("In log(N)/log(k), over the claim's sweep in that parameter, N fixed, at its quick grid (`attnsim growth "
+            "anna.lemma_b_12` runs the full one):") in md
     assert "| resource | bound | log(N)/log(k) | measured / bound |" in md
     assert counts(results)["within"] == 3

@@ -12,11 +12,11 @@ its claim.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from attnsim.theory.notation import bound_text
+from attnsim.verify.cache import point_key
 from attnsim.verify.growth import (
     VERDICTS,
     ResourceGrowth,
@@ -50,11 +50,6 @@ def points_of(claims: Sequence[str], quick: bool) -> list[Point]:
     return [p for c in claims if c in checkers for _, points in sweeps_of(c, quick) for p in points]
 
 
-def _question(fields: Mapping[str, Any]) -> str:
-    """The check a record answers or a point asks: claim, parameters after the defaults, numerics, seed."""
-    return json.dumps([fields[k] for k in ("claim", "params", "numerics", "seed")], sort_keys=True, default=str)
-
-
 def judged(claims: Sequence[str], records: Sequence[dict[str, Any]], quick: bool) -> Results:
     """Every bounded resource of ``claims`` judged over the records of their growth sweeps (``records``, any order;
     a point two sweeps share is one record, counted once in each), and each resource a parameter sweep names judged
@@ -63,8 +58,8 @@ def judged(claims: Sequence[str], records: Sequence[dict[str, Any]], quick: bool
     out: Results = {}
     for c in (c for c in claims if c in checkers):
         for ps, points in sweeps_of(c, quick):
-            asked = {_question(p.fields()) for p in points}
-            mine = list({q: r for r in records if r.get("claim") == c and (q := _question(r)) in asked}.values())
+            asked = {point_key(p.fields(), "") for p in points}  # the question a record answers, code aside
+            mine = list({q: r for r in records if r.get("claim") == c and (q := point_key(r, "")) in asked}.values())
             out.setdefault(c, []).extend(judge_claim(c, mine) if ps is None else
                                          [judge(c, res, mine, ps.var) for res in ps.resources])
     return {c: rs for c, rs in out.items() if rs}

@@ -63,6 +63,18 @@ def test_a_power_of_two_domain_is_shown_and_its_refusal_says_why(capfd):
                                     "equal blocks), got 24")
 
 
+@pytest.mark.parametrize("args, message", [
+    (["two_heads.lemma_3_3", "--H", "3"], "error: --H: must divide d = 8 (each of the H heads gets d/H coordinates), "
+                                          "got 3"),
+    (["anna.lemma_b_13", "--P", "7"], "error: --P: must divide N = 1024 (the machines split the N tokens in equal "
+                                      "blocks), got 7"),
+    (["tint.linear_forward", "--K", "3"], "error: --K: must divide D = 8 (the K prefixes split the width D), got 3"),
+])
+def test_a_value_that_must_divide_another_is_refused_in_one_line(capfd, args, message):
+    rc, out, err = invoke(["check", *args], capfd)
+    assert (rc, out, err.strip()) == (2, "", message)
+
+
 def test_parameters_may_come_before_the_claim(capfd):
     rc, out, err = invoke(["check", "--N", "8", "--M=4", "--d", "2", "two_heads.lemma_3_1", "--format", "md"], capfd)
     assert rc == 0, err

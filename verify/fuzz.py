@@ -6,7 +6,9 @@ about as long as the default check) and a seed that draws its inputs. A failing 
 failure: hypothesis shrinks it to a small case (for at most :data:`SHRINK_SECONDS`), which is printed as the
 ``attnsim check ...`` command that replays it and saved as a record. Bad input that a guard refuses (a size
 that does not divide, a cost past the limit) is not a failure: hypothesis rejects the example and draws
-another.
+another. Drawn values that break a relation between two parameters (:mod:`attnsim.verify.relations`: heads that
+must divide the width, machines at most the tokens) are first moved to the nearest value that keeps it, and each
+rejection is tallied by what refused it (:attr:`FuzzResult.rejected_by`).
 
 ``hypothesis.target()`` climbs toward the worst case of the chosen ``target``:
 
@@ -22,9 +24,9 @@ folder, so a second run replays them first.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import signal
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -40,6 +42,7 @@ from hypothesis.reporting import with_reporter
 
 from attnsim.sim.errors import AttnsimError
 from attnsim.verify.registry import INT_MAX, Checker, Param, UsageError, get_checker
+from attnsim.verify.relations import kept
 
 TARGETS = ("error", "cost")
 CHUNK = 25
@@ -146,6 +149,9 @@ class FuzzResult:
     rejected: int = 0
     cut: int = 0
     """Examples still running when the time was up (stopped, counted among the rejected)."""
+    rejected_by: dict[str, int] = field(default_factory=dict)
+    """The rejected examples by what refused them (:func:`rejection`), so that a run that rejects most of what
+    it draws says which guard does."""
     seconds: float = 0.0
     worst_bits: float | None = None
     worst_bits_at: str | None = None
@@ -163,6 +169,14 @@ class FuzzResult:
         return {k: v for k, v in self.__dict__.items() if k != "failures"} | {
             "failures": [{"params": f.params, "seed": f.seed, "command": f.command, "reasons": f.reasons}
                          for f in self.failures]}
+
+
+def rejection(exc: BaseException) -> str:
+    """What refused an example, with its numbers left out so that refusals by one guard count together: the
+    parameter and message of a guard's error, or that the fuzz's time ran out."""
+    if isinstance(exc, OutOfTime):
+        return "still running when the time was up"
+    return re.sub(r"-?\d+(\.\d+)?(e[+-]?\d+)?", "#", str(exc))[:120]
 
 
 def worst_ratio(record: dict[str, Any]) -> float | None:
@@ -232,8 +246,8 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
     @settings(max_examples=budget, deadline=None, database=database, derandomize=derandomize,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])
-    @given(st.one_of(anchored_params(chk, strategies), st.fixed_dictionaries(strategies)),
-           st.integers(0, 2 ** 32 - 1))
+    @given(st.one_of(anchored_params(chk, strategies), st.fixed_dictionaries(strategies))
+           .map(lambda params: kept(chk, params)), st.integers(0, 2 ** 32 - 1))
     def example(params: dict[str, Any], seed: int) -> None:
         # before a failure: until the fuzz's time is up; after one, its shrinking until SHRINK_SECONDS later
         until = stop if not last else shrink_stop[0]
@@ -243,9 +257,11 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
         try:
             with _time_box(until):
                 record = run_check(chk.claim, params, result.numerics, seed)
-        except (AttnsimError, OutOfTime):  # a guard's refusal (not the claim's domain, past the cost limit), or
-            result.rejected += 1          # an example still running when the time is up: drawn again, not failed
-            if isinstance(sys.exc_info()[1], OutOfTime):
+        except (AttnsimError, OutOfTime) as exc:  # a guard's refusal (not the claim's domain, past the cost
+            result.rejected += 1  # limit), or an example still running when the time is up: drawn again, not failed
+            why = rejection(exc)
+            result.rejected_by[why] = result.rejected_by.get(why, 0) + 1
+            if isinstance(exc, OutOfTime):
                 result.cut += 1
             reject()
         except Exception as exc:  # a crash is a failure too (bad input gets one line, never a traceback)

@@ -121,8 +121,6 @@ def check_norm(ctx: CheckContext) -> Measurement:
     ln_kind = p["ln"] if p["ln"] != "auto" else ("center" if exact_kind else "layernorm")
     if exact_kind and ln_kind == "layernorm":
         raise UsageError("--ln: layer norm needs a square root; use --numerics mp:BITS or --ln center (exact stand-in)")
-    if p["d"] % p["H"]:
-        raise UsageError(f"--H: H={p['H']} must divide d={p['d']}")
     base = random_case(p["N"], p["d"], p["H"], p["L"], Full(), ctx.seed, layer_mlp="affine",
                        exact_kind=exact_kind, residual=True)
     rng = np.random.default_rng(ctx.seed + 1)

@@ -27,6 +27,8 @@ from attnsim.verify.cli.options import (
 FORMATS = FORMAT_KINDS["rows"]
 HEADER = ("claim", "target", "numerics", "examples", "rejected", "worst bits", "worst measured / bound", "failures",
           "seconds")
+REJECTIONS_SHOWN = 3
+"""The most frequent reasons for rejected examples printed under the summary (JSON carries them all)."""
 
 
 def _num(v: Optional[float]) -> str:
@@ -85,6 +87,8 @@ def register(app: typer.Typer) -> None:
             if result.cut:
                 emit(f"{result.cut} example(s) still running when the time was up were stopped (among the rejected)",
                      json_out)
+            for why, count in sorted(result.rejected_by.items(), key=lambda kv: -kv[1])[:REJECTIONS_SHOWN]:
+                emit(f"rejected {count}: {why}", json_out)
             if result.worst_bits_at:
                 emit(f"worst bits at: {result.worst_bits_at}", json_out)
             if result.worst_ratio_at:

@@ -7,7 +7,7 @@ failure: hypothesis shrinks it to a small case (for at most :data:`SHRINK_SECOND
 ``attnsim check ...`` command that replays it and saved as a record. Bad input that a guard refuses (a size
 that does not divide, a cost past the limit) is not a failure: hypothesis rejects the example and draws
 another. Drawn values that break a relation between two parameters (:mod:`attnsim.verify.relations`: heads that
-must divide the width, machines at most the tokens) are first moved to the nearest value that keeps it, and each
+must divide the width, a block at most the tokens) are first moved to the nearest value that keeps it, and each
 rejection is tallied by what refused it (:attr:`FuzzResult.rejected_by`).
 
 ``hypothesis.target()`` climbs toward the worst case of the chosen ``target``:

@@ -11,7 +11,7 @@ The fuzz draws values that keep them (:mod:`attnsim.verify.fuzz`).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from attnsim.verify.registry import Checker, UsageError
 
@@ -54,28 +54,39 @@ def applies(claim: str, name: str) -> bool:
     return claim not in EXEMPT.get(name, ())
 
 
+def broken(claim: str, params: Mapping[str, Any]) -> Iterator[tuple[str, str, int | None]]:
+    """Each relation of ``claim`` that ``params`` break, in the tables' order: the parameter at fault, what is wrong
+    with it, and the nearest value that keeps the relation (None: none). ``params`` is read as the iteration goes,
+    so a caller that moves a value meets the later relations with the value moved."""
+    def pair(name: str, other: str) -> tuple[Any, Any]:
+        value, bound = params.get(name), params.get(other)
+        return (None, None) if value is None or bound is None or not applies(claim, name) else (value, bound)
+
+    for name, other, why in AT_MOST:
+        value, bound = pair(name, other)
+        if value is not None and value > bound:
+            yield name, f"must be <= {other} = {bound} ({why}), got {value}", bound
+    for name, other, why in LESS_THAN:
+        value, bound = pair(name, other)
+        if value is not None and value >= bound:
+            yield name, f"must be < {other} = {bound} ({why}), got {value}", bound - 1
+    for name, other, why in DIVIDES:
+        value, whole = pair(name, other)
+        if value is not None and (value < 1 or whole % value):
+            least = min(value, whole)
+            divisor = max(q for q in range(1, least + 1) if not whole % q) if least >= 1 else None
+            yield name, f"must divide {other} = {whole} ({why}), got {value}", divisor
+    for name, other, floor, why in PADDED_AT_MOST:
+        value, bound = pair(name, other)
+        if value is not None and value > max(bound, floor):
+            top = max(bound, floor)
+            yield name, f"must be <= max({other}, {floor}) = {top} ({why}), got {value}", top
+
+
 def check_relations(claim: str, params: Mapping[str, Any]) -> None:
     """Refuse the first parameter of ``claim`` (resolved ``params``) outside its relation to another one."""
-    for table, strict in ((AT_MOST, False), (LESS_THAN, True)):
-        for name, other, why in table:
-            value, bound = params.get(name), params.get(other)
-            if value is None or bound is None or not applies(claim, name):
-                continue
-            if value > bound or (strict and value == bound):
-                op = "<" if strict else "<="
-                raise UsageError(f"must be {op} {other} = {bound} ({why}), got {value}", param=name)
-    for name, other, why in DIVIDES:
-        value, whole = params.get(name), params.get(other)
-        if value is None or whole is None or not applies(claim, name):
-            continue
-        if value < 1 or whole % value:
-            raise UsageError(f"must divide {other} = {whole} ({why}), got {value}", param=name)
-    for name, other, floor, why in PADDED_AT_MOST:
-        value, bound = params.get(name), params.get(other)
-        if value is None or bound is None or not applies(claim, name):
-            continue
-        if value > max(bound, floor):
-            raise UsageError(f"must be <= max({other}, {floor}) = {max(bound, floor)} ({why}), got {value}", param=name)
+    for name, why, _ in broken(claim, params):
+        raise UsageError(why, param=name)
 
 
 def kept(chk: Checker, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,28 +96,10 @@ def kept(chk: Checker, params: Mapping[str, Any]) -> dict[str, Any]:
     two examples in three."""
     out = dict(params)
     domain = {p.name: p for p in chk.params}
-
-    def move(name: str, value: int) -> None:
-        try:
-            out[name] = domain[name].parse(value)
-        except UsageError:
-            pass
-
-    def ints(name: str, other: str) -> tuple[int, int] | None:
-        value, bound = out.get(name), out.get(other)
-        ok = isinstance(value, int) and isinstance(bound, int) and name in domain and applies(chk.claim, name)
-        return (value, bound) if ok else None
-
-    for name, other, _ in AT_MOST:
-        if (pair := ints(name, other)) and pair[0] > pair[1]:
-            move(name, pair[1])
-    for name, other, _ in LESS_THAN:
-        if (pair := ints(name, other)) and pair[0] >= pair[1]:
-            move(name, pair[1] - 1)
-    for name, other, _ in DIVIDES:
-        if (pair := ints(name, other)) and pair[0] >= 1 and pair[1] >= 1 and pair[1] % pair[0]:
-            move(name, max(q for q in range(1, min(pair) + 1) if not pair[1] % q))
-    for name, other, floor, _ in PADDED_AT_MOST:
-        if (pair := ints(name, other)) and pair[0] > max(pair[1], floor):
-            move(name, max(pair[1], floor))
+    for name, _, nearest in broken(chk.claim, out):
+        if nearest is not None and name in domain:
+            try:
+                out[name] = domain[name].parse(nearest)
+            except UsageError:
+                pass
     return out

@@ -174,6 +174,17 @@ MEASURED = [  # claim, parameters, numerics, CPU seconds and MiB over the interp
     ("tint.linear_forward", {"D": 64}, "exact", 1.4, 79),
     ("anna.alg_1", {"N": 256, "c": 3.0, "seeds": 1}, None, 17.6, 700),  # estimated as 0.2 s when c was ignored
     ("anna.alg_1", {"N": 128, "c": 3.0, "seeds": 1}, None, 4.6, 140),
+    ("tint.sgd_step", {"case": "tiny-relu"}, "exact", 10.8, None),
+    ("tint.attn_backward", {"case": "gpt2-d64"}, "mp:200", 192, None),  # estimated as 20 s when the case was ignored
+    ("tint.attn_backward", {"case": "gpt2-d64"}, "float64", 4.6, None),
+    ("tint.act_backward", {"case": "tiny-relu"}, "mp:200", 19.3, None),
+    ("tint.act_backward", {"case": "gpt2-d64"}, "float64", 6.1, None),
+    ("tint.def_2_8", {"case": "gpt2-d64"}, "exact", 12.9, None),
+    ("tint.mlp_split", {"case": "gpt2-d64"}, "exact", 22.1, None),
+    ("tint.mlp_split", {"case": "gpt2-d128"}, "mp:200", 88.5, None),
+    ("tint.mlp_split", {"case": "gpt2-d128"}, "exact", 89.8, None),
+    ("tint.attn_forward", {"case": "gpt2-d128"}, "exact", 19.1, None),
+    ("tint.sgd_step", {"case": "gpt2-d64"}, "mp:200", 330, None),  # estimated as 20 s when the case was ignored
 ]
 
 
@@ -200,3 +211,22 @@ def test_an_lsh_runs_estimate_follows_the_proofs_tables_and_names_c():
     low, high = (estimate("anna.alg_1", chk.resolve({"N": 256, "seeds": 20, "c": c}), None) for c in (3.0, 7.0))
     assert low.seconds > 50 * high.seconds and low.bytes > 50 * high.bytes
     assert low.time_driver == low.driver == "--c" and high.time_driver == "--N"
+
+
+OVER_TEN_MINUTES = [  # claim, case, numerics: runs stopped after 10 minutes (the SGD step's after 15), still running
+    ("tint.sgd_step", "gpt2-d64", "exact"),
+    ("tint.attn_backward", "gpt2-d64", "exact"),
+    ("tint.dynamic_eval", "gpt2-d64", "exact"),
+    ("tint.thm_1_1", "gpt2-d64", "exact"),
+    ("tint.act_backward", "gpt2-d64", "mp:200"),
+]
+
+
+@pytest.mark.parametrize("claim, case, numerics", OVER_TEN_MINUTES)
+def test_a_case_that_runs_past_ten_minutes_is_refused_naming_the_case(claim, case, numerics, capsys, monkeypatch):
+    """The TinT cases are names, not sizes, and the cost models once ignored them: each of these runs was estimated
+    at 6 to 20 s and ran for more than ten minutes. Now the default limit refuses it before any work, naming
+    --case and the case."""
+    line, seconds = refused(["check", claim, "--case", case, "--numerics", numerics], monkeypatch, capsys)
+    assert line.startswith("error: --case: this run would take about") and f"case={case}" in line, line
+    assert "the limit is 10.0 min" in line and seconds < 2, (line, seconds)

@@ -155,13 +155,27 @@ def param_int(params: Mapping[str, Any], *names: str, default: int) -> int:
     return default
 
 
-def _values(model: Model, params: Mapping[str, Any]) -> dict[str, float]:
+def _values(model: Model, params: Mapping[str, Any]) -> dict[str, Any]:
     vals = dict(model.ref)
     for name in model.ref:
         v = params.get(name)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
             vals[name] = float(v) if name in model.inputs else max(float(v), 1.0)
+        elif isinstance(v, str) and isinstance(model.ref[name], str):  # a name (a case's), not a garbled size
+            vals[name] = v
     return model.derive(vals) if model.derive else vals
+
+
+def _measured_kind_factor(model: Model, numerics: str, score: float) -> float:
+    """The time factor of ``numerics`` from the model's measured ratios between kinds (:attr:`Model.kinds`),
+    scaled within mp and arb by the precision (the ratios are measured at 200 bits)."""
+    assert model.kinds is not None and model.nm is not None
+    kind, arg = numerics_width(numerics)
+    base = numerics_width(model.nm)[0]
+    factor = model.kinds.get(kind, model.kinds[base]) / model.kinds[base]
+    if kind in ("mp", "arb"):
+        factor *= op_seconds(numerics, score) / op_seconds(f"{kind}:200", score)
+    return factor
 
 
 def _sum(terms: tuple[Term, ...], vals: dict[str, float], ref: dict[str, float],
@@ -194,11 +208,14 @@ def estimate(claim: str, params: Mapping[str, Any], numerics: str | None) -> Est
         s = typical_score(vals.get("d", 4.0))
         mem_factor = entry_bytes(nm, s) / entry_bytes(model.nm, s)
         time_factor = op_seconds(nm, s) / op_seconds(model.nm, s)
+        if model.kinds is not None:
+            time_factor = _measured_kind_factor(model, nm, s)
     exact = nm is None or numerics_width(nm)[0] in EXACT_KINDS
     mib, mem_driver = _sum(model.mem, vals, model.ref, mem_factor, exact)
     seconds, time_driver = _sum(model.time, vals, model.ref, time_factor, exact)
     given = {k: v for k, v in vals.items() if k in params}  # the others stand at the model's reference sizes
-    shown = ", ".join(f"{k}={int(v) if float(v).is_integer() else v:g}" if isinstance(v, float) and v < 1e15
+    shown = ", ".join(f"{k}={v}" if isinstance(v, str)
+                      else f"{k}={int(v) if float(v).is_integer() else v:g}" if isinstance(v, float) and v < 1e15
                       else f"{k}={v:.3g}" for k, v in given.items())
     sizes = ", ".join(x for x in (shown, nm if nm and model.nm else "") if x)
     detail = (f"{sizes}; estimated from the claim's cost model" if sizes

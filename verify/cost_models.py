@@ -6,7 +6,7 @@ evaluates them; ``tests/test_domains.py`` holds measured runs within a factor of
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 
 @dataclass(frozen=True)
@@ -32,15 +32,20 @@ class Model:
     (None: the claim computes in no numerics of the user's choice). ``derive`` maps the values to the
     sizes the run really uses (e.g. a block no longer than the sequence)."""
 
-    ref: dict[str, float]
+    ref: dict[str, Any]
     mem: tuple[Term, ...]
     time: tuple[Term, ...]
     nm: str | None = "exact"
-    derive: Callable[[dict[str, float]], dict[str, float]] | None = field(default=None)
+    derive: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None)
     flags: dict[str, str] = field(default_factory=dict)
     """A size ``derive`` adds, named by the parameter a refusal it drives should name (e.g. codes: --c)."""
     inputs: tuple[str, ...] = ()
-    """Parameters ``derive`` reads as given (not sizes, so not floored at 1), at ``ref``'s value when absent."""
+    """Parameters ``derive`` reads as given (not sizes, so not floored at 1; one whose ``ref`` is a name, such as a
+    case's, passes as the string given), at ``ref``'s value when absent."""
+    kinds: Mapping[str, float] | None = None
+    """Time of the numeric terms in each kind of numerics (exact, mp, float64) relative to ``nm``, measured on the
+    claim itself, where the ratio of one scalar operation's time (``verify.cost.op_seconds``) does not say it:
+    TinT's exact weights stay small, so its mp runs take about as long as its exact ones, not 25 times longer."""
 
 
 def _block(vals: dict[str, float]) -> dict[str, float]:
@@ -71,11 +76,60 @@ _TWO_HEADS_LINEAR = Model({"N": 2048, "d": 4, "H": 2, "L": 2, "Hp": 2, "Lp": 1},
 896 and 2048 (N^1.3), 13, 75 and 340 MiB over the interpreter; the oracle's weights grow with H' L' d^2, as in the
 quadratic claims. They were costed with the quadratic claims before, which put N = 2048 at 27 min."""
 
-_TINT_CASE = Model({"halvings": 4}, mem=(T(20), T(300, False, True)),
-                   time=(T(0.4, halvings=1), T(6, False, halvings=0.3), T(4, False, True, halvings=0.3)))
-"""Measured at the default case and halvings = 4 (16 for two): exact 0.4 to 0.8 s (the SGD step 5.4 s); float64
-2.1 to 4.5 s (6.8 s at 16 halvings) and 300 MiB, most of it loading torch for the reference; mp:200 0.3 to 15 s.
-It stood at 10 s per halving in exact before, and mp ran at twice exact's cost."""
+def _tint_work(vals: dict[str, Any]) -> dict[str, float]:
+    """A named TinT case's size: D^2 n L (width squared, tokens, simulated layers times steps), the work of one pass
+    of the auxiliary model. A name that is not a case counts as the smallest one, so that the parameter's choices,
+    not a cost, refuse it."""
+    from attnsim.sim.tint.cases import CASES
+
+    def work(case: Any) -> float:
+        return float(case.aux.D ** 2 * len(case.ids) * (case.tint.n_sim or case.aux.layers) * case.tint.steps)
+
+    name = str(vals["case"])
+    return {**vals, "work": work(CASES[name]) if name in CASES else min(map(work, CASES.values()))}
+
+
+TINT_REF_CASE = "tiny-relu"
+"""The case the TinT case models are stated at (D = 8, 6 tokens, 2 layers: work 768), the size a command line
+that names no case is estimated at before the claim's own default is filled in."""
+
+_TINT_REF = {"case": TINT_REF_CASE, "work": 768.0}
+_TINT_WIDE = 131072.0
+"""The work of gpt2-d64 (D = 64, 16 tokens, 2 layers), where the models' growing terms are measured."""
+
+
+def _tint_case_model(seconds: float, growth: float, fixed: float, kinds: dict[str, float], nm: str = "exact",
+                     halvings: bool = False) -> Model:
+    """A TinT case claim: start-up, torch's reference in approximate runs (2.5 s, 300 MiB), ``fixed`` seconds
+    whatever the case, and ``seconds`` at gpt2-d64 growing as work^growth."""
+    scale = _TINT_REF["work"] / _TINT_WIDE
+    extra = {"halvings": 1.0} if halvings else {}
+    return Model({**_TINT_REF, **({"halvings": 4} if halvings else {})},
+                 mem=(T(20), T(300, False, True), T(min(seconds, 450) * scale, work=1)),
+                 time=(T(1.5 + fixed, False), T(2.5, False, True), T(seconds * scale ** growth, work=growth, **extra)),
+                 nm=nm, derive=_tint_work, inputs=("case",), kinds=kinds, flags={"work": "case"})
+
+
+_TINT_FIXED = Model({"halvings": 4}, mem=(T(20), T(300, False, True)),
+                    time=(T(0.4, halvings=1), T(6, False, halvings=0.3), T(4, False, True, halvings=0.3)))
+"""Thm 2.5's softmax simulation and Def 2.3's gated attention, at sizes of their own (no case): exact 0.4 to 0.8 s,
+float64 2.1 to 4.5 s (6.8 s at 16 halvings) and 300 MiB, most of it loading torch for the reference."""
+_TINT_FORWARD = _tint_case_model(12, 1.0, 0, {"exact": 1.0, "mp": 1.6, "float64": 0.02})
+"""The forward and descent claims, measured (CPU s, exact / mp:200 / float64): 1.1 to 1.8, 1.3 to 4.1 and 1.3 to 4.3
+at the tiny and D = 12 cases (start-up, and torch in the approximate runs); at gpt2-d64 6.5 to 13 in exact, 6.2 to
+17 in mp, 1.3 to 3.9 in float64. Before, one model for every case and claim said 6.4 s exact."""
+_TINT_MLP_SPLIT = _tint_case_model(25, 1.0, 0, {"exact": 1.0, "mp": 1.6, "float64": 0.02})
+"""Def. 2.9's split MLP, the costliest forward claim: 22 s in exact and 43 s in mp:200 at gpt2-d64, 89 s in mp:200
+at gpt2-d128 (twice the work), 1.6 s in float64; 1.5 to 2.2 s at the tiny and D = 12 cases."""
+_TINT_BACKWARD = _tint_case_model(1000, 1.1, 4, {"exact": 1.0, "mp": 0.3, "float64": 0.005})
+"""The backward claims, the SGD step, dynamic evaluation and Thm 1.1: 4 to 11 s at the tiny and D = 12 cases in every
+numerics; at gpt2-d64 in exact, attention's backward pass, dynamic evaluation and Thm 1.1 were still running after
+10 min and the SGD step after 15 min (estimated at 6.4 s and 10 s by the models before, which ignored the case);
+attention's backward pass took 192 s in mp:200, 4.6 s in float64."""
+_TINT_FD = _tint_case_model(5100, 1.1, 0, {"mp": 1.0, "float64": 0.005}, nm="mp:200", halvings=True)
+"""The activation's and LayerNorm's backward passes against finite differences (mp and float64 only), at 4 halvings:
+17 to 19 s in mp:200 at the tiny and D = 12 cases, 3.9 to 5.5 s in float64 (6.8 s at 16 halvings); at gpt2-d64 the
+activation's still running after 10 min in mp:200, 6.1 to 6.9 s in float64."""
 _ANNA_MPC = Model({"N": 16384, "P": 64, "k": 5, "alphabet": 4},
                   mem=(T(350, N=2),), time=(T(12, N=1.4, k=0.5),), nm=None)
 """Measured: Thm 4.1 1.2 s at N = 1024, 8.1 s and 332 MiB at 16384, 57 s and 5.0 GiB at 65536; Thm 5.4 12 s at 4096,
@@ -223,10 +277,13 @@ MODELS: dict[str, Model] = {
     "anna.thm_c_1": Model({"N": 16384, "d": 2, "alphabet": 16, "layers": 2, "mv": 2, "s_scale": 40},
                           mem=(T(100, N=1, d=1, alphabet=1),), time=(T(15, N=0.5, d=1, layers=1, mv=1),),
                           nm=None),
-    **{c: _TINT_CASE for c in ("tint.act_backward", "tint.act_forward", "tint.attn_backward", "tint.attn_forward",
-                               "tint.def_2_8", "tint.ln_backward", "tint.ln_forward", "tint.sgd_step",
-                               "tint.thm_2_5", "tint.act_descent", "tint.attn_descent", "tint.def_2_3",
-                               "tint.dynamic_eval", "tint.ln_descent", "tint.loss_gradient", "tint.mlp_split")},
+    **{c: _TINT_FORWARD for c in ("tint.act_forward", "tint.attn_forward", "tint.def_2_8", "tint.ln_forward",
+                                  "tint.act_descent", "tint.attn_descent", "tint.ln_descent", "tint.loss_gradient")},
+    "tint.mlp_split": _TINT_MLP_SPLIT,
+    "tint.thm_2_5": _TINT_FIXED,
+    "tint.def_2_3": _TINT_FIXED,
+    **{c: _TINT_BACKWARD for c in ("tint.attn_backward", "tint.dynamic_eval", "tint.sgd_step", "tint.thm_1_1")},
+    **{c: _TINT_FD for c in ("tint.act_backward", "tint.ln_backward")},
     **{c: _TINT_LINEAR for c in ("tint.linear_backward", "tint.linear_descent", "tint.linear_forward")},
     # measured in exact: 0.5, 4.0 and 51 s at D = 12, 32 and 64, and 4, 60 and 833 MiB (D^3.7); mp:200 at D = 12
     # 1.2 s. It stood at 10 s (D/12)^3 and 4 MiB (D/12)^2 before, a fifth of what D = 64 takes in memory.
@@ -247,9 +304,6 @@ MODELS: dict[str, Model] = {
     # 0.4, 0.5 and 3.8 s at 3, 24 and 96 steps (10 s per 3 steps before)
     "tint.rebuttal_size_growth": Model({"layers": 1, "steps": 96}, mem=(T(32, steps=1, layers=1),),
                                        time=(T(6, steps=1.5, layers=1),), nm=None),
-    # a named case, not a size: the costliest run the grid makes, one SGD step and its reference at the default
-    # case (measured: gpt2-d64 in float64, 4.5 s and 110 MiB over the imports; tiny-relu exact: 5.3 s)
-    "tint.thm_1_1": Model({}, mem=(T(128),), time=(T(10),), nm=None),
     "tint.size": Model({"n_sim": 1, "steps": 64}, mem=(T(64, steps=1, n_sim=1),), time=(T(2, steps=1, n_sim=1),),
                        nm=None),  # under 0.5 s from 1 to 64 steps (5 s a step before)
     "tint.under_2b": Model({}, mem=(T(400),), time=(T(60),), nm=None),  # 14 s alone, 58 s on shared cores; 370 MiB

@@ -171,3 +171,35 @@ def test_a_check_that_draws_its_own_inputs_is_fuzzed_without_a_nested_search() -
     xs = match2_inputs(np.random.default_rng(0), 9, 6, 5)
     assert xs[:4] == [[0] * 6, [5] * 6, [10] * 6, [0, 10] * 3] and len(xs) == 9
     assert all(len(x) == 6 and all(0 <= v <= 10 for v in x) for x in xs)
+
+
+def test_an_example_estimated_longer_than_the_whole_fuzz_is_not_run(monkeypatch) -> None:
+    """A five-minute fuzz of TinT's SGD step in exact numerics, whose quick grid (in float64) holds the gpt2-d64 and
+    gpt2-d96 cases, so the fuzz draws them: in exact they are estimated at 17 and 19 minutes (gpt2-d64 ran for more
+    than 15), so they are rejected without running and tallied as such, while the small cases run. The check is a
+    stand-in that notes the case and advances a simulated clock by the case's estimate, so the test takes seconds."""
+    from attnsim.verify import check as check_module
+    from attnsim.verify import fuzz as fuzz_module
+    from attnsim.verify.cost import estimate
+    from attnsim.verify.fuzz import TOO_LONG
+
+    claim = "tint.sgd_step"
+    chk = get_checker(claim)
+    cost = {c: estimate(claim, chk.resolve({"case": c}), "exact").seconds for c in chk.param("case").choices}
+    clock, ran = [0.0], []
+
+    def noted(claim, params, numerics, seed):
+        ran.append(params["case"])
+        clock[0] += cost[params["case"]]
+        return {"verdict": "pass", "error_bits": None, "bounds": {}, "reasons": []}
+
+    def monotonic() -> float:  # a draw itself takes a little time too, so the clock also runs between examples
+        clock[0] += 0.05
+        return clock[0]
+
+    monkeypatch.setattr(fuzz_module.time, "monotonic", monotonic)
+    monkeypatch.setattr(check_module, "run_check", noted)
+    result = fuzz(claim, minutes=5, numerics="exact", derandomize=True)
+    wide = {c for c in cost if cost[c] > 300}
+    assert wide == {"gpt2-d64", "opt-d64", "gpt2-d96", "gpt2-d128"}, cost
+    assert result.ok and ran and not wide & set(ran) and result.rejected_by.get(TOO_LONG, 0) >= 1, (result, ran)

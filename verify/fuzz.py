@@ -179,6 +179,22 @@ def rejection(exc: BaseException) -> str:
     return re.sub(r"-?\d+(\.\d+)?(e[+-]?\d+)?", "#", str(exc))[:120]
 
 
+TOO_LONG = "estimated to take longer than the whole fuzz"
+"""The rejection of an example whose cost estimate (``verify.cost``) exceeds the fuzz's whole time: it is not run,
+since it could only be stopped (a wide TinT case in exact numerics takes more than ten minutes). One that exceeds
+only what is left of the time is not run either, and not tallied, like an example drawn after the time is up."""
+
+
+def _estimated_seconds(chk: Checker, params: dict[str, Any], numerics: str | None) -> float:
+    """The cost model's seconds for an example (0 where the parameters do not resolve: the check refuses them)."""
+    from attnsim.verify.cost import estimate
+
+    try:
+        return estimate(chk.claim, chk.resolve(params), numerics).seconds or 0.0
+    except AttnsimError:
+        return 0.0
+
+
 def worst_ratio(record: dict[str, Any]) -> float | None:
     """The largest measured / bound of a record's bounded resources (None without one)."""
     ratios = [b["ratio"] for b in record["bounds"].values() if isinstance(b.get("ratio"), (int, float))
@@ -210,7 +226,7 @@ def fuzz(claim_id: str, *, examples: int | None = None, minutes: float | None = 
     start = time.monotonic()
     stop = None if minutes is None else start + 60 * minutes
     for budget in _chunks(examples, stop):
-        found = _run_chunk(chk, result, budget, stop, database, derandomize, on_example)
+        found = _run_chunk(chk, result, budget, stop, 60 * (minutes or 0), database, derandomize, on_example)
         result.seconds = time.monotonic() - start
         if found is not None:
             result.failures.append(found)
@@ -228,7 +244,7 @@ def _chunks(examples: int | None, stop: float | None) -> Iterator[int]:
         yield CHUNK
 
 
-def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None, database: Any,
+def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None, span: float, database: Any,
                derandomize: bool, on_example: Callable[[FuzzResult], None] | None) -> Failure | None:
     from attnsim.verify.check import run_check
 
@@ -254,6 +270,12 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
         if until is not None and time.monotonic() > until:
             reject()
         command = replay_command(chk.claim, params, result.numerics, seed)
+        cost = _estimated_seconds(chk, params, result.numerics) if until is not None else 0.0
+        if until is not None and cost > until - time.monotonic():  # it could only be stopped: not run
+            if cost > span:  # longer than the whole run, not only than what is left of it: a rejection of its own
+                result.rejected += 1
+                result.rejected_by[TOO_LONG] = result.rejected_by.get(TOO_LONG, 0) + 1
+            reject()
         try:
             with _time_box(until):
                 record = run_check(chk.claim, params, result.numerics, seed)

@@ -24,7 +24,7 @@ from attnsim.sim.tint.relu_kink import transformer_kink_clear
 from attnsim.verify import tint_independent, tint_torch
 from attnsim.verify.registry import CheckContext, CheckFn, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import loglog_fit
-from attnsim.verify.tint_bits import asked_bits, finite_difference_bits
+from attnsim.verify.tint_bits import REFERENCE_BITS, asked_bits, finite_difference_bits
 from attnsim.verify.tint_independent import module_against_reference, step_against_reference
 
 ALL = ("exact", "mp", "float64")
@@ -139,6 +139,24 @@ def check_stacking(ctx: CheckContext) -> Measurement:
 
 
 # ------------------------------------------------------------------------------------------- Thm 2.5
+NOISE_MARGIN_BITS = 5
+"""How far (in bits) the rounding noise of Thm 2.5's simulation must stay below the O(eps) error it measures: the
+slope is extrapolated from three local slopes, which amplifies the noise. Measured in float64: the slope held at
+eps = 5e-7 (smallest eps 6.3e-8, eps^2 35 times 2^-53) on four seeds and failed at 3e-7 (13 times); in mp:30 it
+failed at 3e-4 and held at 5e-4, which this margin refuses too (mp's rounding is the gentler)."""
+
+
+def _resolvable(smallest: float, bits: int, numerics: str) -> None:
+    """Refuse a sweep whose smallest eps leaves the simulation's error, O(eps), under its rounding, about
+    2^-bits / eps (it divides by eps): eps^2 must exceed 2^(NOISE_MARGIN_BITS - bits)."""
+    floor = 2.0 ** ((NOISE_MARGIN_BITS - bits) / 2)
+    if smallest < floor:
+        raise UsageError(f"the sweep's smallest eps, {smallest:.3g}, is below {floor:.2g}: the simulation divides by "
+                         f"eps, so in {numerics} ({bits} bits) its rounding, about 2^-{bits} / eps, is within "
+                         f"{NOISE_MARGIN_BITS} bits of the O(eps) error it measures; raise --eps (or lower "
+                         "--halvings), or use --numerics mp:BITS with more bits", param="eps")
+
+
 @checker("tint.thm_2_5", evidence="independent", params=[Param("eps", float, 1e-2, "largest eps",
       minimum=1e-12, maximum=1.0),
                                  Param("halvings", int, 4, "eps, eps/2, ... (at least 3: the slope is extrapolated "
@@ -154,6 +172,8 @@ def check_thm_2_5(ctx: CheckContext) -> Measurement:
     removes that first-order bend (0.995 on the same seed), within 0.15 of 1."""
     ar = get_arith(ctx.numerics)
     eps = [ctx.params["eps"] / 2 ** i for i in range(ctx.params["halvings"])]
+    if ar.kind != "exact":
+        _resolvable(min(eps), REFERENCE_BITS if ar.kind == "float64" else ar.ctx.prec, ctx.numerics)
     errs = ex.thm25_sweep(ar, eps, ctx.seed)
     extra = {"eps": eps, "errors": errs}
     if min(errs) <= 0:
@@ -295,6 +315,11 @@ def check_sgd_step(ctx: CheckContext) -> Measurement:
         min_bits = finite_difference_bits(ctx, 30.0, p["fd_scale"])
     c = case(p["case"])
     ar = get_arith(ctx.numerics)
+    if p["gate_scale"] and ar.kind == "exact" and ar.tanh(ar.array([p["gate_scale"]]))[0] != 1:
+        raise UsageError(f"in exact numerics a gate is tanh(s) rounded to a rational of the oracle's precision; at "
+                         f"s = {p['gate_scale']:g} that is not 1, and the step multiplies such rationals into ones "
+                         "that grow without bound (7 GB within 90 s at tiny-relu, s = 1; at the authors' s = 10 it "
+                         "is 1): run these gates in --numerics mp:BITS or float64", param="gate_scale")
     r = ex.sgd_step(c, ar, p["fd_scale"], p["gate_scale"] or None, p["softmax_eps"] or None, p["convention"],
                     pipeline=p["convention"] == "paper")
     ind = step_against_reference(c, ar, r.weights, r.got, r.logits, p["fd_scale"], p["convention"] == "authors")

@@ -174,6 +174,7 @@ MEASURED = [  # claim, parameters, numerics, CPU seconds and MiB over the interp
     ("tint.linear_forward", {"D": 64}, "exact", 1.4, 79),
     ("anna.alg_1", {"N": 256, "c": 3.0, "seeds": 1}, None, 17.6, 700),  # estimated as 0.2 s when c was ignored
     ("anna.alg_1", {"N": 128, "c": 3.0, "seeds": 1}, None, 4.6, 140),
+    ("anna.thm_4_2", {"r": 0.002}, None, 96, None),  # 16 times the default's hash codes: 27 s at the default r
     ("tint.sgd_step", {"case": "tiny-relu"}, "exact", 10.8, None),
     ("tint.attn_backward", {"case": "gpt2-d64"}, "mp:200", 192, None),  # estimated as 20 s when the case was ignored
     ("tint.attn_backward", {"case": "gpt2-d64"}, "float64", 4.6, None),

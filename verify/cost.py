@@ -170,8 +170,7 @@ def _measured_kind_factor(model: Model, numerics: str, score: float) -> float:
     """The time factor of ``numerics`` from the model's measured ratios between kinds (:attr:`Model.kinds`),
     scaled within mp and arb by the precision (the ratios are measured at 200 bits)."""
     assert model.kinds is not None and model.nm is not None
-    kind, arg = numerics_width(numerics)
-    base = numerics_width(model.nm)[0]
+    kind, base = numerics_width(numerics)[0], numerics_width(model.nm)[0]
     factor = model.kinds.get(kind, model.kinds[base]) / model.kinds[base]
     if kind in ("mp", "arb"):
         factor *= op_seconds(numerics, score) / op_seconds(f"{kind}:200", score)

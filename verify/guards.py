@@ -98,7 +98,7 @@ def precheck(claim: str, raw: Mapping[str, str], numerics: str | None) -> None:
         if abs(v) > max(INT_MAX, FLOAT_MAX):
             raise UsageError(f"{flag(name)}: must be <= {INT_MAX:g}, got {raw[name]}")
     format_option(numerics, "--numerics")
-    names = {k: t for k, t in raw.items() if k not in numbers}  # a case's name: the models that read one (inputs)
+    names = {k: t for k, t in raw.items() if k not in numbers}  # a TinT case's: a model whose reference is a name
     require_memory(estimate(claim, {**names, **numbers}, numerics))
     path = raw.get("input_file")
     if path:

@@ -164,6 +164,11 @@ class FuzzResult:
         """No failure found."""
         return not self.failures
 
+    def reject(self, why: str) -> None:
+        """Count one rejected example under what refused it (:func:`rejection`)."""
+        self.rejected += 1
+        self.rejected_by[why] = self.rejected_by.get(why, 0) + 1
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON form."""
         return {k: v for k, v in self.__dict__.items() if k != "failures"} | {
@@ -273,16 +278,13 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
         cost = _estimated_seconds(chk, params, result.numerics) if until is not None else 0.0
         if until is not None and cost > until - time.monotonic():  # it could only be stopped: not run
             if cost > span:  # longer than the whole run, not only than what is left of it: a rejection of its own
-                result.rejected += 1
-                result.rejected_by[TOO_LONG] = result.rejected_by.get(TOO_LONG, 0) + 1
+                result.reject(TOO_LONG)
             reject()
         try:
             with _time_box(until):
                 record = run_check(chk.claim, params, result.numerics, seed)
-        except (AttnsimError, OutOfTime) as exc:  # a guard's refusal (not the claim's domain, past the cost
-            result.rejected += 1  # limit), or an example still running when the time is up: drawn again, not failed
-            why = rejection(exc)
-            result.rejected_by[why] = result.rejected_by.get(why, 0) + 1
+        except (AttnsimError, OutOfTime) as exc:  # a guard's refusal (not the claim's domain, past the cost limit)
+            result.reject(rejection(exc))  # or an example still running when the time is up: drawn again, not failed
             if isinstance(exc, OutOfTime):
                 result.cut += 1
             reject()

@@ -86,9 +86,16 @@ _STOPPED = {"SIGINT": (130, ["interrupted"]), "SIGTERM": (143, ["terminated"]), 
 def _stop_at(cmd: list[str], how: str, moment: str, cwd: Path) -> tuple[int, list[str], str]:
     """Run ``cmd`` in a session of its own, send ``how`` (``SIGINT-to-the-group``: to every process of the
     session, as a terminal's Ctrl-C does) at ``moment``; its exit status, its stderr lines besides progress,
-    and the whole stderr (its workers' included) once every worker is gone."""
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    and the whole stderr (its workers' included) once every worker is gone.
+
+    Its stderr goes to a file, not a pipe, so that the wait is for the command itself (a worker that outlives it
+    would hold a pipe open and look like a command that never ended: that is the check on ``alive`` below). A
+    command still running long after the signal is sent SIGABRT, whose fault handler writes every thread's
+    stack to that stderr, and the failure shows it."""
+    err_path = cwd / "stderr.txt"
+    with open(err_path, "w") as err_file:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err_file, text=True,
+                                start_new_session=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     parent = psutil.Process(proc.pid)
     seen: list[psutil.Process] = []
     try:
@@ -98,24 +105,34 @@ def _stop_at(cmd: list[str], how: str, moment: str, cwd: Path) -> tuple[int, lis
             running = proc.poll() is None
             if running:
                 os.killpg(proc.pid, signal.SIGKILL)
-            _, err = proc.communicate()
+            proc.wait()
             raise AssertionError(f"{exc} ({'still running' if running else f'exit {proc.returncode}'}); "
-                                 f"its stderr ends: {err[-2000:]!r}") from None
+                                 f"its stderr ends: {err_path.read_text()[-2000:]!r}") from None
         seen = parent.children(recursive=True)
         signum = _SIGNALS[how.split("-")[0]]
         if how.endswith("group"):
             os.killpg(proc.pid, signum)
         else:
             proc.send_signal(signum)
-        _, err = proc.communicate(timeout=limit(120))
+        try:
+            proc.wait(timeout=limit(120))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            raise AssertionError(f"still running {limit(120):.0f} s after {how}; its stderr, with its threads' "
+                                 f"stacks at SIGABRT: {err_path.read_text()[-6000:]}") from None
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+            proc.wait()
     _, alive = psutil.wait_procs(seen, timeout=10)
     for p in alive:
         p.kill()
     assert not alive, f"workers outlived their parent: {[p.pid for p in alive]}"
+    err = err_path.read_text()
     return proc.returncode, [line for line in err.strip().splitlines() if not PROGRESS_LINE.match(line)], err
 
 

@@ -26,7 +26,7 @@ output (with a final norm for GPT-2). The input map φ encodes layer 0 from the 
 given zero-padded to the model width d = H·m (``reference`` requires inputs of width d).
 
 Because the projections and biases run in the token-wise maps, no constant coordinate is needed
-for biases (the alternative: head input [x, 1], m = E + 1 + 2·d_h — 833 instead of 320
+for biases (the alternative: head input [x | 1 | o_h], m = E + 1 + d_h — 833 instead of 320
 for GPT-2 small, which decides whether the N = 8192 example runs in minutes).
 
 These maps compute in float64 only (layer norm needs a square root, GELU an error function);

@@ -1,9 +1,13 @@
 """The table of docs/anna_lemma_c_2.md that says how often the referee refuses a draw of the splitter-tree sort:
-every row rerun as the page says (`attnsim check anna.lemma_c_2 ... --draws 20`, seed 0), and its memory, machines,
-refused draws and verdict held to the run's; the intervals the text gives for the passes with refusals recomputed."""
+each row rerun as the page says (`attnsim check anna.lemma_c_2 ... --draws 20`, seed 0), and its memory, machines,
+refused draws and verdict held to the run's; the intervals the text gives for the passes with refusals recomputed.
+
+The rows at N = 4096 take about 40 CPU s together, more than the suite can spend on one page: they run when
+ATTNSIM_ALL_DOC_ROWS=1 is set (and were run so when the table was last changed)."""
 
 from __future__ import annotations
 
+import os
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -28,6 +32,8 @@ def _rows() -> list[list[str]]:
 
 
 ROWS = _rows()
+ALL_ROWS = os.environ.get("ATTNSIM_ALL_DOC_ROWS") == "1"
+LARGE = 4096
 
 
 def test_the_table_has_its_rows():
@@ -36,6 +42,8 @@ def test_the_table_has_its_rows():
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: "-".join(r[:4]).replace("/", "_"))
 def test_each_row_is_what_its_run_gives(row: list[str]):
+    if int(row[0]) >= LARGE and not ALL_ROWS:
+        pytest.skip(f"a row at N = {LARGE} (about 3 to 15 CPU s each): set ATTNSIM_ALL_DOC_ROWS=1 to rerun it")
     N, eps, eps1, c, s, machines, refused, verdict = row
     params = {"N": int(N), "eps": float(Fraction(eps)), "eps1": float(Fraction(eps1)), "s_scale": float(c),
               "draws": DRAWS}

@@ -9,8 +9,8 @@ output must equal the reference model (``sim.model.reference``, which shares no 
 construction) as rational functions. The sizes are chosen so that every call shape occurs: at least
 three blocks with a partial last one (so full and partial query and key blocks, padding rows, and a
 combination over several key blocks), two heads of width 2 and an affine ψ (so a head that reads
-another head's columns, or a skipped ψ, changes the output); for Theorem 5.1 at least two chunks
-with a partial last one, and a model of N = s + r tokens (no chunk).
+another head's columns, or a skipped ψ, changes the output); for Theorem 5.1 three chunks, two full
+and a partial last one, and a model of N = s + r tokens (no chunk).
 
 With the plan's obligations (coverage, units, layout, limit for every size), this makes the output
 proved for every size; the loops that run the calls (the combination's sum over key blocks, the
@@ -137,7 +137,7 @@ def setup(claim: str, scheme: str, length: str, sinks: bool | None) -> Setup:
         b = OracleSpec.block_size(M, length)
         r, s = 1, 1 if sinks else 0
         C = b - s - r
-        N = s + r + 2 * C + 1  # two chunks, the last partial
+        N = s + r + 2 * C + 1  # two full chunks and a partial third
         mask = Sink(s, r) if sinks else SlidingWindow(r)
         return Setup(N, M, mask, lambda m: _packed(m, M, length, True),
                      lambda spec, w, X, o: window.simulate(spec, w, X, o, b=b, M=M, scheme=scheme, runner=run_packed))

@@ -152,6 +152,9 @@ MEASURED = [  # claim, parameters, numerics, CPU seconds and MiB over the interp
     ("two_heads.lemma_3_1", {"N": 512, "M": 8, "d": 16}, "mp:200", 196, None),
     ("two_heads.lemma_3_1", {"N": 512, "M": 32, "d": 4}, "float64", 7.5, None),
     ("two_heads.thm_3_4", {"N": 256, "M": 32, "d": 8, "H": 2, "L": 2, "Hp": 2, "Lp": 2}, "exact:64:seeded", 8, None),
+    ("two_heads.lemma_3_1", {"N": 64, "M": 8, "d": 32}, "exact:64:65/64", 44.6, None),  # estimated as 2.4 s before
+    ("two_heads.lemma_3_1", {"N": 64, "M": 8, "d": 16}, "exact:64:seeded", 36.4, None),  # and this one as 1.0 s
+    ("two_heads.lemma_3_1", {"N": 128, "M": 8, "d": 16}, "exact:64:65/64", 21.4, None),
     ("two_heads.thm_3_4", {"N": 256, "M": 32, "d": 8, "H": 2, "L": 2, "Hp": 2, "Lp": 2}, "float64", 17, None),
     ("two_heads.thm_1_4", {"N": 2048, "d": 4, "H": 2, "L": 2, "Hp": 2, "Lp": 1}, "exact", 9.8, 340),
     ("two_heads.thm_4_2", {"N": 1024, "M": 4, "d": 2}, "mp:200", 46, 675),

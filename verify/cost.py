@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from typing import Any, Mapping
 
 from attnsim.sim.numerics.arb import MIN_BITS as ARB_MIN_BITS
@@ -123,17 +124,41 @@ def entry_bytes(numerics: str, score: float) -> float:
     return 16.0  # fixed-width formats: float64 values and a rounding scratch copy
 
 
+def _power_of_two_base(numerics: str) -> bool:
+    """Whether the base z of an exact kind is a power of two (the default z = 2, or e.g. 4, 1/2): its weights are
+    powers of two, which GMP multiplies and adds as shifts, however many bits they span."""
+    base = numerics.split(":", 2)[2] if numerics.count(":") >= 2 else ""
+    if not base:
+        return True
+    if len(base) > 40 or base == "seeded":
+        return False
+    try:
+        z = Fraction(base.replace(" ", ""))
+    except (ValueError, ZeroDivisionError):
+        return False
+    return all(v > 0 and v & (v - 1) == 0 for v in (z.numerator, z.denominator))
+
+
 def op_seconds(numerics: str, score: float) -> float:
-    """Seconds of one scalar operation (a product, a sum or an exponential on average) in ``numerics``: only
-    their ratios enter an estimate. Measured on the two-core machine: a flint rational product and sum 0.16 µs;
-    an mpmath product and sum 2.7, 5.0 and 17 µs at 200, 1000 and 4000 bits, an exponential 5.5, 45 and 550 µs
-    (attention mixes about 2d products to each exponential). Lemma 3.1's construction ran about 28 times
-    slower in mp:200 than in exact."""
+    """Seconds of one scalar operation (a product, a sum or an exponential on average) in ``numerics`` when one
+    softmax row's scores spread over ``score`` (:func:`typical_score`): only their ratios enter an estimate.
+    Measured on the two-core machine: a flint rational product and sum 0.16 µs; an mpmath product and sum 2.7,
+    5.0 and 17 µs at 200, 1000 and 4000 bits, an exponential 5.5, 45 and 550 µs (attention mixes about 2d products
+    to each exponential). Lemma 3.1's construction ran about 28 times slower in mp:200 than in exact.
+
+    An exact weight spans w = D·log2 z·score bits. With a base that is not a power of two its numbers are dense,
+    and an operation costs about 1 + (w / 5000)^2 times the narrow one: Lemma 3.1 at N = 64, M = 8 took 0.6, 5.8
+    and 45 CPU s at d = 8, 16 and 32 in exact:64:65/64 (w = 17k, 49k and 139k), 2.6 and 36 s at d = 8 and 16 in
+    exact:64:seeded (42k, 118k), and Thm 3.4's multi-head case 8.8 s in exact:64:seeded at d = 8 (15k). Before,
+    one formula served every base and read the spread as d: it estimated the d = 32 run above at 2.4 s."""
     kind, arg = numerics_width(numerics)
     if kind == "symbolic":
         return 1e-4
     if kind in EXACT_KINDS:
-        return 1e-7 * (1 + (unit_bits(numerics) * score / 1e4) ** 1.5)  # GMP products of weights this wide
+        width = unit_bits(numerics) * score
+        if _power_of_two_base(numerics):
+            return 1e-7 * (1 + (width / 1e4) ** 1.5)
+        return 1e-7 * (1 + (width / 5e3) ** 2)
     if kind in ("mp", "arb"):  # arb's C kernels are faster; mp's time bounds them
         return 2e-6 + 1e-9 * arg + 5e-6 * (arg / 1000) ** 1.8
     if kind == "float64":
@@ -141,9 +166,11 @@ def op_seconds(numerics: str, score: float) -> float:
     return 2e-7
 
 
-def typical_score(d: float, x_max: float = 1.0) -> float:
-    """A score the default cases reach: inputs in [-x_max, x_max], weights in [-1, 1] (``verify.cases``)."""
-    return max(1.0, d * x_max * x_max)
+def typical_score(d: float, heads: float = 1.0) -> float:
+    """How far one softmax row's scores spread in the default cases (``verify.cases``: inputs on a 1/2 grid and
+    weights on a 1/4 grid, both in [-1, 1]) with heads of width m = d / heads: about 0.9 m^1.5 (the median row's
+    range, measured over five seeds at N = 64: 1.9, 6.1, 20, 57, 173 and 496 at m = 2 to 64)."""
+    return max(1.0, 0.9 * (d / max(heads, 1.0)) ** 1.5)
 
 
 def param_int(params: Mapping[str, Any], *names: str, default: int) -> int:
@@ -204,7 +231,7 @@ def estimate(claim: str, params: Mapping[str, Any], numerics: str | None) -> Est
     mem_factor = time_factor = 1.0
     nm = numerics or model.nm
     if model.nm is not None and nm is not None:
-        s = typical_score(vals.get("d", 4.0))
+        s = typical_score(vals.get("d", 4.0), vals.get("H", 1.0))
         mem_factor = entry_bytes(nm, s) / entry_bytes(model.nm, s)
         time_factor = op_seconds(nm, s) / op_seconds(model.nm, s)
         if model.kinds is not None:

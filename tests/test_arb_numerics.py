@@ -17,7 +17,8 @@ F = Fraction
 
 
 @pytest.mark.parametrize("arg, says", [(None, "needs a precision"), ("x", "expected arb:BITS"),
-                                       ("4", "BITS=4 is outside 10..")])
+                                       ("4", r"BITS=4 is outside 10\.\..* \(below 10 bits a ball cannot hold"),
+                                       ("65537", r"BITS=65537 is outside 10\.\.65536 \(the largest working")])
 def test_bad_precision_is_one_error_naming_the_numerics(arg, says):
     with pytest.raises(NumericsError, match=says) as exc:
         ArbSpec.parse(arg)

@@ -25,6 +25,7 @@ import re
 from fractions import Fraction
 from typing import Any, Mapping
 
+from attnsim.sim.numerics.arb import MAX_BITS
 from attnsim.sim.numerics.arb import MIN_BITS as ARB_MIN_BITS
 from attnsim.verify.cost_models import DEFAULT_MODEL, MODELS, Model, Term
 from attnsim.verify.limits import Estimate, human
@@ -32,9 +33,6 @@ from attnsim.verify.registry import UsageError
 
 MAX_GRID = 4096
 """Largest score-grid denominator D of the exact kinds of numerics."""
-
-MAX_BITS = 1 << 16
-"""Largest working precision of ``mp:BITS``, in bits."""
 
 MAX_UNIT_BITS = 1 << 17
 """Largest D·log2 z (bits of the exact weight of a score 1) of the exact kinds."""
@@ -97,8 +95,9 @@ def numerics_width(name: str, option: str = "--numerics") -> tuple[str, int]:
             raise UsageError(f"{option}: {name}: expected {kind}:BITS with BITS a positive integer, e.g. {kind}:200")
         bits, lo = int(arg), (2 if kind == "mp" else ARB_MIN_BITS)
         if not lo <= bits <= MAX_BITS:
-            raise UsageError(f"{option}: {name}: BITS={bits} is outside {lo}..{MAX_BITS}"
-                             + (" (a ball must hold the constants and grid inputs exactly)" if kind == "arb" else ""))
+            why = (" (a ball must hold the constants and grid inputs exactly)" if kind == "arb" and bits < lo
+                   else " (the largest working precision)" if bits > MAX_BITS else "")
+            raise UsageError(f"{option}: {name}: BITS={bits} is outside {lo}..{MAX_BITS}{why}")
         return kind, bits
     return kind, 0
 

@@ -39,7 +39,7 @@ MIN_BITS = 10
 """Smallest BITS: the inputs and weights of the cases (dyadic grids) and the constants of the constructions
 must be exact balls (radius 0); below this the synthetic token's constant alone loses its meaning."""
 MAX_BITS = 1 << 16
-"""Largest BITS (the same cap as ``mp:BITS``)."""
+"""Largest BITS of ``arb:BITS`` and of ``mp:BITS`` (``verify.cost`` holds mp to it)."""
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,13 @@ class ArbSpec:
             raise NumericsError(f"arb:{arg}: expected arb:BITS with BITS a positive integer, e.g. arb:128",
                                 param="numerics")
         bits = int(arg)
-        if not MIN_BITS <= bits <= MAX_BITS:
+        if bits < MIN_BITS:
             raise NumericsError(f"arb:{arg}: BITS={bits} is outside {MIN_BITS}..{MAX_BITS} (below {MIN_BITS} bits "
                                 "a ball cannot hold the constructions' constants and grid inputs exactly)",
                                 param="numerics")
+        if bits > MAX_BITS:
+            raise NumericsError(f"arb:{arg}: BITS={bits} is outside {MIN_BITS}..{MAX_BITS} (the largest working "
+                                "precision, as for mp:BITS)", param="numerics")
         return cls(bits)
 
     def with_base(self, grid: int, base: Fraction) -> ArbSpec:

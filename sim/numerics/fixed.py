@@ -3,10 +3,11 @@
 Every primitive of the Numerics protocol rounds its result into the format, so a construction run
 in this backend sees exactly the values a machine with that format would hold:
 
-* ``add, sub, mul, div`` — the float64 result, rounded. For float formats with M ≤ 25 (all named
-  ones) the float64 result of + − × ÷ on format values is close enough that rounding it once more is
-  the correctly rounded result (double rounding is innocuous when 53 ≥ 2(M+1) + 2); the same holds
-  for fixed formats of total width ≤ 26. Wider formats may differ by one ulp at rare ties.
+* ``add, sub, mul, div`` — the float64 result, rounded. For float formats with M ≤ 24 (all named
+  ones have M ≤ 23) the float64 result of + − × ÷ on format values is close enough that rounding it once
+  more is the correctly rounded result (double rounding is innocuous when 53 ≥ 2(M+1) + 2); the same
+  rule covers fixed formats of total width ≤ 25 (at width 26, + − × are still exact in float64 and ÷ is
+  not covered). Wider formats may differ by one ulp at rare ties.
 * ``matmul, rowsum`` — sequential accumulation in the *accumulator* format (option ``acc=FMT``,
   default the storage format): each product is rounded into the accumulator, each partial sum is
   rounded, left to right over the inner index; the final sum is rounded into the storage format.

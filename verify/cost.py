@@ -42,7 +42,7 @@ OBJECT_BYTES = 112
 
 EXACT_KINDS = ("exact", "fraction", "symbolic")
 SEEDED_BASE_BITS = 32.0
-"""A seeded base z has a 16-bit numerator and denominator."""
+"""Bits of p and q of a seeded base z = p/q (a 16-bit q, p ≤ 2q: about 31, rounded up)."""
 
 _DECIMAL = re.compile(r"^\s*([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?\s*$")
 _RATIO = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$")

@@ -6,11 +6,11 @@ the constructions use needs only w(a + b) = w(a)·w(b), so simulated == referenc
 
 Names: ``exact[:D[:z]]`` (and ``fraction[:D[:z]]``), z an integer or fraction > 1, or ``seeded``.
 
-**Default base z = 2** (D = 64). Earlier the default was a rational z in (1, 2] with 16-bit
-numerator and denominator drawn from the seed (now ``exact:64:seeded``). That z makes each equality a
-Schwartz–Zippel test of the identity as a rational function of z, but a weight z**k then has ~32·k
+**Default base z = 2** (D = 64). Earlier the default was a rational z = p/q in (1, 2] with a 16-bit
+denominator q (so p ≤ 2q has up to 17 bits) drawn from the seed (now ``exact:64:seeded``). That z makes each equality a
+Schwartz–Zippel test of the identity as a rational function of z, but a weight z**k then has ~31·k
 bits, and exact checks at useful sizes (Thm 3.4 at N = 256) spend their time on gcds of
-10⁴–10⁵-bit numbers. With z = 2 a weight is 2**k (k bits, 32x smaller), the row-scaled
+10⁴–10⁵-bit numbers. With z = 2 a weight is 2**k (k bits, about 31x smaller), the row-scaled
 weights are integers and every sum of weights is an integer. The check stays exact: simulated and
 reference are the *same* rationals for softmax with base 2**(D·s), a well-defined attention function
 (temperature D·ln 2), and ``==`` is decided without rounding or reduction modulo a prime. What a
@@ -69,7 +69,7 @@ def brief(x: Fraction | float) -> str:
 
 
 def draw_base(seed: int) -> Fraction:
-    """A rational z in (1, 2] with 16-bit numerator and denominator, from the seed (``exact:D:seeded``)."""
+    """A rational z = p/q in (1, 2] with a 16-bit q (p ≤ 2q: up to 17 bits), from the seed (``exact:D:seeded``)."""
     rng = random.Random(seed)
     den = rng.randrange(2**15, 2**16)
     return Fraction(den + rng.randrange(1, den + 1), den)

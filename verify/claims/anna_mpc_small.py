@@ -146,7 +146,7 @@ at N = 256), past the s = 205 of SMALL_MEMORY's 3.2; 3.5 gives s = 224 there and
 
 SPLITTER_SUBLINEAR = {"eps1": 0.95, "s_scale": 1.0}
 """The default memory of Thm 4.2 and C.1, where the splitter sort runs at s < N: s = ceil(N^0.95) = 1399, 2703,
-5221, 10085 words at N = 2048 (the default) ... 16384, above the ~1280 its fans need with 3-word keys
+5221, 10086 words at N = 2048 (the default) ... 16384, above the ~1280 its fans need with 3-word keys
 (docs/anna_lemma_c_2.md) and below N."""
 SUBLINEAR_SIZES = (2048, 4096, 8192, 16384)
 """The growth sweeps in N of Thm 4.2 (full report) and Thm C.1 at SPLITTER_SUBLINEAR: 4 sizes over 8x."""
@@ -175,7 +175,7 @@ def _growth_4_2(quick: bool) -> list[dict[str, Any]]:
 
 
 GAP_BELOW_N = {"N": 8192, "s_scale": 450.0}
-"""The full gap sweeps of Thm 4.2 and C.1 (eps = 1/16, eps' = 1/8 ... 5/16): s = 1386 ... 7519 words, above the
+"""The full gap sweeps of Thm 4.2 and C.1 (eps = 1/16, eps' = 1/8 ... 5/16): s = 1388 ... 7519 words, above the
 ~1280 the splitter sort's fans need and below N at every point. Their quick sweeps run at N = 128 and 256 with
 s_scale = 700, s >= N (marked in their points)."""
 
@@ -198,7 +198,7 @@ def _gap_point_4_2(quick: bool, gap: float) -> dict[str, Any]:
     Param("eps1", float, SPLITTER_SUBLINEAR["eps1"], "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01,
           maximum=1.0),
     Param("s_scale", float, SPLITTER_SUBLINEAR["s_scale"], "constant in front of N^eps' (the splitter sort needs "
-          "s >= 1280 here; the default puts s below N from N = 2048 on)", minimum=1.0, maximum=4096.0),
+          "s >= 1120 here; the default puts s below N from N = 2048 on)", minimum=1.0, maximum=4096.0),
     Param("lsh", str, "hyperplane", "hash family", choices=LSH_NAMES),
     SORT_PARAM, REDRAWS_PARAM,
 ], grid=_grid_4_2, growth_grid=_growth_4_2,
@@ -290,7 +290,7 @@ def _gap_point_c_1(quick: bool, gap: float) -> dict[str, Any]:
     Param("eps1", float, SPLITTER_SUBLINEAR["eps1"], "eps': local memory s = ceil(s_scale * N^eps')", minimum=0.01,
           maximum=1.0),
     Param("s_scale", float, SPLITTER_SUBLINEAR["s_scale"], "constant in front of N^eps' (the splitter sort needs "
-          "s >= 1280 here, below N from N = 2048 on by default; 12: s < N for N >= 256 at eps' = 1/2 with --sort "
+          "s >= 1120 here, below N from N = 2048 on by default; 12: s < N for N >= 256 at eps' = 1/2 with --sort "
           "radix)", minimum=1.0, maximum=4096.0),
     Param("mv", int, 2, "value width (exact integer words)", minimum=1, maximum=4096),
     SORT_PARAM, REDRAWS_PARAM,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import inspect
 import re
-from pathlib import Path
 
 import pytest
+from doc_page import Page
 
 import attnsim.verify.bench.torch_sdpa as torch_sdpa
 import attnsim.verify.bench.whole_model as whole_model
@@ -26,18 +26,10 @@ from attnsim.verify.bench.engine import (
 )
 from attnsim.verify.long_run import run_layer
 
-DOC = (Path(__file__).parents[1] / "docs" / "engine.md").read_text()
-TEXT = " ".join(DOC.split())
-
-
-def _table(header: str) -> list[list[str]]:
-    lines = DOC[DOC.index(header):].splitlines()[2:]
-    rows = []
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
-    return rows
+_PAGE = Page("engine.md")
+DOC = _PAGE.text
+TEXT = _PAGE.flat
+_table = _PAGE.table
 
 
 def _size(cell: str) -> tuple[int, int]:

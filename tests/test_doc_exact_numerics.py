@@ -18,6 +18,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from doc_page import Page
 from test_exact_base import _pad_miscounted  # the break the page names
 
 from attnsim.sim.masks import Full
@@ -31,27 +32,12 @@ from attnsim.verify.cases import random_case
 from attnsim.verify.check import run_check
 from attnsim.verify.cli import bench as bench_cli
 
-PAGE = (Path(__file__).resolve().parents[1] / "docs" / "exact_numerics.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
+_PAGE = Page("exact_numerics.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
+table = _PAGE.table
 SEEDS = range(1000)
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/exact_numerics.md no longer says {pattern!r}"
-    return m.groups()
-
-
-def table(header: str) -> list[list[str]]:
-    """The rows under the table whose header line starts with ``header``."""
-    lines = PAGE[PAGE.index(header):].splitlines()[2:]
-    rows = []
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return rows
 
 
 @cache

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
+from doc_page import Page
 
 pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
 
@@ -29,30 +29,16 @@ from attnsim.verify.experiments.tasks import Match2Data
 from attnsim.verify.experiments.training import CHECKPOINT_EVERY
 from attnsim.verify.lsh_sensitivity import cross_polytope_collisions
 
-DOC = (Path(__file__).parents[1] / "docs" / "experiments.md").read_text()
-FLAT = re.sub(r"\s+", " ", DOC)
+_PAGE = Page("experiments.md")
+DOC = _PAGE.text
+FLAT = _PAGE.flat
+_find = _PAGE.find
+_table = _PAGE.table
 NUM = r"([−+-]?\d[\d,]*(?:\.\d+)?)"
 
 
 def _num(text: str) -> float:
     return float(text.replace(",", "").replace("−", "-"))
-
-
-def _find(pattern: str) -> re.Match:
-    m = re.search(pattern, FLAT)
-    assert m, f"docs/experiments.md no longer says {pattern!r}"
-    return m
-
-
-def _table(header: str) -> list[list[str]]:
-    """The rows of the markdown table whose header line starts with ``header``."""
-    lines = DOC[DOC.index(header):].splitlines()[2:]
-    rows = []
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
-    return rows
 
 
 def _span(text: str) -> tuple[int, int]:

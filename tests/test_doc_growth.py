@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 
 import sympy as sp
+from doc_page import Page
 from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication_application,
@@ -43,17 +44,12 @@ from attnsim.verify.twins import all_twins
 from attnsim.verify.twins.growth import CONSTANT, resource_of
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = (ROOT / "docs" / "growth.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
+_PAGE = Page("growth.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
 WORDS = {"two": 2, "three": 3, "four": 4, "five": 5}
 TOY = "anna.def_ema"  # its time has no exact count, formula or constant: the growth test alone decides
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/growth.md no longer says {pattern!r}"
-    return m.groups()
 
 
 def expr(text: str) -> sp.Expr:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import re
 from functools import cache
-from pathlib import Path
 
 import pytest
+from doc_page import Page
 
 from attnsim.sim.numerics import NumericsError, get_numerics
 from attnsim.sim.numerics.fixed_formats import FLOAT_NAMES
@@ -28,26 +28,11 @@ from attnsim.verify.precision.study import bits_study, blocks_study, decode_stud
 from attnsim.verify.registry import CheckContext, UsageError, get_checker
 from attnsim.verify.tint_bits import asked_bits, finite_difference_bits
 
-PAGE = (Path(__file__).resolve().parents[1] / "docs" / "precision.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/precision.md no longer says {pattern!r}"
-    return m.groups()
-
-
-def table(header: str) -> list[list[str]]:
-    """The rows under the table whose header line starts with ``header``."""
-    lines = PAGE[PAGE.index(header):].splitlines()[2:]
-    rows = []
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return rows
+_PAGE = Page("precision.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
+table = _PAGE.table
 
 
 def f1(x: float) -> str:

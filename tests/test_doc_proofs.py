@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import sympy as sp
 import z3
+from doc_page import Page
+from doc_page import collapsed as _flat
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna import message_code as MC
@@ -29,22 +31,12 @@ from attnsim.verify.prove.z3kit import nondegenerate
 from attnsim.verify.twins import all_twins
 
 ROOT = Path(__file__).parents[1]
-DOC = (ROOT / "docs" / "proofs.md").read_text()
+_PAGE = Page("proofs.md")
+DOC = _PAGE.text
+FLAT = _PAGE.flat
+_find = _PAGE.find
+_table = _PAGE.table
 WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
-
-
-def _flat(text: str) -> str:
-    """The text with its line breaks and runs of spaces as single spaces."""
-    return re.sub(r"\s+", " ", text)
-
-
-FLAT = _flat(DOC)
-
-
-def _find(pattern: str, text: str = FLAT) -> re.Match:
-    m = re.search(pattern, text)
-    assert m, f"docs/proofs.md no longer says {pattern!r}"
-    return m
 
 
 def _section(heading: str) -> str:
@@ -52,17 +44,6 @@ def _section(heading: str) -> str:
     start = DOC.index(heading)
     nxt = re.search(r"^#", DOC[start + len(heading):], flags=re.M)
     return DOC[start:start + len(heading) + nxt.start()] if nxt else DOC[start:]
-
-
-def _table(header: str) -> list[list[str]]:
-    """The rows of the markdown table whose header line starts with ``header``."""
-    lines = DOC[DOC.index(header):].splitlines()[2:]
-    rows = []
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
-    return rows
 
 
 def _claim_id(label: str) -> str:

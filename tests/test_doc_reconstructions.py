@@ -15,11 +15,11 @@ import math
 import re
 from functools import cache
 from math import comb
-from pathlib import Path
 
 import numpy as np
 import pytest
 import sympy as sp
+from doc_page import Page
 from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication_application,
@@ -44,17 +44,12 @@ from attnsim.verify.experiments.tasks import BINS, Match2Data, induction_batch
 from attnsim.verify.lsh_sensitivity import cross_polytope_collisions
 from attnsim.verify.registry import UsageError
 
-PAGE = (Path(__file__).resolve().parents[1] / "docs" / "reconstructions.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
+_PAGE = Page("reconstructions.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
 WORDS = {"two": 2, "four": 4, "twelve": 12, "eighteen": 18}
 SUPERSCRIPT = {"¹": 1, "²": 2, "³": 3, "⁴": 4}
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/reconstructions.md no longer says {pattern!r}"
-    return m.groups()
 
 
 def formula(text: str) -> sp.Expr:

@@ -13,6 +13,7 @@ import math
 import re
 from pathlib import Path
 
+from doc_page import Page
 from rich.console import Console
 
 from attnsim.paper_refs import all_claims
@@ -25,16 +26,11 @@ from attnsim.verify.teeth import MIN_TWINS, OUTCOMES, run_teeth
 from attnsim.verify.twins import REFUSAL_KINDS, all_twins
 from attnsim.verify.twins.growth import CONSTANT
 
-PAGE = (Path(__file__).resolve().parents[1] / "docs" / "teeth.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
+_PAGE = Page("teeth.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
 WORDS = {"one": 1, "two": 2, "three": 3, "four": 4}
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/teeth.md no longer says {pattern!r}"
-    return m.groups()
 
 
 def twins_of(claim: str) -> dict[str, object]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
+
+from doc_page import Page
 
 from attnsim.sim.tint.arith import get_arith
 from attnsim.sim.tint.cases import CASES
@@ -20,8 +21,10 @@ from attnsim.verify.check import run_check
 from attnsim.verify.claims.tint_sizes import built_network
 from attnsim.verify.tint_effective import compare, network_and_windows, perturbation_marks
 
-DOC = (Path(__file__).parents[1] / "docs" / "tint_network.md").read_text()
-TEXT = " ".join(DOC.split())
+_PAGE = Page("tint_network.md")
+DOC = _PAGE.text
+TEXT = _PAGE.flat
+_table = _PAGE.table
 N = r"\d[\d,]*"
 
 
@@ -44,16 +47,6 @@ def _tiny_size() -> dict[str, Any]:
 @cache
 def _step(case: str) -> dict[str, Any]:
     return run_check("tint.sgd_step", {"case": case, "approximations": False}, "float64", 0)
-
-
-def _table(header: str) -> list[list[str]]:
-    lines = DOC[DOC.index(header):].splitlines()[2:]
-    rows = []
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
-    return rows
 
 
 def test_depth_and_stream_of_the_tiny_and_gpt2_networks():

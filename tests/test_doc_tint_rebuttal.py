@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 from functools import cache
-from pathlib import Path
+
+from doc_page import Page
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.paper_refs import load
@@ -19,16 +20,11 @@ from attnsim.verify.check import run_check
 from attnsim.verify.claims.tint_rebuttal import SLOPE_POINTS, spsa_variance_interval, width_level
 from attnsim.verify.stats import LEVEL, loglog_fit
 
-PAGE = (Path(__file__).resolve().parents[1] / "docs" / "tint_rebuttal.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
+_PAGE = Page("tint_rebuttal.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
 WORDS = {"one": 1, "two": 2, "three": 3, "four": 4}
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/tint_rebuttal.md no longer says {pattern!r}"
-    return m.groups()
 
 
 def num(text: str) -> int:

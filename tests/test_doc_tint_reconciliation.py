@@ -8,10 +8,10 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from doc_page import Page
 
 import attnsim.sim.tint.layers as tint_layers
 from attnsim.sim.tint import aux_model as am
@@ -22,24 +22,16 @@ from attnsim.sim.tint.network import Convention, build_tint, forward
 from attnsim.sim.tint.network_io import input_embedding
 from attnsim.sim.tint.reconcile import effects
 
-DOC = (Path(__file__).parents[1] / "docs" / "tint_reconciliation.md").read_text()
-TEXT = " ".join(DOC.split())
+_PAGE = Page("tint_reconciliation.md")
+DOC = _PAGE.text
+TEXT = _PAGE.flat
+_table = _PAGE.table
 F64 = get_arith("float64")
 NUMBER = r"\d+(?:\.\d+)?(?:e-?\d+)?"
 
 # the table's "choice" column, as the Convention switch (or all three) it names
 CHOICES = {"1: full step per bias share": "bias_full_step", "2: last position trained": "last_position",
            "3: attention-backward mask": "attn_mask", "all three (`--convention authors`)": "authors"}
-
-
-def _table(header: str) -> list[list[str]]:
-    lines = DOC[DOC.index(header):].splitlines()[2:]
-    rows = []
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
-    return rows
 
 
 def _close(written: str, value: float) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from doc_page import Page
 from transformers import GPT2Config
 
 import attnsim.verify.bench.torch_sdpa as torch_sdpa
@@ -28,8 +29,9 @@ from attnsim.verify.bench.engine import torch_oracle_figure, whole_model_figure
 from attnsim.verify.cli.bench import TORCH_SIZE
 
 ROOT = Path(__file__).parents[1]
-DOC = (ROOT / "docs" / "torch.md").read_text()
-TEXT = " ".join(DOC.split())
+_PAGE = Page("torch.md")
+DOC = _PAGE.text
+TEXT = _PAGE.flat
 EXAMPLE = (ROOT / "examples" / "gpt2_long_context.py").read_text()
 
 # a small GPT-2 imported and simulated in a second: sequence N, blocks of M, width E, H heads, L layers

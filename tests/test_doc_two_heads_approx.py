@@ -10,11 +10,10 @@ N = 32768 (30 s) and the sqrtlog row's seeds (15 s) are not.
 from __future__ import annotations
 
 import math
-import re
 from functools import cache
-from pathlib import Path
 
 import numpy as np
+from doc_page import Page
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.two_heads.assumptions import measure
@@ -29,16 +28,11 @@ from attnsim.verify.reference_attention import relative_row_errors, softmax_atte
 from attnsim.verify.registry import UsageError, get_checker
 from attnsim.verify.stats import binomial_interval, fewest_trials_to_establish
 
-PAGE = (Path(__file__).resolve().parents[1] / "docs" / "two_heads_approx.md").read_text()
-TEXT = " ".join(PAGE.split())
+_PAGE = Page("two_heads_approx.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
 CLAIM = get_claim("two_heads.thm_4_1")
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/two_heads_approx.md no longer says {pattern!r}"
-    return m.groups()
 
 
 def num(text: str) -> float:

@@ -13,22 +13,18 @@ import re
 from pathlib import Path
 
 import pytest
+from doc_page import Page
 from test_two_heads_exact_counts import GRID
 
 from attnsim.sim.errors import PreconditionError
 from attnsim.verify.check import run_check
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = (ROOT / "docs" / "two_heads_exact.md").read_text()
-TEXT = " ".join(PAGE.split())
+_PAGE = Page("two_heads_exact.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
 WORDS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/two_heads_exact.md no longer says {pattern!r}"
-    return m.groups()
 
 
 def cost_table() -> dict[str, str]:

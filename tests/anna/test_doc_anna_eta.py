@@ -8,10 +8,8 @@ sweep's outcome and the z = 1 twin. Not held: the violating runs of the full swe
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
+from doc_page import Page
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.theory.formulas import as_number, evaluate
@@ -21,27 +19,13 @@ from attnsim.verify.check import run_check
 from attnsim.verify.stats import binomial_interval
 from attnsim.verify.twins import all_twins
 
-PAGE = (Path(__file__).resolve().parents[2] / "docs" / "anna_eta.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
+_PAGE = Page("anna_eta.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
+table = _PAGE.table
 DEFS = get_claim("anna.alg_1").definitions
 R, C = 0.2, 7.0  # the sweep's hyperplane family, as the page states it
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/anna_eta.md no longer says {pattern!r}"
-    return m.groups()
-
-
-def table(header: str) -> list[list[str]]:
-    """The rows under the table whose header line starts with ``header``."""
-    rows = []
-    for line in PAGE[PAGE.index(header):].splitlines()[2:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return rows
 
 
 def shown(x: float, text: str) -> bool:

@@ -14,9 +14,9 @@ import math
 import re
 from fractions import Fraction
 from functools import cache
-from pathlib import Path
 
 import pytest
+from doc_page import Page
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.khop import TOKEN_WORDS, splitter_sort_rounds
@@ -33,25 +33,11 @@ from attnsim.verify.claims.anna_relay import CAPACITIES, RHO_SWEEP
 from attnsim.verify.growth import growth_points
 from attnsim.verify.registry import CheckContext, Measurement, get_checker
 
-PAGE = (Path(__file__).resolve().parents[2] / "docs" / "anna_mpc_to_anna.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/anna_mpc_to_anna.md no longer says {pattern!r}"
-    return m.groups()
-
-
-def table(header: str) -> list[list[str]]:
-    """The rows under the table whose header line starts with ``header``."""
-    rows = []
-    for line in PAGE[PAGE.index(header):].splitlines()[2:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return rows
+_PAGE = Page("anna_mpc_to_anna.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
+table = _PAGE.table
 
 
 def ints(text: str) -> list[int]:

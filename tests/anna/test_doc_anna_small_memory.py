@@ -17,9 +17,9 @@ import re
 from fractions import Fraction
 from functools import cache
 from itertools import groupby
-from pathlib import Path
 
 import numpy as np
+from doc_page import Page
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.attention import ema
@@ -38,25 +38,11 @@ from attnsim.verify.refusals import REFUSAL_DRAWS, fewest_refusals_above, refusa
 from attnsim.verify.registry import CheckContext, get_checker
 from attnsim.verify.stats import binomial_interval, rate_upper
 
-PAGE = (Path(__file__).resolve().parents[2] / "docs" / "anna_small_memory.md").read_text()
-TEXT = " ".join(PAGE.split())  # sentences run over line breaks
-
-
-def said(pattern: str) -> tuple[str, ...]:
-    """The groups of ``pattern`` where it first matches the page (whitespace collapsed)."""
-    m = re.search(pattern, TEXT)
-    assert m, f"docs/anna_small_memory.md no longer says {pattern!r}"
-    return m.groups()
-
-
-def table(header: str) -> list[list[str]]:
-    """The rows under the table whose header line starts with ``header``."""
-    rows = []
-    for line in PAGE[PAGE.index(header):].splitlines()[2:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return rows
+_PAGE = Page("anna_small_memory.md")
+PAGE = _PAGE.text
+TEXT = _PAGE.flat
+said = _PAGE.said
+table = _PAGE.table
 
 
 def num(text: str) -> int:

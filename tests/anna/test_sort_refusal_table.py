@@ -10,28 +10,18 @@ from __future__ import annotations
 import os
 import re
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
+from doc_page import Page
 from scipy.stats import beta
 
 from attnsim.verify.check import run_check
 
-DOC = (Path(__file__).parents[2] / "docs" / "anna_lemma_c_2.md").read_text()
+_PAGE = Page("anna_lemma_c_2.md")
+DOC = _PAGE.text
 HEADER = "| N | ε | ε' | c | s (words) | machines | draws refused | verdict |"
 DRAWS = 20
-
-
-def _rows() -> list[list[str]]:
-    rows = []
-    for line in DOC[DOC.index(HEADER):].splitlines()[2:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return rows
-
-
-ROWS = _rows()
+ROWS = _PAGE.table(HEADER)
 ALL_ROWS = os.environ.get("ATTNSIM_ALL_DOC_ROWS") == "1"
 LARGE = 4096
 

@@ -140,14 +140,7 @@ def test_more_heads_and_layers():
 
 
 def figures_rows() -> dict[str, list[str]]:
-    lines = PAGE[PAGE.index("| input | C | D | conditions |"):].splitlines()[2:]
-    rows = {}
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows[cells[0]] = cells
-    return rows
+    return {cells[0]: cells for cells in _PAGE.table("| input | C | D | conditions |")}
 
 
 def test_figures_at_eps_2():

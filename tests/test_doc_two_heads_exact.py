@@ -29,14 +29,7 @@ WORDS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
 
 def cost_table() -> dict[str, str]:
     """claim → the page's "what one head costs" cell."""
-    lines = PAGE[PAGE.index("| claim | module |"):].splitlines()[2:]
-    out = {}
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        out[cells[0].strip("`")] = cells[2]
-    return out
+    return {cells[0].strip("`"): cells[2] for cells in _PAGE.table("| claim | module |")}
 
 
 def block(p: dict) -> int:

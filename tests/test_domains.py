@@ -165,6 +165,10 @@ MEASURED = [  # claim, parameters, numerics, CPU seconds and MiB over the interp
     ("anna.prop_e_3", {"N": 16384}, None, 18.7, 645),
     ("anna.thm_5_2", {"N": 1024}, None, 8.6, 96),
     ("anna.thm_4_1", {"N": 65536}, None, 56.5, 5162),
+    ("anna.thm_4_1", {"N": 16384, "P": 1024, "eps": 0.5, "eps1": 0.96}, None, 38.5, None),  # estimated as 12 s before
+    ("anna.cor_b_9", {"N": 4096, "P": 4096}, None, 13.1, 680),  # as 1.0 s and 50 MiB before
+    ("anna.cor_b_9", {"N": 16384, "P": 4096}, None, 25.4, 950),
+    ("anna.cor_b_9", {"N": 16384, "P": 256}, None, 3.7, 113),
     ("anna.thm_4_4", {"N": 65536}, None, 34.6, 7208),
     ("anna.thm_5_4", {"N": 32768}, None, 27.7, 1303),
     ("anna.thm_c_1", {"N": 16384}, None, 9.5, 20),

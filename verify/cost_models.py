@@ -132,10 +132,12 @@ _TINT_FD = _tint_case_model(5100, 1.1, 0, {"mp": 1.0, "float64": 0.005}, nm="mp:
 17 to 19 s in mp:200 at the tiny and D = 12 cases, 3.9 to 5.5 s in float64 (6.8 s at 16 halvings); at gpt2-d64 the
 activation's still running after 10 min in mp:200, 6.1 to 6.9 s in float64."""
 _ANNA_MPC = Model({"N": 16384, "P": 64, "k": 5, "alphabet": 4},
-                  mem=(T(350, N=2),), time=(T(12, N=1.4, k=0.5),), nm=None)
+                  mem=(T(350, N=2),), time=(T(12, N=1.4, k=0.5), T(1.1, N=0.5, P=1.2)), nm=None)
 """Measured: Thm 4.1 1.2 s at N = 1024, 8.1 s and 332 MiB at 16384, 57 s and 5.0 GiB at 65536; Thm 5.4 12 s at 4096,
 16 s at 16384, 28 s and 1.3 GiB at 32768; Thm 5.6 (k = 32) 6.1 s at 4096, 10 s at 8192. It stood at 20 s (N/1024) k/5
-and 8 MiB (N/1024) k/5 before: 5 min at N = 16384, and 1.6 GiB where 5 GiB ran."""
+and 8 MiB (N/1024) k/5 before: 5 min at N = 16384, and 1.6 GiB where 5 GiB ran. The machines cost time of their own:
+Thm 4.1's growth sweep (the bitonic sort on P = 2^ceiling(log2(6 sqrt N)) machines) took 1.2, 7.0 and 38.5 s at
+N = 1024, 4096 and 16384 (P = 256, 512, 1024), where the model read N alone and said 0.2, 1.7 and 12 s."""
 _ANNA_MPC_DEPTH = Model({"N": 16384, "depth": 2, "d": 3, "rank": 2},
                         mem=(T(500, N=2, d=1, rank=1),), time=(T(5, N=1.85, depth=1, d=1, rank=1),), nm=None)
 """Measured: Thm 4.4, Thm D.1 and Cor D.3 0.6 s at N = 1024, 2.7 s and 460 MiB at 16384, 35 s and 7.0 GiB at 65536
@@ -231,8 +233,12 @@ MODELS: dict[str, Model] = {
     "anna.cor_d_3": _ANNA_MPC_DEPTH,
     "anna.thm_4_4": _ANNA_MPC_DEPTH,
     "anna.thm_d_1": _ANNA_MPC_DEPTH,
-    # 0.5, 0.4 and 2.2 s at N = 256, 2048 and 16384, 110 MiB at 16384 (8 s (N/256)^1.4 before)
-    "anna.cor_b_9": Model({"N": 16384, "P": 256}, mem=(T(200, N=1),), time=(T(4, N=1),), nm=None),
+    # beyond start-up: 3.7 s and 113 MiB at N = 16384 on P = 256 machines, 5.1 s at P = 1024 and 25.4 s, 950 MiB at
+    # P = 4096; the growth sweep's one token a machine (P = N) 0.7, 2.9 and 13.1 s at N = 1024, 2048 and 4096, 57, 207
+    # and 680 MiB: the machines' term grows as P^1.9 in time, P^1.8 in memory. The model read N alone before and
+    # gave 1 s and 50 MiB at N = P = 4096 (and 16 s and 0.8 GiB at N = P = 65536, which would need some 200 GiB)
+    "anna.cor_b_9": Model({"N": 16384, "P": 4096}, mem=(T(113, N=0.9), T(840, N=0.2, P=1.8)),
+                          time=(T(3.5, N=1), T(22, N=0.4, P=1.9)), nm=None),
     # 3.7 and 13 s at N = 32768 and 65536, 0.8 and 3.1 GiB; stopped at 12 GiB at 131072 (64 MiB (N/1024) before)
     "anna.lemma_b_13": Model({"N": 65536, "P": 64}, mem=(T(3500, N=2),), time=(T(20, N=2),), nm=None),
     # 2.9 and 7.6 s at N = 16384 and 32768, 0.65 and 2.5 GiB; stopped at 12 GiB at 65536 (64 MiB (N/1024) before)

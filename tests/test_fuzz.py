@@ -107,6 +107,16 @@ def test_a_value_that_breaks_a_relation_is_moved_to_the_nearest_that_keeps_it() 
     assert result.ok and result.examples == 20 and result.rejected <= 1, result.rejected_by
 
 
+def test_tint_heads_are_moved_to_a_count_that_splits_the_width() -> None:
+    """The MLP rebuttal's H_sim heads must split the width (D/K + 1) D into heads whose dimension divides D: drawn
+    on their own they did so in 8 of 308 draws of a one-minute fuzz (the fuzz moves drawn values by ``kept``, as
+    the test above shows for Lemma 3.3)."""
+    chk = get_checker("tint.rebuttal_mlp_aux")
+    base = {p.name: p.default for p in chk.params}
+    assert [kept(chk, {**base, "D": 8, "K": 2, "H_sim": h})["H_sim"] for h in (1, 7, 10, 33, 90)] == [5, 5, 10, 40, 40]
+    assert kept(chk, {**base, "D": 12, "K": 3, "H_sim": 14})["H_sim"] == 15  # (4 + 1) 12 / 4
+
+
 def test_an_example_still_running_when_the_time_is_up_is_stopped() -> None:
     import time
 

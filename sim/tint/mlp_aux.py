@@ -61,6 +61,13 @@ class MLPConfig:
     reuse_backward: bool = True
 
 
+def head_counts(D: int, K: int) -> list[int]:
+    """The numbers of TinT heads H_sim the MLP auxiliary model can be built with (K dividing D): they split the
+    width (D/K + 1) D into heads whose dimension divides D, so H_sim = (D/K + 1) D / h for each divisor h of D."""
+    width = (D // K + 1) * D
+    return sorted(width // h for h in range(1, D + 1) if D % h == 0)
+
+
 def validate(cfg: MLPConfig) -> None:
     """Raise TinTConfigError naming the first parameter TinT cannot be built for."""
     if cfg.D < 1 or cfg.T < 1:
@@ -69,10 +76,9 @@ def validate(cfg: MLPConfig) -> None:
         raise TinTConfigError(f"{cfg.activation!r} is not one of {', '.join(ACTIVATIONS)}", param="activation")
     if cfg.K < 1 or cfg.D % cfg.K:
         raise TinTConfigError(f"the number of prefixes K = {cfg.K} must divide D = {cfg.D}", param="K")
-    H = (cfg.D // cfg.K + 1) * cfg.D
-    if cfg.H_sim < 1 or H % cfg.H_sim or cfg.D % (H // cfg.H_sim):
-        raise TinTConfigError(f"must divide the width (D/K + 1) D = {H} with head dim dividing D = {cfg.D}",
-                              param="H_sim")
+    if cfg.H_sim not in head_counts(cfg.D, cfg.K):
+        raise TinTConfigError(f"must divide the width (D/K + 1) D = {(cfg.D // cfg.K + 1) * cfg.D} with head dim "
+                              f"dividing D = {cfg.D}", param="H_sim")
     if cfg.steps < 1:
         raise TinTConfigError(f"SGD steps must be >= 1, got {cfg.steps}", param="steps")
     if cfg.fd_scale < 1:

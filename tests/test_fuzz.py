@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import shlex
+from functools import partial
 
+import numpy as np
+import pytest
 from cli_run import invoke
 from hypothesis import given
 from hypothesis import strategies as st
 
 from attnsim.verify.fuzz import anchored_params, fuzz, grid_values, param_strategy
-from attnsim.verify.registry import all_checkers, get_checker
+from attnsim.verify.registry import UsageError, all_checkers, get_checker
 from attnsim.verify.relations import kept
 from attnsim.verify.twins import all_twins
 
@@ -213,3 +216,52 @@ def test_an_example_estimated_longer_than_the_whole_fuzz_is_not_run(monkeypatch)
     wide = {c for c in cost if cost[c] > 300}
     assert wide == {"gpt2-d64", "opt-d64", "gpt2-d96", "gpt2-d128"}, cost
     assert result.ok and ran and not wide & set(ran) and result.rejected_by.get(TOO_LONG, 0) >= 1, (result, ran)
+
+
+@pytest.mark.parametrize("claim, given", [
+    ("anna.thm_4_1", {"protocol": "sort", "N": 256, "P": 64}), ("anna.thm_4_1", {"protocol": "sum", "N": 256, "P": 16}),
+    ("anna.thm_4_1", {"protocol": "khop", "N": 256, "P": 32}),
+    ("anna.thm_4_1", {"protocol": "samplesort", "N": 4096, "P": 16}),
+    ("anna.thm_4_4", {"N": 256, "P": 16, "d": 1, "rank": 1}), ("anna.thm_4_4", {"N": 1024, "P": 32, "d": 3, "rank": 2}),
+    ("anna.thm_4_1", {"protocol": "samplesort", "N": 256, "P": 8}),  # s = 512 >= N on any P: no eps' < 1 fits
+    ("anna.thm_4_4", {"N": 256, "P": 2, "d": 3, "rank": 2})])  # s = 1024 >= N on 2 machines, 128 on 16
+def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, given) -> None:
+    """eps' must exceed eps = log s / log N of the protocol's memory s, which the run picks: the memory planned
+    before the run is the one the protocol takes, eps' below eps is refused before any work naming --eps1, and the
+    fuzz moves it just above eps (drawn freely it fell at or below eps in 465 of 466 draws of Thm 4.4)."""
+    from fractions import Fraction
+
+    from attnsim.sim.anna.mpc_protocols import (
+        khop_protocol,
+        lowrank_protocol,
+        prefix_sum_protocol,
+        samplesort_protocol,
+        sort_protocol,
+    )
+    from attnsim.verify.claims.anna_mpc_to_anna import _lowrank_layers, _planned_memory
+    from attnsim.verify.relations import check_relations
+
+    chk = get_checker(claim)
+    params = chk.resolve(given)
+    N, P = params["N"], params["P"]
+    x = np.arange(N)[::-1].copy()
+    if claim == "anna.thm_4_4":
+        layers = _lowrank_layers(np.random.default_rng(0), 1, params["d"], params["rank"])
+        run = lowrank_protocol(np.ones((N, params["d"]), dtype=np.int64), layers, modulus=97, machines=P)
+    else:
+        run = {"sort": sort_protocol, "samplesort": samplesort_protocol, "sum": prefix_sum_protocol,
+               "khop": partial(khop_protocol, hops=2)}[params["protocol"]](x % 4, machines=P)
+    assert _planned_memory(params) == run.memory
+    eps = Fraction(run.memory.bit_length() - 1, N.bit_length() - 1)
+    fits = eps + Fraction(1, 64) < 1
+    with pytest.raises(UsageError, match=r"^eps1: must exceed eps" if fits else rf"^P: on {P} machines"):
+        check_relations(claim, {**params, "eps1": min(float(eps) - 1e-9, 1.0)})
+    moved = kept(chk, {**params, "eps1": 0.5})
+    if fits:
+        assert moved == {**params, "eps1": float(eps) + 1 / 64}
+    elif claim == "anna.thm_4_4":  # more machines leave room: the fewest that do, then eps' above their eps
+        assert (moved["P"], moved["eps1"]) == (16, 7 / 8 + 1 / 64)
+    else:
+        assert moved == {**params, "eps1": 0.5}  # the sample sort's P^2 words: nothing fits, left to be refused
+        return
+    check_relations(claim, moved)

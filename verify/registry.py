@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Mapping
 
 from attnsim.sim.errors import AttnsimError
 
@@ -212,6 +212,7 @@ class Measurement:
 
 CheckFn = Callable[[CheckContext], Measurement]
 GridFn = Callable[[bool], list[dict[str, Any]]]
+Relations = Callable[[Mapping[str, Any]], Iterator[tuple[str, str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -248,6 +249,10 @@ class Checker:
     evidence: str | None = None
     """The evidence its records rest on, declared with the checker (:data:`EVIDENCE_KINDS`; None: not declared).
     A record whose measurement says otherwise fails (:func:`attnsim.verify.check.run_check`)."""
+    relations: Relations | None = None
+    """The checker's own relations between its parameters, those the tables of :mod:`attnsim.verify.relations` cannot
+    state (a domain that depends on a quantity the construction computes from the others): given the resolved
+    parameters, each relation they break as (parameter, what is wrong, the nearest value that keeps it or None)."""
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``; a usage error lists the known ones."""
@@ -284,6 +289,7 @@ def checker(
     shares: str | None = None,
     param_sweeps: dict[str, ParamSweep] | None = None,
     evidence: str | None = None,
+    relations: Relations | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register ``fn`` as the checker of ``claim``. ``numerics`` lists the accepted backend kinds; an empty
     tuple says the claim computes in none the user chooses (it counts): ``--numerics`` is then refused and
@@ -302,6 +308,9 @@ def checker(
 
     ``evidence``: what its records rest on (:data:`EVIDENCE_KINDS`), declared here so that ``attnsim claims``
     can say it without running the check; a record whose measurement says otherwise fails.
+
+    ``relations``: the checker's own relations between parameters (:attr:`Checker.relations`), refused before any
+    work and kept by the fuzz as the tables of :mod:`attnsim.verify.relations` are.
     """
     if evidence is not None and evidence not in EVIDENCE_KINDS:
         raise ValueError(f"evidence must be one of {EVIDENCE_KINDS}, got {evidence!r}")
@@ -316,7 +325,7 @@ def checker(
                                    "or takes other parameters")
         _CHECKERS[claim] = Checker(claim, fn, tuple(params), grid, numerics,
                                    default_numerics if numerics else NO_NUMERICS, growth_grid, shares,
-                                   tuple((param_sweeps or {}).items()), evidence)
+                                   tuple((param_sweeps or {}).items()), evidence, relations)
         return fn
 
     return register

@@ -5,7 +5,8 @@ construction's own checks, deep inside the work, would stop.
 
 Each relation is ``(param, other, why)``: ``param <= other``; ``strict`` relations (``param < other``) and
 divisors (``other % param == 0``) are listed apart, and so are parameters that must take one of the values a rule
-gives from others (TinT's heads H_sim from D and K). A relation applies to every claim that takes both
+gives from others (TinT's heads H_sim from D and K); last come a checker's own relations (``Checker.relations``:
+eps' above the eps of the memory an MPC protocol needs). A relation applies to every claim that takes both
 parameters, unless the claim is named in :data:`EXEMPT` for that parameter (it means something else there).
 The fuzz draws values that keep them (:mod:`attnsim.verify.fuzz`).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Mapping
 
-from attnsim.verify.registry import Checker, UsageError
+from attnsim.verify.registry import Checker, UsageError, all_checkers
 
 AT_MOST: tuple[tuple[str, str, str], ...] = (
     ("block", "N", "a machine holds at most the N tokens"),
@@ -103,6 +104,9 @@ def broken(claim: str, params: Mapping[str, Any]) -> Iterator[tuple[str, str, in
         if value is not None and value > max(bound, floor):
             top = max(bound, floor)
             yield name, f"must be <= max({other}, {floor}) = {top} ({why}), got {value}", top
+    own = all_checkers().get(claim)
+    if own is not None and own.relations is not None:
+        yield from own.relations(params)
 
 
 def check_relations(claim: str, params: Mapping[str, Any]) -> None:

@@ -58,6 +58,39 @@ def power_of_two_at_least(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
 
 
+def sort_need(b: int) -> int:
+    """Words a machine of the bitonic sort needs for blocks of b items of 3 words (its own and its partner's)."""
+    return 6 * b
+
+
+def samplesort_need(b: int, machines: int) -> int:
+    """Words the one-level sample sort needs for b items of 3 words on each of ``machines``."""
+    return sort_memory_needed(machines, b, 3, 1)
+
+
+def sum_need(b: int, machines: int, fan_in: int = 4) -> int:
+    """Words the prefix-sum tree of fan-in ``fan_in`` needs (:func:`sum_memory_needed`)."""
+    return sum_memory_needed(b, fan_in, _tree_levels(machines, fan_in))
+
+
+def khop_need(b: int) -> int:
+    """Words k-hop keeps for b tokens: 16 a token."""
+    return 16 * b
+
+
+def lowrank_need(b: int, d: int, r: int) -> int:
+    """Words the low-rank protocol needs: b tokens of 2 + d words and room for two partial matrices (Lemma D.2's
+    tree at fan-in 2)."""
+    return b * (2 + d) + 2 * (1 + r * d)
+
+
+def _tree_levels(machines: int, fan_in: int) -> int:
+    levels = 0
+    while fan_in ** levels < machines:
+        levels += 1
+    return levels
+
+
 def _memory(need: int, memory: int | None) -> int:
     """The protocol's memory: the least power of two >= ``need``, or ``memory`` when given (>= need)."""
     if memory is None:
@@ -132,7 +165,7 @@ def sort_protocol(x: object, *, machines: int, memory: int | None = None, ledger
     xs = _int_vector(x, "x")
     N = len(xs)
     b = _layout(N, machines, power_of_two=True)
-    s = _memory(6 * b, memory)
+    s = _memory(sort_need(b), memory)
     mpc = MPC(machines, s, ledger=ledger, tag="sort", deliver=deliver, place=place)
     mpc.load({m: [("item", int(xs[i]) * N + i, int(xs[i])) for i in range(m * b, (m + 1) * b)]
               for m in range(machines)})
@@ -146,7 +179,7 @@ def samplesort_protocol(x: object, *, machines: int, memory: int | None = None, 
     xs = _int_vector(x, "x")
     N = len(xs)
     b = _layout(N, machines, power_of_two=False)
-    s = _memory(sort_memory_needed(machines, b, 3, 1), memory)
+    s = _memory(samplesort_need(b, machines), memory)
     mpc = MPC(machines, s, ledger=ledger, tag="samplesort", deliver=deliver, place=place)
     mpc.load({m: [("item", int(xs[i]) * N + i, int(xs[i])) for i in range(m * b, (m + 1) * b)]
               for m in range(machines)})
@@ -164,9 +197,7 @@ def prefix_sum_protocol(x: object, *, machines: int, fan_in: int = 4, memory: in
     N = len(xs)
     b = _layout(N, machines, power_of_two=False)
     require(isinstance(fan_in, int) and fan_in >= 2, "fan_in", f"must be an integer >= 2, got {fan_in!r}")
-    levels = 0
-    while fan_in ** levels < machines:
-        levels += 1
+    levels = _tree_levels(machines, fan_in)
     s = _memory(sum_memory_needed(b, fan_in, levels), memory)
     mpc = MPC(machines, s, ledger=ledger, tag="sum", deliver=deliver, place=place)
     mpc.load({m: [("tok", i, int(xs[i])) for i in range(m * b, (m + 1) * b)] for m in range(machines)})
@@ -236,10 +267,11 @@ def khop_protocol(text: object, *, hops: int, machines: int, memory: int | None 
     letters = _int_vector(text, "text")
     N = len(letters)
     b = _layout(N, machines, power_of_two=True)
-    require(memory is None or memory == 16 * b, "s", f"k-hop keeps 16 words per token: s = {16 * b} for P = {machines}")
-    run = khop_mpc(letters, hops, memory=16 * b, ledger=ledger, deliver=deliver, place=place, sort=bitonic_sort)
+    require(memory is None or memory == khop_need(b), "s",
+            f"k-hop keeps 16 words per token: s = {khop_need(b)} for P = {machines}")
+    run = khop_mpc(letters, hops, memory=khop_need(b), ledger=ledger, deliver=deliver, place=place, sort=bitonic_sort)
     outputs = {m: {r[1]: (int(r[5]),) for r in mem if r[0] == "state"} for m, mem in enumerate(run.memory)}
-    return ProtocolRun(outputs, run.rounds, machines, 16 * b, b)
+    return ProtocolRun(outputs, run.rounds, machines, khop_need(b), b)
 
 
 # ---------------------------------------------------------------- an L-layer low-rank transformer
@@ -285,7 +317,7 @@ def lowrank_protocol(x: object, layers: Sequence[LowRankLayer], *, modulus: int,
         require(lay.wq.shape == (d, r) and lay.wk.shape == (d, r) and lay.wv.shape == (d, d), "layers",
                 f"layer {i} must have W^Q, W^K of shape ({d}, {r}) and W^V of shape ({d}, {d})")
     held, part = b * (2 + d), 1 + r * d
-    s = _memory(held + 2 * part, memory)
+    s = _memory(lowrank_need(b, d, r), memory)
     fan_in = tree_fan(s, held, part)
     mpc = MPC(machines, s, ledger=ledger, tag="lowrank", deliver=deliver, place=place)
     mpc.load({m: [("tok", i, *(int(v) for v in X[i])) for i in range(m * b, (m + 1) * b)] for m in range(machines)})

@@ -106,8 +106,8 @@ def _eps1_above_eps(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]
     if params.get("eps") is None and eps + Fraction(1, 64) >= 1:  # no eps' < 1 fits: more machines, less memory
         fits = [q for q in (P << i for i in range(1, _log2(N) + 1)) if q <= N
                 and _planned_memory({**params, "P": q}).bit_length() - 1 < Fraction(63, 64) * _log2(N)]
-        yield ("P", f"on {P} machines the protocol takes s = {s} words, eps = log s / log N = {float(eps):.4g}, and no "
-                    "eps' < 1 lies above it", fits[0] if fits else None)
+        yield ("P", f"on {P} machine{'s' if P > 1 else ''} the protocol takes s = {s} words, eps = log s / log N = "
+                    f"{float(eps):.4g}: no eps' < 1 lies above it", fits[0] if fits else None)
         P = params["P"]  # the fuzz moves it before reading on
         s = _planned_memory(params)
         eps = Fraction(s.bit_length() - 1, _log2(N))

@@ -17,6 +17,7 @@ from attnsim.verify.cli.app import main
 from attnsim.verify.cost import estimate
 from attnsim.verify.cost_models import MODELS
 from attnsim.verify.registry import Param, all_checkers
+from attnsim.verify.relations import check_relations
 
 BIG = str(2 ** 63)
 CHECKERS = all_checkers()
@@ -132,17 +133,25 @@ GIB = 2 ** 30
 
 @pytest.mark.parametrize("claim", list(CHECKERS))
 def test_every_grid_point_lies_inside_its_domains_and_costs(claim: str):
-    """The report's own grids (quick and full) resolve and are estimated under 2 GiB (the full grids under
-    6 GiB) and, quick, under ten minutes: the domains and the cost models refuse nothing the project runs."""
+    """The report's own grids (quick and full) resolve, keep every relation between their parameters (those of
+    verify/relations.py and the checker's own), and are estimated under 2 GiB (the full grids under 6 GiB) and,
+    quick, under ten minutes: the domains, the relations and the cost models refuse nothing the project runs. The
+    growth sweeps' points resolve and keep the relations too."""
     chk = CHECKERS[claim]
     for quick in (True, False):
         for raw in chk.grid(quick):
             params = dict(raw)
             numerics = params.pop("numerics", None) or (chk.default_numerics if chk.numerics else None)
             params.pop("seed", None)
-            est = estimate(claim, chk.resolve(params), numerics)
+            resolved = chk.resolve(params)
+            check_relations(claim, resolved)
+            est = estimate(claim, resolved, numerics)
             assert est.bytes < (2 if quick else 6) * GIB, (claim, raw, est)
             assert not quick or est.seconds < 600, (claim, raw, est)
+        sweeps = [chk.growth_grid] if chk.growth_grid else []
+        for raw in [p for grid in sweeps + [s.grid for _, s in chk.param_sweeps] for p in grid(quick)]:
+            params = {k: v for k, v in raw.items() if k not in ("numerics", "seed")}
+            check_relations(claim, chk.resolve(params))
 
 
 MEASURED = [  # claim, parameters, numerics, CPU seconds and MiB over the interpreter's start-up (None: not measured)

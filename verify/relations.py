@@ -4,16 +4,16 @@ the defaults are filled in), so a value outside them is one line naming its flag
 construction's own checks, deep inside the work, would stop.
 
 Each relation is ``(param, other, why)``: ``param <= other``; ``strict`` relations (``param < other``) and
-divisors (``other % param == 0``) are listed apart, and so are parameters that must take one of the values a rule
-gives from others (TinT's heads H_sim from D and K); last come a checker's own relations (``Checker.relations``:
-eps' above the eps of the memory an MPC protocol needs). A relation applies to every claim that takes both
+divisors (``other % param == 0``) are listed apart; last come a checker's own relations (``Checker.relations``: TinT's
+heads H_sim among the counts that split the MLP rebuttal's width, eps' above the eps of the memory an MPC protocol
+takes). A relation applies to every claim that takes both
 parameters, unless the claim is named in :data:`EXEMPT` for that parameter (it means something else there).
 The fuzz draws values that keep them (:mod:`attnsim.verify.fuzz`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 from attnsim.verify.registry import Checker, UsageError, all_checkers
 
@@ -43,19 +43,6 @@ PADDED_AT_MOST: tuple[tuple[str, str, int, str], ...] = (
 )
 """``param <= max(other, floor)``: a value above ``other`` is still a case the constructions handle, up to the
 floor (the single-token and short-input cases of the tests run M > N)."""
-
-def _tint_heads(params: Mapping[str, Any]) -> list[int]:
-    from attnsim.sim.tint.mlp_aux import head_counts  # loaded only for the claim that takes H_sim
-
-    D, K = params["D"], params["K"]
-    return head_counts(D, K) if D >= 1 and K >= 1 and D % K == 0 else []
-
-
-ONE_OF: tuple[tuple[str, tuple[str, ...], Callable[[Mapping[str, Any]], list[int]], str], ...] = (
-    ("H_sim", ("D", "K"), _tint_heads, "TinT's heads split the width (D/K + 1) D, each head's dimension dividing D"),
-)
-"""``param`` must be one of the values ``allowed(params)`` gives from the parameters ``needs`` (an empty list: the
-needs break a relation of their own, which is reported for them)."""
 
 EXEMPT: dict[str, frozenset[str]] = {
     "M": frozenset({"two_heads.lemma_3_3", "anna.prop_e_3"}),
@@ -91,14 +78,6 @@ def broken(claim: str, params: Mapping[str, Any]) -> Iterator[tuple[str, str, in
             least = min(value, whole)
             divisor = max(q for q in range(1, least + 1) if not whole % q) if least >= 1 else None
             yield name, f"must divide {other} = {whole} ({why}), got {value}", divisor
-    for name, needs, allowed, why in ONE_OF:
-        value = params.get(name)
-        if value is None or not applies(claim, name) or any(params.get(n) is None for n in needs):
-            continue
-        values = allowed(params)
-        if values and value not in values:
-            nearest = min(values, key=lambda v: (abs(v - value), v))
-            yield name, f"must be one of {', '.join(map(str, values))} ({why}), got {value}", nearest
     for name, other, floor, why in PADDED_AT_MOST:
         value, bound = pair(name, other)
         if value is not None and value > max(bound, floor):

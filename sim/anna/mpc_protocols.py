@@ -78,10 +78,16 @@ def khop_need(b: int) -> int:
     return 16 * b
 
 
+def _lowrank_sizes(b: int, d: int, r: int) -> tuple[int, int]:
+    """Words of a machine's b tokens (2 + d each) and of one partial matrix (1 + r d)."""
+    return b * (2 + d), 1 + r * d
+
+
 def lowrank_need(b: int, d: int, r: int) -> int:
-    """Words the low-rank protocol needs: b tokens of 2 + d words and room for two partial matrices (Lemma D.2's
-    tree at fan-in 2)."""
-    return b * (2 + d) + 2 * (1 + r * d)
+    """Words the low-rank protocol needs: its tokens and room for two partial matrices (Lemma D.2's tree at
+    fan-in 2)."""
+    held, part = _lowrank_sizes(b, d, r)
+    return held + 2 * part
 
 
 def _tree_levels(machines: int, fan_in: int) -> int:
@@ -198,7 +204,7 @@ def prefix_sum_protocol(x: object, *, machines: int, fan_in: int = 4, memory: in
     b = _layout(N, machines, power_of_two=False)
     require(isinstance(fan_in, int) and fan_in >= 2, "fan_in", f"must be an integer >= 2, got {fan_in!r}")
     levels = _tree_levels(machines, fan_in)
-    s = _memory(sum_memory_needed(b, fan_in, levels), memory)
+    s = _memory(sum_need(b, machines, fan_in), memory)
     mpc = MPC(machines, s, ledger=ledger, tag="sum", deliver=deliver, place=place)
     mpc.load({m: [("tok", i, int(xs[i])) for i in range(m * b, (m + 1) * b)] for m in range(machines)})
     mpc.local(lambda m, mem: mem + [("sub", 0, sum(r[2] for r in mem if r[0] == "tok"))])
@@ -316,7 +322,7 @@ def lowrank_protocol(x: object, layers: Sequence[LowRankLayer], *, modulus: int,
     for i, lay in enumerate(layers):
         require(lay.wq.shape == (d, r) and lay.wk.shape == (d, r) and lay.wv.shape == (d, d), "layers",
                 f"layer {i} must have W^Q, W^K of shape ({d}, {r}) and W^V of shape ({d}, {d})")
-    held, part = b * (2 + d), 1 + r * d
+    held, part = _lowrank_sizes(b, d, r)
     s = _memory(lowrank_need(b, d, r), memory)
     fan_in = tree_fan(s, held, part)
     mpc = MPC(machines, s, ledger=ledger, tag="lowrank", deliver=deliver, place=place)

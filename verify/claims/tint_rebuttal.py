@@ -17,7 +17,7 @@ claim's variance formula, read from the claim's ``extra`` table and evaluated by
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -80,8 +80,20 @@ _MLP_PARAMS = [
 ]
 
 
+def _tint_heads(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """H_sim must be one of the head counts that split the width (D/K + 1) D into heads whose dimension divides D
+    (:func:`attnsim.sim.tint.mlp_aux.head_counts`); a K that does not divide D is refused for K first."""
+    D, K, H = params.get("D"), params.get("K"), params.get("H_sim")
+    if D is None or K is None or H is None or D < 1 or K < 1 or D % K:
+        return
+    counts = ma.head_counts(D, K)
+    if H not in counts:
+        yield ("H_sim", f"must be one of {', '.join(map(str, counts))} (TinT's heads split the width (D/K + 1) D, "
+                        f"each head's dimension dividing D), got {H}", min(counts, key=lambda v: (abs(v - H), v)))
+
+
 @checker("tint.rebuttal_mlp_aux", evidence="independent", params=_MLP_PARAMS, numerics=ALL, default_numerics="exact",
-         grid=lambda quick: [{}] + ([] if quick else [
+         relations=_tint_heads, grid=lambda quick: [{}] + ([] if quick else [
              {"activation": "gelu_new"}, {"steps": 2, "reuse_forward": False, "reuse_backward": False},
              {"D": 12, "K": 3, "H_sim": 15}, {"numerics": "float64"}]))
 def check_mlp_aux(ctx: CheckContext) -> Measurement:

@@ -264,15 +264,23 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
     seen = grid_values(chk)
     strategies = {p.name: param_strategy(p, seen.get(p.name)) for p in chk.params}
 
+    def deadline() -> float | None:
+        """Before a failure: until the fuzz's time is up; after one, its shrinking until SHRINK_SECONDS later."""
+        return stop if not last else shrink_stop[0]
+
+    def time_up() -> bool:
+        until = deadline()
+        return until is not None and time.monotonic() > until
+
     @settings(max_examples=budget, deadline=None, database=database, derandomize=derandomize,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])
     @given(st.one_of(anchored_params(chk, strategies), st.fixed_dictionaries(strategies))
-           .map(lambda params: kept(chk, params)), st.integers(0, 2 ** 32 - 1))
+           .map(lambda params: params if time_up() else kept(chk, params)), st.integers(0, 2 ** 32 - 1))
     def example(params: dict[str, Any], seed: int) -> None:
-        # before a failure: until the fuzz's time is up; after one, its shrinking until SHRINK_SECONDS later
-        until = stop if not last else shrink_stop[0]
-        if until is not None and time.monotonic() > until:
+        # a draw after the time is up is not moved into the relations (which can cost a relation's search) nor run
+        until = deadline()
+        if time_up():
             reject()
         command = replay_command(chk.claim, params, result.numerics, seed)
         cost = _estimated_seconds(chk, params, result.numerics) if until is not None else 0.0

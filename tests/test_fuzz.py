@@ -145,6 +145,35 @@ def test_an_example_still_running_when_the_time_is_up_is_stopped() -> None:
     assert time.monotonic() - began < 10
 
 
+def test_no_draw_is_moved_into_its_relations_after_the_time_is_up(monkeypatch) -> None:
+    """Moving a draw into its relations can cost a search (sympy evaluates the claim's memory at each step), and
+    hypothesis keeps drawing, and rejecting, until a chunk gives up: a draw after the time is up is left as drawn,
+    so a fuzz ends on time (a one-minute fuzz of anna.khop took 116 s while every draw was moved)."""
+    import time
+
+    from attnsim.verify import fuzz as fuzz_module
+
+    moved_at: list[float] = []
+    real = fuzz_module.kept
+
+    def slow_kept(chk, params):
+        moved_at.append(time.monotonic())
+        time.sleep(0.02)
+        return real(chk, params)
+
+    stops: list[float] = []
+    real_chunk = fuzz_module._run_chunk
+
+    def chunk(chk, result, budget, stop, *rest):
+        stops.append(stop)
+        return real_chunk(chk, result, budget, stop, *rest)
+
+    monkeypatch.setattr(fuzz_module, "kept", slow_kept)
+    monkeypatch.setattr(fuzz_module, "_run_chunk", chunk)
+    fuzz("two_heads.lemma_3_3", minutes=0.02)
+    assert moved_at and sum(t > stops[0] for t in moved_at) <= 1, [t - stops[0] for t in moved_at[-5:]]
+
+
 def test_a_replay_refused_after_the_time_ran_out_ends_the_fuzz_quietly(monkeypatch) -> None:
     """Hypothesis may run an example's choices again after the time is up; the fuzz refuses every example then,
     and hypothesis calls the changed outcome flaky. That ends the chunk like the time itself, never in a
@@ -265,3 +294,37 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
         assert moved == {**params, "eps1": 0.5}  # the sample sort's P^2 words: nothing fits, left to be refused
         return
     check_relations(claim, moved)
+
+
+@pytest.mark.parametrize("claim, given, flag, moved, beyond", [
+    ("anna.lemma_b_13", {"N": 64, "P": 8, "fan": 40}, "fan", 28, 29),  # 8 + 2 * 28 - 1 = 63 < 64
+    ("anna.lemma_b_13", {"N": 51, "P": 1, "fan": 5}, "P", 3, 1),  # one machine leaves no room for a fan
+    ("anna.khop", {"N": 4096, "s_scale": 1.0}, "s_scale", 1.31055, 1.31054),  # s = 512 -> 672 words
+    ("anna.khop", {"eps1": 1.0}, "eps1", 1 - 1 / 64, 1.0),
+    ("anna.lemma_c_2", {"N": 16, "eps1": 0.5, "s_scale": 1.0}, "s_scale", 3.75001, 3.75),  # s = 4 -> 16
+    ("anna.lemma_c_2", {"eps": 0.25, "eps1": 0.2, "s_scale": 64.0}, "eps1", 0.25 + 1 / 64, 0.25),
+    ("anna.thm_5_6", {"N": 4096, "eps": 0.5}, "eps", 10 / 12, 9 / 12),  # s = 64 -> 1024 (the splitter's fans)
+    ("anna.thm_5_4", {"N": 512, "eps": 0.2, "sort": "letter"}, "eps", 5 / 9, 4 / 9),  # s = 4 -> 32
+    ("anna.thm_5_6", {"N": 4096, "eps": 0.9, "eps1": 0.8}, "eps1", 11 / 12 + 1 / 64, 11 / 12),
+    ("anna.thm_5_6", {"N": 1024, "eps": 0.9}, "N", 2048, 1024),  # no s below 1024 holds the splitter's fans
+])
+def test_a_memory_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(claim, given, flag, moved,
+                                                                               beyond) -> None:
+    """A memory too small for the run (or, for Lemma B.13, not below N), or an eps' not above eps, is refused before
+    any work, naming the flag that sets it, and the fuzz moves that value to the nearest that runs (the least
+    s_scale to six digits, the nearest exponent eps, the largest fan, eps + 1/64), while the value a step short of it
+    (``beyond``) is still refused.
+    Drawn freely, such values were refused in 504 of 1229 draws of a one-minute fuzz of Lemma B.13, 115 of 200 of
+    anna.khop and 136 of 160 of Thm 5.6."""
+    from attnsim.verify.relations import check_relations
+
+    chk = get_checker(claim)
+    params = chk.resolve(given)
+    with pytest.raises(UsageError) as refusal:
+        check_relations(claim, params)
+    assert refusal.value.param == flag
+    after = kept(chk, params)
+    assert after == {**params, flag: moved}
+    check_relations(claim, after)
+    with pytest.raises(UsageError):
+        check_relations(claim, {**after, flag: beyond})

@@ -102,13 +102,21 @@ SORTS = ("splitter", "letter")
 """Lemma F.3's sort: Lemma C.2's splitter-tree sample sort (the default), or the stable letter sort (labelled)."""
 
 
+def splitter_shortfall(memory: int) -> str | None:
+    """Why ``memory`` words are too few for :func:`splitter_letter_sort` (its multicast fans), or None."""
+    if SortShape(memory, KEY_WORDS, ITEM_WORDS).fans_fit:
+        return None
+    return (f"local memory {memory} is too small for the splitter sort's multicast fans (about 768 words); the letter "
+            "sort runs in less")
+
+
 def splitter_letter_sort(seed: int) -> Sorter:
     """Lemma C.2's sort of the 1-hop items by their key letter * N + position (field 1, distinct), then one
     balancing pass (module docstring); :func:`splitter_sort_rounds` is its plan's count."""
 
     def sort(mpc: MPC, machines: range, key: Callable, block: int, **_: int) -> None:
-        require(SortShape(mpc.s, KEY_WORDS, ITEM_WORDS).fans_fit, "s", f"local memory {mpc.s} is too small for the "
-                "splitter sort's multicast fans (about 768 words); the letter sort runs in less")
+        short = splitter_shortfall(mpc.s)
+        require(short is None, "s", short or "")
         splitter_sort(mpc, machines, key=key, key_words=KEY_WORDS, record_words=ITEM_WORDS, seed=seed,
                       label="1hop.sort")
         f = radix_fan(mpc.s)

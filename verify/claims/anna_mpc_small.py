@@ -13,7 +13,7 @@ proof's functions of N.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -36,14 +36,46 @@ EXACT = ("exact",)
 LSH_NAMES = tuple(FAMILIES)
 
 
+def defined(claim: str, name: str, params: Mapping[str, Any], fixed: Mapping[str, int] | None = None) -> int:
+    """``claim``'s definition ``name`` in paper_refs at ``params``, with the definitions named in ``fixed`` (the
+    memory s, say) taken at the values given instead of their formulas."""
+    definitions = get_claim(claim).definitions
+    if fixed:
+        definitions = {k: v for k, v in definitions.items() if k not in fixed}
+    return int(as_number(evaluate(name, definitions, {**params, **(fixed or {})})))
+
+
 def memory_words(ctx: CheckContext) -> int:
     """s, the local memory of every machine: the claim's definition of s in paper_refs at these parameters."""
-    return int(as_number(evaluate("s", get_claim(ctx.claim).definitions, ctx.params)))
+    return defined(ctx.claim, "s", ctx.params)
 
 
 def value_of(ctx: CheckContext, name: str, derived: dict[str, Any] | None = None) -> int:
     """The claim's definition ``name`` in paper_refs at these parameters (and ``derived`` values)."""
-    return int(as_number(evaluate(name, get_claim(ctx.claim).definitions, {**ctx.params, **(derived or {})})))
+    return defined(ctx.claim, name, {**ctx.params, **(derived or {})})
+
+
+def least_s_scale(claim: str, params: Mapping[str, Any], fits: Callable[[int], bool]) -> float | None:
+    """A scale at or above the drawn ``s_scale`` (whose memory does not fit) at which the claim's memory s fits:
+    the memory is found first, as an integer, by doubling s and then bisecting between the last that did not fit and
+    the first that did (the least that fits where ``fits`` holds from some s on); the scale is then the least with
+    six significant digits above (s - 1) / N^eps', kept only if the claim's definition of s at it fits. None where
+    none does. Only integers are bisected: each new float scale costs sympy tens of milliseconds to evaluate."""
+    memory = defined(claim, "s", params)
+    low, high = memory, memory
+    while not fits(high):
+        if high > 2 ** 40:
+            return None
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if fits(mid) else (mid, high)
+    below = (high - 1) / params["N"] ** params["eps1"]  # the scale must lie above it (s is a ceiling)
+    step = 10.0 ** (math.floor(math.log10(below)) - 5)
+    for scale in (float(f"{(math.floor(below / step) + k) * step:.6g}") for k in (1, 2)):
+        if fits(defined(claim, "s", {**params, "s_scale": scale})):
+            return scale
+    return None
 
 
 def sort_rounds(sort: str, plan_rounds: int) -> int:

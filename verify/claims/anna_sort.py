@@ -18,24 +18,17 @@ a record whose every draw was refused compares none and fails.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.mpc import MPC, MPCLimitError
 from attnsim.sim.anna.mpc_splitter_sort import splitter_sort
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.formulas import as_number, evaluate
 from attnsim.verify.agreement import exact_outcome
-from attnsim.verify.claims.anna_mpc_small import in_sublinear_memory
+from attnsim.verify.claims.anna_mpc_small import defined, in_sublinear_memory, least_s_scale
 from attnsim.verify.refusals import REFUSAL_DRAWS, Refusals, Refused, refusal_target, refused
-from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
-
-
-def _value(ctx: CheckContext, name: str) -> int:
-    return int(as_number(evaluate(name, get_claim(ctx.claim).definitions, ctx.params)))
-
+from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, checker, size_grid
 
 GAPS = (1 / 4, 3 / 16, 1 / 8, 3 / 32, 1 / 16)
 """eps' - eps over the gap sweep: 5 values spanning 4x, at eps = 1/16. Larger gaps (3/8 and up at N = 4096) give
@@ -84,6 +77,30 @@ def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]
     return keys, mpc, ledger, plan, None
 
 
+def _shape(ctx: CheckContext) -> dict[str, int]:
+    """The run's sizes, from the claim's definitions: memory s, item words w, items b a machine at the start,
+    machines P and key words kw."""
+    return {x: defined(ctx.claim, x, ctx.params) for x in ("s", "w", "b", "P", "kw")}
+
+
+def _memory_for_the_sort(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """eps' must lie in (eps, 1), and a machine must hold at least one item beside the sort's room: b >= 1 items of
+    w words in s. The fuzz keeps both, moving eps' to eps + 1/64 and s_scale up to a memory that holds an item
+    (before P = ceiling(N / b) is read, which has no value at b = 0)."""
+    if any(params.get(x) is None for x in ("N", "eps", "eps1", "s_scale")):
+        return
+    if not params["eps"] < params["eps1"] < 1:
+        above = params["eps"] + 1 / 64
+        yield ("eps1", f"the lemma needs 0 <= eps < eps' < 1, got eps={params['eps']}, eps'={params['eps1']}",
+               above if above < 1 else None)
+        if not params["eps"] < params["eps1"] < 1:  # not moved: nothing more to read
+            return
+    if defined("anna.lemma_c_2", "b", params) < 1:
+        s, w = (defined("anna.lemma_c_2", x, params) for x in ("s", "w"))
+        yield ("s_scale", f"s = {s} words holds no item of {w} words with the sort's room beside it",
+               least_s_scale("anna.lemma_c_2", params, lambda m: defined("anna.lemma_c_2", "b", params, {"s": m}) >= 1))
+
+
 @checker("anna.lemma_c_2", evidence="independent", numerics=("exact",), params=[
     Param("N", int, 4096, "items (random keys in 0..N^2-1, each padded to max(2, ceil(N^eps)) words)", minimum=16),
     Param("eps", float, 0.25, "eps: items of max(2, ceil(N^eps)) words", minimum=0.0, maximum=1.0),
@@ -94,17 +111,13 @@ def _sort_one(ctx: CheckContext, draw: int, shape: dict[str, int]
           "referee refuses a draw is decided over them", minimum=1, maximum=1000),
 ], grid=_grid,
    growth_grid=size_grid("N", (2048, 4096, 8192, 16384), (2048, 4096, 8192, 16384, 32768)),
-   param_sweeps={"gap": GAP_SWEEP})
+   param_sweeps={"gap": GAP_SWEEP}, relations=_memory_for_the_sort)
 def check_lemma_c_2(ctx: CheckContext) -> Measurement:
     """The splitter-tree sample sort over ``draws`` draws: every output against ``sorted``; rounds, machines and load
     off the ledger; the chance of a refused draw against the refusal target."""
     N, eps, eps1, n = (ctx.params[x] for x in ("N", "eps", "eps1", "draws"))
-    if not 0 <= eps < eps1 < 1:
-        raise UsageError(f"--eps, --eps1: the lemma needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
-    s, w, b = (_value(ctx, x) for x in ("s", "w", "b"))
-    if b < 1:  # before P = ceil(N / b), which has no value then
-        raise UsageError(f"--s_scale: s = {s} words holds no item of {w} words with the sort's room beside it")
-    shape = {"s": s, "w": w, "b": b, "P": _value(ctx, "P"), "kw": _value(ctx, "kw")}
+    shape = _shape(ctx)
+    s, w, b = shape["s"], shape["w"], shape["b"]
     loads: list[str] = []
     faults: list[str] = []
     wrong, load, rounds, machines, plans = 0, 0, set(), set(), set()

@@ -86,11 +86,11 @@ def _memory_limit_lifted() -> Iterator[None]:
     def roomy(P: int, s: int, **kw) -> MPC:
         return MPC(P, 4 * s, **kw)
 
-    real_value = anna_sort._value
+    real_shape = anna_sort._shape
 
-    def packed(ctx, name):  # four times the records a machine at the start
-        return 4 * real_value(ctx, "b") if name == "b" else (
-            -(-ctx.params["N"] // (4 * real_value(ctx, "b"))) if name == "P" else real_value(ctx, name))
+    def packed(ctx) -> dict[str, int]:  # four times the records a machine at the start
+        shape = real_shape(ctx)
+        return {**shape, "b": 4 * shape["b"], "P": -(-ctx.params["N"] // (4 * shape["b"]))}
 
-    with mock.patch.object(anna_sort, "MPC", roomy), mock.patch.object(anna_sort, "_value", packed):
+    with mock.patch.object(anna_sort, "MPC", roomy), mock.patch.object(anna_sort, "_shape", packed):
         yield

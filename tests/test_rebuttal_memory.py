@@ -205,3 +205,22 @@ def test_the_fuzzer_draws_only_the_construction_s_path():
     (path,) = [p for p in chk.params if p.name == "path"]
     with pytest.raises(NoSuchExample):
         find(param_strategy(path, grid_values(chk).get("path")), lambda v: v != "stream")
+
+
+def test_linear_memory_is_held_to_its_bounds_own_exponent_where_z_steps():
+    """At N = 2 and 4 (m = 2, r = 0.25, c = 3) the code length z steps from 16 to 24 words, so Algorithm 2's words
+    (44, 120: exactly N (z + m + 1) + N (m + 1)) grow with exponent 1.45 over the sweep, above 1 + the slack, while
+    they meet the bound (m + z) N, whose own exponent there is 1.53. A fuzz found the false failure that a fit
+    against 1 gave; a table kept per round (words times their square root) is still caught at these sizes."""
+    from dataclasses import replace
+
+    from attnsim.verify.teeth import run_twin
+    from attnsim.verify.twins import all_twins
+
+    given = {"N": 4, "points": 2, "m": 2, "r": 0.25, "c": 3.0}
+    r = run_check("anna.rebuttal_linear_memory", given, None, 1)
+    assert r["verdict"] == "pass", r["reasons"]
+    assert r["extra"]["alg2_words"] == [44, 120] and r["extra"]["z_sweep"] == [16, 24]
+    assert 1.25 < r["extra"]["exponent"] < r["extra"]["bound_exponent"]
+    twin = next(t for t in all_twins() if t.claim == "anna.rebuttal_linear_memory" and t.name == "table_kept_per_round")
+    assert run_twin(replace(twin, params=given), seed=1).caught

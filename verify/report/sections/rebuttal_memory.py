@@ -109,7 +109,9 @@ def anna_memory_section(records: list[dict], out_dir, quick: bool) -> str:
         ]
         md += ["", f"Fitted log-log exponents: Algorithm 2 **{ex['alg2_exponent']:.3f}**, Algorithm 1 "
                f"**{ex['alg1_exponent']:.3f}** (ℓ grows like N^(3ρ) log N and z like log N, so both carry log "
-               "factors over a short sweep).", ""]
+               f"factors over a short sweep). Algorithm 2's is held to its bound (m + z) N's own exponent over the "
+               f"same sweep, {ex['bound_exponent']:.3f} with z = {', '.join(map(str, ex['z_sweep']))}, plus "
+               f"{ex['slack']}.", ""]
     md += ["Claim (`anna.rebuttal_linear_memory`, our words): Algorithm 2 gives Algorithm 1's output exactly with "
            "memory linear in N up to the log N code words per bucket.", "", f"Verdict: {_verdict(m)}.", ""]
     return "\n".join(md)

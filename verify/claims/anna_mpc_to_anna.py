@@ -78,7 +78,7 @@ def _memory_for(ctx: CheckContext) -> int | None:
     return 1 << round(eps * _log2(ctx.params["N"]))
 
 
-def _planned_memory(params: Mapping[str, Any]) -> int:
+def planned_memory(params: Mapping[str, Any]) -> int:
     """The memory s a run takes, before it runs: 2^round(eps log2 N) with ``--eps``, else the least power of two the
     protocol needs (the protocols' own need functions; P divides N)."""
     N, P = params["N"], params["P"]
@@ -101,15 +101,15 @@ def _eps1_above_eps(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]
     N, P, eps1 = params.get("N"), params.get("P"), params.get("eps1")
     if N is None or P is None or eps1 is None or P < 1 or N % P:
         return
-    s = _planned_memory(params)
+    s = planned_memory(params)
     eps = Fraction(s.bit_length() - 1, _log2(N))
     if params.get("eps") is None and eps + Fraction(1, 64) >= 1:  # no eps' < 1 fits: more machines, less memory
         fits = [q for q in (P << i for i in range(1, _log2(N) + 1)) if q <= N
-                and _planned_memory({**params, "P": q}).bit_length() - 1 < Fraction(63, 64) * _log2(N)]
+                and planned_memory({**params, "P": q}).bit_length() - 1 < Fraction(63, 64) * _log2(N)]
         yield ("P", f"on {P} machine{'s' if P > 1 else ''} the protocol takes s = {s} words, eps = log s / log N = "
                     f"{float(eps):.4g}: no eps' < 1 lies above it", fits[0] if fits else None)
         P = params["P"]  # the fuzz moves it before reading on
-        s = _planned_memory(params)
+        s = planned_memory(params)
         eps = Fraction(s.bit_length() - 1, _log2(N))
     if 0 < eps and not eps < eps1:
         above = float(eps) + 1 / 64

@@ -16,15 +16,23 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from math import isqrt
+from typing import Any, Iterator, Mapping
 
 from attnsim.sim.anna.message_code import DecodingError
 from attnsim.sim.anna.mpc_to_anna import RelayOverflowError, run_protocol
 from attnsim.sim.anna.relay_routing import RelayError
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.claims.anna_mpc_to_anna import DIVIDES_N, EXACT, EXACT_EPS, protocol_case, run_directly
-from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker
+from attnsim.verify.claims.anna_mpc_to_anna import (
+    DIVIDES_N,
+    EXACT,
+    EXACT_EPS,
+    planned_memory,
+    protocol_case,
+    run_directly,
+)
+from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, checker
 
 CAPACITIES = (2, 3, 4, 8, 16)
 """k over the rho sweep at N = 1024 (s = 512, eps = 0.9): rho = log k / log N from 1/10 to 2/5 < eps/2, 1/rho
@@ -37,6 +45,36 @@ RHO_SWEEP = ParamSweep(
 """Lemma B.12's rounds judged as 1/rho grows at fixed N (a count growing like 1/rho^3 fails)."""
 
 
+def _memory_and_capacity(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """s = 2^round(eps log2 N) must hold what the protocol needs on P machines, and rho = log k / log N must lie
+    below eps / 2 of that memory (k^2 < s). The fuzz keeps both, moving P up where no memory up to N fits, eps up
+    to the least exponent whose memory fits and k down to the largest capacity below the square root of s: drawn
+    freely, they broke them in 241 of 356 draws of a 20-second fuzz."""
+    N, P, eps, k = (params.get(x) for x in ("N", "P", "eps", "k"))
+    if N is None or P is None or eps is None or P < 1 or N % P or N & (N - 1):
+        return
+    log2n = N.bit_length() - 1
+    least = planned_memory({**params, "eps": None}).bit_length() - 1
+    if least > log2n:  # no memory up to N holds the protocol: more machines, less memory each
+        more = [q for q in (P << i for i in range(1, log2n + 1)) if q <= N
+                and planned_memory({**params, "P": q, "eps": None}).bit_length() - 1 <= log2n]
+        if not more:
+            yield "N", f"the protocol needs more than N = {N} words a machine on every P that divides N", None
+            return
+        yield "P", f"on {P} machines the protocol needs {1 << least} words, more than N = {N}", more[0]
+        least = planned_memory({**params, "eps": None}).bit_length() - 1  # the fuzz moves P before reading on
+    e = round(eps * log2n)
+    if e < least:
+        yield ("eps", f"s = 2^round(eps log2 N) = {1 << e} is below the {1 << least} words the protocol needs on {P} "
+                      "machines", least / log2n if least <= log2n else None)
+        e = round(params["eps"] * log2n)  # the fuzz moves it before reading on
+    s = 1 << e
+    if k is not None and not k * k < s:
+        top = isqrt(s - 1)
+        yield ("k", f"the lemma needs rho = log k / log N below eps / 2 = {e / (2 * log2n):.3f} of the memory s = {s} "
+                    f"words (k^2 < s), got k = {k}", top if top >= 2 else None)
+
+
 @checker("anna.lemma_b_12", evidence="independent", numerics=EXACT, params=[
     Param("protocol", str, "sum", "the (gamma, eps)-MPC protocol to convert", choices=("sum", "sort")),
     Param("N", int, 1024, "input words", minimum=4, power_of_two=True, why_power_of_two=EXACT_EPS),
@@ -46,7 +84,7 @@ RHO_SWEEP = ParamSweep(
 ], grid=lambda quick: [{"k": 4}] if quick else [{"k": k} for k in (2, 4, 16)],
    growth_grid=lambda quick: [{"N": n, "P": 32, "k": 4} for n in ((256, 512, 1024, 2048) if quick
                                                                   else (256, 512, 1024, 2048, 4096))],
-   param_sweeps={"rho": RHO_SWEEP})
+   param_sweeps={"rho": RHO_SWEEP}, relations=_memory_and_capacity)
 def check_lemma_b_12(ctx: CheckContext) -> Measurement:
     """The protocol directly and through the relay; relay rounds and contacts off the ledger."""
     N, P, k = ctx.params["N"], ctx.params["P"], ctx.params["k"]
@@ -56,8 +94,6 @@ def check_lemma_b_12(ctx: CheckContext) -> Measurement:
     R, s = direct_ledger.rounds("mpc_round"), direct.memory
     eps, rho = math.log(s) / math.log(N), math.log(k) / math.log(N)
     gamma = math.log(P * s / N) / math.log(N)
-    if not 0 < rho < eps / 2:
-        raise UsageError(f"--k: the lemma needs 0 < rho < eps/2; rho = log k / log N = {rho:.3f}, eps = {eps:.3f}")
     ledger = Ledger()
     try:
         run = run_protocol(lambda **hooks: protocol(ledger=Ledger(), **hooks), inputs=N, machines=direct.machines,

@@ -303,6 +303,7 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
     ("anna.khop", {"eps1": 1.0}, "eps1", 1 - 1 / 64, 1.0),
     ("anna.lemma_c_2", {"N": 16, "eps1": 0.5, "s_scale": 1.0}, "s_scale", 3.75001, 3.75),  # s = 4 -> 16
     ("anna.lemma_c_2", {"eps": 0.25, "eps1": 0.2, "s_scale": 64.0}, "eps1", 0.25 + 1 / 64, 0.25),
+    ("anna.lemma_d_2", {"N": 100, "mv": 40}, "s_scale", 32.3001, 32.3),  # s = 64 -> 324 = 2 * 2 (1 + 2 * 40) words
     ("anna.lemma_b_12", {"eps": 0.3}, "eps", 0.8, 0.7),  # s = 8 -> 256, what the sum needs on 32 machines
     ("anna.lemma_b_12", {"k": 40}, "k", 22, 23),  # rho < eps/2: k^2 < s = 512
     ("anna.thm_5_6", {"N": 4096, "eps": 0.5}, "eps", 10 / 12, 9 / 12),  # s = 64 -> 1024 (the splitter's fans)

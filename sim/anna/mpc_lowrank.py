@@ -33,17 +33,32 @@ class LowRankRun:
     fan_in: int
 
 
+def _words(rank: int, mv: int) -> tuple[int, int]:
+    """Words of a token (id, tag, its query and key features, its value) and of a partial matrix (tag and r x mv)."""
+    return 2 + 2 * rank + mv, 1 + rank * mv
+
+
+def memory_shortfall(memory: int, rank: int, mv: int) -> str | None:
+    """Why ``memory`` words cannot hold a token in one half and two partial matrices in the other (the least the
+    tree needs, fan 2), for features of ``rank`` and values of ``mv`` words; None where they can."""
+    tok_words, part_words = _words(rank, mv)
+    if (memory // 2) // tok_words >= 1 and tree_fan(memory, memory - memory // 2, part_words) >= 2:
+        return None
+    return (f"local memory {memory} is too small: need >= {2 * max(tok_words, 2 * part_words)} words for rank {rank} "
+            f"and value dimension {mv}")
+
+
 def lowrank_mpc(qp: object, kp: object, v: object, *, memory: int, ledger: Ledger | None = None) -> LowRankRun:
     """Q'(K'^T V) on an MPC machine with local memory ``memory`` words."""
     Q, K = as_matrix(qp, "query features"), as_matrix(kp, "key features")
     V = as_matrix(v, "values", rows=K.shape[0])
     require(Q.shape == K.shape, "key features", f"shape {K.shape} differs from the query features' {Q.shape}")
     N, r, mv = Q.shape[0], Q.shape[1], V.shape[1]
-    tok_words, part_words = 2 + 2 * r + mv, 1 + r * mv
+    short = memory_shortfall(memory, r, mv)
+    require(short is None, "s", short or "")
+    tok_words, part_words = _words(r, mv)
     b = (memory // 2) // tok_words
     f = tree_fan(memory, memory - memory // 2, part_words)  # tokens keep one half, partials the other
-    require(b >= 1 and f >= 2, "s", f"local memory {memory} is too small: need >= {2 * max(tok_words, 2 * part_words)} "
-                                    f"words for rank {r} and value dimension {mv}")
     T = -(-N // b)
     mpc = MPC(T, memory, ledger=ledger, tag="lowrank")
     mpc.load({m: [("tok", i, *Q[i], *K[i], *V[i]) for i in range(m * b, min(N, (m + 1) * b))] for m in range(T)})

@@ -303,8 +303,34 @@ _FD_PARAMS = [Param("D", int, 4, "MLP width of the main table", minimum=1),
               Param("decades", int, 4, "eps, eps/10, ...", minimum=2)]
 
 
+def _sweep_widths(top: int) -> list[int]:
+    """The widths of the variance sweep: 1, 2, 4, ... up to ``top``."""
+    return [2 ** i for i in range(int(np.log2(top)) + 1)]
+
+
+def _fewest_directions(widths: list[int], tol: float) -> tuple[int, int, float]:
+    """:func:`spsa_min_samples` at the sweep's level, the most over its widths (their parameter counts depend on the
+    width alone); the width that needs them; the level."""
+    level = width_level(len(widths))
+    return (*max((spsa_min_samples(fd.problem(D, 0).n_params, tol, level), D) for D in widths), level)
+
+
+def _enough_directions(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """The SPSA variance's interval must resolve the claim's tolerance at every width of the sweep: at least
+    :func:`spsa_min_samples` directions. The fuzz moves ``samples`` up to that count: drawn freely, too few were drawn
+    in 84 of 166 draws of a 20-second fuzz."""
+    m, top = params.get("samples"), params.get("widths")
+    if m is None or top is None or top < 1:
+        return
+    tol = float(get_claim("tint.rebuttal_fd_end_to_end").extra["variance_tolerance"])
+    fewest, at, level = _fewest_directions(_sweep_widths(top), tol)
+    if m < fewest:
+        yield ("samples", f"need >= {fewest} random directions for the SPSA variance's {level:.2%} interval to "
+                          f"resolve the claim's ±{tol:.0%} at D = {at}, got {m}", fewest)
+
+
 @checker("tint.rebuttal_fd_end_to_end", evidence="self-consistency",
-         params=_FD_PARAMS, numerics=("float64",), default_numerics="float64",
+         params=_FD_PARAMS, numerics=("float64",), default_numerics="float64", relations=_enough_directions,
          grid=lambda quick: [{"samples": 1000 if quick else 4000}])
 def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
     """Bias and variance of the three gradient estimates; the SPSA variance against the claim's formula.
@@ -314,7 +340,8 @@ def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
     interval at :func:`width_level` is chi²_k / k with the effective k of :func:`spsa_variance_dof`, and a width
     fails when that whole interval lies outside the claim's ±tolerance around n_params + 1 (the widths together
     refuted at 95%). Fewer directions than :func:`spsa_min_samples` (the count at which that interval is no wider
-    than the tolerance, 773 at D = 1 for ±25% and four widths) are refused as a usage error rather than decided:
+    than the tolerance, 773 at D = 1 for ±25% and four widths) are refused as a usage error (a relation, checked
+    before the run) rather than decided:
     there the interval is so wide (a factor of about 40 at 2 directions) that a pass would say nothing about the
     claim, and a fuzzed run with 2 directions failed on a bare 25% comparison of a statistic that scatters by that
     much.
@@ -322,13 +349,9 @@ def check_fd_end_to_end(ctx: CheckContext) -> Measurement:
     p = ctx.params
     claim = get_claim(ctx.claim)
     tol = float(claim.extra["variance_tolerance"])
-    widths = [2 ** i for i in range(int(np.log2(p["widths"])) + 1)]
+    widths = _sweep_widths(p["widths"])
     m = p["samples"]
-    level = width_level(len(widths))
-    fewest, at = max((spsa_min_samples(fd.problem(D, ctx.seed).n_params, tol, level), D) for D in widths)
-    if m < fewest:
-        raise UsageError(f"need >= {fewest} random directions for the SPSA variance's {level:.2%} interval to "
-                         f"resolve the claim's ±{tol:.0%} at D = {at}, got {m}", param="samples")
+    fewest, _, level = _fewest_directions(widths, tol)
     eps = _eps_list(p["eps"], p["decades"])
     prob = fd.problem(p["D"], ctx.seed)
     rows, led = fd.compare(prob, eps, m, ctx.seed)

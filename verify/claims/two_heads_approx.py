@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -340,7 +340,15 @@ def run_converse(N: int, M: int, d: int, B: float, numerics: str, seed: int) -> 
             "bits": nm.bits}
 
 
-@checker("two_heads.thm_4_2", evidence="independent",
+def _whole_instances(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """N must hold N/M whole instances of length M. The fuzz moves N to the nearest multiple of M: drawn freely, N
+    was no multiple of M in 63 of 176 draws of a 20-second fuzz."""
+    N, M = params.get("N"), params.get("M")
+    if N is not None and M is not None and M >= 1 and N % M:
+        yield "N", f"N={N} must be a multiple of M={M} (N/M instances of length M)", M * max(1, round(N / M))
+
+
+@checker("two_heads.thm_4_2", evidence="independent", relations=_whole_instances,
          grid=_thm_4_2_grid, numerics=("mp", "float64"), default_numerics="mp:200",
          growth_grid=size_grid("N", (8, 16, 32, 64), M=4, d=2, B=12.0, numerics="float64"), params=[
     Param("N", int, 32, "total length: N/M instances of length M", minimum=1),

@@ -308,6 +308,8 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
     ("two_heads.thm_4_2", {"N": 29, "M": 4}, "N", 28, 27),  # N/M whole instances
     ("anna.lemma_b_12", {"eps": 0.3}, "eps", 0.8, 0.7),  # s = 8 -> 256, what the sum needs on 32 machines
     ("anna.lemma_b_12", {"k": 40}, "k", 22, 23),  # rho < eps/2: k^2 < s = 512
+    ("anna.lemma_b_12", {"N": 1024, "P": 2, "eps": 1.0}, "P", 4, 2),  # 2048 words a machine on 2 machines
+    ("anna.lemma_b_12", {"N": 64, "P": 8, "eps": 1.0}, "N", 128, 64),  # the sum needs 128 words on 8 machines
     ("anna.thm_5_6", {"N": 4096, "eps": 0.5}, "eps", 10 / 12, 9 / 12),  # s = 64 -> 1024 (the splitter's fans)
     ("anna.thm_5_4", {"N": 512, "eps": 0.2, "sort": "letter"}, "eps", 5 / 9, 4 / 9),  # s = 4 -> 32
     ("anna.thm_5_6", {"N": 4096, "eps": 0.9, "eps1": 0.8}, "eps1", 11 / 12 + 1 / 64, 11 / 12),

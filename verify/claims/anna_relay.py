@@ -45,24 +45,38 @@ RHO_SWEEP = ParamSweep(
 """Lemma B.12's rounds judged as 1/rho grows at fixed N (a count growing like 1/rho^3 fails)."""
 
 
+def _exponent_needed(params: Mapping[str, Any], N: int, P: int) -> int:
+    """log2 of the least memory (a power of two) the protocol needs for N words on P machines."""
+    return planned_memory({**params, "N": N, "P": P, "eps": None}).bit_length() - 1
+
+
+def _machines_that_fit(params: Mapping[str, Any], N: int, P: int) -> list[int]:
+    """The machine counts from P up (powers of two dividing N) on which the protocol needs at most N words."""
+    return [q for q in (P << i for i in range(N.bit_length())) if q <= N
+            and _exponent_needed(params, N, q) <= N.bit_length() - 1]
+
+
 def _memory_and_capacity(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """s = 2^round(eps log2 N) must hold what the protocol needs on P machines, and rho = log k / log N must lie
-    below eps / 2 of that memory (k^2 < s). The fuzz keeps both, moving P up where no memory up to N fits, eps up
-    to the least exponent whose memory fits and k down to the largest capacity below the square root of s: drawn
-    freely, they broke them in 241 of 356 draws of a 20-second fuzz."""
+    below eps / 2 of that memory (k^2 < s). The fuzz keeps both, moving N up where no P up to N leaves the protocol
+    N words, then P up where P does not, eps up to the least exponent whose memory fits, and k down to the largest
+    capacity below the square root of s: drawn freely, they broke them in 241 of 356 draws of a 20-second fuzz."""
     N, P, eps, k = (params.get(x) for x in ("N", "P", "eps", "k"))
     if N is None or P is None or eps is None or P < 1 or N % P or N & (N - 1):
         return
-    log2n = N.bit_length() - 1
-    least = planned_memory({**params, "eps": None}).bit_length() - 1
-    if least > log2n:  # no memory up to N holds the protocol: more machines, less memory each
-        more = [q for q in (P << i for i in range(1, log2n + 1)) if q <= N
-                and planned_memory({**params, "P": q, "eps": None}).bit_length() - 1 <= log2n]
-        if not more:
-            yield "N", f"the protocol needs more than N = {N} words a machine on every P that divides N", None
+    if not _machines_that_fit(params, N, P):  # N too small: move it up to the least size where some count fits
+        larger = next((n for n in (N << i for i in range(1, 24)) if _machines_that_fit(params, n, P)), None)
+        yield "N", f"on {P} to {N} machines the protocol needs more than N = {N} words a machine", larger
+        N = params["N"]  # the fuzz moves it before reading on
+        if not _machines_that_fit(params, N, P):
             return
-        yield "P", f"on {P} machines the protocol needs {1 << least} words, more than N = {N}", more[0]
-        least = planned_memory({**params, "eps": None}).bit_length() - 1  # the fuzz moves P before reading on
+    log2n = N.bit_length() - 1
+    least = _exponent_needed(params, N, P)
+    if least > log2n:  # more machines, less memory each
+        yield ("P", f"on {P} machines the protocol needs {1 << least} words, more than N = {N}",
+               _machines_that_fit(params, N, P)[0])
+        P = params["P"]  # the fuzz moves it before reading on
+        least = _exponent_needed(params, N, P)
     e = round(eps * log2n)
     if e < least:
         yield ("eps", f"s = 2^round(eps log2 N) = {1 << e} is below the {1 << least} words the protocol needs on {P} "

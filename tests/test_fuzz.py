@@ -306,6 +306,8 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
     ("anna.lemma_d_2", {"N": 100, "mv": 40}, "s_scale", 32.3001, 32.3),  # s = 64 -> 324 = 2 * 2 (1 + 2 * 40) words
     ("tint.rebuttal_fd_end_to_end", {"samples": 10}, "samples", 773, 772),  # the SPSA interval resolves +-25%
     ("two_heads.thm_4_2", {"N": 29, "M": 4}, "N", 28, 27),  # N/M whole instances
+    ("anna.prop_e_3", {"N": 70, "B": 2, "L": 3}, "N", 64, 63),  # the butterfly's digits
+    ("anna.prop_e_3", {"N": 81, "B": 3, "L": 9}, "L", 4, 5),  # B^L <= N
     ("anna.lemma_b_12", {"eps": 0.3}, "eps", 0.8, 0.7),  # s = 8 -> 256, what the sum needs on 32 machines
     ("anna.lemma_b_12", {"k": 40}, "k", 22, 23),  # rho < eps/2: k^2 < s = 512
     ("anna.lemma_b_12", {"N": 1024, "P": 2, "eps": 1.0}, "P", 4, 2),  # 2048 words a machine on 2 machines
@@ -318,13 +320,14 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
 def test_a_value_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(claim, given, flag, moved,
                                                                                beyond) -> None:
     """A memory too small for the run (or, for Lemma B.13, not below N), an eps' not above eps, too few SPSA
-    directions to resolve the claim's tolerance, or an N that holds no whole number of instances, is refused before
-    any work, naming the flag that sets it, and the fuzz moves that value to the nearest that runs (the least
-    s_scale to six digits, the nearest exponent eps, the largest fan, eps + 1/64, the fewest directions, the nearest
-    multiple), while the value a step short of it (``beyond``) is still refused.
+    directions to resolve the claim's tolerance, or sizes that hold no whole number of instances or butterfly digits,
+    is refused before any work, naming the flag that sets it, and the fuzz moves that value to the nearest that runs
+    (the least s_scale to six digits, the nearest exponent eps, the largest fan, eps + 1/64, the fewest directions,
+    the nearest multiple or power), while the value a step short of it (``beyond``) is still refused.
     Drawn freely, such values were refused in 504 of 1229 draws of a one-minute fuzz of Lemma B.13, 115 of 200 of
     anna.khop and 136 of 160 of Thm 5.6, and in 241 of 356 draws of a 20-second fuzz of Lemma B.12, 93 of 304 of
-    Lemma D.2, 84 of 166 of the TinT finite-difference rebuttal and 63 of 176 of Two Heads' Thm 4.2."""
+    Lemma D.2, 84 of 166 of the TinT finite-difference rebuttal, 63 of 176 of Two Heads' Thm 4.2 and 3,816 of 5,590 of
+    Prop. E.3."""
     from attnsim.verify.relations import check_relations
 
     chk = get_checker(claim)

@@ -297,7 +297,30 @@ def check_lemma_d_2(ctx: CheckContext) -> Measurement:
 
 # ---------------------------------------------------------------- Proposition E.3: fixed-chunk Reformer vs SUM
 
-@checker("anna.prop_e_3", evidence="independent", numerics=EXACT, params=[
+def _butterfly_sizes(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """N must be a power of the chunk size B (the butterfly pattern's digits), and B^L at most N (the field
+    saturates at N). The fuzz moves N to the nearest power of B and L down to the most layers that fit: drawn
+    freely, they broke them in 3,816 of 5,590 draws of a 20-second fuzz."""
+    N, B, L = params.get("N"), params.get("B"), params.get("L")
+    if N is None or B is None or B < 2 or N < 1:
+        return
+    digits = 0
+    while B ** (digits + 1) <= N:
+        digits += 1
+    if B ** digits != N:
+        below, above = B ** digits, B ** (digits + 1)
+        nearest = below if N - below <= above - N and digits >= 1 else above
+        yield "N", f"must be a power of B = {B} for the butterfly pattern, got {N}", nearest
+        N = params["N"]  # the fuzz moves it before reading on
+    top = 0  # the most layers with B^L <= N (never B^L itself: L may be huge)
+    while B ** (top + 1) <= N:
+        top += 1
+    if L is not None and L > top:
+        yield ("L", f"the butterfly field saturates at N; need B^L <= N, got {B}^{L} > {N}",
+               top if top >= 1 else None)
+
+
+@checker("anna.prop_e_3", evidence="independent", numerics=EXACT, relations=_butterfly_sizes, params=[
     Param("N", int, 64, "tokens (a power of B)", minimum=2),
     Param("B", int, 2, "chunk size", minimum=2),
     Param("L", int, 3, "Reformer layers (B^L <= N)", minimum=1),
@@ -308,8 +331,6 @@ def check_lemma_d_2(ctx: CheckContext) -> Measurement:
 def check_prop_e_3(ctx: CheckContext) -> Measurement:
     """Receptive field B^L, a failing input while B^L < N, and SUM by one ANNA layer."""
     N, B, L, M = (ctx.params[x] for x in ("N", "B", "L", "M"))
-    if B ** L > N:
-        raise UsageError(f"--L: the butterfly field saturates at N; need B^L <= N, got {B}^{L} > {N}")
     patterns = butterfly_patterns(N, B, L)
     ledger = Ledger()
     receptive_fields(patterns, B, ledger=ledger)

@@ -82,7 +82,7 @@ def test_lemma_d_2_on_one_machine_runs_no_round_and_passes():
     ("anna.thm_4_2", {"lsh": "pstable"}, "lsh"),
     ("anna.thm_c_1", {"eps": 0.6, "eps1": 0.5}, "--eps, --eps1"),
     ("anna.thm_c_1", {"eps1": 1.5}, "eps1"),  # above its own maximum: named alone
-    ("anna.thm_5_6_direct", {"eps": 0.9}, "--eps, --eps1"),
+    ("anna.thm_5_6_direct", {"eps": 0.9}, "eps1"),  # a relation: named alone
     ("anna.thm_5_4_direct", {"mechanism": "softmax"}, "mechanism"),
     ("anna.lemma_c_2", {"N": 16, "eps1": 0.5, "s_scale": 1.0}, "s_scale"),  # s = 4 words: no item fits, P undefined
     ("anna.cor_b_9", {"protocol": "scan", "N": 2, "P": 1, "alphabet": 2, "k": 0}, "P"),  # R = 0: no routing layer

@@ -11,7 +11,7 @@ dimension are read off the ledger; formulas and bounds are in paper_refs/anna.to
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from attnsim.sim.anna.hop_transformer import hop_mechanism, induction_transforme
 from attnsim.sim.anna.tasks import SINK, hop_labels, hop_string
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
+from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
 
 EXACT = ("exact",)
 
@@ -37,9 +37,17 @@ def _alphabets(N: int) -> list[int]:
 
 
 def _fan(N: int, eps: float, eps1: float) -> int:
-    if not 0 < eps < eps1 < 1:
-        raise UsageError(f"--eps, --eps1: the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}")
     return math.ceil(N ** ((eps1 - eps) / 4))
+
+
+def _eps_order(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """The theorems need eps < eps' < 1. The fuzz moves eps' to eps + 1/64: drawn freely, eps' lay at or below eps
+    in 23 of 101 draws of a 20-second fuzz of Thm 5.4's direct construction."""
+    eps, eps1 = params.get("eps"), params.get("eps1")
+    if eps is not None and eps1 is not None and not eps < eps1 < 1:
+        above = eps + 1 / 64
+        yield ("eps1", f"the theorem needs 0 < eps < eps' < 1, got eps={eps}, eps'={eps1}",
+               above if above < 1 else None)
 
 
 def _run(ctx: CheckContext, k: int | None) -> Measurement:
@@ -90,7 +98,7 @@ defaults (eps' - eps = 1/2) F = 2 up to N = 256 and the D F heads grow like log2
 limit D -> 4/(eps' - eps) that the growth verdict would read as growth."""
 
 
-@checker("anna.thm_5_4_direct", evidence="independent",
+@checker("anna.thm_5_4_direct", evidence="independent", relations=_eps_order,
          numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2), *_COMMON],
          grid=lambda quick: [{"N": n} for n in ((16, 64) if quick else (16, 64, 256, 1024))],
          growth_grid=size_grid("N", (16, 32, 64, 128), (16, 64, 256, 1024), **GROWTH_EPS))
@@ -105,7 +113,7 @@ def _khop_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": n, "k": k} for n in (64, 256, 1024) for k in (1, 2, 3, 5, 8, 16, 32)]
 
 
-@checker("anna.thm_5_6_direct", evidence="independent",
+@checker("anna.thm_5_6_direct", evidence="independent", relations=_eps_order,
          numerics=EXACT, params=[Param("N", int, 256, "string length", minimum=2),
                                                   Param("k", int, 8, "hops", minimum=1), *_COMMON],
          grid=_khop_grid, growth_grid=size_grid("k", (1, 2, 8, 32), N=64))

@@ -51,6 +51,18 @@ EXEMPT: dict[str, frozenset[str]] = {
 }
 
 
+STEP = 1 / 64
+"""How far a checker's relation moves eps' inside a strict bound: to eps + STEP above eps, to 1 - STEP below 1."""
+
+
+def eps1_between(low: float, eps1: float, why: str) -> Iterator[tuple[str, str, float | None]]:
+    """eps' must lie strictly between ``low`` and 1: the fault ``why``, with eps' moved STEP inside the bound it
+    crossed (None where that is not inside), or nothing."""
+    if not low < eps1 < 1:
+        nearest = low + STEP if eps1 <= low else 1 - STEP
+        yield "eps1", why, nearest if low < nearest < 1 else None
+
+
 def applies(claim: str, name: str) -> bool:
     """Whether ``name``'s relations hold for ``claim`` (it is not in :data:`EXEMPT` for ``name``)."""
     return claim not in EXEMPT.get(name, ())

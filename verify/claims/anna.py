@@ -48,6 +48,7 @@ from attnsim.verify.claims.anna_mpc_small import (
 )
 from attnsim.verify.refusals import Refused, draw_seed, refused, runs_deciding_refusals
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
+from attnsim.verify.relations import eps1_between
 
 EXACT = ("exact",)
 
@@ -153,14 +154,13 @@ def _khop_shortfall(s: int, sort: str) -> str | None:
 
 def _khop_memory(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """The memory exponent eps1 must lie below 1, and the memory must hold the protocol and its sort (the splitter
-    sort's multicast fans take about 768 words). The fuzz keeps both, moving eps1 to 1 - 1/64 and s_scale up to a
+    sort's multicast fans take about 768 words). The fuzz keeps both, moving eps1 just below 1 and s_scale up to a
     memory that does: drawn freely, they broke them in 117 of 200 draws of a one-minute fuzz."""
     if any(params.get(x) is None for x in ("N", "eps1", "s_scale", "sort")):
         return
-    if not params["eps1"] < 1:
-        yield "eps1", f"the memory exponent must lie in (0, 1), got {params['eps1']}", 1 - 1 / 64
-        if not params["eps1"] < 1:  # not moved: nothing more to read
-            return
+    yield from eps1_between(0, params["eps1"], f"the memory exponent must lie in (0, 1), got {params['eps1']}")
+    if not params["eps1"] < 1:  # not moved: nothing more to read
+        return
     short = _khop_shortfall(defined("anna.khop", "s", params), params["sort"])
     if short is not None:
         yield ("s_scale", short,
@@ -251,14 +251,14 @@ def check_khop(ctx: CheckContext) -> Measurement:
 
 def _lowrank_memory(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """Lemma D.2 needs eps' < 1 (sublinear memory), and s must hold a token and two partial matrices. The fuzz keeps
-    both, moving eps' to 1 - 1/64 and s_scale up to a memory that holds them: drawn freely, the memory was too small
+    both, moving eps' just below 1 and s_scale up to a memory that holds them: drawn freely, the memory was too small
     in 93 of 304 draws of a 20-second fuzz."""
     if any(params.get(x) is None for x in ("N", "rank", "mv", "eps1", "s_scale")):
         return
-    if not params["eps1"] < 1:
-        yield "eps1", f"Lemma D.2 needs eps' < 1 (sublinear local memory), got {params['eps1']}", 1 - 1 / 64
-        if not params["eps1"] < 1:  # not moved: nothing more to read
-            return
+    yield from eps1_between(0, params["eps1"], f"Lemma D.2 needs eps' < 1 (sublinear local memory), got "
+                                               f"{params['eps1']}")
+    if not params["eps1"] < 1:  # not moved: nothing more to read
+        return
     short = memory_shortfall(defined("anna.lemma_d_2", "s", params), params["rank"], params["mv"])
     if short is not None:
         yield ("s_scale", short, least_s_scale("anna.lemma_d_2", params,

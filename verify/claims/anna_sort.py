@@ -29,6 +29,7 @@ from attnsim.verify.agreement import exact_outcome
 from attnsim.verify.claims.anna_mpc_small import defined, in_sublinear_memory, least_s_scale
 from attnsim.verify.refusals import REFUSAL_DRAWS, Refusals, Refused, refusal_target, refused
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, checker, size_grid
+from attnsim.verify.relations import eps1_between
 
 GAPS = (1 / 4, 3 / 16, 1 / 8, 3 / 32, 1 / 16)
 """eps' - eps over the gap sweep: 5 values spanning 4x, at eps = 1/16. Larger gaps (3/8 and up at N = 4096) give
@@ -85,16 +86,14 @@ def _shape(ctx: CheckContext) -> dict[str, int]:
 
 def _memory_for_the_sort(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """eps' must lie in (eps, 1), and a machine must hold at least one item beside the sort's room: b >= 1 items of
-    w words in s. The fuzz keeps both, moving eps' to eps + 1/64 and s_scale up to a memory that holds an item
+    w words in s. The fuzz keeps both, moving eps' just above eps and s_scale up to a memory that holds an item
     (before P = ceiling(N / b) is read, which has no value at b = 0)."""
     if any(params.get(x) is None for x in ("N", "eps", "eps1", "s_scale")):
         return
-    if not params["eps"] < params["eps1"] < 1:
-        above = params["eps"] + 1 / 64
-        yield ("eps1", f"the lemma needs 0 <= eps < eps' < 1, got eps={params['eps']}, eps'={params['eps1']}",
-               above if above < 1 else None)
-        if not params["eps"] < params["eps1"] < 1:  # not moved: nothing more to read
-            return
+    yield from eps1_between(params["eps"], params["eps1"],
+                            f"the lemma needs 0 <= eps < eps' < 1, got eps={params['eps']}, eps'={params['eps1']}")
+    if not params["eps"] < params["eps1"] < 1:  # not moved: nothing more to read
+        return
     if defined("anna.lemma_c_2", "b", params) < 1:
         s, w = (defined("anna.lemma_c_2", x, params) for x in ("s", "w"))
         yield ("s_scale", f"s = {s} words holds no item of {w} words with the sort's room beside it",

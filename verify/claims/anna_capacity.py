@@ -54,9 +54,8 @@ def _largest_fan(N: int, P: int) -> int:
 def _memory_below_N(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """The lemma needs eps < 1: the scan's memory s = N/P + 2 fan - 1 below N. The fuzz keeps it, moving P to the
     fewest machines that leave room for a fan of 2 (one machine never does; sought among the next 4096 counts, then
-    N) and the fan to the largest that fits;
-    drawn freely, s lay at or above N in 513 of 1157 draws of a one-minute fuzz. A P that does not divide N is
-    refused for P first."""
+    N) and the fan to the largest that fits; drawn freely, s lay at or above N in 513 of 1157 draws of a one-minute
+    fuzz. A P that does not divide N is refused for P first."""
     N, P, fan = params.get("N"), params.get("P"), params.get("fan")
     if N is None or P is None or fan is None or P < 1 or N % P:
         return

@@ -93,6 +93,18 @@ def planned_memory(params: Mapping[str, Any]) -> int:
     return power_of_two_at_least(need)
 
 
+def machine_counts(params: Mapping[str, Any], n: int, P: int, fits: Callable[[int, int], bool]) -> list[int]:
+    """The machine counts P, 2P, ... up to n that divide n and on which the protocol's own memory for n words (as
+    planned with no ``--eps``) fits: ``fits(log2 s, log2 n)``."""
+    return [q for q in (P << i for i in range(_log2(n) + 1)) if q <= n and not n % q
+            and fits(planned_memory({**params, "N": n, "P": q, "eps": None}).bit_length() - 1, _log2(n))]
+
+
+def least_size(params: Mapping[str, Any], N: int, P: int, fits: Callable[[int, int], bool]) -> int | None:
+    """The least N 2^i (i = 1 .. 23) with a machine count from P up that fits (:func:`machine_counts`)."""
+    return next((N << i for i in range(1, 24) if machine_counts(params, N << i, P, fits)), None)
+
+
 def _eps1_above_eps(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """eps' must exceed eps = log s / log N of the memory s the run will take, checked before the run. Where the
     protocol's own memory (no ``--eps``) leaves no eps' < 1 above it, the machines P are at fault (too few, each
@@ -104,25 +116,22 @@ def _eps1_above_eps(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]
     if N is None or P is None or eps1 is None or P < 1 or N % P:
         return
 
-    def room(n: int, q: int) -> bool:
-        """Whether the protocol's memory for n words on q machines lies below n^(63/64): an eps' < 1 lies above."""
-        return planned_memory({**params, "N": n, "P": q}).bit_length() - 1 < (1 - Fraction(STEP)) * _log2(n)
+    def room(log2s: int, log2n: int) -> bool:
+        """Whether the memory lies below N^(1 - STEP), so that an eps' < 1 lies above its eps."""
+        return log2s < (1 - Fraction(STEP)) * log2n
 
-    def counts(n: int) -> list[int]:
-        return [q for q in (P << i for i in range(_log2(n) + 1)) if q <= n and not n % q and room(n, q)]
-
-    if params.get("eps") is None and not room(N, P):
-        if not counts(N):
-            larger = next((N << i for i in range(1, 16) if counts(N << i)), None)
+    if params.get("eps") is None and not room(planned_memory(params).bit_length() - 1, _log2(N)):
+        if not machine_counts(params, N, P, room):
             yield ("N", f"on {P} to {N} machines the protocol takes at least N^(63/64) words: no eps' < 1 lies above "
-                        "its eps", larger)
+                        "its eps", least_size(params, N, P, room))
             N = params["N"]  # the fuzz moves it before reading on
-            if not counts(N):
+            if not machine_counts(params, N, P, room):
                 return
-        if not room(N, P):
+        counts = machine_counts(params, N, P, room)
+        if counts[0] != P:
             s = planned_memory(params)
             yield ("P", f"on {P} machine{'s' if P > 1 else ''} the protocol takes s = {s} words, eps = log s / log N = "
-                        f"{(s.bit_length() - 1) / _log2(N):.4g}: no eps' < 1 lies above it", counts(N)[0])
+                        f"{(s.bit_length() - 1) / _log2(N):.4g}: no eps' < 1 lies above it", counts[0])
     s = planned_memory(params)  # P and N as the fuzz left them
     eps = Fraction(s.bit_length() - 1, _log2(params["N"]))
     if 0 < eps and not eps < eps1:

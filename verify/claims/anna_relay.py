@@ -28,6 +28,8 @@ from attnsim.verify.claims.anna_mpc_to_anna import (
     DIVIDES_N,
     EXACT,
     EXACT_EPS,
+    least_size,
+    machine_counts,
     planned_memory,
     protocol_case,
     run_directly,
@@ -50,10 +52,8 @@ def _exponent_needed(params: Mapping[str, Any], N: int, P: int) -> int:
     return planned_memory({**params, "N": N, "P": P, "eps": None}).bit_length() - 1
 
 
-def _machines_that_fit(params: Mapping[str, Any], N: int, P: int) -> list[int]:
-    """The machine counts from P up (powers of two dividing N) on which the protocol needs at most N words."""
-    return [q for q in (P << i for i in range(N.bit_length())) if q <= N
-            and _exponent_needed(params, N, q) <= N.bit_length() - 1]
+def _at_most_N(log2s: int, log2n: int) -> bool:
+    return log2s <= log2n
 
 
 def _memory_and_capacity(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
@@ -64,17 +64,17 @@ def _memory_and_capacity(params: Mapping[str, Any]) -> Iterator[tuple[str, str, 
     N, P, eps, k = (params.get(x) for x in ("N", "P", "eps", "k"))
     if N is None or P is None or eps is None or P < 1 or N % P or N & (N - 1):
         return
-    if not _machines_that_fit(params, N, P):  # N too small: move it up to the least size where some count fits
-        larger = next((n for n in (N << i for i in range(1, 24)) if _machines_that_fit(params, n, P)), None)
-        yield "N", f"on {P} to {N} machines the protocol needs more than N = {N} words a machine", larger
+    if not machine_counts(params, N, P, _at_most_N):  # N too small: up to the least size where some count fits
+        yield ("N", f"on {P} to {N} machines the protocol needs more than N = {N} words a machine",
+               least_size(params, N, P, _at_most_N))
         N = params["N"]  # the fuzz moves it before reading on
-        if not _machines_that_fit(params, N, P):
+        if not machine_counts(params, N, P, _at_most_N):
             return
     log2n = N.bit_length() - 1
     least = _exponent_needed(params, N, P)
     if least > log2n:  # more machines, less memory each
         yield ("P", f"on {P} machines the protocol needs {1 << least} words, more than N = {N}",
-               _machines_that_fit(params, N, P)[0])
+               machine_counts(params, N, P, _at_most_N)[0])
         P = params["P"]  # the fuzz moves it before reading on
         least = _exponent_needed(params, N, P)
     e = round(eps * log2n)

@@ -146,15 +146,18 @@ def check_family_reaches(setup: Setup, widest: int, target_bits: int, seed: int)
                          "inputs (--d) or a longer block (--M)")
 
 
-@checker("two_heads.rebuttal_log_bits_float", evidence="independent", params=[*_PARAMS, Param(
+_FLOAT_PARAMS = [p if p.name != "decode" else Param(
+    "decode", str, "paper", "Lemma 3.1's Step-1 decode: the float family row runs the paper's p/(1-p) only (the "
+    "precision study's scheme)", choices=("paper",)) for p in _PARAMS]
+
+
+@checker("two_heads.rebuttal_log_bits_float", evidence="independent", params=[*_FLOAT_PARAMS, Param(
     "target_bits", int, 10, "the fixed error target 2^-target_bits (at most 40: the formats ride on float64)",
     minimum=1, maximum=40)], numerics=(), grid=lambda quick: [{"N": 64}],
          growth_grid=size_grid("N", (32, 64, 128, 256), (64, 128, 256, 1024), M=8, d=4))
 def check_log_bits_float(ctx: CheckContext) -> Measurement:
     """The narrowest float:8.M whose measured error meets 2^-target_bits, as a width in bits."""
     p = ctx.params
-    if p["decode"] != "paper":
-        raise UsageError("--decode: the float family row runs the paper's decode (the precision study's scheme)")
     setup = make_setup(p["N"], p["M"], p["d"], ctx.seed, p["sample_blocks"] or None)
     family = make_family("float", setup, exp_bits=8)
     check_family_reaches(setup, family.bounds[1], p["target_bits"], ctx.seed)

@@ -16,8 +16,8 @@ import pytest
 from doc_page import Page
 from test_two_heads_exact_counts import GRID
 
-from attnsim.sim.errors import PreconditionError
 from attnsim.verify.check import run_check
+from attnsim.verify.registry import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 _PAGE = Page("two_heads_exact.md")
@@ -150,13 +150,12 @@ def test_the_examples_run_and_pass():
 
 
 def test_window_too_large_is_refused_in_the_pages_words():
-    (words,) = said(r"the checker stops with `error: --window/--sinks: (window r=… plus sinks s=… leave no query per "
-                    r"chunk: … \(M=…\))`")
+    (words,) = said(r"the checker stops\s+before any work with `error: --window: (window r=… plus sinks s=… leave no "
+                    r"query per chunk: … \(M=…\))`")
     pattern = ".*?".join(re.escape(part) for part in words.split("…"))
-    with pytest.raises(PreconditionError) as e:
+    with pytest.raises(UsageError) as e:
         run_check("two_heads.thm_5_1", dict(N=40, M=8, d=4, window=6, sinks=2))
-    head, _, rest = str(e.value).partition(": ")
-    assert head == "window/sinks" and re.match(pattern, rest), str(e.value)
+    assert e.value.param == "window" and re.match(pattern, e.value.message), str(e.value)
 
 
 def test_the_tests_the_page_names():

@@ -109,3 +109,33 @@ def test_the_fingerprint_is_the_derivations_code_and_sympys_version():
     finally:
         store.fingerprint.cache_clear()
     assert store.fingerprint() == before
+
+
+def _waiting_on_a_lock(pid: int) -> bool:
+    """Whether ``/proc/locks`` lists a lock that process ``pid`` waits for (its lines ``N: -> FLOCK ... pid ...``)."""
+    return any("->" in line and str(pid) in line.split() for line in Path("/proc/locks").read_text().splitlines())
+
+
+@pytest.mark.skipif(store.fcntl is None or not Path("/proc/locks").exists(),
+                    reason="the lock is an flock, and the wait is read from Linux's /proc/locks")
+def test_a_process_that_misses_a_theory_being_derived_waits_for_its_entry(fresh_store: Path):
+    """While one holder derives a theory under its lock, another that misses the same theory waits, then reads the
+    holder's entry instead of taking the same limits again: here the entry the holder writes is marked, and the
+    waiter returns the mark. Without the lock the waiter is never seen waiting, and it derives the theory itself."""
+    import os
+    import threading
+    import time
+
+    cid, resource, upper = CASES[0]
+    key = _key(cid, resource, upper)
+    result: list[symbolic.ResourceTheory] = []
+    waiter = threading.Thread(target=lambda: result.append(symbolic._derived(key)))
+    with store.claimed(key):  # a lock of its own open file: the thread's flock waits on it as another process's would
+        waiter.start()
+        deadline = time.monotonic() + 60
+        while not _waiting_on_a_lock(os.getpid()) and waiter.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _waiting_on_a_lock(os.getpid()), "the second reader did not wait for the theory's lock"
+        store.save(key, {**vars(symbolic._analyse(*key)), "verdict": "written by the holder"})
+    waiter.join(timeout=60)
+    assert [t.verdict for t in result] == ["written by the holder"]

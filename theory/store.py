@@ -12,6 +12,10 @@ again and written over.
 
 The folder is ``$ATTNSIM_THEORY_STORE`` (``off``: no store), else ``attnsim/theory`` under ``$XDG_CACHE_HOME``
 or ``~/.cache``; where it cannot be written, theories are derived in every process, as without a store.
+
+A process that misses a theory derives it holding that theory's lock (:func:`claimed`, a ``.lock`` file beside the
+entry): another process that misses the same theory meanwhile waits for the entry instead of taking the same
+limits again. In the test suite's six workers, 65 of the 133 CPU s spent deriving were such repeats.
 """
 
 from __future__ import annotations
@@ -20,11 +24,17 @@ import hashlib
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import sympy as sp
+
+try:
+    import fcntl
+except ImportError:  # no advisory file locks on this platform: a process derives whatever it misses
+    fcntl = None  # type: ignore[assignment]
 
 STORE_ENV = "ATTNSIM_THEORY_STORE"
 _EXPRS = ("bound", "exact", "leading_constant")
@@ -107,3 +117,25 @@ def save(key: tuple[Any, ...], fields: dict[str, Any]) -> None:
     except OSError:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+
+
+@contextmanager
+def claimed(key: tuple[Any, ...]) -> Iterator[None]:
+    """Hold ``key``'s lock for the block (an exclusive ``flock`` on a lock file beside its entry), waiting while
+    another process holds it; its holder's exit, however it ends, releases it. Where no lock can be taken (no
+    store, a folder that cannot be written, no ``fcntl``), the block runs without one."""
+    where = folder()
+    fd = None
+    if where is not None and fcntl is not None:
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            fd = os.open(where / (_name(key).removesuffix(".json") + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            fd = None
+    try:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing the file releases its lock

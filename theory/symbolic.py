@@ -236,13 +236,18 @@ def _derived(key: TheoryKey) -> ResourceTheory:
     known = _KNOWN.get(key)
     if known is not None:
         return known
-    stored = store.load(key) if _STORE["on"] else None
-    if stored is not None:
-        return ResourceTheory(**stored)
-    theory = _analyse(*key)
-    if _STORE["on"] and not theory.verdict.startswith("error"):
-        store.save(key, vars(theory))
-    return theory
+    if not _STORE["on"]:
+        return _analyse(*key)
+    stored = store.load(key)
+    if stored is None:
+        with store.claimed(key):  # another process deriving the same theory: wait for its entry
+            stored = store.load(key)
+            if stored is None:
+                theory = _analyse(*key)
+                if not theory.verdict.startswith("error"):
+                    store.save(key, vars(theory))
+                return theory
+    return ResourceTheory(**stored)
 
 
 def theory_key(claim: Claim, resource: str) -> TheoryKey:

@@ -1,5 +1,5 @@
-"""Checkers for ANNA simulating MPC (Thm 4.1 = Thm B.10 / Cor B.14, Lemmas B.4-B.6) and low-rank inside ANNA
-(Thm 4.4 = Cor D.3).
+"""Checkers for ANNA simulating MPC (Thm 4.1 = Thm B.10 / Cor B.14) and low-rank inside ANNA (Thm 4.4 = Cor D.3);
+the pieces it is built of, Lemmas B.4-B.6, are checked in :mod:`attnsim.verify.claims.anna_mpc_pieces`.
 
 Each run executes a protocol twice on the referee MPC machine -- once delivering directly, once inside
 the EMA transformer of :mod:`attnsim.sim.anna.mpc_to_anna` -- and compares the transformer's N
@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sp
 
 from attnsim.sim.anna.errors import AnnaInputError
-from attnsim.sim.anna.message_code import DecodingError, MessageCode
+from attnsim.sim.anna.message_code import DecodingError
 from attnsim.sim.anna.mpc_protocols import (
     LowRankLayer,
     ProtocolRun,
@@ -41,7 +41,7 @@ from attnsim.sim.anna.mpc_protocols import (
     sort_protocol,
     sum_need,
 )
-from attnsim.sim.anna.mpc_to_anna import UNIT_NUMBERS, MPCTransformer, RelayOverflowError, TransformerRun, run_protocol
+from attnsim.sim.anna.mpc_to_anna import UNIT_NUMBERS, RelayOverflowError, TransformerRun, run_protocol
 from attnsim.sim.anna.relay_routing import RelayError
 from attnsim.sim.anna.tasks import hop_labels, hop_string
 from attnsim.sim.anna.transformer import size_from_ledger
@@ -336,94 +336,3 @@ for _claim in ("anna.thm_4_4", "anna.cor_d_3", "anna.thm_d_1"):  # one construct
             relations=_eps1_above_eps,
             grid=lambda quick: [{"N": n, "P": grid_machines(n, "lowrank"), "depth": L}
                                 for n in ((256, 1024) if quick else (256, 1024, 4096)) for L in (1, 3)])(_thm_4_4)
-
-
-# ---------------------------------------------------------------- Lemma B.4: the sparse averaging code
-
-@checker("anna.lemma_b_4", evidence="independent", numerics=EXACT, params=[
-    Param("q", int, 4096, "sender ids", minimum=2),
-    Param("alpha", int, 4, "messages averaged together (at most)", minimum=1),
-    Param("Delta", int, 8, "payload numbers per message", minimum=1),
-    Param("trials", int, 200, "random sets of alpha senders (and as many of alpha + 2)", minimum=1),
-], grid=lambda quick: [{"alpha": a, "trials": 50 if quick else 300} for a in (1, 2, 4, 8)])
-def check_lemma_b_4(ctx: CheckContext) -> Measurement:
-    """Average up to alpha encodings and decode every message; beyond alpha, failures are detected, never wrong."""
-    q, alpha, delta, trials = (ctx.params[x] for x in ("q", "alpha", "Delta", "trials"))
-    if alpha > q:
-        raise UsageError(f"--alpha: cannot pick {alpha} distinct senders out of q = {q}")
-    code = MessageCode.design(q, alpha, delta)
-    rng = np.random.default_rng(ctx.seed)
-    failures = wrong = detected = overloaded = 0
-    for size in [alpha] * trials + [min(q, alpha + 2)] * trials:
-        senders = [int(j) for j in rng.choice(q, size=size, replace=False)]
-        payload = {j: [int(v) for v in rng.integers(-1000, 1001, size=delta)] for j in senders}
-        total = sum(code.encode(j, payload[j]) for j in senders)
-        try:
-            got = code.decode(total, size)
-        except DecodingError:
-            failures += size <= alpha
-            detected += size > alpha
-            continue
-        overloaded += size > alpha
-        wrong += got != payload
-    reasons = [f"{wrong} decodes returned a wrong message"] if wrong else []
-    return Measurement(
-        evidence="independent", reference="the encoded payloads themselves",
-        agree=not wrong, error_bits=math.inf if not wrong else 0.0,
-        counts={"dimension": code.width, "decoding_failures": failures, "wrong_decodes": wrong},
-        derived={"base": code.base, "rows": code.rows, "digits": code.digits}, reasons=reasons,
-        extra={"base": code.base, "rows": code.rows, "digits": code.digits, "trials": trials,
-               "over_alpha_detected": detected, "over_alpha_decoded": overloaded},
-    )
-
-
-# ---------------------------------------------------------------- Lemmas B.5 and B.6: input and output layers
-
-_IO_PARAMS = [Param("N", int, 1024, "input tokens", minimum=1),
-              Param("block", int, 16, "tokens per machine (s / words per record)", minimum=1),
-              Param("words", int, 3, "words per input record / output", minimum=1)]
-
-
-def _io_case(ctx: CheckContext) -> tuple[int, int, int, int, dict[int, list[tuple]]]:
-    N, b, w = (ctx.params[x] for x in ("N", "block", "words"))
-    P = -(-N // b)
-    rng = np.random.default_rng(ctx.seed)
-    data = rng.integers(-10 ** 6, 10 ** 6, size=(N, w))
-    placement = {m: [tuple(int(v) for v in data[i]) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)}
-    return N, b, w, P, placement
-
-
-@checker("anna.lemma_b_5", evidence="independent", numerics=EXACT, params=_IO_PARAMS,
-         grid=lambda quick: [{"block": b} for b in (1, 4, 16, 64)])
-def check_lemma_b_5(ctx: CheckContext) -> Measurement:
-    """One EMA head moves every input record onto machine i // block, in order."""
-    N, b, w, P, placement = _io_case(ctx)
-    ledger = Ledger()
-    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, memory=1, ledger=ledger, tag="lemma_b_5")
-    got = model.place(placement)
-    same = got == placement
-    size = size_from_ledger(ledger)
-    return Measurement(evidence="independent", reference="the input placement itself",
-                       agree=same, error_bits=math.inf if same else 0.0,
-                       counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
-                       derived={"machines": P},
-                       reasons=[] if same else ["a machine holds other records than its block"],
-                       extra={"machines": P, "qk_dim": size["qk_dim"]})
-
-
-@checker("anna.lemma_b_6", evidence="independent", numerics=EXACT, params=_IO_PARAMS,
-         grid=lambda quick: [{"block": b} for b in (1, 4, 16, 64)])
-def check_lemma_b_6(ctx: CheckContext) -> Measurement:
-    """One EMA head hands token i the output machine i // block holds for it."""
-    N, b, w, P, placement = _io_case(ctx)
-    ledger = Ledger()
-    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, memory=1, ledger=ledger, tag="lemma_b_6")
-    outputs = {m: {m * b + t: rec for t, rec in enumerate(recs)} for m, recs in placement.items()}
-    got = model.readout(outputs)
-    same = got == [rec for m in range(P) for rec in placement[m]]
-    size = size_from_ledger(ledger)
-    return Measurement(evidence="independent", reference="the machines' outputs in token order",
-                       agree=same, error_bits=math.inf if same else 0.0,
-                       counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
-                       derived={"machines": P}, reasons=[] if same else ["a token read another token's output"],
-                       extra={"machines": P, "qk_dim": size["qk_dim"]})

@@ -1,4 +1,5 @@
-"""Broken twins of the ANNA-simulates-MPC checkers (:mod:`attnsim.verify.claims.anna_mpc_to_anna`).
+"""Broken twins of the ANNA-simulates-MPC checkers (:mod:`attnsim.verify.claims.anna_mpc_to_anna`, and of the pieces in
+:mod:`attnsim.verify.claims.anna_mpc_pieces`).
 
 Each twin patches one thing the check relies on -- the relay's delivery, its last move, the digit a
 move sets, the head a bundle rides, the code's payload size, a term or the fan-in of Lemma D.2's tree sum, the

@@ -60,46 +60,44 @@ _IO_PARAMS = [Param("N", int, 1024, "input tokens", minimum=1),
               Param("words", int, 3, "words per input record / output", minimum=1)]
 
 
-def _io_case(ctx: CheckContext) -> tuple[int, int, int, int, dict[int, list[tuple]]]:
+def _io_model(ctx: CheckContext, tag: str) -> tuple[int, dict[int, list[tuple]], Ledger, MPCTransformer]:
+    """The machines P, random records placed block by block, and a transformer writing to a fresh ledger."""
     N, b, w = (ctx.params[x] for x in ("N", "block", "words"))
     P = -(-N // b)
     rng = np.random.default_rng(ctx.seed)
     data = rng.integers(-10 ** 6, 10 ** 6, size=(N, w))
     placement = {m: [tuple(int(v) for v in data[i]) for i in range(m * b, min(N, (m + 1) * b))] for m in range(P)}
-    return N, b, w, P, placement
+    ledger = Ledger()
+    return P, placement, ledger, MPCTransformer(inputs=N, machines=P, block=b, base=2, memory=1, ledger=ledger,
+                                                tag=tag)
+
+
+def _io_measurement(ledger: Ledger, P: int, same: bool, reference: str, wrong: str) -> Measurement:
+    """A layer's measurement: its size read off the ledger, and whether it moved every record where it belongs."""
+    size = size_from_ledger(ledger)
+    return Measurement(evidence="independent", reference=reference,
+                       agree=same, error_bits=math.inf if same else 0.0,
+                       counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
+                       derived={"machines": P}, reasons=[] if same else [wrong],
+                       extra={"machines": P, "qk_dim": size["qk_dim"]})
 
 
 @checker("anna.lemma_b_5", evidence="independent", numerics=EXACT, params=_IO_PARAMS,
          grid=lambda quick: [{"block": b} for b in (1, 4, 16, 64)])
 def check_lemma_b_5(ctx: CheckContext) -> Measurement:
     """One EMA head moves every input record onto machine i // block, in order."""
-    N, b, w, P, placement = _io_case(ctx)
-    ledger = Ledger()
-    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, memory=1, ledger=ledger, tag="lemma_b_5")
-    got = model.place(placement)
-    same = got == placement
-    size = size_from_ledger(ledger)
-    return Measurement(evidence="independent", reference="the input placement itself",
-                       agree=same, error_bits=math.inf if same else 0.0,
-                       counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
-                       derived={"machines": P},
-                       reasons=[] if same else ["a machine holds other records than its block"],
-                       extra={"machines": P, "qk_dim": size["qk_dim"]})
+    P, placement, ledger, model = _io_model(ctx, "lemma_b_5")
+    return _io_measurement(ledger, P, model.place(placement) == placement, "the input placement itself",
+                           "a machine holds other records than its block")
 
 
 @checker("anna.lemma_b_6", evidence="independent", numerics=EXACT, params=_IO_PARAMS,
          grid=lambda quick: [{"block": b} for b in (1, 4, 16, 64)])
 def check_lemma_b_6(ctx: CheckContext) -> Measurement:
     """One EMA head hands token i the output machine i // block holds for it."""
-    N, b, w, P, placement = _io_case(ctx)
-    ledger = Ledger()
-    model = MPCTransformer(inputs=N, machines=P, block=b, base=2, memory=1, ledger=ledger, tag="lemma_b_6")
+    P, placement, ledger, model = _io_model(ctx, "lemma_b_6")
+    b = ctx.params["block"]
     outputs = {m: {m * b + t: rec for t, rec in enumerate(recs)} for m, recs in placement.items()}
-    got = model.readout(outputs)
-    same = got == [rec for m in range(P) for rec in placement[m]]
-    size = size_from_ledger(ledger)
-    return Measurement(evidence="independent", reference="the machines' outputs in token order",
-                       agree=same, error_bits=math.inf if same else 0.0,
-                       counts={"layers": size["layers"], "heads": size["heads"], "embedding_dim": size["v_dim"]},
-                       derived={"machines": P}, reasons=[] if same else ["a token read another token's output"],
-                       extra={"machines": P, "qk_dim": size["qk_dim"]})
+    same = model.readout(outputs) == [rec for m in range(P) for rec in placement[m]]
+    return _io_measurement(ledger, P, same, "the machines' outputs in token order",
+                           "a token read another token's output")

@@ -15,7 +15,8 @@ or ``~/.cache``; where it cannot be written, theories are derived in every proce
 
 A process that misses a theory derives it holding that theory's lock (:func:`claimed`, a ``.lock`` file beside the
 entry): another process that misses the same theory meanwhile waits for the entry instead of taking the same
-limits again. In the test suite's six workers, 65 of the 133 CPU s spent deriving were such repeats.
+limits again. In the test suite's six workers, 13 of 203 derivations (about 30 of their 133 CPU s) were such
+repeats.
 """
 
 from __future__ import annotations

@@ -112,30 +112,76 @@ def test_the_fingerprint_is_the_derivations_code_and_sympys_version():
 
 
 def _waiting_on_a_lock(pid: int) -> bool:
-    """Whether ``/proc/locks`` lists a lock that process ``pid`` waits for (its lines ``N: -> FLOCK ... pid ...``)."""
+    """Whether ``/proc/locks`` lists a lock that process ``pid`` waits for (its lines ``N: -> POSIX ... pid ...``)."""
     return any("->" in line and str(pid) in line.split() for line in Path("/proc/locks").read_text().splitlines())
 
 
-@pytest.mark.skipif(store.fcntl is None or not Path("/proc/locks").exists(),
-                    reason="the lock is an flock, and the wait is read from Linux's /proc/locks")
+LINUX_LOCKS = pytest.mark.skipif(store.fcntl is None or not Path("/proc/locks").exists(),
+                                 reason="the lock is fcntl's, and a wait is read from Linux's /proc/locks")
+
+
+@LINUX_LOCKS
 def test_a_process_that_misses_a_theory_being_derived_waits_for_its_entry(fresh_store: Path):
-    """While one holder derives a theory under its lock, another that misses the same theory waits, then reads the
-    holder's entry instead of taking the same limits again: here the entry the holder writes is marked, and the
-    waiter returns the mark. Without the lock the waiter is never seen waiting, and it derives the theory itself."""
-    import os
-    import threading
+    """While one process derives a theory under its lock, another that misses the same theory waits, then reads
+    the holder's entry instead of taking the same limits again: here the entry the holder writes is marked, and the
+    other process prints the mark. Without the lock the other process is never seen waiting, and derives the theory
+    itself."""
+    import subprocess
+    import sys
     import time
+
+    from limits import limit
 
     cid, resource, upper = CASES[0]
     key = _key(cid, resource, upper)
-    result: list[symbolic.ResourceTheory] = []
-    waiter = threading.Thread(target=lambda: result.append(symbolic._derived(key)))
-    with store.claimed(key):  # a lock of its own open file: the thread's flock waits on it as another process's would
-        waiter.start()
-        deadline = time.monotonic() + 60
-        while not _waiting_on_a_lock(os.getpid()) and waiter.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert _waiting_on_a_lock(os.getpid()), "the second reader did not wait for the theory's lock"
+    program = ("from attnsim.paper_refs import get; from attnsim.theory import symbolic; "
+               f"print(symbolic._derived(symbolic.{'upper_key' if upper else 'theory_key'}(get({cid!r}), "
+               f"{resource!r})).verdict)")
+    with store.claimed(key):
+        other = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + limit(60)
+        while not _waiting_on_a_lock(other.pid) and other.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        waited = _waiting_on_a_lock(other.pid)
         store.save(key, {**vars(symbolic._analyse(*key)), "verdict": "written by the holder"})
-    waiter.join(timeout=60)
-    assert [t.verdict for t in result] == ["written by the holder"]
+    out, _ = other.communicate(timeout=limit(60))
+    assert waited, "the other process did not wait for the theory's lock"
+    assert out.strip() == "written by the holder"
+
+
+@LINUX_LOCKS
+def test_a_child_forked_while_the_lock_is_held_does_not_keep_it(fresh_store: Path):
+    """The report forks its pool workers while its local lane may be deriving: once the deriving block ends, the
+    lock is free though the forked child lives on (an flock, shared with the child's copy of the file, stayed held
+    until the child ended, and every other process missing that theory waited for it)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from limits import limit
+
+    cid, resource, upper = CASES[0]
+    key = _key(cid, resource, upper)
+    with store.claimed(key):
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child only lives on
+            time.sleep(600)
+            os._exit(0)
+    program = ("from attnsim.paper_refs import get\nfrom attnsim.theory import store, symbolic\n"
+               f"key = symbolic.{'upper_key' if upper else 'theory_key'}(get({cid!r}), {resource!r})\n"
+               "with store.claimed(key):\n    print('taken')")
+    try:
+        other = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + limit(60)
+        while other.poll() is None and not _waiting_on_a_lock(other.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        blocked = other.poll() is None
+        if blocked:
+            other.kill()
+        out, _ = other.communicate(timeout=limit(60))
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    assert not blocked and out.strip() == "taken", "the lock was still held while the forked child lived"

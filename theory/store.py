@@ -120,23 +120,34 @@ def save(key: tuple[Any, ...], fields: dict[str, Any]) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
+def lock_path(key: tuple[Any, ...]) -> Path | None:
+    """The file whose lock :func:`claimed` takes for ``key`` (None: no store)."""
+    where = folder()
+    return None if where is None else where / (_name(key).removesuffix(".json") + ".lock")
+
+
 @contextmanager
 def claimed(key: tuple[Any, ...]) -> Iterator[None]:
-    """Hold ``key``'s lock for the block (an exclusive ``flock`` on a lock file beside its entry), waiting while
-    another process holds it; its holder's exit, however it ends, releases it. Where no lock can be taken (no
-    store, a folder that cannot be written, no ``fcntl``), the block runs without one."""
-    where = folder()
+    """Hold ``key``'s lock for the block, waiting while another process holds it.
+
+    The lock is a POSIX record lock (``lockf``) on a file beside the entry. Such a lock belongs to the process: a
+    child forked meanwhile (the report's pool workers are forked while its local lane may be deriving) does not
+    hold it, and it ends when the block closes the file or the process ends, however it ends. (An ``flock`` would
+    stay held by every forked copy of the file until the last one closed.) Threads of one process share the lock
+    and derive side by side, as without it. Where no lock can be taken (no store, a folder that cannot be
+    written, no ``fcntl``), the block runs without one."""
+    path = lock_path(key)
     fd = None
-    if where is not None and fcntl is not None:
+    if path is not None and fcntl is not None:
         try:
-            where.mkdir(parents=True, exist_ok=True)
-            fd = os.open(where / (_name(key).removesuffix(".json") + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError:
             fd = None
     try:
         if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.lockf(fd, fcntl.LOCK_EX)
         yield
     finally:
         if fd is not None:
-            os.close(fd)  # closing the file releases its lock
+            os.close(fd)  # closing the file releases the process's lock on it

@@ -5,11 +5,17 @@ neither reads nor writes it."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from unittest import mock
 
 import pytest
 import sympy as sp
+from limits import limit
 
 from attnsim.paper_refs import get
 from attnsim.theory import store, symbolic
@@ -116,6 +122,21 @@ def _waiting_on_a_lock(pid: int) -> bool:
     return any("->" in line and str(pid) in line.split() for line in Path("/proc/locks").read_text().splitlines())
 
 
+def _other_process(cid: str, resource: str, upper: bool, body: str) -> subprocess.Popen:
+    """A second Python process that builds the theory's ``key`` and runs ``body`` with it, its stdout piped."""
+    program = ("from attnsim.paper_refs import get\nfrom attnsim.theory import store, symbolic\n"
+               f"key = symbolic.{'upper_key' if upper else 'theory_key'}(get({cid!r}), {resource!r})\n{body}")
+    return subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+
+
+def _seen_waiting(other: subprocess.Popen) -> bool:
+    """Whether ``other`` is seen waiting on a lock before it ends (or a loaded machine's minute passes)."""
+    deadline = time.monotonic() + limit(60)
+    while not _waiting_on_a_lock(other.pid) and other.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _waiting_on_a_lock(other.pid)
+
+
 LINUX_LOCKS = pytest.mark.skipif(store.fcntl is None or not Path("/proc/locks").exists(),
                                  reason="the lock is fcntl's, and a wait is read from Linux's /proc/locks")
 
@@ -126,23 +147,11 @@ def test_a_process_that_misses_a_theory_being_derived_waits_for_its_entry(fresh_
     the holder's entry instead of taking the same limits again: here the entry the holder writes is marked, and the
     other process prints the mark. Without the lock the other process is never seen waiting, and derives the theory
     itself."""
-    import subprocess
-    import sys
-    import time
-
-    from limits import limit
-
     cid, resource, upper = CASES[0]
     key = _key(cid, resource, upper)
-    program = ("from attnsim.paper_refs import get; from attnsim.theory import symbolic; "
-               f"print(symbolic._derived(symbolic.{'upper_key' if upper else 'theory_key'}(get({cid!r}), "
-               f"{resource!r})).verdict)")
     with store.claimed(key):
-        other = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + limit(60)
-        while not _waiting_on_a_lock(other.pid) and other.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        waited = _waiting_on_a_lock(other.pid)
+        other = _other_process(cid, resource, upper, "print(symbolic._derived(key).verdict)")
+        waited = _seen_waiting(other)
         store.save(key, {**vars(symbolic._analyse(*key)), "verdict": "written by the holder"})
     out, _ = other.communicate(timeout=limit(60))
     assert waited, "the other process did not wait for the theory's lock"
@@ -154,14 +163,6 @@ def test_a_child_forked_while_the_lock_is_held_does_not_keep_it(fresh_store: Pat
     """The report forks its pool workers while its local lane may be deriving: once the deriving block ends, the
     lock is free though the forked child lives on (an flock, shared with the child's copy of the file, stayed held
     until the child ended, and every other process missing that theory waited for it)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from limits import limit
-
     cid, resource, upper = CASES[0]
     key = _key(cid, resource, upper)
     with store.claimed(key):
@@ -169,15 +170,9 @@ def test_a_child_forked_while_the_lock_is_held_does_not_keep_it(fresh_store: Pat
         if child == 0:  # pragma: no cover - the child only lives on
             time.sleep(600)
             os._exit(0)
-    program = ("from attnsim.paper_refs import get\nfrom attnsim.theory import store, symbolic\n"
-               f"key = symbolic.{'upper_key' if upper else 'theory_key'}(get({cid!r}), {resource!r})\n"
-               "with store.claimed(key):\n    print('taken')")
     try:
-        other = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + limit(60)
-        while other.poll() is None and not _waiting_on_a_lock(other.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        blocked = other.poll() is None
+        other = _other_process(cid, resource, upper, "with store.claimed(key):\n    print('taken')")
+        blocked = _seen_waiting(other) or other.poll() is None
         if blocked:
             other.kill()
         out, _ = other.communicate(timeout=limit(60))

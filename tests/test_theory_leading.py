@@ -19,6 +19,10 @@ N = symbol("N")
     "exp(rho*log(10))*exp(3*rho*log(N))/N**(3*rho)",    # exp(k log x) is x^k
     "N/(N**2 + 1)", "N**2/(N + 1)", "-N**2/(N + 1)",    # 0, oo, -oo
     "Abs(r - N)/N",                                     # Abs of a term of known sign
+    "N*log(1 + 1/N)",                                   # log(1 + u) ~ u once u vanishes
+    "N*log((N + 1)/N)",                                 # the same, the excess found by cancelling
+    "N**(eps1/2)*log(1 + 784/(N**(eps1/2)*sqrt(s)))",   # Lemma C.2's formula: a symbolic rate
+    "log(1 + 1/N)/log(1 + 2/N)",
 ])
 def test_agrees_with_sympy(formula):
     expr = parse(formula)

@@ -5,8 +5,8 @@ ANNA Thm 4.2's ``N^(3 rho) log N`` tables, Cor B.9's ``log N`` rounds, Two Heads
 are sums and products of powers of the variable ``x``, of ``log x`` and of ``log log x``, with
 coefficients free of ``x``. Every such term behaves as ``c · x^p · (log x)^q · (log log x)^r``: its
 *leading term*, found here by exponent arithmetic (a product adds exponents, a sum keeps the largest
-scale, ``log`` of ``c x^p`` is ``p log x``), without sympy's series machinery (gruntz), which spends a
-second on one such ratio.
+scale, ``log`` of ``c x^p`` is ``p log x``, ``log(1 + u)`` is ``u`` once ``u`` vanishes), without sympy's
+series machinery (gruntz), which spends a second on one such ratio, and four on Lemma C.2's closed formula.
 
 Nothing is guessed: :func:`leading` raises :class:`Unsupported` whenever the answer would need more than
 exponent comparison — a function of ``x`` other than powers, ``log``, ``exp(k log x)`` and ``Abs`` of a
@@ -80,7 +80,10 @@ def leading(expr: sp.Expr, x: sp.Symbol) -> tuple[sp.Expr, Scale]:
             raise Unsupported(f"power of a coefficient of unknown sign: {expr}")
         return c ** expr.exp, _key(tuple(u * expr.exp for u in s))  # type: ignore[arg-type]
     if isinstance(expr, sp.log):
-        return _log(*leading(expr.args[0], x))
+        c, s = leading(expr.args[0], x)
+        if c == 1 and s == _ONE:
+            return _log_near_one(expr.args[0], x)
+        return _log(c, s)
     if isinstance(expr, sp.Abs):
         c, s = leading(expr.args[0], x)
         if c.is_positive or c.is_negative:
@@ -122,9 +125,17 @@ def _log(c: sp.Expr, s: Scale) -> tuple[sp.Expr, Scale]:
         return p, (sp.Integer(0), sp.Integer(1), sp.Integer(0))
     if _sign(q):
         return q, (sp.Integer(0), sp.Integer(0), sp.Integer(1))
-    if _sign(r) or c == 1 or not c.is_positive:
-        raise Unsupported("log of a log log, of something tending to 1 or of unknown sign")
+    if _sign(r) or not c.is_positive:
+        raise Unsupported("log of a log log or of unknown sign")
     return sp.log(c), _ONE
+
+
+def _log_near_one(arg: sp.Expr, x: sp.Symbol) -> tuple[sp.Expr, Scale]:
+    """log(1 + u) ~ u when u -> 0 (log(1 + u) = u + O(u^2)): the leading term of ``arg - 1``, which must vanish."""
+    c, s = leading(sp.cancel(arg - 1), x)
+    if _compare(s, _ONE) >= 0:
+        raise Unsupported(f"log of something tending to 1 whose excess does not vanish: log({arg})")
+    return c, s
 
 
 def limit(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:

@@ -1,5 +1,6 @@
 """A page of docs/ as the tests that hold its figures to the code read it: its text, the text with its line breaks
-collapsed (a sentence runs over lines), what a pattern finds in it, and the rows of a markdown table."""
+collapsed (a sentence runs over lines), what a pattern finds in it, the rows of a markdown table, and whether a
+value is a figure as the page rounds it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,15 @@ import re
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def shown(x: float, text: str) -> bool:
+    """Whether ``x`` is the figure ``text`` to the significant digits the page gives (1.0645, 0.0051, 3.3e6, 4096,
+    −0.25); a figure written 0 is exactly 0."""
+    text = text.replace("−", "-")
+    mantissa = text.partition("e")[0]
+    digits = len(mantissa.lstrip("-0.").replace(".", ""))
+    return x == 0 if not digits else float(f"{x:.{digits}g}") == float(text)
 
 
 def collapsed(text: str) -> str:

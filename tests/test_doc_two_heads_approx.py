@@ -13,7 +13,7 @@ import math
 from functools import cache
 
 import numpy as np
-from doc_page import Page
+from doc_page import Page, shown
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.two_heads.assumptions import measure
@@ -37,13 +37,6 @@ CLAIM = get_claim("two_heads.thm_4_1")
 
 def num(text: str) -> float:
     return float(text.replace(",", "").replace("−", "-"))
-
-
-def shown(text: str, value: float) -> bool:
-    """Whether ``value`` rounds to the figure as the page writes it (1.0645, 0.0051, 3.3e6, 4096)."""
-    mantissa, _, exponent = text.partition("e")
-    unit = 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
-    return abs(value - float(text)) <= unit / 2 * (1 + 1e-9)
 
 
 @cache
@@ -80,7 +73,7 @@ def test_the_halves_default():
     assert (defaults["input"], defaults["eps"], defaults["N"], defaults["M"], defaults["seeds"]) == \
         ("halves", float(eps), int(N), int(M), int(seeds)) and int(N) == 2 * int(M)
     c, dd = constants("halves", int(N), 2)
-    assert shown(C, c) and shown(D, dd) and shown(score, math.log(c))
+    assert shown(c, C) and shown(dd, D) and shown(math.log(c), score)
     need = minimums("halves", int(N), int(M), 2, float(eps))
     assert sorted(math.ceil(v) for v in need.values()) == [num(m1), num(m2)]
     calls, length = said(r"the oracle path's (\w+) calls of length (\d+)")
@@ -110,16 +103,16 @@ def test_intervals_of_all_and_none():
 def test_which_eps_can_hold():
     N, M, d, eps = said(r"At N = (\d+), M = (\d+), d = (\d+) that is \*\*ε ≥ ([\d.]+)\*\*")
     at_best = dict(C=1.0, D=1.0, N=int(N), d=int(d), M=int(M))  # D ≤ 1 always; C does not enter this condition
-    assert shown(eps, smallest_eps(CLAIM, at_best)["values"])
+    assert shown(smallest_eps(CLAIM, at_best)["values"], eps)
     (low,) = said(r"At N = 4096 no M ≤ N allows ε below ([\d.]+)\.")
-    assert shown(low, smallest_eps(CLAIM, dict(at_best, M=int(N)))["values"])
+    assert shown(smallest_eps(CLAIM, dict(at_best, M=int(N)))["values"], low)
 
 
 def test_the_bounded_input():
     C, D, m1, m2 = said(r"scores in \[−1/16, 1/16\], so C = ([\d.]+); - values \[1, u/4\], so D = ([\d.]+)\. Both "
                         r"conditions then hold: M ≥ ([\d.]+) and M ≥ ([\d.]+)\.")
     c, dd = constants("bounded", 4096, 2)
-    assert shown(C, c) and shown(C, math.exp(1 / 16)) and shown(D, dd)
+    assert shown(c, C) and shown(math.exp(1 / 16), C) and shown(dd, D)
     need = minimums("bounded", 4096, 512, 2, 2.0)
     assert sorted(f"{v:.1f}" for v in need.values()) == sorted((m1, m2))
     at200, at100 = said(r"For `bounded` that is ([\d.]+) over 200 seeds \(([\d.]+) over the default 100\)")
@@ -153,7 +146,7 @@ def test_figures_at_eps_2():
     for label, (_, C, D, conditions, within, interval, failing) in rows.items():
         kind, d = label.split()[0], (8 if "d = 8" in label else 2)
         c, dd = constants(kind, 4096, d)
-        assert shown(C, c) and shown(D, dd), label
+        assert shown(c, C) and shown(dd, D), label
         holds = [512 >= m for m in minimums(kind, 4096, 512, d, 2.0).values()]
         assert conditions == ("both hold" if all(holds) else "both fail" if not any(holds) else "one fails"), label
         if kind == "sqrtlog":

@@ -25,12 +25,6 @@ def nums(text: str) -> list[int]:
     return [num(x) for x in re.findall(r"\d[\d,]*", text)]
 
 
-def shown(x: float, text: str) -> bool:
-    """Whether ``x`` is ``text`` to the significant digits the page gives."""
-    digits = len(text.lstrip("0.").replace(".", ""))
-    return float(f"{x:.{digits}g}") == float(text)
-
-
 def percent(x: float, text: str) -> bool:
     """Whether the fraction ``x`` is ``text`` percent to the decimals the page gives."""
     decimals = len(text.split(".")[1]) if "." in text else 0

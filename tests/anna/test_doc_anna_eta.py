@@ -9,7 +9,7 @@ sweep's outcome and the z = 1 twin. Not held: the violating runs of the full swe
 from __future__ import annotations
 
 import pytest
-from doc_page import Page
+from doc_page import Page, shown
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.theory.formulas import as_number, evaluate
@@ -26,12 +26,6 @@ said = _PAGE.said
 table = _PAGE.table
 DEFS = get_claim("anna.alg_1").definitions
 R, C = 0.2, 7.0  # the sweep's hyperplane family, as the page states it
-
-
-def shown(x: float, text: str) -> bool:
-    """Whether ``x`` is ``text`` to the significant digits the page gives."""
-    digits = len(text.lstrip("0.").replace(".", "")) if float(text) else 0
-    return x == 0 if not digits else float(f"{x:.{digits}g}") == float(text)
 
 
 def proof(n: int):

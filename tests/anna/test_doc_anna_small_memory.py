@@ -15,7 +15,8 @@ from functools import cache
 from itertools import groupby
 
 import numpy as np
-from small_memory_page import defaults, memory, num, nums, percent, said, shown
+from doc_page import shown
+from small_memory_page import defaults, memory, num, nums, percent, said
 
 from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.lsh import FAMILIES, draw_tables

@@ -13,7 +13,8 @@ from fractions import Fraction
 from functools import cache
 
 import numpy as np
-from small_memory_page import WORDS, defaults, memory, num, nums, percent, said, scientific, shown, table
+from doc_page import shown
+from small_memory_page import WORDS, defaults, memory, num, nums, percent, said, scientific, table
 
 from attnsim.sim.anna.attention import ema
 from attnsim.sim.anna.khop import ITEM_WORDS, KEY_WORDS, MIN_MEMORY, TOKEN_WORDS

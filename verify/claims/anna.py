@@ -37,15 +37,8 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.anna.transformer import size_from_ledger
 from attnsim.sim.ledger import Ledger
-from attnsim.verify.claims.anna_mpc_small import (
-    REDRAWS_PARAM,
-    defined,
-    in_sublinear_memory,
-    least_s_scale,
-    max_load,
-    memory_words,
-    regime,
-)
+from attnsim.verify.anna_mpc_memory import defined, in_sublinear_memory, least_s_scale, max_load, memory_words, regime
+from attnsim.verify.claims.anna_mpc_small import REDRAWS_PARAM
 from attnsim.verify.refusals import Refused, draw_seed, refused, runs_deciding_refusals
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 from attnsim.verify.relations import eps1_between

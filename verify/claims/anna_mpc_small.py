@@ -13,11 +13,10 @@ proof's functions of N.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 
-from attnsim.paper_refs import get as get_claim
 from attnsim.sim.anna.anna_stack import clustered_stack, exact_match_stack, run_stack
 from attnsim.sim.anna.attention import ema
 from attnsim.sim.anna.errors import AnnaInputError
@@ -25,9 +24,9 @@ from attnsim.sim.anna.lsh import FAMILIES, draw_tables
 from attnsim.sim.anna.mpc import MPCLimitError
 from attnsim.sim.anna.mpc_small import SORTS, SmallMemoryPlan, SmallMemoryRun, anna_stack_mpc
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.formulas import as_number, evaluate
 from attnsim.theory.lsh import proof_parameters
 from attnsim.verify.agreement import exact_outcome
+from attnsim.verify.anna_mpc_memory import defined, in_sublinear_memory, max_load, memory_words, regime
 from attnsim.verify.lsh_sensitivity import sensitivity
 from attnsim.verify.refusals import REFUSAL_DRAWS, Refused, draw_seed, refused, runs_deciding_refusals
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, UsageError, checker, size_grid
@@ -36,46 +35,9 @@ EXACT = ("exact",)
 LSH_NAMES = tuple(FAMILIES)
 
 
-def defined(claim: str, name: str, params: Mapping[str, Any], fixed: Mapping[str, int] | None = None) -> int:
-    """``claim``'s definition ``name`` in paper_refs at ``params``, with the definitions named in ``fixed`` (the
-    memory s, say) taken at the values given instead of their formulas."""
-    definitions = get_claim(claim).definitions
-    if fixed:
-        definitions = {k: v for k, v in definitions.items() if k not in fixed}
-    return int(as_number(evaluate(name, definitions, {**params, **(fixed or {})})))
-
-
-def memory_words(ctx: CheckContext) -> int:
-    """s, the local memory of every machine: the claim's definition of s in paper_refs at these parameters."""
-    return defined(ctx.claim, "s", ctx.params)
-
-
 def value_of(ctx: CheckContext, name: str, derived: dict[str, Any] | None = None) -> int:
     """The claim's definition ``name`` in paper_refs at these parameters (and ``derived`` values)."""
     return defined(ctx.claim, name, {**ctx.params, **(derived or {})})
-
-
-def least_s_scale(claim: str, params: Mapping[str, Any], fits: Callable[[int], bool]) -> float | None:
-    """A scale at or above the drawn ``s_scale`` (whose memory does not fit) at which the claim's memory s fits:
-    the memory is found first, as an integer, by doubling s and then bisecting between the last that did not fit and
-    the first that did (the least that fits where ``fits`` holds from some s on); the scale is then the least with
-    six significant digits above (s - 1) / N^eps', kept only if the claim's definition of s at it fits. None where
-    none does. Only integers are bisected: each new float scale costs sympy tens of milliseconds to evaluate."""
-    memory = defined(claim, "s", params)
-    low, high = memory, memory
-    while not fits(high):
-        if high > 2 ** 40:
-            return None
-        low, high = high, 2 * high
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if fits(mid) else (mid, high)
-    below = (high - 1) / params["N"] ** params["eps1"]  # the scale must lie above it (s is a ceiling)
-    step = 10.0 ** (math.floor(math.log10(below)) - 5)
-    for scale in (float(f"{(math.floor(below / step) + k) * step:.6g}") for k in (1, 2)):
-        if fits(defined(claim, "s", {**params, "s_scale": scale})):
-            return scale
-    return None
 
 
 def sort_rounds(sort: str, plan_rounds: int) -> int:
@@ -142,11 +104,6 @@ def ledger_counts(ledger: Ledger, load: int) -> dict[str, int]:
             "sorting_rounds": ledger.rounds("mpc_round", SORT_TAG), "max_load": load}
 
 
-def max_load(ledger: Ledger) -> int:
-    """The most words any machine received in one round, read off the ledger."""
-    return max((e.amount for e in ledger.entries if e.kind == "mpc_load"), default=0)
-
-
 SMALL_MEMORY = ({"eps1": 0.5, "s_scale": 12.0}, {"eps1": 0.75, "s_scale": 3.2})
 """s = ceil(s_scale N^eps') below N from N = 256 on (eps' = 1/2) and from N = 128 on (eps' = 3/4)."""
 GAPS = (1 / 4, 3 / 16, 1 / 8, 1 / 16)
@@ -158,17 +115,6 @@ def gap_sweep(point: Callable[[bool, float], dict[str, Any]]) -> ParamSweep:
     1/(eps'-eps)^2 fails)."""
     return ParamSweep(var="1/(eps1 - eps)", grid=lambda quick: [point(quick, g) for g in GAPS],
                       resources=("rounds", "sorting_rounds"))
-
-
-def in_sublinear_memory(s: int, N: int) -> bool:
-    """Whether a run lies in the range its statement is about, local memory O(N^eps') with eps' < 1, below N at the
-    run's size; a run at s >= N is partial evidence (``extra.in_stated_range``), however many machines it uses."""
-    return s < N
-
-
-def regime(s: int, N: int) -> str:
-    """The label every small-memory record carries: whether s lies below N."""
-    return "small memory (s < N)" if in_sublinear_memory(s, N) else "large memory (s >= N)"
 
 
 RADIX_MEMORY_4_2 = {**SMALL_MEMORY[1], "s_scale": 3.5}

@@ -26,7 +26,7 @@ from attnsim.sim.anna.mpc import MPC, MPCLimitError
 from attnsim.sim.anna.mpc_splitter_sort import splitter_sort
 from attnsim.sim.ledger import Ledger
 from attnsim.verify.agreement import exact_outcome
-from attnsim.verify.claims.anna_mpc_small import defined, in_sublinear_memory, least_s_scale
+from attnsim.verify.anna_mpc_memory import defined, in_sublinear_memory, least_s_scale
 from attnsim.verify.refusals import REFUSAL_DRAWS, Refusals, Refused, refusal_target, refused
 from attnsim.verify.registry import CheckContext, Measurement, Param, ParamSweep, checker, size_grid
 from attnsim.verify.relations import eps1_between

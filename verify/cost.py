@@ -41,6 +41,7 @@ OBJECT_BYTES = 112
 """A Python number inside an object array: the object, its pointer and allocator slack."""
 
 EXACT_KINDS = ("exact", "fraction", "symbolic")
+"""The kinds of numerics that compute exactly (compared with ``==``): every other kind rounds."""
 SEEDED_BASE_BITS = 32.0
 """Bits of p and q of a seeded base z = p/q (a 16-bit q, p ≤ 2q: about 31, rounded up)."""
 

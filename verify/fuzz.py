@@ -276,7 +276,8 @@ def _run_chunk(chk: Checker, result: FuzzResult, budget: int, stop: float | None
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])
     @given(st.one_of(anchored_params(chk, strategies), st.fixed_dictionaries(strategies))
-           .map(lambda params: params if time_up() else kept(chk, params)), st.integers(0, 2 ** 32 - 1))
+           .map(lambda params: params if time_up() else kept(chk, params, result.numerics)),
+           st.integers(0, 2 ** 32 - 1))
     def example(params: dict[str, Any], seed: int) -> None:
         # a draw after the time is up is not moved into the relations (which can cost a relation's search) nor run
         until = deadline()

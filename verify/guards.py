@@ -66,7 +66,7 @@ def check_run(claim: str, params: Mapping[str, Any], numerics: str | None) -> No
     """Everything refused before a check starts: numerics caps, the cost estimate, the input file (None: a claim
     that takes no numerics)."""
     format_option(numerics, "--numerics")
-    check_relations(claim, params)
+    check_relations(claim, params, numerics)
     require_memory(estimate(claim, params, numerics))
     if numerics is not None:
         check_input_file(params.get("input_file"), params, numerics)

@@ -6,8 +6,9 @@ construction's own checks, deep inside the work, would stop.
 Each relation is ``(param, other, why)``: ``param <= other``; ``strict`` relations (``param < other``) and
 divisors (``other % param == 0``) are listed apart; last come a checker's own relations (``Checker.relations``: TinT's
 heads H_sim among the counts that split the MLP rebuttal's width, eps' above the eps of the memory an MPC protocol
-takes). A relation applies to every claim that takes both
-parameters, unless the claim is named in :data:`EXEMPT` for that parameter (it means something else there).
+takes); and values a parameter cannot take in the numerics of the run (:data:`NOT_EXACT`). A relation applies to
+every claim that takes both parameters, unless the claim is named in :data:`EXEMPT` for that parameter (it means
+something else there).
 The fuzz draws values that keep them (:mod:`attnsim.verify.fuzz`).
 """
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
+from attnsim.sim.numerics import backend_kind
+from attnsim.verify.cost import EXACT_KINDS
 from attnsim.verify.registry import Checker, UsageError, all_checkers
 
 AT_MOST: tuple[tuple[str, str, str], ...] = (
@@ -44,6 +47,12 @@ PADDED_AT_MOST: tuple[tuple[str, str, int, str], ...] = (
 """``param <= max(other, floor)``: a value above ``other`` is still a case the constructions handle, up to the
 floor (the single-token and short-input cases of the tests run M > N)."""
 
+NOT_EXACT: tuple[tuple[str, str, str, str], ...] = (
+    ("rope", "real", "quarter", "real rotation angles have irrational entries"),
+)
+"""``(param, value, instead, why)``: a value that exact numerics (:data:`~attnsim.verify.cost.EXACT_KINDS`) cannot
+compute, and the value that takes its place there."""
+
 EXEMPT: dict[str, frozenset[str]] = {
     "M": frozenset({"two_heads.lemma_3_3", "anna.prop_e_3"}),
     "alphabet": frozenset({"anna.def_ema", "anna.thm_c_1"}),
@@ -68,10 +77,12 @@ def applies(claim: str, name: str) -> bool:
     return claim not in EXEMPT.get(name, ())
 
 
-def broken(claim: str, params: Mapping[str, Any]) -> Iterator[tuple[str, str, int | None]]:
+def broken(claim: str, params: Mapping[str, Any], numerics: str | None = None
+           ) -> Iterator[tuple[str, str, Any]]:
     """Each relation of ``claim`` that ``params`` break, in the tables' order: the parameter at fault, what is wrong
     with it, and the nearest value that keeps the relation (None: none). ``params`` is read as the iteration goes,
-    so a caller that moves a value meets the later relations with the value moved."""
+    so a caller that moves a value meets the later relations with the value moved. ``numerics`` (the run's, None:
+    not known) decides :data:`NOT_EXACT`."""
     def pair(name: str, other: str) -> tuple[Any, Any]:
         value, bound = params.get(name), params.get(other)
         return (None, None) if value is None or bound is None or not applies(claim, name) else (value, bound)
@@ -95,25 +106,30 @@ def broken(claim: str, params: Mapping[str, Any]) -> Iterator[tuple[str, str, in
         if value is not None and value > max(bound, floor):
             top = max(bound, floor)
             yield name, f"must be <= max({other}, {floor}) = {top} ({why}), got {value}", top
+    if numerics is not None and backend_kind(numerics) in EXACT_KINDS:
+        for name, value, instead, why in NOT_EXACT:
+            if params.get(name) == value:
+                yield name, f"{why}: use --{name} {instead} in {numerics} numerics, or --numerics mp:BITS", instead
     own = all_checkers().get(claim)
     if own is not None and own.relations is not None:
         yield from own.relations(params)
 
 
-def check_relations(claim: str, params: Mapping[str, Any]) -> None:
-    """Refuse the first parameter of ``claim`` (resolved ``params``) outside its relation to another one."""
-    for name, why, _ in broken(claim, params):
+def check_relations(claim: str, params: Mapping[str, Any], numerics: str | None = None) -> None:
+    """Refuse the first parameter of ``claim`` (resolved ``params``, run in ``numerics``) outside its relation to
+    another one."""
+    for name, why, _ in broken(claim, params, numerics):
         raise UsageError(why, param=name)
 
 
-def kept(chk: Checker, params: Mapping[str, Any]) -> dict[str, Any]:
+def kept(chk: Checker, params: Mapping[str, Any], numerics: str | None = None) -> dict[str, Any]:
     """``params`` with each value that breaks a relation moved to the nearest one that keeps it (the bound, the
     largest divisor below), where that value lies in its own domain; otherwise it stays, and the check refuses
     it. The fuzz draws each parameter on its own, and for Lemma 3.3 the heads H divided the width d in fewer than
     two examples in three."""
     out = dict(params)
     domain = {p.name: p for p in chk.params}
-    for name, _, nearest in broken(chk.claim, out):
+    for name, _, nearest in broken(chk.claim, out, numerics):
         if nearest is not None and name in domain:
             try:
                 out[name] = domain[name].parse(nearest)

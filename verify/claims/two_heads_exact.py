@@ -32,12 +32,12 @@ from attnsim.sim.two_heads.packing import abstract_calls, run_packed
 from attnsim.sim.two_heads.worst_case import simulate
 from attnsim.verify.agreement import asked_bits, compare, truth_numerics
 from attnsim.verify.cases import INPUT_KINDS, Case, random_case
+from attnsim.verify.cost import EXACT_KINDS
 from attnsim.verify.decode_allowance import BlockDecode
 from attnsim.verify.layer_record import record_layers
 from attnsim.verify.model_check import measure_model
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
-EXACT_KINDS = ("exact", "fraction", "symbolic")
 NUMERICS = ("exact", "fraction", "symbolic", "mp", "arb", "float64", "float", "fixed")
 
 COMMON = [

@@ -26,7 +26,8 @@ from attnsim.sim.rope import RoPE
 from attnsim.sim.token_maps import Center, Compose, Grid, Identity, LayerNorm
 from attnsim.sim.two_heads.worst_case import simulate
 from attnsim.verify.cases import Case, random_case
-from attnsim.verify.claims.two_heads_exact import EXACT_KINDS, block_decode, block_size
+from attnsim.verify.claims.two_heads_exact import block_decode, block_size
+from attnsim.verify.cost import EXACT_KINDS
 from attnsim.verify.model_check import measure_model
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, size_grid
 
@@ -72,9 +73,6 @@ def check_rope(ctx: CheckContext) -> Measurement:
     p = ctx.params
     exact_kind = backend_kind(ctx.numerics) in EXACT_KINDS
     kind = p["rope"] if p["rope"] != "auto" else ("quarter" if exact_kind else "real")
-    if exact_kind and kind == "real":
-        raise UsageError("--rope: real angles have irrational entries; use --rope quarter in exact numerics "
-                         "or --numerics mp:BITS")
     rope = RoPE(kind)
     b = block_size(p["M"], p["length"])
     base = random_case(p["N"], p["d"], 1, 1, Full(), ctx.seed, exact_kind=exact_kind)

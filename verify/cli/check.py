@@ -202,7 +202,8 @@ def register(app: typer.Typer) -> None:
 
         # every parameter's domain, choices and relations before the progress line starts (loading every claim
         # for the run can take seconds)
-        check_relations(claim, find_checker(claim).resolve(raw))
+        chk = find_checker(claim)
+        check_relations(claim, chk.resolve(raw), (numerics or chk.default_numerics) if chk.numerics else None)
         check_format(fmt, FORMATS)
         check_json_path(json_out)
         from rich.console import Console

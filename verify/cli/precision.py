@@ -130,6 +130,7 @@ def register(app: typer.Typer) -> None:
         """Smallest width meeting the target per N; slope in bits per doubling of N, with R²."""
         from attnsim.sim.numerics import backend_kind
         from attnsim.verify import guards
+        from attnsim.verify.cost import EXACT_KINDS
         from attnsim.verify.precision.study import bits_study, blocks_study, decode_study, parse_target, scale_study
         from attnsim.verify.progress import progress
 
@@ -174,11 +175,11 @@ def register(app: typer.Typer) -> None:
         tgt = parse_target(target)
         guards.format_family(format_family, exp_bits, int_bits, options)
         guards.format_option(blocks_format, "--blocks-format")
-        if blocks_format and backend_kind(blocks_format) in ("exact", "fraction", "symbolic"):
+        if blocks_format and backend_kind(blocks_format) in EXACT_KINDS:
             raise UsageError(f"--blocks-format: the blocks study measures the error of an approximate format; "
                              f"{blocks_format} is exact (its error is 0)")
         guards.format_option(decode_format, "--decode-format")
-        if decode_format and backend_kind(decode_format) in ("exact", "fraction", "symbolic"):
+        if decode_format and backend_kind(decode_format) in EXACT_KINDS:
             raise UsageError(f"--decode-format: the decode study measures the error of an approximate format; "
                              f"{decode_format} is exact (its error is 0)")
         guards.positive(d=d, scale_N=scale_N)

@@ -17,9 +17,9 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
+from attnsim.verify.cost import EXACT_KINDS
 from attnsim.verify.report.plots import MARKERS, STYLE, figure, formula_text, legend, log_axes, save, wrap
 
-_EXACT = ("exact", "fraction", "symbolic")
 MAX_PANELS = 3
 """Resources drawn in one counts plot at most."""
 
@@ -75,7 +75,7 @@ def _number(text: Any) -> Any:
 
 def precision_bits(numerics: str | None) -> float | None:
     """Bits of precision of a numerics name (None for exact numerics and unknown names)."""
-    if not numerics or numerics.split(":")[0] in _EXACT:
+    if not numerics or numerics.split(":")[0] in EXACT_KINDS:
         return None
     kind, _, rest = numerics.partition(":")
     if kind == "mp":

@@ -205,7 +205,7 @@ def test_the_tint_bias_slope_leaves_out_steps_below_float64s_rounding_floor() ->
     assert r["verdict"] == "pass" and abs(r["extra"]["tint_bias_slope"] - 1) < 0.05, r["reasons"]
     assert r["extra"]["tint_slope_steps"] == [0.15625 / 10 ** i for i in range(1, 4)]  # the three smallest of them
     with pytest.raises(UsageError, match="rounding floor") as refused:
-        run_check("tint.rebuttal_fd_end_to_end", {**params, "eps": 1e-6, "decades": 3}, "float64")
+        run_check("tint.rebuttal_fd_end_to_end", {**params, "eps": 1e-6, "decades": 4}, "float64")
     assert refused.value.param == "decades"
 
 
@@ -215,6 +215,20 @@ def test_the_tint_bias_slope_is_fitted_where_the_claim_is_asymptotic() -> None:
     r = run_check("tint.rebuttal_fd_end_to_end", dict(D=32), "float64")
     assert r["verdict"] == "pass" and abs(r["extra"]["tint_bias_slope"] - 1) < 0.1, r["reasons"]
     assert r["extra"]["tint_slope_steps"] == [1e-2, 1e-3, 1e-4]
+
+
+def test_the_tint_bias_slope_never_takes_the_largest_step() -> None:
+    """Found by fuzzing: at D = 4, seed 1115, three decades from eps = 0.1875 fitted 0.836 through the largest step,
+    where the bias over eps is 0.039 against 0.077, 0.083 and 0.084 at the next three: a failure of a scheme whose
+    bias is O(eps). The slope leaves the largest step out, so a sweep needs four decades; over the three smallest
+    steps of four it is 0.98."""
+    params = dict(D=4, widths=1, samples=483, eps=0.1875)
+    with pytest.raises(UsageError, match="must be >= 4") as refused:
+        run_check("tint.rebuttal_fd_end_to_end", {**params, "decades": 3}, "float64", 1115)
+    assert refused.value.param == "decades"
+    r = run_check("tint.rebuttal_fd_end_to_end", {**params, "decades": 4}, "float64", 1115)
+    assert r["verdict"] == "pass" and abs(r["extra"]["tint_bias_slope"] - 1) < 0.05, r["reasons"]
+    assert r["extra"]["tint_slope_steps"] == [0.1875 / 10 ** i for i in range(1, 4)]
 
 
 def test_the_widths_together_are_refuted_at_95_percent() -> None:

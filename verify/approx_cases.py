@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -38,6 +39,23 @@ from attnsim.verify.cases import Case, random_case
 from attnsim.verify.registry import UsageError
 
 APPROX_INPUTS = ("random", "bounded", "needle", "sqrtlog", "halves")
+
+LEAST_D = {"bounded": 2, "needle": 2, "halves": 2}
+"""The fewest coordinates an input kind needs: a constant coordinate and one that varies (the needle's height, the
+halves' sign)."""
+
+
+def block_and_width(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """The relations of the checks that sample these inputs (Thm 4.1, the lower bound's adversarial inputs): the
+    block of M sampled tokens lies within the N tokens, and a head of one layer has the d coordinates its input kind
+    needs (:data:`LEAST_D`; H heads or L layers run the layered halves input, of a width of its own). The fuzz moves
+    M down to N and d up to the least: drawn freely, 6 of 8 draws of a 20-second fuzz of Thm 4.1 broke one."""
+    N, M, d, kind = (params.get(name) for name in ("N", "M", "d", "input"))
+    if N is not None and M is not None and M > N:
+        yield "M", f"the block size M={M} exceeds N={N}", N
+    least = LEAST_D.get(kind)
+    if least is not None and d is not None and d < least and params.get("H", 1) * params.get("L", 1) == 1:
+        yield "d", f"the {kind} input needs d >= {least}, got {d}", least
 HALVES_A = Fraction(3, 5)
 
 
@@ -72,8 +90,9 @@ def needle_height(N: int) -> int:
 
 def bounded_case(N: int, d: int, seed: int) -> Case:
     """An input whose scores are bounded, so that Thm 4.1's constants C and D can hold."""
-    if d < 2:
-        raise UsageError(f"--d: the bounded input needs d >= 2 (a constant coordinate and a varying one), got {d}")
+    if d < LEAST_D["bounded"]:
+        raise UsageError(f"--d: the bounded input needs d >= {LEAST_D['bounded']} (a constant coordinate and a varying "
+                         f"one), got {d}")
     rng = np.random.default_rng(seed)
     X = np.empty((N, d), dtype=object)
     X[:, 0] = Fraction(1)
@@ -91,8 +110,8 @@ def bounded_case(N: int, d: int, seed: int) -> Case:
 
 def needle_case(N: int, d: int, seed: int) -> Case:
     """An input with one key far above the rest: sampling misses it and the estimate fails."""
-    if d < 2:
-        raise UsageError(f"--d: the needle input needs d >= 2, got {d}")
+    if d < LEAST_D["needle"]:
+        raise UsageError(f"--d: the needle input needs d >= {LEAST_D['needle']}, got {d}")
     X = _frac(np.zeros((N, d), dtype=object))
     X[:, 0] = Fraction(1)
     X[needle_position(N, seed), 1] = Fraction(1)
@@ -114,8 +133,8 @@ def sqrtlog_case(N: int, d: int, seed: int) -> Case:
 
 def halves_case(N: int, d: int, seed: int) -> Case:
     """Values (1, +a) on the first half of the positions and (1, −a) on the second; tiny scores."""
-    if d < 2:
-        raise UsageError(f"--d: the halves input needs d >= 2, got {d}")
+    if d < LEAST_D["halves"]:
+        raise UsageError(f"--d: the halves input needs d >= {LEAST_D['halves']}, got {d}")
     X = _frac(np.zeros((N, d), dtype=object))
     X[:, 0] = Fraction(1)
     X[: N // 2, 1], X[N // 2:, 1] = HALVES_A, -HALVES_A

@@ -36,6 +36,7 @@ from attnsim.verify.agreement import truth_numerics
 from attnsim.verify.approx_cases import (
     APPROX_INPUTS,
     approx_case,
+    block_and_width,
     layered_halves_case,
     needle_failure_rate,
     qkv_float,
@@ -85,7 +86,7 @@ def _thm_4_1_grid(quick: bool) -> list[dict]:
     return pts
 
 
-@checker("two_heads.thm_4_1", evidence="independent",
+@checker("two_heads.thm_4_1", evidence="independent", relations=block_and_width,
          grid=_thm_4_1_grid, numerics=("float64",), default_numerics="float64",
          growth_grid=size_grid("N", (1024, 2048, 4096, 8192), M=512, d=2, eps=2.0, seeds=40, input="bounded"), params=[
     Param("N", int, 32768, "length of the large model's input", minimum=2),
@@ -106,8 +107,6 @@ def check_thm_4_1(ctx: CheckContext) -> Measurement:
     if p["H"] * p["L"] > 1:
         return thm_4_1_layers(ctx)
     N, M, d, eps, K = p["N"], p["M"], p["d"], p["eps"], p["seeds"]
-    if M > N:
-        raise UsageError(f"--M: the block size M={M} exceeds N={N}")
     claim = get_claim(ctx.claim)
     case = approx_case(p["input"], N, d, ctx.seed)
     q, k, v = qkv_float(case)
@@ -233,8 +232,6 @@ def thm_4_1_layers(ctx: CheckContext) -> Measurement:
     head and layer, and the counts are L·H times the single head's."""
     p = ctx.params
     N, M, eps, K, H, L = p["N"], p["M"], p["eps"], p["seeds"], p["H"], p["L"]
-    if M > N:
-        raise UsageError(f"--M: the block size M={M} exceeds N={N}")
     claim = get_claim(ctx.claim)
     case = layered_halves_case(N, H, L)
     perms = taus(N, ctx.seed, K)

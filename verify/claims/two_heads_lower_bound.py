@@ -20,7 +20,7 @@ from attnsim.sim.two_heads.assumptions import measure
 from attnsim.sim.two_heads.worst_case import simulate as worst_case_simulate
 from attnsim.theory.lower_bound import conditional_bound
 from attnsim.verify.agreement import compare, default_min_bits, truth_numerics
-from attnsim.verify.approx_cases import approx_case, needle_failure_rate, qkv_float
+from attnsim.verify.approx_cases import approx_case, block_and_width, needle_failure_rate, qkv_float
 from attnsim.verify.claims.two_heads_approx import information_reasons, taus
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 
@@ -124,8 +124,8 @@ def run_adversarial(kind: str, N: int, M: int, d: int, eps: float, count: int, n
             "C": measure(q, k, v).C, "needle_prediction": needle_failure_rate(N, M, seed, perms)}
 
 
-@checker("two_heads.lower_bound", evidence="sanity", grid=_lower_bound_grid, numerics=("mp", "exact", "float64"),
-         default_numerics="mp:96", params=[
+@checker("two_heads.lower_bound", evidence="sanity", grid=_lower_bound_grid, relations=block_and_width,
+         numerics=("mp", "exact", "float64"), default_numerics="mp:96", params=[
              Param("input", str, "reduction", "reduction (Alman-Song instances) or an adversarial input",
                    choices=LB_INPUTS),
              Param("N", int, 16, "tokens of the large attention (2n for the reduction)", minimum=2),
@@ -141,8 +141,6 @@ def check_lower_bound(ctx: CheckContext) -> Measurement:
     adversarial inputs on which the worst-case construction stays exact while sampling fails."""
     p = ctx.params
     N, M = p["N"], p["M"]
-    if M > N:
-        raise UsageError(f"--M: the block size M={M} exceeds N={N}")
     if p["input"] == "reduction":
         if backend_kind(ctx.numerics) == "exact":
             raise UsageError("--numerics: the reduction decodes with the real exp and irrational sqrt(beta); "

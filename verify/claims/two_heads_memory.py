@@ -39,7 +39,14 @@ from attnsim.sim.numerics import get_numerics
 from attnsim.sim.oracle import Oracle, OracleSpec
 from attnsim.sim.two_heads import streaming
 from attnsim.theory.formulas import as_number, evaluate
-from attnsim.verify.claims.rebuttal_memory import claimed_exponent, loglog_exponent, peak_bytes, settled_heap, sweep
+from attnsim.verify.claims.rebuttal_memory import (
+    claimed_exponent,
+    loglog_exponent,
+    peak_bytes,
+    settled_heap,
+    sweep,
+    sweep_fits,
+)
 from attnsim.verify.long_run import random_layer, run_layer
 from attnsim.verify.reference_attention import REFERENCE, relative_row_errors, softmax_attention
 from attnsim.verify.registry import CheckContext, Measurement, Param, checker, size_grid
@@ -143,7 +150,7 @@ def _kv_grid(quick: bool) -> list[dict[str, Any]]:
     return [{}]
 
 
-@checker("two_heads.rebuttal_kv_memory", evidence="independent",
+@checker("two_heads.rebuttal_kv_memory", evidence="independent", relations=sweep_fits,
          numerics=("float64",), default_numerics="float64", grid=_kv_grid,
          growth_grid=size_grid("N", (256, 512, 1024, 2048), M=64, d=16, points=3, engine_N=0, direct_N=0), params=[
     Param("N", int, 16384, "largest input length of the sweep", minimum=2),

@@ -343,6 +343,8 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
     ("two_heads.lower_bound", {"N": 8, "M": 16, "input": "needle"}, "M", 8, 9),
     ("two_heads.rebuttal_kv_memory", {"N": 64, "M": 64, "points": 7}, "points", 6, 7),  # N/2^(points-1) >= 2
     ("anna.rebuttal_linear_memory", {"N": 8, "points": 4}, "points", 3, 4),
+    ("anna.thm_c_1", {"N": 4096, "eps1": 0.5, "s_scale": 1.0}, "s_scale", 17.4844, 17.48),  # s = 64 -> 1120
+    ("anna.thm_4_2", {"N": 4096, "eps1": 0.5, "s_scale": 1.0}, "s_scale", 17.4844, 17.48),  # the splitter's fans
 ])
 def test_a_value_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(claim, given, flag, moved,
                                                                                beyond) -> None:
@@ -356,8 +358,8 @@ def test_a_value_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(cl
     still refused. Drawn freely, such values were refused in 504 of 1229 draws of a one-minute fuzz of Lemma B.13,
     115 of 200 of anna.khop and 136 of 160 of Thm 5.6, and in 241 of 356 draws of a 20-second fuzz of Lemma B.12,
     93 of 304 of Lemma D.2, 84 of 166 of the TinT finite-difference rebuttal, 63 of 176 of Two Heads' Thm 4.2,
-    3,816 of 5,590 of Prop. E.3, 25 of 61 of Two Heads' Thm 1.4, 6 of 8 of its Thm 4.1 and 2 of 12 of its key-value
-    memory rebuttal."""
+    3,816 of 5,590 of Prop. E.3, 25 of 61 of Two Heads' Thm 1.4, 6 of 8 of its Thm 4.1, 2 of 12 of its key-value
+    memory rebuttal and 23 of 43 of ANNA's Thm C.1."""
     from attnsim.verify.relations import check_relations
 
     chk = get_checker(claim)

@@ -151,7 +151,8 @@ class SmallMemoryPlan:
         return 2 * (self.fanout_depth + 1) + self.sort_rounds + 2 * self.tree_depth
 
     def reasons(self) -> list[str]:
-        """Why this memory is too small for the protocol (empty when it fits).
+        """Why this memory is too small for the protocol (empty when it fits); it reads only s, mv, the heads and the
+        sort (:func:`memory_reasons`).
 
         The tree check counts a host's items, the records it sends its f children on the way down
         and two more values; a leaf that hosts several clamped single-child nodes at the right edge
@@ -175,6 +176,13 @@ class SmallMemoryPlan:
             out.append(f"s = {self.s} holds fewer than 2 items of {4 + self.mv} words with room for the "
                        f"{self.sort} sort (need s >= {least})")
         return out
+
+
+def memory_reasons(s: int, mv: int, heads: int, sort: str) -> list[str]:
+    """Why a machine of s words is too small for the protocol with values of mv words, ``heads`` heads and ``sort``
+    (empty when it fits), before any tokens or tables are drawn: :meth:`SmallMemoryPlan.reasons` does not read the
+    plan's N, tables or alphabet."""
+    return SmallMemoryPlan(N=0, ell=0, z=0, alphabet=0, mv=mv, s=s, heads=heads, sort=sort).reasons()
 
 
 @dataclass(frozen=True)

@@ -350,18 +350,18 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
 ])
 def test_a_value_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(claim, given, flag, moved,
                                                                                beyond) -> None:
-    """A memory too small for the run (or, for Lemma B.13, not below N), an eps' not above eps, too few SPSA
-    directions to resolve the claim's tolerance, sizes that hold no whole number of instances or butterfly digits,
-    a window and sinks that leave no query in an oracle block, a sampled block longer than the input, an input kind
-    short of coordinates, or a doubling sweep that starts below 2, is refused before any work, naming the flag that
-    sets it, and the fuzz moves that value to the nearest that runs (the least s_scale to six digits, the nearest
-    exponent eps, the largest fan, eps + 1/64, the fewest directions, the nearest multiple or power, the widest
-    window, fewer sinks, M = N, the least d, the most points or the model's layers), while the value a step short
-    of it (``beyond``) is still refused. Drawn freely, such values were refused in 504 of 1229 draws of a one-minute fuzz of Lemma B.13,
-    115 of 200 of anna.khop and 136 of 160 of Thm 5.6, and in 241 of 356 draws of a 20-second fuzz of Lemma B.12,
-    93 of 304 of Lemma D.2, 84 of 166 of the TinT finite-difference rebuttal, 63 of 176 of Two Heads' Thm 4.2,
-    3,816 of 5,590 of Prop. E.3, 25 of 61 of Two Heads' Thm 1.4, 6 of 8 of its Thm 4.1, 2 of 12 of its key-value
-    memory rebuttal, 23 of 43 of ANNA's Thm C.1 and 162 of 428 of TinT's size growth."""
+    """A memory too small for the run (or, for Lemma B.13, not below N), an eps' not above eps, too few SPSA directions
+    to resolve the claim's tolerance, sizes that hold no whole number of instances or butterfly digits, a window and
+    sinks that leave no query in an oracle block, a sampled block longer than the input, an input kind short of
+    coordinates, or a doubling sweep that starts below 2, is refused before any work, naming the flag that sets it, and
+    the fuzz moves that value to the nearest that runs (the least s_scale to six digits, the nearest exponent eps, the
+    largest fan, eps + 1/64, the fewest directions, the nearest multiple or power, the widest window, fewer sinks, M =
+    N, the least d, the most points or the model's layers), while the value a step short of it (``beyond``) is still
+    refused. Drawn freely, such values were refused in 504 of 1229 draws of a one-minute fuzz of Lemma B.13, 115 of 200
+    of anna.khop and 136 of 160 of Thm 5.6, and in 241 of 356 draws of a 20-second fuzz of Lemma B.12, 93 of 304 of
+    Lemma D.2, 84 of 166 of the TinT finite-difference rebuttal, 63 of 176 of Two Heads' Thm 4.2, 3,816 of 5,590 of
+    Prop. E.3, 25 of 61 of Two Heads' Thm 1.4, 6 of 8 of its Thm 4.1, 2 of 12 of its key-value memory rebuttal, 23 of 43
+    of ANNA's Thm C.1 and 162 of 428 of TinT's size growth."""
     from attnsim.verify.relations import check_relations
 
     chk = get_checker(claim)

@@ -347,6 +347,7 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
     ("anna.thm_4_2", {"N": 4096, "eps1": 0.5, "s_scale": 1.0}, "s_scale", 17.4844, 17.48),  # the splitter's fans
     ("tint.rebuttal_size_growth", {"layers": 9}, "layers", 2, 3),  # the tiny model's two layers
     ("tint.rebuttal_size_growth", {"layers": 1, "steps": 1}, "steps", 3, 2),  # three values of n_sim * steps
+    ("anna.lemma_b_4", {"q": 4, "alpha": 8}, "alpha", 4, 5),  # distinct senders
 ])
 def test_a_value_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(claim, given, flag, moved,
                                                                                beyond) -> None:

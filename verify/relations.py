@@ -26,6 +26,7 @@ AT_MOST: tuple[tuple[str, str, str], ...] = (
     ("k", "N", "a chain of hops visits at most the N tokens"),
     ("fan", "N", "a scan's tree node has at most the N tokens as children"),
     ("n_train", "n", "the training prefix lies inside the n tokens"),
+    ("alpha", "q", "the alpha messages averaged come from distinct senders among the q"),
 )
 
 LESS_THAN: tuple[tuple[str, str, str], ...] = (

@@ -348,6 +348,8 @@ def test_eps1_is_held_above_the_eps_of_the_memory_the_protocol_takes(claim, give
     ("tint.rebuttal_size_growth", {"layers": 9}, "layers", 2, 3),  # the tiny model's two layers
     ("tint.rebuttal_size_growth", {"layers": 1, "steps": 1}, "steps", 3, 2),  # three values of n_sim * steps
     ("anna.lemma_b_4", {"q": 4, "alpha": 8}, "alpha", 4, 5),  # distinct senders
+    ("anna.alg_1", {"c": 2.0}, "c", 2.781, 2.78),  # rho < 1/3 at r = 0.2 from c = 2.7806 on
+    ("anna.rebuttal_linear_memory", {"c": 20.0}, "c", 9.99999, 10.0),  # c r below 2 at r = 0.2
 ])
 def test_a_value_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(claim, given, flag, moved,
                                                                                beyond) -> None:
@@ -362,7 +364,7 @@ def test_a_value_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(cl
     of anna.khop and 136 of 160 of Thm 5.6, and in 241 of 356 draws of a 20-second fuzz of Lemma B.12, 93 of 304 of
     Lemma D.2, 84 of 166 of the TinT finite-difference rebuttal, 63 of 176 of Two Heads' Thm 4.2, 3,816 of 5,590 of
     Prop. E.3, 25 of 61 of Two Heads' Thm 1.4, 6 of 8 of its Thm 4.1, 2 of 12 of its key-value memory rebuttal, 23 of 43
-    of ANNA's Thm C.1 and 162 of 428 of TinT's size growth."""
+    of ANNA's Thm C.1, 162 of 428 of TinT's size growth and 7 of 22 of ANNA's linear-memory rebuttal."""
     from attnsim.verify.relations import check_relations
 
     chk = get_checker(claim)

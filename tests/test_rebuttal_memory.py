@@ -82,8 +82,9 @@ def test_bad_input_names_the_parameter():
         sweep(64, 1)
     with pytest.raises(UsageError, match="--N, --points"):
         sweep(4, 4)
-    with pytest.raises(UsageError, match="--c, --r"):
+    with pytest.raises(UsageError, match=r"^c: c\*r = 4 must stay below 2") as wide:
         run_check("anna.rebuttal_linear_memory", {"c": 20.0})
+    assert wide.value.param == "c"
     with pytest.raises(UsageError, match="^p2: "):
         run_check("anna.rebuttal_hash_tables", {"p2": 1.5, "seeds": 0, "table": "none"})
 
@@ -185,7 +186,7 @@ def test_linear_memory_refuses_what_theorem_3_4_does_not_cover_and_tables_past_t
     as anna.alg_1 refuses it, and tables whose words, by the proof's upper formula, pass the memory limit."""
     from attnsim.verify import limits
 
-    with pytest.raises(UsageError, match=r"^c: rho = 0\.480 >= 1/3"):
+    with pytest.raises(UsageError, match=r"^c: rho = 0\.480 for r=0\.2, c=2\.0: Theorem 3\.4 needs rho < 1/3"):
         run_check("anna.rebuttal_linear_memory", {"N": 256, "points": 3, "c": 2.0}, None, 0)
     limits.set_memory_limit("8G")  # whatever this machine has (the limits are put back after the test)
     with pytest.raises(UsageError, match=r"^c: this run would need about 16\.9 GiB \(Algorithm 1's 19916 tables"):

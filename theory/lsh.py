@@ -34,6 +34,9 @@ PSTABLE_COLLISION = 1 - 2 * (1 - (1 + sp.erf(w / (u * sp.sqrt(2)))) / 2) \
 """Gaussian p-stable hash with width w at distance u (Datar et al. 2004)."""
 
 PROOF_CLAIM = "anna.alg_1"
+
+RHO_LIMIT = 1 / 3
+"""Thm 3.4 (its proof in App. A) needs a family of quality rho below this."""
 """The claim whose definitions (z, delta, ell, eta_union, ell_class) and ``eta`` bound hold the proof's formulas."""
 _DIGITS = 50
 

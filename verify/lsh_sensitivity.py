@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from attnsim.theory.lsh import check_radii, hyperplane_probabilities
+from attnsim.theory.lsh import RHO_LIMIT, check_radii, hyperplane_probabilities, proof_parameters
 from attnsim.verify.stats import binomial_interval
 
 MC_SAMPLES = 400_000
@@ -94,3 +96,53 @@ def sensitivity(family: str, radius: float, approx: float, dim: int) -> Sensitiv
     if family == "cross-polytope":
         return cross_polytope_sensitivity(radius, approx, dim)
     raise ValueError(f"lsh: must be 'hyperplane' or 'cross-polytope', got {family!r}")
+
+
+def rho_too_large(rho: float, r: float, c: float) -> str:
+    """Why a family of quality ``rho`` at radii r, c r is outside Thm 3.4 (its proof needs rho < 1/3)."""
+    return (f"rho = {rho:.3f} for r={r}, c={c}: Theorem 3.4 needs rho < {Fraction(RHO_LIMIT).limit_denominator(100)} "
+            "(raise c)")
+
+
+def _widest_c(r: float) -> float:
+    """The widest c the fuzz moves to: below 2 / r (the unit sphere's diameter, where a far pair never collides and
+    p2 = 0) by a millionth, rounded down to six significant digits (a c r within rounding of 2 reads as 2)."""
+    c = 2 / r * (1 - 1e-6)
+    step = 10.0 ** (math.floor(math.log10(c)) - 5)
+    return float(f"{math.floor(c / step) * step:.6g}")
+
+
+def hyperplane_range(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """The relations of a check of Thm 3.4 on the hyperplane family: c r below 2 (points of the unit sphere lie at
+    most 2 apart, and at 2 a far pair never collides, which leaves the proof's z undefined), c above 1, and a quality
+    rho below 1/3. The fuzz moves c down to the widest that fits or up to the least with four significant digits
+    whose rho is below the limit (bisection on c: rho falls as c grows); drawn freely, 7 of 22 draws of a 20-second
+    fuzz of anna.rebuttal_linear_memory broke them. The cross-polytope family's rho is a Monte Carlo bound that
+    takes seconds a value, so its checks refuse it themselves."""
+    r, c, N = params.get("r"), params.get("c"), params.get("N")
+    if r is None or c is None or N is None or params.get("lsh", "hyperplane") != "hyperplane":
+        return
+    top = _widest_c(r)
+    if c > top:
+        yield "c", (f"c*r = {c * r:g} must stay below 2 (by a millionth), the diameter of the unit sphere, got c={c}, "
+                    f"r={r}"), top if top > 1 else None
+        c = params["c"]  # as moved, where the fuzz moved it
+        if c > top:
+            return
+
+    def rho(x: float) -> float:
+        return proof_parameters(N, *hyperplane_probabilities(r, x)).rho
+
+    if c > 1 and rho(c) < RHO_LIMIT:
+        return
+    why = rho_too_large(rho(c), r, c) if c > 1 else f"the approximation factor c must be > 1, got {c}"
+    if top <= 1 or rho(top) >= RHO_LIMIT:
+        yield "c", why, None
+        return
+    low, high = c, top  # rho(low) >= 1/3 (or c <= 1) > rho(high)
+    while high - low > 1e-5 * high:
+        mid = (low + high) / 2
+        low, high = (low, mid) if mid > 1 and rho(mid) < RHO_LIMIT else (mid, high)
+    step = 10.0 ** (math.floor(math.log10(high)) - 3)
+    rounded = float(f"{math.ceil(high / step) * step:.4g}")
+    yield "c", why, rounded if rounded <= top and rho(rounded) < RHO_LIMIT else high

@@ -23,9 +23,9 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.engine.blas import single_threaded_blas
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import proof_parameters
+from attnsim.theory.lsh import RHO_LIMIT, proof_parameters
 from attnsim.verify import lsh_reference
-from attnsim.verify.lsh_sensitivity import sensitivity
+from attnsim.verify.lsh_sensitivity import hyperplane_range, rho_too_large, sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import binomial_interval, interval_above, rate_upper
 
@@ -87,8 +87,8 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
     sens = sensitivity(lsh, r, c, m)
     p1, p2 = sens.p1, sens.p2
     pp = proof_parameters(N, p1, p2)
-    if pp.rho >= 1 / 3:
-        raise UsageError(f"--c: rho = {pp.rho:.3f} >= 1/3 for r={r}, c={c}; Theorem 3.4 needs rho < 1/3 (raise c)")
+    if pp.rho >= RHO_LIMIT:
+        raise UsageError(f"--c: {rho_too_large(pp.rho, r, c)}")
     rng = np.random.default_rng(ctx.seed)
     family = FAMILIES[lsh](m)
     failures, broken, disagree, inconsistent = 0, 0, 0, 0
@@ -190,14 +190,14 @@ def _lsh_growth(quick: bool) -> list[dict[str, Any]]:
 _LSH_GROWTH = _lsh_growth
 
 
-@checker("anna.alg_1", evidence="independent",
+@checker("anna.alg_1", evidence="independent", relations=hyperplane_range,
          numerics=EXACT, params=_LSH_PARAMS, grid=_lsh_grid, growth_grid=_LSH_GROWTH)
 def check_alg_1(ctx: CheckContext) -> Measurement:
     """Algorithm 1 on random clustered inputs: definition violations over seeds; equals Algorithm 2."""
     return _lsh_trials(ctx, "alg1")
 
 
-@checker("anna.alg_2", evidence="independent",
+@checker("anna.alg_2", evidence="independent", relations=hyperplane_range,
          numerics=EXACT, params=_LSH_PARAMS, grid=_alg2_grid, growth_grid=_LSH_GROWTH)
 def check_alg_2(ctx: CheckContext) -> Measurement:
     """Algorithm 2: the same (sums, counts) as Algorithm 1 for the same hashes, one table of memory."""

@@ -27,8 +27,9 @@ from attnsim.sim.anna.lsh import HyperplaneLSH, draw_tables
 from attnsim.sim.anna.tasks import clustered_sphere_points
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import evaluate
-from attnsim.theory.lsh import hyperplane_probabilities, ideal_parameters, proof_parameters
+from attnsim.theory.lsh import RHO_LIMIT, hyperplane_probabilities, ideal_parameters, proof_parameters
 from attnsim.verify.limits import Estimate, require_memory
+from attnsim.verify.lsh_sensitivity import hyperplane_range, rho_too_large
 from attnsim.verify.progress import hushed
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, get_checker, size_grid
 from attnsim.verify.stats import loglog_fit
@@ -195,7 +196,7 @@ def check_hash_tables(ctx: CheckContext) -> Measurement:
             q = ideal_parameters(n, c, p["p2"], claim=ctx.claim)
             table.append({"N": n, "c": c, "rho": q.rho, "z": q.z, "ell": q.ell, "delta": q.delta,
                           "eta_bound": q.eta_bound, "ell_asymptotic": q.ell_asymptotic,
-                          "hash_evaluations": q.hash_evaluations, "theorem_applies": q.rho < 1 / 3})
+                          "hash_evaluations": q.hash_evaluations, "theorem_applies": q.rho < RHO_LIMIT})
     reasons: list[str] = []
     empirical: dict[str, Any] = {}
     if p["seeds"]:
@@ -244,8 +245,8 @@ def require_tables_fit(N: int, r: float, c: float) -> None:
     where it gives 3.5 GiB); at c = 3 they reach it (0.84 GB at N = 256, 3.3 GB at N = 512; the formula: 0.8 and
     3.9 GB)."""
     pp = proof_parameters(N, *hyperplane_probabilities(r, c))
-    if pp.rho >= 1 / 3:
-        raise UsageError(f"--c: rho = {pp.rho:.3f} >= 1/3 for r={r}, c={c}; Theorem 3.4 needs rho < 1/3 (raise c)")
+    if pp.rho >= RHO_LIMIT:
+        raise UsageError(f"--c: {rho_too_large(pp.rho, r, c)}")
     upper = get_claim("anna.alg_1").resources["memory_words"].upper
     words = float(evaluate(upper, {}, {"ell": pp.ell, "N": N, "z": pp.z, "m": VALUE_WORDS}))
     require_memory(Estimate(8 * words, "--c", f"Algorithm 1's {pp.ell} tables of up to N = {N} buckets of "
@@ -257,8 +258,13 @@ def _linmem_grid(quick: bool) -> list[dict[str, Any]]:
     return [{"N": 256, "points": 3}] if quick else [{"N": 4096, "points": 6}]
 
 
+def _linmem_relations(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    yield from sweep_fits(params)
+    yield from hyperplane_range(params)
+
+
 @checker("anna.rebuttal_linear_memory", evidence="self-consistency", numerics=("exact",), grid=_linmem_grid,
-         relations=sweep_fits,
+         relations=_linmem_relations,
          growth_grid=size_grid("N", (64, 128, 256, 512), points=2), params=[
     Param("N", int, 1024, "largest N of the sweep", minimum=2),
     Param("points", int, 4, "sizes in the doubling sweep", minimum=2),

@@ -112,15 +112,15 @@ def _widest_c(r: float) -> float:
     return float(f"{math.floor(c / step) * step:.6g}")
 
 
-def hyperplane_range(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
-    """The relations of a check of Thm 3.4 on the hyperplane family: c r below 2 (points of the unit sphere lie at
+def lsh_range(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """The relations of a check of Thm 3.4 on an angular family: c r below 2 (points of the unit sphere lie at
     most 2 apart, and at 2 a far pair never collides, which leaves the proof's z undefined), c above 1, and a quality
     rho below 1/3. The fuzz moves c down to the widest that fits or up to the least with four significant digits
     whose rho is below the limit (bisection on c: rho falls as c grows); drawn freely, 7 of 22 draws of a 20-second
-    fuzz of anna.rebuttal_linear_memory broke them. The cross-polytope family's rho is a Monte Carlo bound that
-    takes seconds a value, so its checks refuse it themselves."""
+    fuzz of anna.rebuttal_linear_memory broke them. The cross-polytope family keeps c r below 2 alike, but its rho
+    is a Monte Carlo bound that takes seconds a value, so its checks refuse that themselves."""
     r, c, N = params.get("r"), params.get("c"), params.get("N")
-    if r is None or c is None or N is None or params.get("lsh", "hyperplane") != "hyperplane":
+    if r is None or c is None or N is None:
         return
     top = _widest_c(r)
     if c > top:
@@ -129,6 +129,8 @@ def hyperplane_range(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]
         c = params["c"]  # as moved, where the fuzz moved it
         if c > top:
             return
+    if params.get("lsh", "hyperplane") != "hyperplane":
+        return
 
     def rho(x: float) -> float:
         return proof_parameters(N, *hyperplane_probabilities(r, x)).rho

@@ -25,7 +25,7 @@ from attnsim.sim.engine.blas import single_threaded_blas
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.lsh import RHO_LIMIT, proof_parameters
 from attnsim.verify import lsh_reference
-from attnsim.verify.lsh_sensitivity import hyperplane_range, rho_too_large, sensitivity
+from attnsim.verify.lsh_sensitivity import lsh_range, rho_too_large, sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
 from attnsim.verify.stats import binomial_interval, interval_above, rate_upper
 
@@ -190,14 +190,14 @@ def _lsh_growth(quick: bool) -> list[dict[str, Any]]:
 _LSH_GROWTH = _lsh_growth
 
 
-@checker("anna.alg_1", evidence="independent", relations=hyperplane_range,
+@checker("anna.alg_1", evidence="independent", relations=lsh_range,
          numerics=EXACT, params=_LSH_PARAMS, grid=_lsh_grid, growth_grid=_LSH_GROWTH)
 def check_alg_1(ctx: CheckContext) -> Measurement:
     """Algorithm 1 on random clustered inputs: definition violations over seeds; equals Algorithm 2."""
     return _lsh_trials(ctx, "alg1")
 
 
-@checker("anna.alg_2", evidence="independent", relations=hyperplane_range,
+@checker("anna.alg_2", evidence="independent", relations=lsh_range,
          numerics=EXACT, params=_LSH_PARAMS, grid=_alg2_grid, growth_grid=_LSH_GROWTH)
 def check_alg_2(ctx: CheckContext) -> Measurement:
     """Algorithm 2: the same (sums, counts) as Algorithm 1 for the same hashes, one table of memory."""

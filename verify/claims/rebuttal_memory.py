@@ -29,7 +29,7 @@ from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import evaluate
 from attnsim.theory.lsh import RHO_LIMIT, hyperplane_probabilities, ideal_parameters, proof_parameters
 from attnsim.verify.limits import Estimate, require_memory
-from attnsim.verify.lsh_sensitivity import hyperplane_range, rho_too_large
+from attnsim.verify.lsh_sensitivity import lsh_range, rho_too_large
 from attnsim.verify.progress import hushed
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker, get_checker, size_grid
 from attnsim.verify.stats import loglog_fit
@@ -260,7 +260,7 @@ def _linmem_grid(quick: bool) -> list[dict[str, Any]]:
 
 def _linmem_relations(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     yield from sweep_fits(params)
-    yield from hyperplane_range(params)
+    yield from lsh_range(params)
 
 
 @checker("anna.rebuttal_linear_memory", evidence="self-consistency", numerics=("exact",), grid=_linmem_grid,

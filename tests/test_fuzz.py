@@ -363,8 +363,9 @@ def test_a_value_a_run_cannot_take_is_refused_before_it_and_moved_by_the_fuzz(cl
     refused. Drawn freely, such values were refused in 504 of 1229 draws of a one-minute fuzz of Lemma B.13, 115 of 200
     of anna.khop and 136 of 160 of Thm 5.6, and in 241 of 356 draws of a 20-second fuzz of Lemma B.12, 93 of 304 of
     Lemma D.2, 84 of 166 of the TinT finite-difference rebuttal, 63 of 176 of Two Heads' Thm 4.2, 3,816 of 5,590 of
-    Prop. E.3, 25 of 61 of Two Heads' Thm 1.4, 6 of 8 of its Thm 4.1, 2 of 12 of its key-value memory rebuttal, 23 of 43
-    of ANNA's Thm C.1, 162 of 428 of TinT's size growth and 7 of 22 of ANNA's linear-memory rebuttal."""
+    Prop. E.3, 25 of 61 of Two Heads' Thm 1.4, 6 of 16 of its Thm 4.1, 2 of 12 of its key-value memory rebuttal,
+    23 of 43 of ANNA's Thm C.1, 162 of 429 of TinT's size growth, 12 of 318 of Lemma B.4 and 7 of 22 of ANNA's
+    linear-memory rebuttal."""
     from attnsim.verify.relations import check_relations
 
     chk = get_checker(claim)

@@ -49,13 +49,15 @@ def block_and_width(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]
     """The relations of the checks that sample these inputs (Thm 4.1, the lower bound's adversarial inputs): the
     block of M sampled tokens lies within the N tokens, and a head of one layer has the d coordinates its input kind
     needs (:data:`LEAST_D`; H heads or L layers run the layered halves input, of a width of its own). The fuzz moves
-    M down to N and d up to the least: drawn freely, 6 of 8 draws of a 20-second fuzz of Thm 4.1 broke one."""
+    M down to N and d up to the least: drawn freely, 6 of 16 draws of a 20-second fuzz of Thm 4.1 broke one."""
     N, M, d, kind = (params.get(name) for name in ("N", "M", "d", "input"))
     if N is not None and M is not None and M > N:
         yield "M", f"the block size M={M} exceeds N={N}", N
     least = LEAST_D.get(kind)
     if least is not None and d is not None and d < least and params.get("H", 1) * params.get("L", 1) == 1:
         yield "d", f"the {kind} input needs d >= {least}, got {d}", least
+
+
 HALVES_A = Fraction(3, 5)
 
 

@@ -177,7 +177,7 @@ def _too_few_products(top: int, steps: int) -> str | None:
 
 def _table_fits(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """The sweep's layers lie within the auxiliary model's, and its (n_sim, steps) give a line enough points: the
-    fuzz moves layers down to the model's and steps up to the fewest that do (drawn freely, 162 of 428 draws of a
+    fuzz moves layers down to the model's and steps up to the fewest that do (drawn freely, 162 of 429 draws of a
     20-second fuzz broke one)."""
     if any(params.get(x) is None for x in ("aux", "layers", "steps")):
         return

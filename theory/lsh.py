@@ -34,9 +34,6 @@ PSTABLE_COLLISION = 1 - 2 * (1 - (1 + sp.erf(w / (u * sp.sqrt(2)))) / 2) \
 """Gaussian p-stable hash with width w at distance u (Datar et al. 2004)."""
 
 PROOF_CLAIM = "anna.alg_1"
-
-RHO_LIMIT = 1 / 3
-"""Thm 3.4 (its proof in App. A) needs a family of quality rho below this."""
 """The claim whose definitions (z, delta, ell, eta_union, ell_class) and ``eta`` bound hold the proof's formulas."""
 _DIGITS = 50
 
@@ -77,6 +74,11 @@ def _value(expr: sp.Expr, values: dict[str, object]) -> sp.Float:
     if out.free_symbols:
         raise ValueError(f"{PROOF_CLAIM}: formula {expr} needs values for {sorted(map(str, out.free_symbols))}")
     return out
+
+
+def rho_limit() -> float:
+    """The quality rho a family must stay below for Thm 3.4 (its proof in App. A): the proof claim's ``rho_limit``."""
+    return float(_value(_formula("def", "rho_limit"), {}))
 
 
 def check_radii(radius: float, approx: float, strict: bool) -> None:

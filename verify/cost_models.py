@@ -149,13 +149,13 @@ def _lsh_codes_against(r_ref: float, c_ref: float) -> Callable[[dict[str, Any]],
     rho >= 1/3), which the checkers refuse themselves."""
     def derive(vals: dict[str, Any]) -> dict[str, Any]:
         # imported here, not with the models: theory.lsh loads sympy (0.4 s), which the CLI need not map to refuse
-        from attnsim.theory.lsh import RHO_LIMIT, hyperplane_probabilities, proof_parameters
+        from attnsim.theory.lsh import hyperplane_probabilities, proof_parameters, rho_limit
 
         def codes(r: float, c: float) -> int | None:
             if c <= 1 or not 0 < c * r <= 2 or vals["N"] < 2:
                 return None
             pp = proof_parameters(int(vals["N"]), *hyperplane_probabilities(r, c))
-            return None if pp.rho >= RHO_LIMIT else pp.ell * pp.z
+            return None if pp.rho >= rho_limit() else pp.ell * pp.z
 
         here, ref = codes(vals["r"], vals["c"]), codes(r_ref, c_ref)
         return vals if here is None or ref is None else {**vals, "codes_c": here / ref}

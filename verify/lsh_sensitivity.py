@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from attnsim.theory.lsh import RHO_LIMIT, check_radii, hyperplane_probabilities, proof_parameters
+from attnsim.theory.lsh import check_radii, hyperplane_probabilities, proof_parameters, rho_limit
 from attnsim.verify.stats import binomial_interval
 
 MC_SAMPLES = 400_000
@@ -100,7 +100,7 @@ def sensitivity(family: str, radius: float, approx: float, dim: int) -> Sensitiv
 
 def rho_too_large(rho: float, r: float, c: float) -> str:
     """Why a family of quality ``rho`` at radii r, c r is outside Thm 3.4 (its proof needs rho < 1/3)."""
-    return (f"rho = {rho:.3f} for r={r}, c={c}: Theorem 3.4 needs rho < {Fraction(RHO_LIMIT).limit_denominator(100)} "
+    return (f"rho = {rho:.3f} for r={r}, c={c}: Theorem 3.4 needs rho < {Fraction(rho_limit()).limit_denominator(100)} "
             "(raise c)")
 
 
@@ -135,16 +135,17 @@ def lsh_range(params: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
     def rho(x: float) -> float:
         return proof_parameters(N, *hyperplane_probabilities(r, x)).rho
 
-    if c > 1 and rho(c) < RHO_LIMIT:
+    limit = rho_limit()
+    if c > 1 and rho(c) < limit:
         return
     why = rho_too_large(rho(c), r, c) if c > 1 else f"the approximation factor c must be > 1, got {c}"
-    if top <= 1 or rho(top) >= RHO_LIMIT:
+    if top <= 1 or rho(top) >= limit:
         yield "c", why, None
         return
     low, high = c, top  # rho(low) >= 1/3 (or c <= 1) > rho(high)
     while high - low > 1e-5 * high:
         mid = (low + high) / 2
-        low, high = (low, mid) if mid > 1 and rho(mid) < RHO_LIMIT else (mid, high)
+        low, high = (low, mid) if mid > 1 and rho(mid) < limit else (mid, high)
     step = 10.0 ** (math.floor(math.log10(high)) - 3)
     rounded = float(f"{math.ceil(high / step) * step:.4g}")
-    yield "c", why, rounded if rounded <= top and rho(rounded) < RHO_LIMIT else high
+    yield "c", why, rounded if rounded <= top and rho(rounded) < limit else high

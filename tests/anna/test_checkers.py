@@ -57,7 +57,7 @@ def test_alg_1_reports_eta_with_an_interval():
 
 
 @pytest.mark.parametrize("claim, params, flag", [
-    ("anna.alg_1", {"c": 12.0, "r": 0.5}, "--r, --c"),
+    ("anna.alg_1", {"c": 12.0, "r": 0.5}, r"c: c\*r = 6 must stay below 2"),  # a relation, before any work
     ("anna.alg_1", {"c": 1.0}, "c:"),
     ("anna.prop_e_3", {"N": 8, "B": 2, "L": 4}, "L:"),
     ("anna.thm_5_2", {"mechanism": "softmax"}, "mechanism:"),

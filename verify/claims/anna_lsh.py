@@ -23,7 +23,7 @@ from attnsim.sim.anna.tasks import (
 )
 from attnsim.sim.engine.blas import single_threaded_blas
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import RHO_LIMIT, proof_parameters
+from attnsim.theory.lsh import proof_parameters, rho_limit
 from attnsim.verify import lsh_reference
 from attnsim.verify.lsh_sensitivity import lsh_range, rho_too_large, sensitivity
 from attnsim.verify.registry import CheckContext, Measurement, Param, UsageError, checker
@@ -87,7 +87,7 @@ def _lsh_trials(ctx: CheckContext, alg: str) -> Measurement:
     sens = sensitivity(lsh, r, c, m)
     p1, p2 = sens.p1, sens.p2
     pp = proof_parameters(N, p1, p2)
-    if pp.rho >= RHO_LIMIT:
+    if pp.rho >= rho_limit():
         raise UsageError(f"--c: {rho_too_large(pp.rho, r, c)}")
     rng = np.random.default_rng(ctx.seed)
     family = FAMILIES[lsh](m)

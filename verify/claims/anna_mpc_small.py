@@ -24,7 +24,7 @@ from attnsim.sim.anna.lsh import FAMILIES, draw_tables
 from attnsim.sim.anna.mpc import MPCLimitError
 from attnsim.sim.anna.mpc_small import SORTS, SmallMemoryPlan, SmallMemoryRun, anna_stack_mpc, memory_reasons
 from attnsim.sim.ledger import Ledger
-from attnsim.theory.lsh import RHO_LIMIT, proof_parameters
+from attnsim.theory.lsh import proof_parameters, rho_limit
 from attnsim.verify.agreement import exact_outcome
 from attnsim.verify.anna_mpc_memory import (
     defined,
@@ -225,7 +225,7 @@ def check_thm_4_2(ctx: CheckContext) -> Measurement:
     sens = sensitivity(lsh, r, c, m)
     p1, p2 = sens.p1, sens.p2
     pp = proof_parameters(N, p1, p2)
-    if pp.delta >= 0.1 or pp.rho >= RHO_LIMIT:
+    if pp.delta >= 0.1 or pp.rho >= rho_limit():
         raise UsageError(f"--N: the proof's delta = N^(3 rho - 1) needs rho < 1/3 and N^(3 rho - 1) < 1/10; "
                          f"got rho = {pp.rho:.3g} at N = {N}")
     s = memory_words(ctx)

@@ -27,7 +27,7 @@ from attnsim.sim.anna.lsh import HyperplaneLSH, draw_tables
 from attnsim.sim.anna.tasks import clustered_sphere_points
 from attnsim.sim.ledger import Ledger
 from attnsim.theory.formulas import evaluate
-from attnsim.theory.lsh import RHO_LIMIT, hyperplane_probabilities, ideal_parameters, proof_parameters
+from attnsim.theory.lsh import hyperplane_probabilities, ideal_parameters, proof_parameters, rho_limit
 from attnsim.verify.limits import Estimate, require_memory
 from attnsim.verify.lsh_sensitivity import lsh_range, rho_too_large
 from attnsim.verify.progress import hushed
@@ -196,7 +196,7 @@ def check_hash_tables(ctx: CheckContext) -> Measurement:
             q = ideal_parameters(n, c, p["p2"], claim=ctx.claim)
             table.append({"N": n, "c": c, "rho": q.rho, "z": q.z, "ell": q.ell, "delta": q.delta,
                           "eta_bound": q.eta_bound, "ell_asymptotic": q.ell_asymptotic,
-                          "hash_evaluations": q.hash_evaluations, "theorem_applies": q.rho < RHO_LIMIT})
+                          "hash_evaluations": q.hash_evaluations, "theorem_applies": q.rho < rho_limit()})
     reasons: list[str] = []
     empirical: dict[str, Any] = {}
     if p["seeds"]:
@@ -245,7 +245,7 @@ def require_tables_fit(N: int, r: float, c: float) -> None:
     where it gives 3.5 GiB); at c = 3 they reach it (0.84 GB at N = 256, 3.3 GB at N = 512; the formula: 0.8 and
     3.9 GB)."""
     pp = proof_parameters(N, *hyperplane_probabilities(r, c))
-    if pp.rho >= RHO_LIMIT:
+    if pp.rho >= rho_limit():
         raise UsageError(f"--c: {rho_too_large(pp.rho, r, c)}")
     upper = get_claim("anna.alg_1").resources["memory_words"].upper
     words = float(evaluate(upper, {}, {"ell": pp.ell, "N": N, "z": pp.z, "m": VALUE_WORDS}))
